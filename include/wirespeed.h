@@ -1,0 +1,186 @@
+/*
+ * wirespeed — network-speed communication on top of any MPI-3 library.
+ *
+ * This is the one public header. Every public function returns an int status:
+ * WSP_OK (0) on success or a negative WSP_ERR_* code. A failed call leaves a
+ * message naming the offending argument or MPI call in wsp_last_error() of
+ * the calling thread, and does not start any communication when the error is
+ * in its arguments.
+ *
+ * Internal traffic always runs on a duplicate of the user's communicator,
+ * never on the user's communicator itself.
+ */
+#ifndef WIRESPEED_H
+#define WIRESPEED_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <mpi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define WSP_VERSION_MAJOR 0
+#define WSP_VERSION_MINOR 1
+#define WSP_VERSION_PATCH 0
+#define WSP_VERSION_STRING "0.1.0"
+
+/* ------------------------------------------------------------------------
+ * Status codes. One table; wsp_strerror() and wsp_err_name() are built
+ * from it, so a new code needs exactly one new line here.
+ * ---------------------------------------------------------------------- */
+#define WSP_STATUS_MAP(XX)                                                     \
+  XX(OK, 0, "success")                                                         \
+  XX(ERR_ARG, -1, "invalid argument")                                          \
+  XX(ERR_NOMEM, -2, "out of memory")                                           \
+  XX(ERR_MPI, -3, "an MPI call failed")                                        \
+  XX(ERR_CONFIG, -4, "invalid configuration")                                  \
+  XX(ERR_UNSUPPORTED, -5, "operation not supported")                           \
+  XX(ERR_REMOTE, -6,                                                           \
+     "another rank failed this collective operation; it was abandoned on "    \
+     "every rank")                                                             \
+  XX(ERR_INTERNAL, -7, "internal error (a bug in wirespeed)")
+
+typedef enum wsp_status {
+#define WSP__STATUS_ENUM(name, value, text) WSP_##name = (value),
+  WSP_STATUS_MAP(WSP__STATUS_ENUM)
+#undef WSP__STATUS_ENUM
+} wsp_status_t;
+
+/* Human-readable text for a status code ("invalid argument"). */
+const char *wsp_strerror(int status);
+/* The code's name ("WSP_ERR_ARG"); "WSP_ERR_UNKNOWN" for other values. */
+const char *wsp_err_name(int status);
+/* Details of the last failure on the calling thread, e.g.
+ * "wsp_sparse_exchange: sends[3].peer = 17 is out of range [0, 16)". */
+const char *wsp_last_error(void);
+/* The MPI error code behind the last WSP_ERR_MPI on this thread
+ * (MPI_SUCCESS if there was none). */
+int wsp_last_mpi_error(void);
+
+/* ------------------------------------------------------------------------
+ * Configuration. wsp_config_init() sets defaults; wsp_config_from_env()
+ * applies WSP_* environment variables (see docs/env.md). A configuration
+ * is copied into each wsp_comm_t: there are no process-global settings.
+ * ---------------------------------------------------------------------- */
+typedef enum wsp_log_level {
+  WSP_LOG_OFF = 0,
+  WSP_LOG_ERROR = 1,
+  WSP_LOG_WARN = 2,
+  WSP_LOG_INFO = 3,
+  WSP_LOG_DEBUG = 4,
+  WSP_LOG_TRACE = 5
+} wsp_log_level_t;
+
+/* Sparse-exchange algorithms. The names are those of the algorithm table
+ * (wsp_sparse_alg_info), used by WSP_SPARSE_ALGORITHM and wsp-info. */
+typedef enum wsp_sparse_alg {
+  WSP_SPARSE_AUTO = 0,
+  WSP_SPARSE_NBX = 1,
+  WSP_SPARSE_PEX = 2,
+  WSP_SPARSE_ALLTOALLV = 3,
+  WSP_SPARSE_ALG_COUNT = 4
+} wsp_sparse_alg_t;
+
+typedef struct wsp_config {
+  wsp_log_level_t log_level;  /* WSP_LOG; default warn */
+  wsp_sparse_alg_t sparse_alg; /* WSP_SPARSE_ALGORITHM; default auto */
+  /* auto: NBX while the densest rank sends to at most this fraction of
+   * the other ranks; above it, the dense algorithms are considered.
+   * WSP_SPARSE_AUTO_DENSITY; default 0.25. */
+  double sparse_auto_density;
+  /* auto: message size (bytes) from which a dense pattern is left to
+   * NBX/PEX point-to-point instead of MPI_Alltoallv.
+   * WSP_SPARSE_AUTO_LARGE; default 65536. */
+  size_t sparse_auto_large;
+  /* Longest sleep (microseconds) of a polling loop that finds nothing to
+   * do; 0 means yield only. WSP_POLL_MAX_SLEEP_US; default 50. */
+  unsigned poll_max_sleep_us;
+  /* Messages longer than this many bytes are described to MPI with a
+   * chunked derived datatype so that counts never overflow an int.
+   * Default INT_MAX; lower values (WSP_BIG_MESSAGE) exist to test that path
+   * with small buffers. Must be at least 1024. */
+  size_t big_message;
+} wsp_config_t;
+
+int wsp_config_init(wsp_config_t *cfg);
+int wsp_config_from_env(wsp_config_t *cfg);
+
+/* ------------------------------------------------------------------------
+ * Communicator. wsp_comm_create is collective over `comm`: it duplicates
+ * it (wirespeed's traffic never touches `comm` itself) and checks that every
+ * rank got the same configuration. cfg == NULL means defaults + environment.
+ * A wsp_comm_t must not be used by two threads at the same time.
+ * ---------------------------------------------------------------------- */
+typedef struct wsp_comm wsp_comm_t;
+
+int wsp_comm_create(MPI_Comm comm, const wsp_config_t *cfg, wsp_comm_t **out);
+/* Collective. Frees *comm and sets it to NULL; NULL is accepted. */
+int wsp_comm_free(wsp_comm_t **comm);
+int wsp_comm_rank(const wsp_comm_t *comm, int *rank);
+int wsp_comm_size(const wsp_comm_t *comm, int *size);
+int wsp_comm_config(const wsp_comm_t *comm, wsp_config_t *cfg);
+
+/* ------------------------------------------------------------------------
+ * Dynamic sparse data exchange.
+ *
+ * Each rank passes the messages it sends (at most one per destination;
+ * zero-length and self messages are allowed) and gets back every message
+ * sent to it, without knowing in advance who sends. Collective over the
+ * communicator; every rank must call it, possibly with nsends == 0.
+ * Received messages are ordered by source rank.
+ *
+ * If any rank passes a bad argument, that rank returns WSP_ERR_ARG and every
+ * other rank returns WSP_ERR_REMOTE; nobody hangs and nobody receives a
+ * partial round.
+ * ---------------------------------------------------------------------- */
+typedef struct wsp_send {
+  int peer;          /* destination rank in the communicator */
+  const void *data;  /* may be NULL when bytes == 0 */
+  size_t bytes;
+} wsp_send_t;
+
+typedef struct wsp_recv {
+  int source;
+  size_t bytes;
+  void *data;  /* owned by the wsp_recvset_t; NULL when bytes == 0 */
+} wsp_recv_t;
+
+typedef struct wsp_recvset {
+  size_t count;         /* number of messages received */
+  wsp_recv_t *msgs;     /* count entries, ascending source */
+  wsp_sparse_alg_t alg; /* the algorithm that ran (never AUTO) */
+  void *wsp__storage;   /* internal: the memory behind msgs[].data */
+} wsp_recvset_t;
+
+/* Uses the communicator's configured algorithm (default auto). */
+int wsp_sparse_exchange(wsp_comm_t *comm, const wsp_send_t *sends,
+                        size_t nsends, wsp_recvset_t *out);
+/* Forces one algorithm; every rank must pass the same alg. */
+int wsp_sparse_exchange_alg(wsp_comm_t *comm, wsp_sparse_alg_t alg,
+                            const wsp_send_t *sends, size_t nsends,
+                            wsp_recvset_t *out);
+/* Frees what a successful exchange returned and zeroes *set; NULL is ok. */
+void wsp_recvset_free(wsp_recvset_t *set);
+
+/* Algorithm table, for tools and users. */
+typedef struct wsp_alg_info {
+  const char *name;  /* "nbx" */
+  const char *desc;  /* one sentence */
+  const char *cost;  /* alpha-beta cost formula, as text */
+} wsp_alg_info_t;
+
+const wsp_alg_info_t *wsp_sparse_alg_info(wsp_sparse_alg_t alg);
+/* Accepts the table's names and "auto"; WSP_ERR_ARG (listing the valid
+ * names in wsp_last_error) otherwise. */
+int wsp_sparse_alg_from_name(const char *name, wsp_sparse_alg_t *alg);
+
+/* Build information for wsp-info. */
+const char *wsp_version_string(void);
+const char *wsp_build_info(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* WIRESPEED_H */

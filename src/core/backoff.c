@@ -1,0 +1,50 @@
+/*
+ * Back-off for polling loops. MPI has no call that waits for "a message
+ * from anyone or this request", so NBX-style loops poll. When polls find
+ * nothing, spinning would take a core away from the processes that could
+ * make progress (jobs often share cores), so idle passes escalate: a few
+ * immediate retries, then sched_yield, then sleeps that double up to
+ * cfg.poll_max_sleep_us. Any progress resets the escalation.
+ *
+ * Under SimGrid a sleep would be simulated time, so the loop only spins:
+ * the simulator charges each MPI_Iprobe a configured cost instead.
+ */
+#include "wsp_internal.h"
+
+#ifndef WSP_SIMGRID
+#include <sched.h>
+#include <time.h>
+#endif
+
+enum { WSP__SPIN_PASSES = 32, WSP__YIELD_PASSES = 256 };
+
+void wsp__backoff_init(wsp__backoff_t *b, const wsp_comm_t *comm) {
+  b->idle = 0;
+  b->sleep_us = 1;
+  b->max_sleep_us = comm->cfg.poll_max_sleep_us;
+}
+
+void wsp__backoff_reset(wsp__backoff_t *b) {
+  b->idle = 0;
+  b->sleep_us = 1;
+}
+
+void wsp__backoff_idle(wsp__backoff_t *b) {
+#ifdef WSP_SIMGRID
+  (void)b;
+#else
+  b->idle++;
+  if (b->idle <= WSP__SPIN_PASSES) return;
+  if (b->idle <= WSP__YIELD_PASSES || b->max_sleep_us == 0) {
+    sched_yield();
+    return;
+  }
+  struct timespec ts = {(time_t)(b->sleep_us / 1000000u),
+                        (long)(b->sleep_us % 1000000u) * 1000L};
+  nanosleep(&ts, NULL);
+  if (b->sleep_us < b->max_sleep_us) {
+    b->sleep_us *= 2;
+    if (b->sleep_us > b->max_sleep_us) b->sleep_us = b->max_sleep_us;
+  }
+#endif
+}

@@ -1,0 +1,67 @@
+/*
+ * Messages of any size. MPI describes a message as (int count, datatype),
+ * so a message of more than INT_MAX bytes cannot be MPI_BYTE × count. Here
+ * such a message becomes one element of a derived type: q chunks of `limit`
+ * bytes followed by a remainder of r bytes. Sender and receiver may build
+ * their types independently: MPI only requires equal type signatures, and
+ * both are "bytes × MPI_BYTE".
+ *
+ * The limit is cfg.big_message (INT_MAX by default); tests lower it to walk
+ * this path with small buffers.
+ */
+#include "wsp_internal.h"
+
+#include <limits.h>
+
+int wsp__bytes_type(const wsp_comm_t *comm, size_t bytes, int *count,
+                    MPI_Datatype *type, int *owned) {
+  size_t limit = comm->cfg.big_message;
+  *owned = 0;
+  if (bytes <= limit) {
+    *count = (int)bytes;
+    *type = MPI_BYTE;
+    return WSP_OK;
+  }
+  size_t q = bytes / limit, r = bytes % limit;
+  if (q > INT_MAX)
+    return wsp__fail(comm, WSP_ERR_ARG,
+                     "message of %zu bytes is too large to describe to MPI",
+                     bytes);
+  int rc = WSP_OK;
+  MPI_Datatype chunk = MPI_DATATYPE_NULL, body = MPI_DATATYPE_NULL,
+               result = MPI_DATATYPE_NULL;
+  WSP__MPI_GOTO(comm, MPI_Type_contiguous((int)limit, MPI_BYTE, &chunk), rc, out);
+  WSP__MPI_GOTO(comm, MPI_Type_contiguous((int)q, chunk, &body), rc, out);
+  if (r == 0) {
+    result = body;
+    body = MPI_DATATYPE_NULL;
+  } else {
+    int lens[2] = {1, (int)r};
+    MPI_Aint disp[2] = {0, (MPI_Aint)(q * limit)};
+    MPI_Datatype types[2] = {body, MPI_BYTE};
+    WSP__MPI_GOTO(comm, MPI_Type_create_struct(2, lens, disp, types, &result),
+                  rc, out);
+  }
+  WSP__MPI_GOTO(comm, MPI_Type_commit(&result), rc, out);
+  *count = 1;
+  *type = result;
+  *owned = 1;
+  result = MPI_DATATYPE_NULL;
+out:
+  if (chunk != MPI_DATATYPE_NULL) MPI_Type_free(&chunk);
+  if (body != MPI_DATATYPE_NULL) MPI_Type_free(&body);
+  if (result != MPI_DATATYPE_NULL) MPI_Type_free(&result);
+  return rc;
+}
+
+int wsp__status_bytes(const wsp_comm_t *comm, MPI_Status *st, size_t *bytes) {
+  MPI_Count n = 0;
+  int rc = WSP_OK;
+  WSP__MPI_GOTO(comm, MPI_Get_elements_x(st, MPI_BYTE, &n), rc, out);
+  if (n < 0 || n == MPI_UNDEFINED)
+    return wsp__fail(comm, WSP_ERR_INTERNAL,
+                     "MPI_Get_elements_x returned %lld bytes", (long long)n);
+  *bytes = (size_t)n;
+out:
+  return rc;
+}

@@ -1,0 +1,161 @@
+/*
+ * wsp_comm_t: a private duplicate of the user's communicator plus the
+ * configuration every rank agreed on.
+ */
+#include "wsp_internal.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int wsp__config_check(const wsp_config_t *c) {
+  if ((int)c->log_level < WSP_LOG_OFF || c->log_level > WSP_LOG_TRACE)
+    return wsp__fail(NULL, WSP_ERR_ARG,
+                     "wsp_comm_create: cfg->log_level = %d is not a "
+                     "wsp_log_level_t",
+                     (int)c->log_level);
+  if ((int)c->sparse_alg < 0 || c->sparse_alg >= WSP_SPARSE_ALG_COUNT)
+    return wsp__fail(NULL, WSP_ERR_ARG,
+                     "wsp_comm_create: cfg->sparse_alg = %d is not a "
+                     "wsp_sparse_alg_t",
+                     (int)c->sparse_alg);
+  if (!(c->sparse_auto_density >= 0.0 && c->sparse_auto_density <= 1.0))
+    return wsp__fail(NULL, WSP_ERR_ARG,
+                     "wsp_comm_create: cfg->sparse_auto_density = %g is not "
+                     "in [0, 1]",
+                     c->sparse_auto_density);
+  if (c->big_message < 1024 || c->big_message > INT_MAX)
+    return wsp__fail(NULL, WSP_ERR_ARG,
+                     "wsp_comm_create: cfg->big_message = %zu is not in "
+                     "[1024, INT_MAX]",
+                     c->big_message);
+  if (c->poll_max_sleep_us > 1000000)
+    return wsp__fail(NULL, WSP_ERR_ARG,
+                     "wsp_comm_create: cfg->poll_max_sleep_us = %u is over "
+                     "one second",
+                     c->poll_max_sleep_us);
+  return WSP_OK;
+}
+
+int wsp_comm_create(MPI_Comm comm, const wsp_config_t *cfg, wsp_comm_t **out) {
+  if (out == NULL)
+    return wsp__fail(NULL, WSP_ERR_ARG, "wsp_comm_create: out is NULL");
+  *out = NULL;
+  if (comm == MPI_COMM_NULL)
+    return wsp__fail(NULL, WSP_ERR_ARG, "wsp_comm_create: comm is MPI_COMM_NULL");
+  int flag = 0;
+  if (MPI_Initialized(&flag) != MPI_SUCCESS || !flag)
+    return wsp__fail(NULL, WSP_ERR_ARG,
+                     "wsp_comm_create: MPI is not initialized");
+
+  /* A local configuration problem must not leave the other ranks waiting
+   * in MPI_Comm_dup, so it is only reported after the agreement below. */
+  wsp_config_t c;
+  int local_rc = WSP_OK;
+  char local_msg[512] = "";
+  if (cfg) {
+    c = *cfg;
+    local_rc = wsp__config_check(&c);
+  } else {
+    wsp_config_init(&c);
+    local_rc = wsp_config_from_env(&c);
+  }
+  if (local_rc != WSP_OK) {
+    snprintf(local_msg, sizeof local_msg, "%s", wsp_last_error());
+    wsp_config_init(&c); /* something valid to carry on with */
+  }
+
+  wsp_comm_t *w = calloc(1, sizeof *w);
+  int rc = WSP_OK;
+  MPI_Comm dup = MPI_COMM_NULL;
+  /* Allocation failure is local too; carry on with a stack object so the
+   * collective steps still happen, then report. */
+  wsp_comm_t tmp;
+  wsp_comm_t *t = w ? w : &tmp;
+  memset(t, 0, sizeof *t);
+  t->cfg = c;
+  t->mpi = MPI_COMM_NULL;
+
+  WSP__MPI_GOTO(NULL, MPI_Comm_dup(comm, &dup), rc, fail);
+  WSP__MPI_GOTO(NULL, MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN), rc, fail);
+  t->mpi = dup;
+  WSP__MPI_GOTO(NULL, MPI_Comm_rank(dup, &t->rank), rc, fail);
+  WSP__MPI_GOTO(NULL, MPI_Comm_size(dup, &t->size), rc, fail);
+  {
+    /* Agree: everybody's fingerprint equal and nobody failed locally. */
+    uint64_t fp = wsp__config_fingerprint(&c);
+    unsigned long long v[3] = {fp, ~fp, (local_rc != WSP_OK || w == NULL)};
+    unsigned long long r[3];
+    WSP__MPI_GOTO(NULL,
+                  MPI_Allreduce(v, r, 3, MPI_UNSIGNED_LONG_LONG, MPI_MAX, dup),
+                  rc, fail);
+    if (local_rc != WSP_OK) {
+      rc = wsp__fail(NULL, local_rc, "%s", local_msg);
+      goto fail;
+    }
+    if (w == NULL) {
+      rc = wsp__fail(NULL, WSP_ERR_NOMEM, "wsp_comm_create: out of memory");
+      goto fail;
+    }
+    if (r[2]) {
+      rc = wsp__fail(NULL, WSP_ERR_REMOTE,
+                     "wsp_comm_create: another rank failed to create the "
+                     "communicator");
+      goto fail;
+    }
+    if (r[0] != fp || r[1] != ~fp) {
+      rc = wsp__fail(NULL, WSP_ERR_CONFIG,
+                     "wsp_comm_create: the configuration differs between "
+                     "ranks (WSP_* environment variables or wsp_config_t); "
+                     "every rank must use the same");
+      goto fail;
+    }
+  }
+  wsp__log(w, WSP_LOG_DEBUG, "wsp_comm_create: size %d, sparse algorithm %s",
+           w->size, wsp_sparse_alg_info(w->cfg.sparse_alg)->name);
+  *out = w;
+  return WSP_OK;
+
+fail:
+  if (dup != MPI_COMM_NULL) MPI_Comm_free(&dup);
+  free(w);
+  return rc;
+}
+
+int wsp_comm_free(wsp_comm_t **comm) {
+  if (comm == NULL)
+    return wsp__fail(NULL, WSP_ERR_ARG, "wsp_comm_free: comm is NULL");
+  wsp_comm_t *w = *comm;
+  if (w == NULL) return WSP_OK;
+  int rc = WSP_OK;
+  if (w->mpi != MPI_COMM_NULL) {
+    int mrc = MPI_Comm_free(&w->mpi);
+    if (mrc != MPI_SUCCESS)
+      rc = wsp__mpi_fail(w, mrc, "MPI_Comm_free", WSP__WHERE);
+  }
+  free(w);
+  *comm = NULL;
+  return rc;
+}
+
+int wsp_comm_rank(const wsp_comm_t *comm, int *rank) {
+  if (comm == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "wsp_comm_rank: comm is NULL");
+  if (rank == NULL) return wsp__fail(comm, WSP_ERR_ARG, "wsp_comm_rank: rank is NULL");
+  *rank = comm->rank;
+  return WSP_OK;
+}
+
+int wsp_comm_size(const wsp_comm_t *comm, int *size) {
+  if (comm == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "wsp_comm_size: comm is NULL");
+  if (size == NULL) return wsp__fail(comm, WSP_ERR_ARG, "wsp_comm_size: size is NULL");
+  *size = comm->size;
+  return WSP_OK;
+}
+
+int wsp_comm_config(const wsp_comm_t *comm, wsp_config_t *cfg) {
+  if (comm == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "wsp_comm_config: comm is NULL");
+  if (cfg == NULL) return wsp__fail(comm, WSP_ERR_ARG, "wsp_comm_config: cfg is NULL");
+  *cfg = comm->cfg;
+  return WSP_OK;
+}

@@ -1,0 +1,113 @@
+/*
+ * Configuration: defaults, WSP_* environment variables, and the
+ * fingerprint that wsp_comm_create compares across ranks.
+ * docs/env.md lists every variable; keep it in step with this file.
+ */
+#include "wsp_internal.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+int wsp_config_init(wsp_config_t *cfg) {
+  if (cfg == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "wsp_config_init: cfg is NULL");
+  memset(cfg, 0, sizeof *cfg);
+  cfg->log_level = WSP_LOG_WARN;
+  cfg->sparse_alg = WSP_SPARSE_AUTO;
+  cfg->sparse_auto_density = 0.25;
+  cfg->sparse_auto_large = 65536;
+  cfg->poll_max_sleep_us = 50;
+  cfg->big_message = INT_MAX;
+  return WSP_OK;
+}
+
+static int wsp__env_size(const char *var, size_t lo, size_t hi, size_t *out) {
+  const char *s = getenv(var);
+  if (s == NULL || *s == '\0') return WSP_OK;
+  char *end = NULL;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  /* Accept K/M/G suffixes (powers of two), as users write sizes that way. */
+  if (end && (*end == 'k' || *end == 'K')) v <<= 10, end++;
+  else if (end && (*end == 'm' || *end == 'M')) v <<= 20, end++;
+  else if (end && (*end == 'g' || *end == 'G')) v <<= 30, end++;
+  if (errno || end == s || *end != '\0' || s[0] == '-' || v < lo || v > hi)
+    return wsp__fail(NULL, WSP_ERR_CONFIG,
+                     "%s=\"%s\": expected an integer in [%zu, %zu]", var, s, lo,
+                     hi);
+  *out = (size_t)v;
+  return WSP_OK;
+}
+
+static int wsp__env_double(const char *var, double lo, double hi, double *out) {
+  const char *s = getenv(var);
+  if (s == NULL || *s == '\0') return WSP_OK;
+  char *end = NULL;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || end == s || *end != '\0' || !(v >= lo && v <= hi))
+    return wsp__fail(NULL, WSP_ERR_CONFIG,
+                     "%s=\"%s\": expected a number in [%g, %g]", var, s, lo, hi);
+  *out = v;
+  return WSP_OK;
+}
+
+int wsp_config_from_env(wsp_config_t *cfg) {
+  if (cfg == NULL)
+    return wsp__fail(NULL, WSP_ERR_ARG, "wsp_config_from_env: cfg is NULL");
+  /* Parse into a copy so that a bad variable leaves *cfg untouched. */
+  wsp_config_t c = *cfg;
+  const char *s = getenv("WSP_LOG");
+  if (s && *s) {
+    int lvl = wsp__parse_log_level(s);
+    if (lvl < 0)
+      return wsp__fail(NULL, WSP_ERR_CONFIG,
+                       "WSP_LOG=\"%s\": expected off, error, warn, info, "
+                       "debug or trace",
+                       s);
+    c.log_level = (wsp_log_level_t)lvl;
+  }
+  s = getenv("WSP_SPARSE_ALGORITHM");
+  if (s && *s) {
+    int rc = wsp_sparse_alg_from_name(s, &c.sparse_alg);
+    if (rc != WSP_OK)
+      return wsp__fail(NULL, WSP_ERR_CONFIG, "WSP_SPARSE_ALGORITHM: %s",
+                       wsp_last_error());
+  }
+  int rc;
+  size_t v;
+  if ((rc = wsp__env_double("WSP_SPARSE_AUTO_DENSITY", 0.0, 1.0,
+                            &c.sparse_auto_density)))
+    return rc;
+  if ((rc = wsp__env_size("WSP_SPARSE_AUTO_LARGE", 0, SIZE_MAX / 2,
+                          &c.sparse_auto_large)))
+    return rc;
+  v = c.poll_max_sleep_us;
+  if ((rc = wsp__env_size("WSP_POLL_MAX_SLEEP_US", 0, 1000000, &v))) return rc;
+  c.poll_max_sleep_us = (unsigned)v;
+  if ((rc = wsp__env_size("WSP_BIG_MESSAGE", 1024, INT_MAX, &c.big_message)))
+    return rc;
+  *cfg = c;
+  return WSP_OK;
+}
+
+/* FNV-1a over the fields that change which messages go where. Log level
+ * and poll sleep may differ between ranks without harm. */
+static uint64_t wsp__fnv(uint64_t h, const void *p, size_t n) {
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
+  return h;
+}
+
+uint64_t wsp__config_fingerprint(const wsp_config_t *cfg) {
+  uint64_t h = 1469598103934665603ULL;
+  uint64_t alg = (uint64_t)cfg->sparse_alg;
+  uint64_t big = (uint64_t)cfg->big_message;
+  uint64_t large = (uint64_t)cfg->sparse_auto_large;
+  h = wsp__fnv(h, &alg, sizeof alg);
+  h = wsp__fnv(h, &big, sizeof big);
+  h = wsp__fnv(h, &large, sizeof large);
+  h = wsp__fnv(h, &cfg->sparse_auto_density, sizeof cfg->sparse_auto_density);
+  return h;
+}

@@ -1,0 +1,334 @@
+/*
+ * Dynamic sparse data exchange: the algorithm table and the dispatcher.
+ *
+ * Every rank passes the messages it sends; the exchange returns to each
+ * rank the messages addressed to it. Rounds may be called back to back with
+ * any mix of algorithms. Each round uses the tag of its round number's
+ * parity. One bit is enough because no algorithm lets a rank finish round r
+ * before every rank has entered round r: NBX ends a round with a
+ * non-blocking allreduce that needs every rank's contribution, PEX starts it
+ * with a reduce-scatter, alltoallv with an all-to-all. So while a slow rank
+ * is still in round r, a fast rank is at most in round r + 1, whose
+ * messages carry the other tag and are never mistaken for round r's.
+ *
+ * Argument errors are found before any communication. A rank with a bad
+ * argument still takes part in the round without sending anything and
+ * tells the others through the round's own collective step, so that every
+ * rank returns an error (WSP_ERR_ARG there, WSP_ERR_REMOTE elsewhere) and
+ * nobody waits forever or keeps half a round.
+ */
+#include "sparse_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Messages beyond 64 TiB are taken to be a negative size cast to size_t. */
+#define WSP__MAX_MESSAGE ((size_t)1 << 46)
+
+typedef struct wsp__sparse_alg_row {
+  wsp_alg_info_t info;
+  wsp__sparse_fn fn;
+} wsp__sparse_alg_row_t;
+
+static const wsp__sparse_alg_row_t wsp__sparse_algs[WSP_SPARSE_ALG_COUNT] = {
+    [WSP_SPARSE_AUTO] =
+        {.info = {.name = "auto",
+                  .desc = "chooses nbx or alltoallv from the previous "
+                          "round's density and message size",
+                  .cost = "that of the chosen algorithm"},
+         .fn = NULL},
+    [WSP_SPARSE_NBX] =
+        {.info = {.name = "nbx",
+                  .desc = "nonblocking consensus: MPI_Issend to each peer, "
+                          "MPI_Improbe for arrivals, MPI_Iallreduce entered "
+                          "once all own sends are matched (Hoefler et al. "
+                          "2010)",
+                  .cost = "k.(2.alpha) + lg(p).alpha + m.beta "
+                          "(k peers, m bytes sent)"},
+         .fn = wsp__sparse_nbx},
+    [WSP_SPARSE_PEX] =
+        {.info = {.name = "pex",
+                  .desc = "personalized exchange: MPI_Reduce_scatter_block "
+                          "of per-destination counts, then MPI_Isend and "
+                          "MPI_Mprobe/MPI_Mrecv",
+                  .cost = "lg(p).alpha + 8.p.beta + k.alpha + m.beta"},
+         .fn = wsp__sparse_pex},
+    [WSP_SPARSE_ALLTOALLV] =
+        {.info = {.name = "alltoallv",
+                  .desc = "MPI_Alltoall of sizes then MPI_Alltoallv of the "
+                          "packed data (the usual dense approach)",
+                  .cost = "(p-1).alpha + 24.p.beta + alltoallv(m)"},
+         .fn = wsp__sparse_alltoallv},
+};
+
+const wsp_alg_info_t *wsp_sparse_alg_info(wsp_sparse_alg_t alg) {
+  if ((int)alg < 0 || alg >= WSP_SPARSE_ALG_COUNT) return NULL;
+  return &wsp__sparse_algs[alg].info;
+}
+
+int wsp_sparse_alg_from_name(const char *name, wsp_sparse_alg_t *alg) {
+  if (alg == NULL)
+    return wsp__fail(NULL, WSP_ERR_ARG, "wsp_sparse_alg_from_name: alg is NULL");
+  if (name != NULL)
+    for (int i = 0; i < WSP_SPARSE_ALG_COUNT; i++)
+      if (strcmp(name, wsp__sparse_algs[i].info.name) == 0) {
+        *alg = (wsp_sparse_alg_t)i;
+        return WSP_OK;
+      }
+  return wsp__fail(NULL, WSP_ERR_ARG,
+                   "unknown sparse algorithm \"%s\"; valid names: auto, nbx, "
+                   "pex, alltoallv",
+                   name ? name : "(null)");
+}
+
+/* ---- auto ----
+ * NBX costs a synchronous send per peer plus one log(p) consensus; the
+ * dense algorithms pay an all-to-all over all p ranks whatever the pattern.
+ * NBX therefore wins while patterns are sparse. When the densest rank talks
+ * to more than cfg.sparse_auto_density of the others and messages are
+ * small, MPI_Alltoallv's tuned schedule wins; with large messages the
+ * exchange is bandwidth-bound and NBX's direct sends are as good. The
+ * thresholds are defaults measured in docs/sparse.md. The first round, with
+ * no statistics yet, uses NBX. */
+wsp_sparse_alg_t wsp__sparse_auto_choose(int p, const wsp_config_t *cfg,
+                                         int have_stats,
+                                         const wsp__sparse_stats_t *stats) {
+  if (!have_stats || p <= 2) return WSP_SPARSE_NBX;
+  double density = (double)stats->max_sends / (double)(p - 1);
+  if (density <= cfg->sparse_auto_density) return WSP_SPARSE_NBX;
+  if (stats->max_bytes >= cfg->sparse_auto_large) return WSP_SPARSE_NBX;
+  return WSP_SPARSE_ALLTOALLV;
+}
+
+/* ---- result storage ---- */
+
+int wsp__sparse_own(wsp__sparse_round_t *r, void *block) {
+  if (r->nblocks == r->capblocks) {
+    size_t cap = r->capblocks ? 2 * r->capblocks : 16;
+    void **nb = realloc(r->blocks, cap * sizeof *nb);
+    if (nb == NULL) return WSP_ERR_NOMEM;
+    r->blocks = nb;
+    r->capblocks = cap;
+  }
+  r->blocks[r->nblocks++] = block;
+  return WSP_OK;
+}
+
+int wsp__sparse_append(wsp__sparse_round_t *r, int source, size_t bytes,
+                       void *data) {
+  if (r->count == r->cap) {
+    size_t cap = r->cap ? 2 * r->cap : 16;
+    wsp_recv_t *nm = realloc(r->msgs, cap * sizeof *nm);
+    if (nm == NULL) return WSP_ERR_NOMEM;
+    r->msgs = nm;
+    r->cap = cap;
+  }
+  r->msgs[r->count].source = source;
+  r->msgs[r->count].bytes = bytes;
+  r->msgs[r->count].data = data;
+  r->count++;
+  return WSP_OK;
+}
+
+int wsp__sparse_take(wsp__sparse_round_t *r, int source, size_t bytes,
+                     void **data) {
+  *data = NULL;
+  void *buf = NULL;
+  if (bytes > 0 && (buf = malloc(bytes)) == NULL) goto nomem;
+  if (buf && wsp__sparse_own(r, buf) != WSP_OK) {
+    free(buf);
+    goto nomem;
+  }
+  if (wsp__sparse_append(r, source, bytes, buf) != WSP_OK) goto nomem;
+  *data = buf;
+  return WSP_OK;
+nomem:
+  r->poisoned = 1;
+  return wsp__fail(r->comm, WSP_ERR_NOMEM,
+                   "sparse exchange: no memory for a %zu-byte message from "
+                   "rank %d",
+                   bytes, source);
+}
+
+static void wsp__sparse_round_release(wsp__sparse_round_t *r) {
+  for (size_t i = 0; i < r->nblocks; i++) free(r->blocks[i]);
+  free(r->blocks);
+  free(r->msgs);
+  r->blocks = NULL;
+  r->msgs = NULL;
+  r->nblocks = r->count = 0;
+}
+
+typedef struct wsp__sparse_storage {
+  void **blocks;
+  size_t nblocks;
+} wsp__sparse_storage_t;
+
+void wsp_recvset_free(wsp_recvset_t *set) {
+  if (set == NULL) return;
+  wsp__sparse_storage_t *st = set->wsp__storage;
+  if (st) {
+    for (size_t i = 0; i < st->nblocks; i++) free(st->blocks[i]);
+    free(st->blocks);
+    free(st);
+  }
+  free(set->msgs);
+  memset(set, 0, sizeof *set);
+}
+
+static int wsp__by_source(const void *a, const void *b) {
+  int x = ((const wsp_recv_t *)a)->source, y = ((const wsp_recv_t *)b)->source;
+  return (x > y) - (x < y);
+}
+
+/* ---- argument checks (local, before any communication) ---- */
+
+static int wsp__sparse_check(wsp__sparse_round_t *r, const wsp_send_t *sends,
+                             size_t nsends, const wsp_recvset_t *out,
+                             const wsp_send_t **self) {
+  wsp_comm_t *c = r->comm;
+  const char *fn = "wsp_sparse_exchange";
+  *self = NULL;
+  if (out == NULL) return wsp__fail(c, WSP_ERR_ARG, "%s: out is NULL", fn);
+  if (nsends > 0 && sends == NULL)
+    return wsp__fail(c, WSP_ERR_ARG, "%s: sends is NULL but nsends = %zu", fn,
+                     nsends);
+  if (nsends > (size_t)c->size)
+    return wsp__fail(c, WSP_ERR_ARG,
+                     "%s: nsends = %zu exceeds the communicator size %d (at "
+                     "most one message per destination)",
+                     fn, nsends, c->size);
+  unsigned char *seen = calloc((size_t)c->size / 8 + 1, 1);
+  if (seen == NULL) return wsp__fail(c, WSP_ERR_NOMEM, "%s: out of memory", fn);
+  int rc = WSP_OK;
+  for (size_t i = 0; i < nsends; i++) {
+    const wsp_send_t *s = &sends[i];
+    if (s->peer < 0 || s->peer >= c->size) {
+      rc = wsp__fail(c, WSP_ERR_ARG,
+                     "%s: sends[%zu].peer = %d is out of range [0, %d)", fn, i,
+                     s->peer, c->size);
+      break;
+    }
+    if (s->bytes > WSP__MAX_MESSAGE) {
+      rc = wsp__fail(c, WSP_ERR_ARG,
+                     "%s: sends[%zu].bytes = %zu is absurd (negative size "
+                     "cast to size_t?); the limit is %zu",
+                     fn, i, s->bytes, WSP__MAX_MESSAGE);
+      break;
+    }
+    if (s->data == NULL && s->bytes > 0) {
+      rc = wsp__fail(c, WSP_ERR_ARG,
+                     "%s: sends[%zu].data is NULL but bytes = %zu", fn, i,
+                     s->bytes);
+      break;
+    }
+    unsigned bit = 1u << (s->peer % 8);
+    if (seen[s->peer / 8] & bit) {
+      rc = wsp__fail(c, WSP_ERR_ARG,
+                     "%s: sends[%zu].peer = %d appears twice (at most one "
+                     "message per destination)",
+                     fn, i, s->peer);
+      break;
+    }
+    seen[s->peer / 8] |= (unsigned char)bit;
+    if (s->peer == c->rank) {
+      *self = s;
+    } else {
+      r->local.max_sends++;
+      if (s->bytes > r->local.max_bytes) r->local.max_bytes = s->bytes;
+    }
+  }
+  free(seen);
+  return rc;
+}
+
+int wsp_sparse_exchange(wsp_comm_t *comm, const wsp_send_t *sends,
+                        size_t nsends, wsp_recvset_t *out) {
+  if (comm == NULL)
+    return wsp__fail(NULL, WSP_ERR_ARG, "wsp_sparse_exchange: comm is NULL");
+  return wsp_sparse_exchange_alg(comm, comm->cfg.sparse_alg, sends, nsends, out);
+}
+
+int wsp_sparse_exchange_alg(wsp_comm_t *comm, wsp_sparse_alg_t alg,
+                            const wsp_send_t *sends, size_t nsends,
+                            wsp_recvset_t *out) {
+  /* These two cannot be reported to the other ranks (no communicator, or
+   * no agreement on the protocol); every rank is expected to pass the same
+   * comm and alg, so every rank fails here alike. */
+  if (comm == NULL)
+    return wsp__fail(NULL, WSP_ERR_ARG, "wsp_sparse_exchange: comm is NULL");
+  if ((int)alg < 0 || alg >= WSP_SPARSE_ALG_COUNT)
+    return wsp__fail(comm, WSP_ERR_ARG,
+                     "wsp_sparse_exchange: alg = %d is not a wsp_sparse_alg_t",
+                     (int)alg);
+
+  wsp__sparse_round_t r;
+  memset(&r, 0, sizeof r);
+  r.comm = comm;
+  const wsp_send_t *self = NULL;
+  int local_rc = wsp__sparse_check(&r, sends, nsends, out, &self);
+  if (local_rc != WSP_OK) {
+    r.poisoned = 1;
+    r.sends = NULL;
+    r.nsends = 0;
+    memset(&r.local, 0, sizeof r.local);
+  } else {
+    r.sends = sends;
+    r.nsends = nsends;
+  }
+  if (out) memset(out, 0, sizeof *out);
+
+  if (alg == WSP_SPARSE_AUTO)
+    alg = wsp__sparse_auto_choose(comm->size, &comm->cfg,
+                                  comm->sparse_have_stats, &comm->sparse_stats);
+  r.parity = (int)(comm->sparse_round & 1u);
+  comm->sparse_round++;
+  wsp__log(comm, WSP_LOG_TRACE, "sparse round %llu: %s, %zu sends",
+           (unsigned long long)(comm->sparse_round - 1),
+           wsp__sparse_algs[alg].info.name, r.nsends);
+
+  int rc = wsp__sparse_algs[alg].fn(&r);
+  if (rc != WSP_OK) goto fail; /* an MPI failure: already recorded */
+  if (r.have_global) {
+    comm->sparse_have_stats = 1;
+    comm->sparse_stats = r.global;
+  }
+  if (local_rc != WSP_OK) {
+    rc = local_rc;
+    goto fail;
+  }
+  if (r.poisoned) { /* failed while receiving (memory) */
+    rc = WSP_ERR_NOMEM;
+    goto fail;
+  }
+  if (r.remote_failed) {
+    rc = wsp__fail(comm, WSP_ERR_REMOTE,
+                   "wsp_sparse_exchange: another rank failed this round (see "
+                   "its error message); nothing was delivered");
+    goto fail;
+  }
+  if (self) {
+    void *d = NULL;
+    if ((rc = wsp__sparse_take(&r, comm->rank, self->bytes, &d)) != WSP_OK)
+      goto fail; /* other ranks are done already: only this one fails */
+    if (self->bytes) memcpy(d, self->data, self->bytes);
+  }
+  if (r.count > 1) qsort(r.msgs, r.count, sizeof *r.msgs, wsp__by_source);
+
+  wsp__sparse_storage_t *st = malloc(sizeof *st);
+  if (st == NULL) {
+    rc = wsp__fail(comm, WSP_ERR_NOMEM, "wsp_sparse_exchange: out of memory");
+    goto fail;
+  }
+  st->blocks = r.blocks;
+  st->nblocks = r.nblocks;
+  out->count = r.count;
+  out->msgs = r.msgs;
+  out->alg = alg;
+  out->wsp__storage = st;
+  return WSP_OK;
+
+fail:
+  wsp__sparse_round_release(&r);
+  return rc;
+}

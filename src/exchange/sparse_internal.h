@@ -1,0 +1,69 @@
+/*
+ * Internal interface between the sparse-exchange dispatcher (sparse.c) and
+ * its algorithms (sparse_<alg>.c).
+ *
+ * The dispatcher checks arguments, handles the self message, and sorts the
+ * result. An algorithm moves the messages for other ranks and, on every
+ * rank, learns whether any rank failed locally (`poisoned`), so that all
+ * ranks abandon a round together. Algorithms that see every rank's numbers
+ * anyway also fill `global` (the same on every rank), which `auto` uses to
+ * choose the next round's algorithm.
+ */
+#ifndef WSP_SPARSE_INTERNAL_H
+#define WSP_SPARSE_INTERNAL_H
+
+#include "../core/wsp_internal.h"
+
+/* Tags on wirespeed's private communicator. */
+enum {
+  WSP__TAG_SPARSE_EVEN = 0x5e00, /* rounds with an even round number */
+  WSP__TAG_SPARSE_ODD = 0x5e01,
+  WSP__TAG_SPARSE_TAIL_EVEN = 0x5e02, /* alltoallv: parts past the int limit */
+  WSP__TAG_SPARSE_TAIL_ODD = 0x5e03
+};
+
+typedef struct wsp__sparse_round {
+  wsp_comm_t *comm;
+  const wsp_send_t *sends; /* validated; entries with peer == rank skipped */
+  size_t nsends;
+  int parity;              /* round number & 1 */
+  int poisoned;            /* this rank fails the round (arguments, memory) */
+  wsp__sparse_stats_t local; /* this rank's numbers (self message excluded) */
+
+  /* Filled by the algorithm. */
+  int remote_failed;         /* some rank (maybe this one) was poisoned */
+  int have_global;
+  wsp__sparse_stats_t global; /* max over all ranks */
+
+  /* Received messages, in any order; wsp__sparse_take appends. */
+  wsp_recv_t *msgs;
+  size_t count, cap;
+  void **blocks; /* memory to free with the result */
+  size_t nblocks, capblocks;
+} wsp__sparse_round_t;
+
+typedef int (*wsp__sparse_fn)(wsp__sparse_round_t *r);
+
+/* Appends a received message of `bytes` bytes from `source` and returns
+ * where to put its data (NULL for 0 bytes). On allocation failure returns
+ * WSP_ERR_NOMEM and marks the round poisoned; the caller must still drain
+ * the message so that the protocol completes. */
+int wsp__sparse_take(wsp__sparse_round_t *r, int source, size_t bytes,
+                     void **data);
+/* Records that `block` belongs to the result (freed with it). */
+int wsp__sparse_own(wsp__sparse_round_t *r, void *block);
+/* Appends a message whose data lives in an owned block. */
+int wsp__sparse_append(wsp__sparse_round_t *r, int source, size_t bytes,
+                       void *data);
+
+int wsp__sparse_nbx(wsp__sparse_round_t *r);
+int wsp__sparse_pex(wsp__sparse_round_t *r);
+int wsp__sparse_alltoallv(wsp__sparse_round_t *r);
+
+/* auto's choice for the next round: a pure function of numbers every rank
+ * shares (p, the configuration, last round's global stats). */
+wsp_sparse_alg_t wsp__sparse_auto_choose(int p, const wsp_config_t *cfg,
+                                         int have_stats,
+                                         const wsp__sparse_stats_t *stats);
+
+#endif

@@ -1,0 +1,129 @@
+/*
+ * nbx — the nonblocking consensus of Hoefler, Siebert and Lumsdaine
+ * (PPoPP 2010) for dynamic sparse data exchange.
+ *
+ * How it works. Each rank starts a synchronous send (MPI_Issend) to every
+ * peer. A synchronous send completes only once the receiver has matched it,
+ * so when all of a rank's sends have completed, every message it sent has
+ * been received. The rank then enters a non-blocking collective and keeps
+ * receiving (MPI_Improbe + MPI_Mrecv from any source) until that collective
+ * completes. The collective completes once every rank has entered it, that
+ * is once every message of the round has been matched: the round is over
+ * and no message is left behind, without anyone knowing in advance who
+ * sends to whom.
+ *
+ * Where the paper uses MPI_Ibarrier, this uses an MPI_Iallreduce(MAX) of
+ * three numbers: a failure flag (a rank with bad arguments enters at once
+ * and the others learn that the round must be abandoned) and the largest
+ * peer count and message size of any rank, which `auto` uses to choose the
+ * next round's algorithm. Both cost about lg(p) latencies.
+ *
+ * Cost = k.(2.alpha) + lg(p).alpha + m.beta for k peers and m bytes sent by
+ * the busiest rank; nothing is proportional to p.
+ */
+#include "sparse_internal.h"
+
+#include <stdlib.h>
+
+int wsp__sparse_nbx(wsp__sparse_round_t *r) {
+  wsp_comm_t *c = r->comm;
+  int rc = WSP_OK;
+  int tag = r->parity ? WSP__TAG_SPARSE_ODD : WSP__TAG_SPARSE_EVEN;
+  size_t nreq = 0;
+  MPI_Request *reqs = NULL;
+  MPI_Request consensus = MPI_REQUEST_NULL;
+  unsigned long long mine[3], all[3];
+
+  if (r->nsends > 0) {
+    reqs = malloc(r->nsends * sizeof *reqs);
+    if (reqs == NULL) {
+      /* Nothing was sent yet: fail this rank, still run the consensus. */
+      r->poisoned = 1;
+      wsp__fail(c, WSP_ERR_NOMEM, "nbx: out of memory");
+    }
+  }
+  for (size_t i = 0; reqs && i < r->nsends; i++) {
+    const wsp_send_t *s = &r->sends[i];
+    if (s->peer == c->rank) continue;
+    int count, owned;
+    MPI_Datatype type;
+    if ((rc = wsp__bytes_type(c, s->bytes, &count, &type, &owned)) != WSP_OK)
+      goto out;
+    int mrc = MPI_Issend(s->data, count, type, s->peer, tag, c->mpi,
+                         &reqs[nreq]);
+    if (owned) MPI_Type_free(&type); /* freed once the send completes */
+    if (mrc != MPI_SUCCESS) {
+      rc = wsp__mpi_fail(c, mrc, "MPI_Issend", WSP__WHERE);
+      goto out;
+    }
+    nreq++;
+  }
+
+  wsp__backoff_t bo;
+  wsp__backoff_init(&bo, c);
+  int entered = 0;
+  for (;;) {
+    int progress = 0, flag = 0;
+    MPI_Message msg;
+    MPI_Status st;
+    WSP__MPI_GOTO(c, MPI_Improbe(MPI_ANY_SOURCE, tag, c->mpi, &flag, &msg, &st),
+                  rc, out);
+    if (flag) {
+      size_t bytes;
+      void *buf = NULL;
+      if ((rc = wsp__status_bytes(c, &st, &bytes)) != WSP_OK) goto out;
+      if (wsp__sparse_take(r, st.MPI_SOURCE, bytes, &buf) == WSP_OK) {
+        int count, owned;
+        MPI_Datatype type;
+        if ((rc = wsp__bytes_type(c, bytes, &count, &type, &owned)) != WSP_OK)
+          goto out;
+        int mrc = MPI_Mrecv(buf, count, type, &msg, MPI_STATUS_IGNORE);
+        if (owned) MPI_Type_free(&type);
+        if (mrc != MPI_SUCCESS) {
+          rc = wsp__mpi_fail(c, mrc, "MPI_Mrecv", WSP__WHERE);
+          goto out;
+        }
+      } else {
+        /* No memory: consume the message (a truncated receive) so that its
+         * sender completes; the round is abandoned by everyone. */
+        MPI_Mrecv(NULL, 0, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+      }
+      progress = 1;
+    }
+    if (!entered) {
+      int done = 1;
+      if (nreq)
+        WSP__MPI_GOTO(c, MPI_Testall((int)nreq, reqs, &done,
+                                     MPI_STATUSES_IGNORE),
+                      rc, out);
+      if (done) {
+        mine[0] = (unsigned long long)r->poisoned;
+        mine[1] = r->local.max_sends;
+        mine[2] = r->local.max_bytes;
+        WSP__MPI_GOTO(c, MPI_Iallreduce(mine, all, 3, MPI_UNSIGNED_LONG_LONG,
+                                        MPI_MAX, c->mpi, &consensus),
+                      rc, out);
+        entered = 1;
+        progress = 1;
+      }
+    } else {
+      int done = 0;
+      WSP__MPI_GOTO(c, MPI_Test(&consensus, &done, MPI_STATUS_IGNORE), rc, out);
+      if (done) break;
+    }
+    if (progress)
+      wsp__backoff_reset(&bo);
+    else
+      wsp__backoff_idle(&bo);
+  }
+  r->remote_failed = all[0] != 0;
+  r->have_global = 1;
+  r->global.max_sends = all[1];
+  r->global.max_bytes = all[2];
+
+out:
+  /* Only reached with pending requests after an MPI failure, when the
+   * communicator is unusable anyway; the requests are left to MPI. */
+  free(reqs);
+  return rc;
+}

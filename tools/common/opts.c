@@ -1,0 +1,117 @@
+#include "opts.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int wsp_opt_size(const char *opt, const char *s, size_t *out) {
+  char *end = NULL;
+  errno = 0;
+  if (s == NULL || *s == '\0' || *s == '-') goto bad;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || end == s) goto bad;
+  int shift = 0;
+  if (*end == 'k' || *end == 'K') shift = 10, end++;
+  else if (*end == 'm' || *end == 'M') shift = 20, end++;
+  else if (*end == 'g' || *end == 'G') shift = 30, end++;
+  if (*end == 'i' || *end == 'B') end++;
+  if (*end == 'B') end++;
+  if (*end != '\0' || v > (1ULL << 40) >> shift) goto bad;
+  *out = (size_t)(v << shift);
+  return 0;
+bad:
+  fprintf(stderr, "error: %s: \"%s\" is not a size (examples: 0, 100, 4K, 1M)\n",
+          opt, s ? s : "");
+  return -1;
+}
+
+int wsp_opt_size_list(const char *opt, const char *s, size_t *out, int max) {
+  char buf[1024];
+  if (strlen(s) >= sizeof buf) {
+    fprintf(stderr, "error: %s: list too long\n", opt);
+    return -1;
+  }
+  strcpy(buf, s);
+  int n = 0;
+  for (char *save = NULL, *t = strtok_r(buf, ",", &save); t;
+       t = strtok_r(NULL, ",", &save)) {
+    if (n == max) {
+      fprintf(stderr, "error: %s: more than %d values\n", opt, max);
+      return -1;
+    }
+    if (wsp_opt_size(opt, t, &out[n++]) != 0) return -1;
+  }
+  if (n == 0) fprintf(stderr, "error: %s: empty list\n", opt);
+  return n ? n : -1;
+}
+
+int wsp_opt_density_list(const char *opt, const char *s, double *out, int max) {
+  char buf[1024];
+  if (strlen(s) >= sizeof buf) {
+    fprintf(stderr, "error: %s: list too long\n", opt);
+    return -1;
+  }
+  strcpy(buf, s);
+  int n = 0;
+  for (char *save = NULL, *t = strtok_r(buf, ",", &save); t;
+       t = strtok_r(NULL, ",", &save)) {
+    if (n == max) {
+      fprintf(stderr, "error: %s: more than %d values\n", opt, max);
+      return -1;
+    }
+    if (strcmp(t, "1/p") == 0) {
+      out[n++] = -1.0;
+      continue;
+    }
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(t, &end);
+    int ok = !errno && end != t;
+    if (ok && *end == '%') v /= 100.0, end++;
+    if (!ok || *end != '\0') {
+      fprintf(stderr,
+              "error: %s: \"%s\" is not a density (a fraction in [0,1], a "
+              "percentage like 10%%, or 1/p)\n",
+              opt, t);
+      return -1;
+    }
+    if (!(v >= 0.0 && v <= 1.0)) {
+      fprintf(stderr, "error: %s: density %s is outside [0, 1]\n", opt, t);
+      return -1;
+    }
+    out[n++] = v;
+  }
+  if (n == 0) fprintf(stderr, "error: %s: empty list\n", opt);
+  return n ? n : -1;
+}
+
+double wsp_density_resolve(double d, int p) {
+  if (d >= 0.0) return d;
+  return p > 1 ? 1.0 / (double)(p - 1) : 0.0;
+}
+
+int wsp_opt_int(const char *opt, const char *s, long lo, long hi, long *out) {
+  char *end = NULL;
+  errno = 0;
+  long v = s ? strtol(s, &end, 10) : 0;
+  if (s == NULL || errno || end == s || *end != '\0' || v < lo || v > hi) {
+    fprintf(stderr, "error: %s: \"%s\" is not an integer in [%ld, %ld]\n", opt,
+            s ? s : "", lo, hi);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+const char *wsp_fmt_size(size_t bytes, char *buf, size_t len) {
+  if (bytes >= (1u << 30) && bytes % (1u << 30) == 0)
+    snprintf(buf, len, "%zuG", bytes >> 30);
+  else if (bytes >= (1u << 20) && bytes % (1u << 20) == 0)
+    snprintf(buf, len, "%zuM", bytes >> 20);
+  else if (bytes >= 1024 && bytes % 1024 == 0)
+    snprintf(buf, len, "%zuK", bytes >> 10);
+  else
+    snprintf(buf, len, "%zu", bytes);
+  return buf;
+}
