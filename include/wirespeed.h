@@ -76,7 +76,7 @@ typedef enum wsp_log_level {
 /* Sparse-exchange algorithms. The names are those of the algorithm table
  * (wsp_sparse_alg_info), used by WSP_SPARSE_ALGORITHM and wsp-info. */
 typedef enum wsp_sparse_alg {
-  WSP_SPARSE_AUTO = 0,
+  WSP_SPARSE_AUTO = 0, /* measures the others and runs the fastest */
   WSP_SPARSE_NBX = 1,
   WSP_SPARSE_PEX = 2,
   WSP_SPARSE_ALLTOALLV = 3,
@@ -86,14 +86,10 @@ typedef enum wsp_sparse_alg {
 typedef struct wsp_config {
   wsp_log_level_t log_level;  /* WSP_LOG; default warn */
   wsp_sparse_alg_t sparse_alg; /* WSP_SPARSE_ALGORITHM; default auto */
-  /* auto: NBX while the densest rank sends to at most this fraction of
-   * the other ranks; above it, the dense algorithms are considered.
-   * WSP_SPARSE_AUTO_DENSITY; default 0.25. */
-  double sparse_auto_density;
-  /* auto: message size (bytes) from which a dense pattern is left to
-   * NBX/PEX point-to-point instead of MPI_Alltoallv.
-   * WSP_SPARSE_AUTO_LARGE; default 65536. */
-  size_t sparse_auto_large;
+  /* auto: rounds run with the algorithm auto measured fastest before it
+   * measures again (doubling while the winner stays the same).
+   * WSP_SPARSE_AUTO_INTERVAL; default 64. */
+  uint64_t sparse_auto_interval;
   /* Longest sleep (microseconds) of a polling loop that finds nothing to
    * do; 0 means yield only. WSP_POLL_MAX_SLEEP_US; default 50. */
   unsigned poll_max_sleep_us;

@@ -6,15 +6,16 @@
  * immediate retries, then sched_yield, then sleeps that double up to
  * cfg.poll_max_sleep_us. Any progress resets the escalation.
  *
- * Under SimGrid a sleep would be simulated time, so the loop only spins:
- * the simulator charges each MPI_Iprobe a configured cost instead.
+ * Under SimGrid (smpicc maps nanosleep to a simulated sleep) the spinning
+ * and yielding passes are skipped: they would cost wall-clock time without
+ * letting simulated time advance, while a simulated sleep is one event.
+ * The sleeps are the same as in real runs, so the simulation also charges
+ * the latency this back-off really adds.
  */
 #include "wsp_internal.h"
 
-#ifndef WSP_SIMGRID
 #include <sched.h>
 #include <time.h>
-#endif
 
 enum { WSP__SPIN_PASSES = 32, WSP__YIELD_PASSES = 256 };
 
@@ -30,15 +31,16 @@ void wsp__backoff_reset(wsp__backoff_t *b) {
 }
 
 void wsp__backoff_idle(wsp__backoff_t *b) {
-#ifdef WSP_SIMGRID
-  (void)b;
-#else
   b->idle++;
+#ifdef WSP_SIMGRID
+  if (b->max_sleep_us == 0) return;
+#else
   if (b->idle <= WSP__SPIN_PASSES) return;
   if (b->idle <= WSP__YIELD_PASSES || b->max_sleep_us == 0) {
     sched_yield();
     return;
   }
+#endif
   struct timespec ts = {(time_t)(b->sleep_us / 1000000u),
                         (long)(b->sleep_us % 1000000u) * 1000L};
   nanosleep(&ts, NULL);
@@ -46,5 +48,4 @@ void wsp__backoff_idle(wsp__backoff_t *b) {
     b->sleep_us *= 2;
     if (b->sleep_us > b->max_sleep_us) b->sleep_us = b->max_sleep_us;
   }
-#endif
 }

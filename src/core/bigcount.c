@@ -55,13 +55,24 @@ out:
 }
 
 int wsp__status_bytes(const wsp_comm_t *comm, MPI_Status *st, size_t *bytes) {
-  MPI_Count n = 0;
-  int rc = WSP_OK;
-  WSP__MPI_GOTO(comm, MPI_Get_elements_x(st, MPI_BYTE, &n), rc, out);
-  if (n < 0 || n == MPI_UNDEFINED)
+  int rc = WSP_OK, n = 0;
+  WSP__MPI_GOTO(comm, MPI_Get_count(st, MPI_BYTE, &n), rc, out);
+  if (n != MPI_UNDEFINED) {
+    *bytes = (size_t)n;
+    return WSP_OK;
+  }
+#ifdef WSP_SIMGRID
+  /* SMPI has no MPI_Get_elements_x; simulated messages stay under 2 GiB. */
+  return wsp__fail(comm, WSP_ERR_UNSUPPORTED,
+                   "a message over INT_MAX bytes under SimGrid");
+#else
+  MPI_Count big = 0;
+  WSP__MPI_GOTO(comm, MPI_Get_elements_x(st, MPI_BYTE, &big), rc, out);
+  if (big < 0 || big == MPI_UNDEFINED)
     return wsp__fail(comm, WSP_ERR_INTERNAL,
-                     "MPI_Get_elements_x returned %lld bytes", (long long)n);
-  *bytes = (size_t)n;
+                     "MPI_Get_elements_x returned %lld bytes", (long long)big);
+  *bytes = (size_t)big;
+#endif
 out:
   return rc;
 }

@@ -20,11 +20,11 @@ static int wsp__config_check(const wsp_config_t *c) {
                      "wsp_comm_create: cfg->sparse_alg = %d is not a "
                      "wsp_sparse_alg_t",
                      (int)c->sparse_alg);
-  if (!(c->sparse_auto_density >= 0.0 && c->sparse_auto_density <= 1.0))
+  if (c->sparse_auto_interval < 1 || c->sparse_auto_interval > 1000000000)
     return wsp__fail(NULL, WSP_ERR_ARG,
-                     "wsp_comm_create: cfg->sparse_auto_density = %g is not "
-                     "in [0, 1]",
-                     c->sparse_auto_density);
+                     "wsp_comm_create: cfg->sparse_auto_interval = %llu is "
+                     "not in [1, 1e9]",
+                     (unsigned long long)c->sparse_auto_interval);
   if (c->big_message < 1024 || c->big_message > INT_MAX)
     return wsp__fail(NULL, WSP_ERR_ARG,
                      "wsp_comm_create: cfg->big_message = %zu is not in "
@@ -112,6 +112,7 @@ int wsp_comm_create(MPI_Comm comm, const wsp_config_t *cfg, wsp_comm_t **out) {
       goto fail;
     }
   }
+  wsp__sparse_auto_init(&w->sparse_auto, w->cfg.sparse_auto_interval);
   wsp__log(w, WSP_LOG_DEBUG, "wsp_comm_create: size %d, sparse algorithm %s",
            w->size, wsp_sparse_alg_info(w->cfg.sparse_alg)->name);
   *out = w;

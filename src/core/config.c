@@ -15,8 +15,7 @@ int wsp_config_init(wsp_config_t *cfg) {
   memset(cfg, 0, sizeof *cfg);
   cfg->log_level = WSP_LOG_WARN;
   cfg->sparse_alg = WSP_SPARSE_AUTO;
-  cfg->sparse_auto_density = 0.25;
-  cfg->sparse_auto_large = 65536;
+  cfg->sparse_auto_interval = 64;
   cfg->poll_max_sleep_us = 50;
   cfg->big_message = INT_MAX;
   return WSP_OK;
@@ -37,19 +36,6 @@ static int wsp__env_size(const char *var, size_t lo, size_t hi, size_t *out) {
                      "%s=\"%s\": expected an integer in [%zu, %zu]", var, s, lo,
                      hi);
   *out = (size_t)v;
-  return WSP_OK;
-}
-
-static int wsp__env_double(const char *var, double lo, double hi, double *out) {
-  const char *s = getenv(var);
-  if (s == NULL || *s == '\0') return WSP_OK;
-  char *end = NULL;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (errno || end == s || *end != '\0' || !(v >= lo && v <= hi))
-    return wsp__fail(NULL, WSP_ERR_CONFIG,
-                     "%s=\"%s\": expected a number in [%g, %g]", var, s, lo, hi);
-  *out = v;
   return WSP_OK;
 }
 
@@ -77,12 +63,10 @@ int wsp_config_from_env(wsp_config_t *cfg) {
   }
   int rc;
   size_t v;
-  if ((rc = wsp__env_double("WSP_SPARSE_AUTO_DENSITY", 0.0, 1.0,
-                            &c.sparse_auto_density)))
+  v = (size_t)c.sparse_auto_interval;
+  if ((rc = wsp__env_size("WSP_SPARSE_AUTO_INTERVAL", 1, 1000000000, &v)))
     return rc;
-  if ((rc = wsp__env_size("WSP_SPARSE_AUTO_LARGE", 0, SIZE_MAX / 2,
-                          &c.sparse_auto_large)))
-    return rc;
+  c.sparse_auto_interval = v;
   v = c.poll_max_sleep_us;
   if ((rc = wsp__env_size("WSP_POLL_MAX_SLEEP_US", 0, 1000000, &v))) return rc;
   c.poll_max_sleep_us = (unsigned)v;
@@ -104,10 +88,9 @@ uint64_t wsp__config_fingerprint(const wsp_config_t *cfg) {
   uint64_t h = 1469598103934665603ULL;
   uint64_t alg = (uint64_t)cfg->sparse_alg;
   uint64_t big = (uint64_t)cfg->big_message;
-  uint64_t large = (uint64_t)cfg->sparse_auto_large;
+  uint64_t interval = cfg->sparse_auto_interval;
   h = wsp__fnv(h, &alg, sizeof alg);
   h = wsp__fnv(h, &big, sizeof big);
-  h = wsp__fnv(h, &large, sizeof large);
-  h = wsp__fnv(h, &cfg->sparse_auto_density, sizeof cfg->sparse_auto_density);
+  h = wsp__fnv(h, &interval, sizeof interval);
   return h;
 }

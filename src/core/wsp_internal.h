@@ -10,6 +10,26 @@
 #include <stdarg.h>
 #include <stdint.h>
 
+/* A sparse round's size, summed over all ranks (self messages excluded). */
+typedef struct wsp__sparse_stats {
+  uint64_t sends; /* messages */
+  uint64_t bytes; /* bytes */
+} wsp__sparse_stats_t;
+
+/* The state of the sparse `auto` chooser (src/exchange/sparse_auto.c).
+ * Identical on every rank: it only ever sees sums over all ranks. */
+#define WSP__AUTO_EXPLORE_ROUNDS 7
+typedef struct wsp__sparse_auto {
+  int exploring;    /* in an exploration (else committed to `choice`) */
+  int step;         /* next round's place in the exploration */
+  int explorations; /* how many were completed */
+  wsp_sparse_alg_t choice;
+  uint64_t time_ns[WSP_SPARSE_ALG_COUNT]; /* best timing in this exploration */
+  int have_time[WSP_SPARSE_ALG_COUNT];
+  uint64_t first_interval, interval, left; /* committed rounds */
+  int cls_sends, cls_bytes; /* log2 buckets of the measured pattern */
+} wsp__sparse_auto_t;
+
 /* The communicator object. `mpi` is wirespeed's private duplicate. */
 struct wsp_comm {
   MPI_Comm mpi;
@@ -20,15 +40,9 @@ struct wsp_comm {
    * that a rank one round ahead never feeds a rank still in the previous
    * round (see src/exchange/sparse.c for why one bit is enough). */
   uint64_t sparse_round;
-  /* What `auto` learnt from the previous round (identical on all ranks). */
-  int sparse_have_stats;
-  struct wsp__sparse_stats {
-    uint64_t max_sends;  /* largest number of destinations of one rank */
-    uint64_t max_bytes;  /* largest single message */
-  } sparse_stats;
+  wsp__sparse_auto_t sparse_auto;
+  uint64_t sparse_auto_last_ns; /* this rank's time of the last auto round */
 };
-
-typedef struct wsp__sparse_stats wsp__sparse_stats_t;
 
 /* ---- errors ---- */
 
@@ -99,5 +113,18 @@ typedef struct wsp__backoff {
 void wsp__backoff_init(wsp__backoff_t *b, const wsp_comm_t *comm);
 void wsp__backoff_reset(wsp__backoff_t *b);
 void wsp__backoff_idle(wsp__backoff_t *b);
+
+/* ---- sparse auto (src/exchange/sparse_auto.c) ---- */
+void wsp__sparse_auto_init(wsp__sparse_auto_t *a, uint64_t interval);
+void wsp__sparse_auto_restart(wsp__sparse_auto_t *a);
+/* The algorithm of the next auto round; *report is set when that round
+ * must carry the timing report (an exploring round). */
+wsp_sparse_alg_t wsp__sparse_auto_next(const wsp__sparse_auto_t *a, int p,
+                                       int *report);
+/* After an auto round: the round's global stats when known (else NULL) and,
+ * on a reporting round, the sum over ranks of the previous round's time. */
+void wsp__sparse_auto_update(wsp__sparse_auto_t *a, int p,
+                             const wsp__sparse_stats_t *stats,
+                             const uint64_t *prev_time_ns);
 
 #endif

@@ -33,9 +33,10 @@ typedef struct wsp__sparse_alg_row {
 static const wsp__sparse_alg_row_t wsp__sparse_algs[WSP_SPARSE_ALG_COUNT] = {
     [WSP_SPARSE_AUTO] =
         {.info = {.name = "auto",
-                  .desc = "chooses nbx or alltoallv from the previous "
-                          "round's density and message size",
-                  .cost = "that of the chosen algorithm"},
+                  .desc = "measures nbx, pex and alltoallv on the job's own "
+                          "rounds and runs the fastest, measuring again "
+                          "from time to time and when the pattern changes",
+                  .cost = "that of the fastest, plus rare exploring rounds"},
          .fn = NULL},
     [WSP_SPARSE_NBX] =
         {.info = {.name = "nbx",
@@ -79,25 +80,6 @@ int wsp_sparse_alg_from_name(const char *name, wsp_sparse_alg_t *alg) {
                    "unknown sparse algorithm \"%s\"; valid names: auto, nbx, "
                    "pex, alltoallv",
                    name ? name : "(null)");
-}
-
-/* ---- auto ----
- * NBX costs a synchronous send per peer plus one log(p) consensus; the
- * dense algorithms pay an all-to-all over all p ranks whatever the pattern.
- * NBX therefore wins while patterns are sparse. When the densest rank talks
- * to more than cfg.sparse_auto_density of the others and messages are
- * small, MPI_Alltoallv's tuned schedule wins; with large messages the
- * exchange is bandwidth-bound and NBX's direct sends are as good. The
- * thresholds are defaults measured in docs/sparse.md. The first round, with
- * no statistics yet, uses NBX. */
-wsp_sparse_alg_t wsp__sparse_auto_choose(int p, const wsp_config_t *cfg,
-                                         int have_stats,
-                                         const wsp__sparse_stats_t *stats) {
-  if (!have_stats || p <= 2) return WSP_SPARSE_NBX;
-  double density = (double)stats->max_sends / (double)(p - 1);
-  if (density <= cfg->sparse_auto_density) return WSP_SPARSE_NBX;
-  if (stats->max_bytes >= cfg->sparse_auto_large) return WSP_SPARSE_NBX;
-  return WSP_SPARSE_ALLTOALLV;
 }
 
 /* ---- result storage ---- */
@@ -150,10 +132,57 @@ nomem:
                    bytes, source);
 }
 
+int wsp__recv_probed(wsp__sparse_round_t *r, const MPI_Status *st,
+                     size_t bytes) {
+  wsp_comm_t *c = r->comm;
+  int rc = WSP_OK;
+  void *buf = NULL;
+  if (wsp__sparse_take(r, st->MPI_SOURCE, bytes, &buf) != WSP_OK) {
+    MPI_Recv(NULL, 0, MPI_BYTE, st->MPI_SOURCE, st->MPI_TAG, c->mpi,
+             MPI_STATUS_IGNORE); /* MPI_ERR_TRUNCATE expected */
+    return WSP_OK;
+  }
+  if (r->nrreqs == r->caprreqs) {
+    size_t cap = r->caprreqs ? 2 * r->caprreqs : 16;
+    MPI_Request *nr = realloc(r->rreqs, cap * sizeof *nr);
+    if (nr == NULL) {
+      /* No room to keep a request: consume the message and give up. */
+      MPI_Recv(NULL, 0, MPI_BYTE, st->MPI_SOURCE, st->MPI_TAG, c->mpi,
+               MPI_STATUS_IGNORE);
+      r->poisoned = 1;
+      wsp__fail(c, WSP_ERR_NOMEM, "sparse exchange: out of memory");
+      return WSP_OK;
+    }
+    r->rreqs = nr;
+    r->caprreqs = cap;
+  }
+  int count, owned;
+  MPI_Datatype type;
+  if ((rc = wsp__bytes_type(c, bytes, &count, &type, &owned)) != WSP_OK)
+    return rc;
+  int mrc = MPI_Irecv(buf, count, type, st->MPI_SOURCE, st->MPI_TAG, c->mpi,
+                      &r->rreqs[r->nrreqs]);
+  if (owned) MPI_Type_free(&type); /* freed once the receive completes */
+  if (mrc != MPI_SUCCESS) return wsp__mpi_fail(c, mrc, "MPI_Irecv", WSP__WHERE);
+  r->nrreqs++;
+  return WSP_OK;
+}
+
+int wsp__recv_wait(wsp__sparse_round_t *r) {
+  if (r->nrreqs == 0) return WSP_OK;
+  int mrc = MPI_Waitall((int)r->nrreqs, r->rreqs, MPI_STATUSES_IGNORE);
+  r->nrreqs = 0;
+  if (mrc != MPI_SUCCESS)
+    return wsp__mpi_fail(r->comm, mrc, "MPI_Waitall", WSP__WHERE);
+  return WSP_OK;
+}
+
 static void wsp__sparse_round_release(wsp__sparse_round_t *r) {
   for (size_t i = 0; i < r->nblocks; i++) free(r->blocks[i]);
   free(r->blocks);
   free(r->msgs);
+  free(r->rreqs);
+  r->rreqs = NULL;
   r->blocks = NULL;
   r->msgs = NULL;
   r->nblocks = r->count = 0;
@@ -234,8 +263,8 @@ static int wsp__sparse_check(wsp__sparse_round_t *r, const wsp_send_t *sends,
     if (s->peer == c->rank) {
       *self = s;
     } else {
-      r->local.max_sends++;
-      if (s->bytes > r->local.max_bytes) r->local.max_bytes = s->bytes;
+      r->local.sends++;
+      r->local.bytes += s->bytes;
     }
   }
   free(seen);
@@ -278,20 +307,52 @@ int wsp_sparse_exchange_alg(wsp_comm_t *comm, wsp_sparse_alg_t alg,
   }
   if (out) memset(out, 0, sizeof *out);
 
-  if (alg == WSP_SPARSE_AUTO)
-    alg = wsp__sparse_auto_choose(comm->size, &comm->cfg,
-                                  comm->sparse_have_stats, &comm->sparse_stats);
+  /* auto: which algorithm, and whether this round carries a timing report
+   * (a small sum overlapped with the round; see sparse_auto.c). */
+  const int is_auto = alg == WSP_SPARSE_AUTO;
+  int report = 0;
+  double t0 = MPI_Wtime();
+  if (is_auto) alg = wsp__sparse_auto_next(&comm->sparse_auto, comm->size, &report);
   r.parity = (int)(comm->sparse_round & 1u);
   comm->sparse_round++;
-  wsp__log(comm, WSP_LOG_TRACE, "sparse round %llu: %s, %zu sends",
+  wsp__log(comm, WSP_LOG_TRACE, "sparse round %llu: %s%s, %zu sends",
            (unsigned long long)(comm->sparse_round - 1),
-           wsp__sparse_algs[alg].info.name, r.nsends);
+           wsp__sparse_algs[alg].info.name, is_auto ? " (auto)" : "", r.nsends);
 
-  int rc = wsp__sparse_algs[alg].fn(&r);
+  unsigned long long rep_in[3], rep_out[3];
+  MPI_Request rep = MPI_REQUEST_NULL;
+  int rc = WSP_OK;
+  if (report) {
+    rep_in[0] = comm->sparse_auto_last_ns;
+    rep_in[1] = r.local.sends;
+    rep_in[2] = r.local.bytes;
+    WSP__MPI_GOTO(comm, MPI_Iallreduce(rep_in, rep_out, 3,
+                                       MPI_UNSIGNED_LONG_LONG, MPI_SUM,
+                                       comm->mpi, &rep),
+                  rc, fail);
+  }
+  rc = wsp__sparse_algs[alg].fn(&r);
+  if (report) {
+    int wrc = MPI_Wait(&rep, MPI_STATUS_IGNORE);
+    if (rc == WSP_OK && wrc != MPI_SUCCESS)
+      rc = wsp__mpi_fail(comm, wrc, "MPI_Wait", WSP__WHERE);
+  }
   if (rc != WSP_OK) goto fail; /* an MPI failure: already recorded */
-  if (r.have_global) {
-    comm->sparse_have_stats = 1;
-    comm->sparse_stats = r.global;
+  if (is_auto) {
+    /* Every input is a sum over all ranks: all ranks step alike. */
+    wsp__sparse_stats_t st;
+    const wsp__sparse_stats_t *stp = NULL;
+    uint64_t prev = 0;
+    if (report) {
+      st.sends = rep_out[1];
+      st.bytes = rep_out[2];
+      prev = rep_out[0];
+      stp = &st;
+    } else if (r.have_global) {
+      stp = &r.global;
+    }
+    wsp__sparse_auto_update(&comm->sparse_auto, comm->size, stp,
+                            report ? &prev : NULL);
   }
   if (local_rc != WSP_OK) {
     rc = local_rc;
@@ -322,13 +383,16 @@ int wsp_sparse_exchange_alg(wsp_comm_t *comm, wsp_sparse_alg_t alg,
   }
   st->blocks = r.blocks;
   st->nblocks = r.nblocks;
+  free(r.rreqs);
   out->count = r.count;
   out->msgs = r.msgs;
   out->alg = alg;
   out->wsp__storage = st;
+  if (is_auto) comm->sparse_auto_last_ns = (uint64_t)((MPI_Wtime() - t0) * 1e9);
   return WSP_OK;
 
 fail:
+  if (is_auto) comm->sparse_auto_last_ns = (uint64_t)((MPI_Wtime() - t0) * 1e9);
   wsp__sparse_round_release(&r);
   return rc;
 }

@@ -4,8 +4,9 @@
  *
  * How it works. MPI_Alltoall exchanges, for every pair, the size of the
  * message (0 = none, b + 1 = b bytes, so zero-length messages survive) and
- * the sender's largest peer count and message size; after it every rank
- * knows what it receives and the round's global numbers for `auto`. The
+ * the sender's message count and bytes; after it every rank knows what it
+ * receives and the round's totals, with which `auto` notices a changed
+ * pattern. The
  * messages are packed into one buffer and moved by MPI_Alltoallv.
  *
  * MPI_Alltoallv counts and displacements are ints. Each message therefore
@@ -63,8 +64,8 @@ int wsp__sparse_alltoallv(wsp__sparse_round_t *r) {
     uint64_t *h = &hout[3 * j];
     h[0] = r->poisoned ? WSP__A2AV_FAILED
                        : (to[j] ? (uint64_t)to[j]->bytes + 1 : 0);
-    h[1] = r->local.max_sends;
-    h[2] = r->local.max_bytes;
+    h[1] = r->local.sends;
+    h[2] = r->local.bytes;
   }
   WSP__MPI_GOTO(c, MPI_Alltoall(hout, 3, MPI_UINT64_T, hin, 3, MPI_UINT64_T,
                                 c->mpi),
@@ -74,8 +75,8 @@ int wsp__sparse_alltoallv(wsp__sparse_round_t *r) {
   for (int i = 0; i < p; i++) {
     const uint64_t *h = &hin[3 * i];
     if (h[0] == WSP__A2AV_FAILED) r->remote_failed = 1;
-    if (h[1] > r->global.max_sends) r->global.max_sends = h[1];
-    if (h[2] > r->global.max_bytes) r->global.max_bytes = h[2];
+    r->global.sends += h[1];
+    r->global.bytes += h[2];
   }
   if (r->remote_failed) goto out;
 

@@ -28,18 +28,20 @@ typedef struct wsp__sparse_round {
   size_t nsends;
   int parity;              /* round number & 1 */
   int poisoned;            /* this rank fails the round (arguments, memory) */
-  wsp__sparse_stats_t local; /* this rank's numbers (self message excluded) */
+  wsp__sparse_stats_t local; /* this rank's messages and bytes (no self) */
 
   /* Filled by the algorithm. */
   int remote_failed;         /* some rank (maybe this one) was poisoned */
   int have_global;
-  wsp__sparse_stats_t global; /* max over all ranks */
+  wsp__sparse_stats_t global; /* sums over all ranks */
 
   /* Received messages, in any order; wsp__sparse_take appends. */
   wsp_recv_t *msgs;
   size_t count, cap;
   void **blocks; /* memory to free with the result */
   size_t nblocks, capblocks;
+  MPI_Request *rreqs; /* receives posted by wsp__recv_probed */
+  size_t nrreqs, caprreqs;
 } wsp__sparse_round_t;
 
 typedef int (*wsp__sparse_fn)(wsp__sparse_round_t *r);
@@ -56,14 +58,21 @@ int wsp__sparse_own(wsp__sparse_round_t *r, void *block);
 int wsp__sparse_append(wsp__sparse_round_t *r, int source, size_t bytes,
                        void *data);
 
+/* Starts receiving the message that `st` describes (probed with MPI_Iprobe
+ * or MPI_Probe) with an MPI_Irecv of exactly st->MPI_SOURCE and
+ * st->MPI_TAG, which MPI's non-overtaking rule makes the probed message, as
+ * only one thread uses a wsp_comm_t (MPI_Mprobe would do the same, but
+ * SimGrid lacks it). The receive is not waited for: several large messages
+ * then arrive at once instead of one round trip after another. Without
+ * memory for the message, it is still consumed (as a truncated receive) so
+ * that its sender completes, and the round is poisoned. */
+int wsp__recv_probed(wsp__sparse_round_t *r, const MPI_Status *st,
+                     size_t bytes);
+/* Waits for every receive wsp__recv_probed started. */
+int wsp__recv_wait(wsp__sparse_round_t *r);
+
 int wsp__sparse_nbx(wsp__sparse_round_t *r);
 int wsp__sparse_pex(wsp__sparse_round_t *r);
 int wsp__sparse_alltoallv(wsp__sparse_round_t *r);
-
-/* auto's choice for the next round: a pure function of numbers every rank
- * shares (p, the configuration, last round's global stats). */
-wsp_sparse_alg_t wsp__sparse_auto_choose(int p, const wsp_config_t *cfg,
-                                         int have_stats,
-                                         const wsp__sparse_stats_t *stats);
 
 #endif

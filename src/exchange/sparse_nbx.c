@@ -6,17 +6,18 @@
  * peer. A synchronous send completes only once the receiver has matched it,
  * so when all of a rank's sends have completed, every message it sent has
  * been received. The rank then enters a non-blocking collective and keeps
- * receiving (MPI_Improbe + MPI_Mrecv from any source) until that collective
+ * receiving (MPI_Iprobe from any source, then MPI_Recv of exactly the probed
+ * source and tag) until that collective
  * completes. The collective completes once every rank has entered it, that
  * is once every message of the round has been matched: the round is over
  * and no message is left behind, without anyone knowing in advance who
  * sends to whom.
  *
- * Where the paper uses MPI_Ibarrier, this uses an MPI_Iallreduce(MAX) of
- * three numbers: a failure flag (a rank with bad arguments enters at once
- * and the others learn that the round must be abandoned) and the largest
- * peer count and message size of any rank, which `auto` uses to choose the
- * next round's algorithm. Both cost about lg(p) latencies.
+ * Where the paper uses MPI_Ibarrier, this uses an MPI_Iallreduce(SUM) of
+ * three numbers: a failure count (a rank with bad arguments enters at once
+ * and the others learn that the round must be abandoned) and the round's
+ * total messages and bytes, with which `auto` notices a changed pattern.
+ * Both cost about lg(p) latencies.
  *
  * Cost = k.(2.alpha) + lg(p).alpha + m.beta for k peers and m bytes sent by
  * the busiest rank; nothing is proportional to p.
@@ -64,30 +65,13 @@ int wsp__sparse_nbx(wsp__sparse_round_t *r) {
   int entered = 0;
   for (;;) {
     int progress = 0, flag = 0;
-    MPI_Message msg;
     MPI_Status st;
-    WSP__MPI_GOTO(c, MPI_Improbe(MPI_ANY_SOURCE, tag, c->mpi, &flag, &msg, &st),
-                  rc, out);
+    WSP__MPI_GOTO(c, MPI_Iprobe(MPI_ANY_SOURCE, tag, c->mpi, &flag, &st), rc,
+                  out);
     if (flag) {
       size_t bytes;
-      void *buf = NULL;
       if ((rc = wsp__status_bytes(c, &st, &bytes)) != WSP_OK) goto out;
-      if (wsp__sparse_take(r, st.MPI_SOURCE, bytes, &buf) == WSP_OK) {
-        int count, owned;
-        MPI_Datatype type;
-        if ((rc = wsp__bytes_type(c, bytes, &count, &type, &owned)) != WSP_OK)
-          goto out;
-        int mrc = MPI_Mrecv(buf, count, type, &msg, MPI_STATUS_IGNORE);
-        if (owned) MPI_Type_free(&type);
-        if (mrc != MPI_SUCCESS) {
-          rc = wsp__mpi_fail(c, mrc, "MPI_Mrecv", WSP__WHERE);
-          goto out;
-        }
-      } else {
-        /* No memory: consume the message (a truncated receive) so that its
-         * sender completes; the round is abandoned by everyone. */
-        MPI_Mrecv(NULL, 0, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
-      }
+      if ((rc = wsp__recv_probed(r, &st, bytes)) != WSP_OK) goto out;
       progress = 1;
     }
     if (!entered) {
@@ -98,10 +82,10 @@ int wsp__sparse_nbx(wsp__sparse_round_t *r) {
                       rc, out);
       if (done) {
         mine[0] = (unsigned long long)r->poisoned;
-        mine[1] = r->local.max_sends;
-        mine[2] = r->local.max_bytes;
+        mine[1] = r->local.sends;
+        mine[2] = r->local.bytes;
         WSP__MPI_GOTO(c, MPI_Iallreduce(mine, all, 3, MPI_UNSIGNED_LONG_LONG,
-                                        MPI_MAX, c->mpi, &consensus),
+                                        MPI_SUM, c->mpi, &consensus),
                       rc, out);
         entered = 1;
         progress = 1;
@@ -116,10 +100,11 @@ int wsp__sparse_nbx(wsp__sparse_round_t *r) {
     else
       wsp__backoff_idle(&bo);
   }
+  if ((rc = wsp__recv_wait(r)) != WSP_OK) goto out;
   r->remote_failed = all[0] != 0;
   r->have_global = 1;
-  r->global.max_sends = all[1];
-  r->global.max_bytes = all[2];
+  r->global.sends = all[1];
+  r->global.bytes = all[2];
 
 out:
   /* Only reached with pending requests after an MPI failure, when the

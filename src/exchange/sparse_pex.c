@@ -5,8 +5,8 @@
  * destination it sends to. MPI_Reduce_scatter_block with MPI_SUM hands
  * rank j the sum of everybody's entry j: the number of messages j will
  * receive. Then every rank sends its messages (MPI_Isend) and receives
- * exactly that many with MPI_Mprobe + MPI_Mrecv from any source, sizing each
- * buffer from the probe.
+ * exactly that many, probing from any source and receiving the probed source
+ * and tag, sizing each buffer from the probe.
  *
  * A rank that failed its argument checks contributes p to every entry; as
  * no true count can reach p (nobody sends to itself here), every rank sees
@@ -67,28 +67,26 @@ int wsp__sparse_pex(wsp__sparse_round_t *r) {
     }
     nreq++;
   }
-  for (int64_t k = 0; k < incoming; k++) {
-    MPI_Message msg;
+  /* MPI_Iprobe with back-off rather than a blocking MPI_Probe: some MPI
+   * libraries (and SimGrid) busy-poll inside MPI_Probe. */
+  wsp__backoff_t bo;
+  wsp__backoff_init(&bo, c);
+  for (int64_t k = 0; k < incoming;) {
     MPI_Status st;
     size_t bytes;
-    void *buf;
-    WSP__MPI_GOTO(c, MPI_Mprobe(MPI_ANY_SOURCE, tag, c->mpi, &msg, &st), rc, out);
-    if ((rc = wsp__status_bytes(c, &st, &bytes)) != WSP_OK) goto out;
-    if (wsp__sparse_take(r, st.MPI_SOURCE, bytes, &buf) != WSP_OK) {
-      MPI_Mrecv(NULL, 0, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+    int flag = 0;
+    WSP__MPI_GOTO(c, MPI_Iprobe(MPI_ANY_SOURCE, tag, c->mpi, &flag, &st), rc,
+                  out);
+    if (!flag) {
+      wsp__backoff_idle(&bo);
       continue;
     }
-    int count, owned;
-    MPI_Datatype type;
-    if ((rc = wsp__bytes_type(c, bytes, &count, &type, &owned)) != WSP_OK)
-      goto out;
-    int mrc = MPI_Mrecv(buf, count, type, &msg, MPI_STATUS_IGNORE);
-    if (owned) MPI_Type_free(&type);
-    if (mrc != MPI_SUCCESS) {
-      rc = wsp__mpi_fail(c, mrc, "MPI_Mrecv", WSP__WHERE);
-      goto out;
-    }
+    wsp__backoff_reset(&bo);
+    if ((rc = wsp__status_bytes(c, &st, &bytes)) != WSP_OK) goto out;
+    if ((rc = wsp__recv_probed(r, &st, bytes)) != WSP_OK) goto out;
+    k++;
   }
+  if ((rc = wsp__recv_wait(r)) != WSP_OK) goto out;
   if (nreq)
     WSP__MPI_GOTO(c, MPI_Waitall((int)nreq, reqs, MPI_STATUSES_IGNORE), rc, out);
 out:

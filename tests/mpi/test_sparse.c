@@ -7,7 +7,8 @@
  * random per-rank delays, alternating algorithms so that rounds of different
  * kinds follow each other.
  *
- * usage: test_sparse [--rounds N] [--max-bytes B]
+ * usage: test_sparse [--rounds N] [--max-bytes B] [--max-density D]
+ * (--max-density trims the matrix for large simulated runs)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,12 +92,14 @@ static void run_round(wsp_comm_t *comm, wsp_sparse_alg_t alg,
 int main(int argc, char **argv) {
   long rounds = 1000;
   size_t maxbig = (size_t)1 << 20;
+  double maxdens = 1.0;
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--rounds")) rounds = atol(argv[i + 1]);
     else if (!strcmp(argv[i], "--max-bytes")) maxbig = (size_t)atol(argv[i + 1]);
+    else if (!strcmp(argv[i], "--max-density")) maxdens = atof(argv[i + 1]);
   }
 
   wsp_comm_t *comm = NULL;
@@ -119,10 +122,11 @@ int main(int argc, char **argv) {
     for (int d = 0; d < 5; d++)
       for (int z = 0; z < 5; z++)
         for (int self = 0; self < 2; self++) {
+          double dd = d == 1 && size > 1 ? 1.0 / (size - 1)
+                                         : (dens[d] < 0 ? 0 : dens[d]);
+          if (dd > maxdens) continue;
           wsp_pattern_t pt = {.seed = 42, .round = round++, .p = size,
-                              .density = d == 1 && size > 1
-                                             ? 1.0 / (size - 1)
-                                             : (dens[d] < 0 ? 0 : dens[d]),
+                              .density = dd,
                               .min_bytes = lo[z], .max_bytes = hi[z],
                               .with_self = self};
           run_round(comm, algs[a], &pt);
@@ -136,7 +140,7 @@ int main(int argc, char **argv) {
     uint64_t shared = 777 + (uint64_t)r; /* same on every rank */
     uint64_t h = wsp_splitmix64(&shared);
     wsp_pattern_t pt = {.seed = 9, .round = round++, .p = size,
-                        .density = (double)(h % 5) / 8.0,
+                        .density = (double)(h % 5) / 8.0 * maxdens,
                         .min_bytes = 0, .max_bytes = (h >> 8) % 3 ? 64 : 3000,
                         .with_self = (int)((h >> 16) & 1)};
     if (wsp_splitmix64(&st) % 4 == 0) {

@@ -114,14 +114,14 @@ int main(int argc, char **argv) {
   /* A bad configuration on one rank fails creation on every rank. */
   wsp_config_t cfg;
   wsp_config_init(&cfg);
-  if (rank == culprit) cfg.sparse_auto_density = 2.0;
+  if (rank == culprit) cfg.sparse_auto_interval = 0;
   wsp_comm_t *c2 = NULL;
   int rc = wsp_comm_create(MPI_COMM_WORLD, &cfg, &c2);
   CHECK(rc == (rank == culprit ? WSP_ERR_ARG : WSP_ERR_REMOTE),
         "bad cfg: got %s", wsp_err_name(rc));
   CHECK(c2 == NULL, "comm returned on failure");
   if (rank == culprit)
-    CHECK(strstr(wsp_last_error(), "sparse_auto_density") != NULL, "names field");
+    CHECK(strstr(wsp_last_error(), "sparse_auto_interval") != NULL, "names field");
   /* Different (valid) configurations on different ranks are refused. */
   wsp_config_init(&cfg);
   if (rank == culprit && size > 1) cfg.sparse_alg = WSP_SPARSE_PEX;

@@ -29,12 +29,12 @@ static void test_config(void) {
   setenv("WSP_SPARSE_ALGORITHM", "pex", 1);
   setenv("WSP_LOG", "debug", 1);
   setenv("WSP_BIG_MESSAGE", "4K", 1);
-  setenv("WSP_SPARSE_AUTO_DENSITY", "0.5", 1);
+  setenv("WSP_SPARSE_AUTO_INTERVAL", "500", 1);
   CHECK(wsp_config_from_env(&c) == WSP_OK, "env: %s", wsp_last_error());
   CHECK(c.sparse_alg == WSP_SPARSE_PEX, "alg from env");
   CHECK(c.log_level == WSP_LOG_DEBUG, "log from env");
   CHECK(c.big_message == 4096, "size suffix");
-  CHECK(c.sparse_auto_density == 0.5, "density");
+  CHECK(c.sparse_auto_interval == 500, "interval");
 
   /* A bad value is an error naming the variable and changes nothing. */
   wsp_config_t before = c;
@@ -56,16 +56,16 @@ static void test_config(void) {
             "WSP_BIG_MESSAGE=%s rejected", bad_sizes[i]);
   }
   setenv("WSP_BIG_MESSAGE", "2048", 1);
-  setenv("WSP_SPARSE_AUTO_DENSITY", "1.5", 1);
-  CHECK(wsp_config_from_env(&c) == WSP_ERR_CONFIG, "density > 1");
-  setenv("WSP_SPARSE_AUTO_DENSITY", "0.2", 1);
+  setenv("WSP_SPARSE_AUTO_INTERVAL", "0", 1);
+  CHECK(wsp_config_from_env(&c) == WSP_ERR_CONFIG, "interval 0");
+  setenv("WSP_SPARSE_AUTO_INTERVAL", "10", 1);
   setenv("WSP_LOG", "loud", 1);
   CHECK(wsp_config_from_env(&c) == WSP_ERR_CONFIG, "bad log level");
   CHECK(strstr(wsp_last_error(), "WSP_LOG") != NULL, "names WSP_LOG");
   unsetenv("WSP_LOG");
   unsetenv("WSP_SPARSE_ALGORITHM");
   unsetenv("WSP_BIG_MESSAGE");
-  unsetenv("WSP_SPARSE_AUTO_DENSITY");
+  unsetenv("WSP_SPARSE_AUTO_INTERVAL");
 
   CHECK(wsp__parse_log_level("TRACE") == WSP_LOG_TRACE, "case-insensitive");
   CHECK(wsp__parse_log_level("warning") == WSP_LOG_WARN, "alias");
@@ -98,26 +98,83 @@ static void test_table(void) {
   CHECK(wsp_sparse_alg_from_name("nbx", NULL) == WSP_ERR_ARG, "NULL out");
 }
 
+/* Drives the auto state machine through one exploration with the given
+ * per-algorithm round times (ns) and returns the committed choice. The
+ * time of each exploring round arrives with the next round, as in the
+ * library. */
+static wsp_sparse_alg_t explore(wsp__sparse_auto_t *a, const uint64_t t[4],
+                                const wsp__sparse_stats_t *st, int *rounds) {
+  uint64_t prev = 0;
+  *rounds = 0;
+  for (;;) {
+    int report;
+    wsp_sparse_alg_t alg = wsp__sparse_auto_next(a, 64, &report);
+    if (!report) return alg;
+    CHECK(alg != WSP_SPARSE_AUTO, "exploring runs a real algorithm");
+    wsp__sparse_auto_update(a, 64, st, &prev);
+    prev = t[alg];
+    if (++*rounds > 100) return WSP_SPARSE_AUTO;
+  }
+}
+
 static void test_auto(void) {
-  wsp_config_t c;
-  wsp_config_init(&c);
-  wsp__sparse_stats_t s = {0, 0};
-  CHECK(wsp__sparse_auto_choose(64, &c, 0, &s) == WSP_SPARSE_NBX,
-        "no statistics: nbx");
-  s.max_sends = 6; /* 10% of 63 */
-  s.max_bytes = 1024;
-  CHECK(wsp__sparse_auto_choose(64, &c, 1, &s) == WSP_SPARSE_NBX, "sparse: nbx");
-  s.max_sends = 32;
-  CHECK(wsp__sparse_auto_choose(64, &c, 1, &s) == WSP_SPARSE_ALLTOALLV,
-        "dense small: alltoallv");
-  s.max_bytes = c.sparse_auto_large;
-  CHECK(wsp__sparse_auto_choose(64, &c, 1, &s) == WSP_SPARSE_NBX,
-        "dense large: nbx");
-  c.sparse_auto_density = 1.0;
-  s.max_bytes = 8;
-  s.max_sends = 63;
-  CHECK(wsp__sparse_auto_choose(64, &c, 1, &s) == WSP_SPARSE_NBX,
-        "threshold 1.0 keeps nbx");
+  wsp__sparse_auto_t a;
+  wsp__sparse_stats_t st = {.sends = 640, .bytes = 640 * 1024};
+  int n, report;
+  wsp__sparse_auto_init(&a, 64);
+  CHECK(wsp__sparse_auto_next(&a, 1, &report) == WSP_SPARSE_NBX && !report,
+        "one rank: nbx, no exploring");
+
+  /* Each candidate wins when it is the fastest. */
+  for (int w = 1; w < WSP_SPARSE_ALG_COUNT; w++) {
+    uint64_t t[4] = {0, 300, 300, 300};
+    t[w] = 100;
+    wsp__sparse_auto_init(&a, 64);
+    CHECK(explore(&a, t, &st, &n) == (wsp_sparse_alg_t)w, "winner %d", w);
+    CHECK(n == WSP__AUTO_EXPLORE_ROUNDS, "exploration takes %d rounds", n);
+  }
+
+  /* The committed choice holds for `interval` rounds, then re-explores;
+   * the same winner doubles the interval, a new winner resets it. */
+  uint64_t t[4] = {0, 100, 200, 300};
+  wsp__sparse_auto_init(&a, 64);
+  explore(&a, t, &st, &n);
+  int held = 0;
+  for (;;) {
+    wsp_sparse_alg_t alg = wsp__sparse_auto_next(&a, 64, &report);
+    if (report) break;
+    CHECK(alg == WSP_SPARSE_NBX, "committed to nbx");
+    wsp__sparse_auto_update(&a, 64, &st, NULL);
+    held++;
+  }
+  CHECK(held == 64, "held %d rounds", held);
+  explore(&a, t, &st, &n);
+  CHECK(a.interval == 128 && a.choice == WSP_SPARSE_NBX, "same winner doubles");
+  uint64_t t2[4] = {0, 300, 100, 300};
+  CHECK(a.left == 128, "left %llu", (unsigned long long)a.left);
+  a.left = 1;
+  wsp__sparse_auto_update(&a, 64, NULL, NULL); /* a PEX round: no stats */
+  explore(&a, t2, &st, &n);
+  CHECK(a.choice == WSP_SPARSE_PEX && a.interval == 64, "new winner resets");
+
+  /* A changed pattern (4x more messages) triggers exploring at once;
+   * small changes do not. */
+  wsp__sparse_stats_t same = {.sends = 700, .bytes = 700 * 1024};
+  wsp__sparse_auto_update(&a, 64, &same, NULL);
+  CHECK(!a.exploring, "small change ignored");
+  wsp__sparse_stats_t dense = {.sends = 4000, .bytes = 4000 * 1024};
+  wsp__sparse_auto_update(&a, 64, &dense, NULL);
+  CHECK(a.exploring, "pattern change starts exploring");
+
+  /* The cap on the interval. */
+  wsp__sparse_auto_init(&a, 1);
+  for (int i = 0; i < 20; i++) {
+    explore(&a, t, &st, &n);
+    a.left = 1;
+    wsp__sparse_auto_update(&a, 64, &st, NULL);
+  }
+  CHECK(a.interval == 64, "interval capped at 64x the first: %llu",
+        (unsigned long long)a.interval);
 }
 
 int main(void) {

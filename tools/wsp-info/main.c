@@ -49,8 +49,8 @@ int main(int argc, char **argv) {
     static const char *levels[] = {"off", "error", "warn", "info", "debug", "trace"};
     printf("  WSP_LOG                  %s\n", levels[cfg.log_level]);
     printf("  WSP_SPARSE_ALGORITHM     %s\n", wsp_sparse_alg_info(cfg.sparse_alg)->name);
-    printf("  WSP_SPARSE_AUTO_DENSITY  %g\n", cfg.sparse_auto_density);
-    printf("  WSP_SPARSE_AUTO_LARGE    %zu\n", cfg.sparse_auto_large);
+    printf("  WSP_SPARSE_AUTO_INTERVAL %llu\n",
+           (unsigned long long)cfg.sparse_auto_interval);
     printf("  WSP_POLL_MAX_SLEEP_US    %u\n", cfg.poll_max_sleep_us);
     printf("  WSP_BIG_MESSAGE          %zu\n", cfg.big_message);
   }

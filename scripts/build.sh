@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Configures and builds one flavour of wirespeed into build/<flavour>.
+#   scripts/build.sh openmpi|mpich|asan|simgrid [extra cmake args]
+# CI builds use -DWSP_WERROR=ON (warnings are errors).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+flavour=${1:?usage: build.sh openmpi|mpich|asan|simgrid}
+shift
+common=(-G Ninja -DWSP_WERROR=ON)
+case "$flavour" in
+  openmpi) args=() ;;
+  mpich)   args=(-DMPI_C_COMPILER=mpicc.mpich -DMPIEXEC_EXECUTABLE="$(command -v mpiexec.mpich)"
+                 -DWSP_LAB_TESTS=OFF) ;;
+  asan)    args=(-DWSP_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DWSP_LAB_TESTS=OFF) ;;
+  simgrid) args=(-DWSP_SIMGRID=ON -DCMAKE_C_COMPILER=smpicc) ;;
+  *) echo "build.sh: unknown flavour '$flavour' (openmpi, mpich, asan, simgrid)" >&2; exit 2 ;;
+esac
+cmake -S "$root" -B "$root/build/$flavour" "${common[@]}" "${args[@]}" "$@" >/dev/null
+cmake --build "$root/build/$flavour"
