@@ -114,6 +114,23 @@ void wsp__backoff_init(wsp__backoff_t *b, const wsp_comm_t *comm);
 void wsp__backoff_reset(wsp__backoff_t *b);
 void wsp__backoff_idle(wsp__backoff_t *b);
 
+/* ---- non-blocking sum of a few counters (src/core/sum.c) ----
+ * Every rank starts one with the same tag (no other traffic may use that
+ * tag on the private communicator meanwhile) and polls wsp__sum_test until
+ * done; s->val then holds the sums. */
+#define WSP__SUM_MAX 4
+typedef struct wsp__sum {
+  const wsp_comm_t *comm;
+  int tag, n, step, nsteps, started, nreq;
+  uint64_t val[WSP__SUM_MAX], in[WSP__SUM_MAX];
+  MPI_Request req[2];
+} wsp__sum_t;
+
+int wsp__sum_start(wsp__sum_t *s, const wsp_comm_t *comm, int tag,
+                   const uint64_t *v, int n);
+int wsp__sum_test(wsp__sum_t *s, int *done);
+int wsp__sum_wait(wsp__sum_t *s);
+
 /* ---- sparse auto (src/exchange/sparse_auto.c) ---- */
 void wsp__sparse_auto_init(wsp__sparse_auto_t *a, uint64_t interval);
 void wsp__sparse_auto_restart(wsp__sparse_auto_t *a);

@@ -6,7 +6,7 @@
  * any mix of algorithms. Each round uses the tag of its round number's
  * parity. One bit is enough because no algorithm lets a rank finish round r
  * before every rank has entered round r: NBX ends a round with a
- * non-blocking allreduce that needs every rank's contribution, PEX starts it
+ * non-blocking sum that needs every rank's contribution, PEX starts it
  * with a reduce-scatter, alltoallv with an all-to-all. So while a slow rank
  * is still in round r, a fast rank is at most in round r + 1, whose
  * messages carry the other tag and are never mistaken for round r's.
@@ -41,9 +41,9 @@ static const wsp__sparse_alg_row_t wsp__sparse_algs[WSP_SPARSE_ALG_COUNT] = {
     [WSP_SPARSE_NBX] =
         {.info = {.name = "nbx",
                   .desc = "nonblocking consensus: MPI_Issend to each peer, "
-                          "MPI_Improbe for arrivals, MPI_Iallreduce entered "
-                          "once all own sends are matched (Hoefler et al. "
-                          "2010)",
+                          "MPI_Iprobe for arrivals, a non-blocking sum (in "
+                          "place of MPI_Ibarrier) entered once all own sends "
+                          "are matched (Hoefler et al. 2010)",
                   .cost = "k.(2.alpha) + lg(p).alpha + m.beta "
                           "(k peers, m bytes sent)"},
          .fn = wsp__sparse_nbx},
@@ -319,24 +319,23 @@ int wsp_sparse_exchange_alg(wsp_comm_t *comm, wsp_sparse_alg_t alg,
            (unsigned long long)(comm->sparse_round - 1),
            wsp__sparse_algs[alg].info.name, is_auto ? " (auto)" : "", r.nsends);
 
-  unsigned long long rep_in[3], rep_out[3];
-  MPI_Request rep = MPI_REQUEST_NULL;
+  wsp__sum_t rep;
   int rc = WSP_OK;
   if (report) {
-    rep_in[0] = comm->sparse_auto_last_ns;
-    rep_in[1] = r.local.sends;
-    rep_in[2] = r.local.bytes;
-    WSP__MPI_GOTO(comm, MPI_Iallreduce(rep_in, rep_out, 3,
-                                       MPI_UNSIGNED_LONG_LONG, MPI_SUM,
-                                       comm->mpi, &rep),
-                  rc, fail);
+    uint64_t rep_in[3] = {comm->sparse_auto_last_ns, r.local.sends,
+                          r.local.bytes};
+    rc = wsp__sum_start(&rep, comm,
+                        r.parity ? WSP__TAG_SPARSE_REPORT_ODD
+                                 : WSP__TAG_SPARSE_REPORT_EVEN,
+                        rep_in, 3);
+    if (rc == WSP_OK) {
+      int done; /* post the first step now, so it overlaps the round */
+      rc = wsp__sum_test(&rep, &done);
+    }
+    if (rc != WSP_OK) goto fail;
   }
   rc = wsp__sparse_algs[alg].fn(&r);
-  if (report) {
-    int wrc = MPI_Wait(&rep, MPI_STATUS_IGNORE);
-    if (rc == WSP_OK && wrc != MPI_SUCCESS)
-      rc = wsp__mpi_fail(comm, wrc, "MPI_Wait", WSP__WHERE);
-  }
+  if (report && rc == WSP_OK) rc = wsp__sum_wait(&rep);
   if (rc != WSP_OK) goto fail; /* an MPI failure: already recorded */
   if (is_auto) {
     /* Every input is a sum over all ranks: all ranks step alike. */
@@ -344,9 +343,9 @@ int wsp_sparse_exchange_alg(wsp_comm_t *comm, wsp_sparse_alg_t alg,
     const wsp__sparse_stats_t *stp = NULL;
     uint64_t prev = 0;
     if (report) {
-      st.sends = rep_out[1];
-      st.bytes = rep_out[2];
-      prev = rep_out[0];
+      st.sends = rep.val[1];
+      st.bytes = rep.val[2];
+      prev = rep.val[0];
       stp = &st;
     } else if (r.have_global) {
       stp = &r.global;

@@ -10,7 +10,8 @@
  *
  * 1. Explore: the next 7 rounds run nbx, pex, alltoallv, nbx, pex,
  *    alltoallv and a last nbx. Each exploring round also carries, in a small
- *    MPI_Iallreduce overlapped with the round, the sum over ranks of the
+ *    non-blocking sum (src/core/sum.c) overlapped with the round, the sum
+ *    over ranks of the
  *    previous round's time and of this round's message count and bytes, so
  *    after the 7th round every rank knows the same 6 timings.
  * 2. Commit to the candidate with the smallest of its two timings and run

@@ -13,8 +13,10 @@
  * and no message is left behind, without anyone knowing in advance who
  * sends to whom.
  *
- * Where the paper uses MPI_Ibarrier, this uses an MPI_Iallreduce(SUM) of
- * three numbers: a failure count (a rank with bad arguments enters at once
+ * Where the paper uses MPI_Ibarrier, this uses a non-blocking sum
+ * (wsp__sum_*, recursive doubling on point-to-point messages; see
+ * src/core/sum.c for why not MPI_Iallreduce) of three numbers: a failure
+ * count (a rank with bad arguments enters at once
  * and the others learn that the round must be abandoned) and the round's
  * total messages and bytes, with which `auto` notices a changed pattern.
  * Both cost about lg(p) latencies.
@@ -32,8 +34,8 @@ int wsp__sparse_nbx(wsp__sparse_round_t *r) {
   int tag = r->parity ? WSP__TAG_SPARSE_ODD : WSP__TAG_SPARSE_EVEN;
   size_t nreq = 0;
   MPI_Request *reqs = NULL;
-  MPI_Request consensus = MPI_REQUEST_NULL;
-  unsigned long long mine[3], all[3];
+  wsp__sum_t consensus;
+  uint64_t mine[3];
 
   if (r->nsends > 0) {
     reqs = malloc(r->nsends * sizeof *reqs);
@@ -81,18 +83,20 @@ int wsp__sparse_nbx(wsp__sparse_round_t *r) {
                                      MPI_STATUSES_IGNORE),
                       rc, out);
       if (done) {
-        mine[0] = (unsigned long long)r->poisoned;
+        mine[0] = (uint64_t)r->poisoned;
         mine[1] = r->local.sends;
         mine[2] = r->local.bytes;
-        WSP__MPI_GOTO(c, MPI_Iallreduce(mine, all, 3, MPI_UNSIGNED_LONG_LONG,
-                                        MPI_SUM, c->mpi, &consensus),
-                      rc, out);
+        if ((rc = wsp__sum_start(&consensus, c,
+                                 r->parity ? WSP__TAG_SPARSE_SUM_ODD
+                                           : WSP__TAG_SPARSE_SUM_EVEN,
+                                 mine, 3)) != WSP_OK)
+          goto out;
         entered = 1;
         progress = 1;
       }
     } else {
       int done = 0;
-      WSP__MPI_GOTO(c, MPI_Test(&consensus, &done, MPI_STATUS_IGNORE), rc, out);
+      if ((rc = wsp__sum_test(&consensus, &done)) != WSP_OK) goto out;
       if (done) break;
     }
     if (progress)
@@ -101,10 +105,10 @@ int wsp__sparse_nbx(wsp__sparse_round_t *r) {
       wsp__backoff_idle(&bo);
   }
   if ((rc = wsp__recv_wait(r)) != WSP_OK) goto out;
-  r->remote_failed = all[0] != 0;
+  r->remote_failed = consensus.val[0] != 0;
   r->have_global = 1;
-  r->global.sends = all[1];
-  r->global.bytes = all[2];
+  r->global.sends = consensus.val[1];
+  r->global.bytes = consensus.val[2];
 
 out:
   /* Only reached with pending requests after an MPI failure, when the

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""An MPI program (tests/lab/mpi_check.c: seeded data, MPI_Allreduce + MPI_Alltoall, checksums)
+gives the same output on loopback and across 4 netlab hosts, under Open MPI and MPICH, and the
+shaped devices' counters account for at least the alltoall bytes that had to cross hosts.
+
+MPICH 4.0.2 (ch4:ucx, UCX 1.13) sometimes hangs in MPI_Finalize when ranks talk over UCX's tcp
+transport -- also on loopback without netlab (UCX_TLS=tcp,self MPIR_CVAR_NOLOCAL=1). A run that
+printed the right result and then hung in finalize is retried (up to 3 times); if every attempt
+hangs that way the test still passes but prints a WARNING. Runtime ~30-90 s."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from labutil import (HERE, cleanup, fail, lab_name, machine_objects, netlab, require_lab,
+                     residue, skip)
+
+HOSTS = 4
+SEED = 12345
+COUNT = 40000            # uint64 per rank pair in the alltoall (320 KB)
+MPIS = {
+    # name: (compiler, loopback launcher, ppn on the lab)
+    "openmpi": ("mpicc", ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to",
+                          "none", "--mca", "btl", "self,vader,tcp"], 2),
+    "mpich": ("mpicc.mpich", ["mpiexec.mpich"], 2),
+}
+T_END = time.time() + 200
+
+
+def result_line(out):
+    m = re.search(r"^np \d+ count \d+ allreduce \S+ consistent 1 alltoall \S+ bad 0$", out, re.M)
+    return m.group(0) if m else None
+
+
+def main():
+    require_lab(("mpicc", "mpirun", "mpicc.mpich", "mpiexec.mpich"))
+    name = lab_name("mp")
+    before = machine_objects()
+    tmp = tempfile.mkdtemp(prefix="netlab-mpi-")
+    errors, warnings = [], []
+    try:
+        for mpi, (cc, launcher, ppn) in MPIS.items():
+            exe = os.path.join(tmp, "mpi_check_" + mpi)
+            p = subprocess.run([cc, "-O2", "-o", exe, os.path.join(HERE, "mpi_check.c")],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               timeout=120)
+            if p.returncode != 0:
+                fail("%s failed:\n%s" % (cc, p.stdout))
+        netlab("up", "cluster", "--name", name, "--hosts", str(HOSTS), "--rate", "100mbit")
+        for mpi, (cc, launcher, ppn) in MPIS.items():
+            exe = os.path.join(tmp, "mpi_check_" + mpi)
+            np_ = HOSTS * ppn
+            lo = subprocess.run(launcher + ["-np" if mpi == "openmpi" else "-n", str(np_), exe,
+                                            str(SEED), str(COUNT)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                timeout=120)
+            ref = result_line(lo.stdout)
+            if lo.returncode != 0 or ref is None:
+                fail("%s loopback run failed (rc %d):\n%s\n%s" % (mpi, lo.returncode, lo.stdout,
+                                                                 lo.stderr[-2000:]))
+            print("%s loopback: %s" % (mpi, ref), flush=True)
+            # payload of the alltoall alone that must cross host boundaries
+            expect = np_ * (np_ - ppn) * COUNT * 8
+            ok = False
+            for attempt in range(3):
+                r = netlab("run", "--name", name, "--mpi", mpi, "--ppn", str(ppn),
+                           "--check-counters", "--expect-bytes", str(expect), "--timeout", "15",
+                           "--", exe, str(SEED), str(COUNT), check=False, timeout=60)
+                got = result_line(r.stdout)
+                print("%s on %d hosts x %d (attempt %d, rc %d): %s" %
+                      (mpi, HOSTS, ppn, attempt + 1, r.returncode, got), flush=True)
+                print(r.stderr[-1500:], flush=True)
+                if got != ref:
+                    errors.append("%s: lab output %r != loopback %r" % (mpi, got, ref))
+                    break
+                if "counter check ok" not in r.stderr:
+                    errors.append("%s: shaped-link counters do not account for %d bytes"
+                                  % (mpi, expect))
+                    break
+                if r.returncode == 0:
+                    ok = True
+                    break
+                if r.returncode == 124 and mpi == "mpich":
+                    print("MPICH hung after printing the right result (known finalize hang); "
+                          "retrying", flush=True)
+                    if time.time() > T_END - 30:
+                        break
+                    continue
+                errors.append("%s: netlab run exited %d" % (mpi, r.returncode))
+                break
+            else:
+                pass
+            if not ok and not any(e.startswith(mpi) for e in errors):
+                warnings.append("%s: correct results and counters, but every attempt hung in "
+                                "MPI_Finalize (MPICH/UCX tcp bug, see docs/netlab.md)" % mpi)
+        netlab("down", "--name", name)
+    finally:
+        cleanup(name)
+        shutil.rmtree(tmp, ignore_errors=True)
+    bad = residue(before, machine_objects(), name)
+    if bad:
+        errors.append("residue: %s" % bad)
+    for w in warnings:
+        print("WARNING: " + w)
+    if errors:
+        fail("; ".join(errors))
+    print("PASS")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

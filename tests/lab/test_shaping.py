@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Shaping holds (measured with iperf3 through `netlab calibrate`):
+  cluster: one iperf3 stream between two hosts is within +-10% of B;
+  twosite (W >= 4F): one WAN stream <= 1.15 F, four parallel streams >= 2.5 F;
+  hetero: a slow pair gets its own class rate (+-15%), not B.
+Runtime ~35 s."""
+import json
+import os
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from labutil import cleanup, fail, lab_name, machine_objects, netlab, require_lab, residue
+
+B = 100e6
+W, F = 100e6, 20e6
+
+
+def calib(name, only, seconds=3):
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        p = netlab("calibrate", "--name", name, "--only", only, "--seconds", str(seconds),
+                   "--json", f.name, timeout=120)
+        print(p.stdout, flush=True)
+        return {r["test"]: r for r in json.load(open(f.name))["results"]}
+
+
+def main():
+    require_lab(("iperf3",))
+    name = lab_name("sh")
+    before = machine_objects()
+    t0 = time.time()
+    errors = []
+    try:
+        netlab("up", "cluster", "--name", name, "--hosts", "2", "--rate", "100mbit")
+        r = calib(name, "pair")["pair"]["fraction"][0]
+        print("cluster pair: %.3f of B" % r)
+        if not 0.90 <= r <= 1.10:
+            errors.append("cluster: iperf3 %.3f of B is outside +-10%%" % r)
+        netlab("down", "--name", name)
+
+        netlab("up", "twosite", "--name", name, "--hosts", "2", "--wan-rate", "100mbit",
+               "--flow-cap", "20mbit")
+        res = calib(name, "wan1,wank")
+        one = res["wan1"]["fraction"][0]
+        four = res["wank"]["fraction"][0]
+        print("twosite: 1 stream %.2f F, 4 streams %.2f F" % (one, four))
+        if one > 1.15:
+            errors.append("twosite: one WAN stream got %.2f F > 1.15 F" % one)
+        if one < 0.5:
+            errors.append("twosite: one WAN stream got only %.2f F" % one)
+        if four < 2.5:
+            errors.append("twosite: four WAN streams got %.2f F < 2.5 F" % four)
+        netlab("down", "--name", name)
+
+        netlab("up", "hetero", "--name", name, "--hosts", "3", "--seed", "7",
+               "--classes", "1,0.2", "--weights", "0.5,0.5")
+        st = json.load(open("/run/netlab/%s.json" % name))
+        m = st["matrix"]
+        if not any(m[i][j] == 0.2 for i in range(3) for j in range(3) if i != j):
+            errors.append("hetero: seed 7 gave no slow pair (matrix %s)" % m)
+        # calibrate measures one pair per rate class on hetero; check every one of them
+        with tempfile.NamedTemporaryFile(suffix=".json") as f:
+            p = netlab("calibrate", "--name", name, "--only", "pair", "--seconds", "2",
+                       "--json", f.name, timeout=120)
+            print(p.stdout, flush=True)
+            pairs = [r for r in json.load(open(f.name))["results"] if r["test"] == "pair"]
+        if len(pairs) < 2:
+            errors.append("hetero: expected a pair per class, got %d" % len(pairs))
+        for r in pairs:
+            fr = r["fraction"][0]
+            print("hetero %s: %.3f" % (r["desc"], fr))
+            if not 0.85 <= fr <= 1.15:
+                errors.append("hetero: %s: %.3f of the class rate" % (r["desc"], fr))
+        netlab("down", "--name", name)
+        if time.time() - t0 > 150:
+            errors.append("test exceeded its time bound")
+    finally:
+        cleanup(name)
+    bad = residue(before, machine_objects(), name)
+    if bad:
+        errors.append("residue: %s" % bad)
+    if errors:
+        fail("; ".join(errors))
+    print("PASS (%.0fs)" % (time.time() - t0))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""netlab up/down leaves no residue: normal down, rollback after an error, down from the
+state file after a crash (SIGKILL of `netlab up` midway), all three profiles, two labs at once,
+clear error when not root. Runtime ~15 s."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from labutil import (NETLAB, cleanup, fail, lab_name, machine_objects, netlab, require_lab,
+                     residue)
+
+DEADLINE = time.time() + 150
+
+
+def check_clean(before, name, what):
+    bad = residue(before, machine_objects(), name)
+    if bad:
+        fail("%s left residue: %s" % (what, ", ".join(bad)))
+    print("ok: %s left no residue" % what, flush=True)
+
+
+def main():
+    require_lab()
+    n1, n2 = lab_name("ua"), lab_name("ub")
+    before = machine_objects()
+    try:
+        # 1. every profile: up, objects exist with the prefix and match the state file, down
+        for prof, extra in (("cluster", ["--hosts", "6"]), ("twosite", ["--hosts", "4"]),
+                            ("hetero", ["--hosts", "4", "--seed", "3"])):
+            netlab("up", prof, "--name", n1, *extra)
+            st = json.load(open("/run/netlab/%s.json" % n1))
+            now = machine_objects()
+            ours = {n for n in now["netns"] if n.startswith(n1 + "-")}
+            if ours != set(st["created"]["netns"]):
+                fail("namespaces %s != state file %s" % (sorted(ours), st["created"]["netns"]))
+            for n in list(now["netns"]) + list(now["links"] - before["links"]):
+                if n in ours or n in st["created"]["links"]:
+                    if not n.startswith(n1 + "-"):
+                        fail("object without lab prefix: %s" % n)
+            for l in st["created"]["links"]:
+                if len(l) > 15:
+                    fail("interface name too long: %s" % l)
+            # hosts reach each other and the root-ns address; nothing outside the lab is routed
+            h0, hl = st["hosts"][0], st["hosts"][-1]
+            r = subprocess.run(["ip", "-n", h0["ns"], "route", "get", "192.0.2.1"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            if r.returncode == 0:
+                fail("host has a route outside the lab: %s" % r.stdout)
+            r = subprocess.run(["ip", "-n", h0["ns"], "route", "get", hl["ip"]],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            if r.returncode != 0:
+                fail("no route between lab hosts")
+            netlab("status", "--name", n1, "--counters")
+            netlab("down", "--name", n1)
+            check_clean(before, n1, "up/down %s" % prof)
+
+        # 2. error midway (test hook) -> up rolls back by itself
+        p = netlab("up", "cluster", "--name", n1, "--hosts", "6", check=False,
+                   env={"NETLAB_TEST_FAIL_AFTER": "4"})
+        if p.returncode == 0:
+            fail("up with NETLAB_TEST_FAIL_AFTER should fail")
+        check_clean(before, n1, "failed up (rollback)")
+
+        # 3. crash midway (SIGKILL, no cleanup at all) -> state file says what to remove
+        p = netlab("up", "cluster", "--name", n1, "--hosts", "8", check=False,
+                   env={"NETLAB_TEST_CRASH_AFTER": "5"})
+        if p.returncode != -signal.SIGKILL:
+            fail("crash hook did not kill netlab up (rc %s)" % p.returncode)
+        st = json.load(open("/run/netlab/%s.json" % n1))
+        left = {n for n in machine_objects()["netns"] if n.startswith(n1 + "-")}
+        if st["status"] != "creating" or not left:
+            fail("crash simulation did not leave a half-built lab (%s, %s)" % (st["status"], left))
+        print("crashed lab left %d namespaces, state file lists %d" %
+              (len(left), len(st["created"]["netns"])), flush=True)
+        netlab("down", "--name", n1)
+        check_clean(before, n1, "down after crash")
+
+        # 4. crash, then the state file is lost too -> down --scan removes <name>-* objects
+        netlab("up", "cluster", "--name", n1, "--hosts", "4", check=False,
+               env={"NETLAB_TEST_CRASH_AFTER": "3"})
+        os.unlink("/run/netlab/%s.json" % n1)
+        p = netlab("down", "--name", n1, check=False)
+        if p.returncode == 0:
+            fail("down without state file and without --scan should refuse")
+        netlab("down", "--name", n1, "--scan")
+        check_clean(before, n1, "down --scan without state file")
+
+        # 5. two labs at once: distinct prefixes and subnets; down of one keeps the other
+        netlab("up", "cluster", "--name", n1, "--hosts", "2")
+        netlab("up", "twosite", "--name", n2, "--hosts", "2")
+        s1 = json.load(open("/run/netlab/%s.json" % n1))
+        s2 = json.load(open("/run/netlab/%s.json" % n2))
+        if s1["subnet"] == s2["subnet"] or s1["prefix"] == s2["prefix"]:
+            fail("two labs share a subnet or prefix")
+        p = netlab("up", "cluster", "--name", n1, check=False)
+        if p.returncode == 0 or "already exists" not in p.stderr:
+            fail("second up with the same name must be refused: %s" % p.stderr)
+        netlab("down", "--name", n1)
+        if not {n for n in machine_objects()["netns"] if n.startswith(n2 + "-")}:
+            fail("down of one lab removed the other")
+        netlab("down", "--name", n2)
+        check_clean(before, n1, "two labs")
+        check_clean(before, n2, "two labs")
+
+        # 6. not root -> clear error, nothing created
+        if shutil.which("setpriv"):
+            p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                sys.executable, NETLAB, "up", "cluster", "--name", n1],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               timeout=30)
+            if p.returncode != 4 or "root" not in p.stderr:
+                fail("non-root up: rc %d, %s" % (p.returncode, p.stderr.strip()))
+            print("ok: non-root gets: %s" % p.stderr.strip(), flush=True)
+        if time.time() > DEADLINE:
+            fail("test exceeded its time bound")
+    finally:
+        cleanup(n1)
+        cleanup(n2)
+    check_clean(before, n1, "whole test")
+    print("PASS")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
