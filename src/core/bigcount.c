@@ -76,3 +76,31 @@ int wsp__status_bytes(const wsp_comm_t *comm, MPI_Status *st, size_t *bytes) {
 out:
   return rc;
 }
+
+int wsp__isend_bytes(const wsp_comm_t *comm, const void *buf, size_t bytes,
+                     int peer, int tag, int synchronous, MPI_Request *req) {
+  int count, owned, rc;
+  MPI_Datatype type;
+  if ((rc = wsp__bytes_type(comm, bytes, &count, &type, &owned)) != WSP_OK)
+    return rc;
+  int mrc = synchronous
+                ? MPI_Issend(buf, count, type, peer, tag, comm->mpi, req)
+                : MPI_Isend(buf, count, type, peer, tag, comm->mpi, req);
+  if (owned) MPI_Type_free(&type); /* MPI frees it once the send completes */
+  if (mrc != MPI_SUCCESS)
+    return wsp__mpi_fail(comm, mrc, synchronous ? "MPI_Issend" : "MPI_Isend",
+                         WSP__WHERE);
+  return WSP_OK;
+}
+
+int wsp__irecv_bytes(const wsp_comm_t *comm, void *buf, size_t bytes, int peer,
+                     int tag, MPI_Request *req) {
+  int count, owned, rc;
+  MPI_Datatype type;
+  if ((rc = wsp__bytes_type(comm, bytes, &count, &type, &owned)) != WSP_OK)
+    return rc;
+  int mrc = MPI_Irecv(buf, count, type, peer, tag, comm->mpi, req);
+  if (owned) MPI_Type_free(&type);
+  if (mrc != MPI_SUCCESS) return wsp__mpi_fail(comm, mrc, "MPI_Irecv", WSP__WHERE);
+  return WSP_OK;
+}

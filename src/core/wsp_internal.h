@@ -98,6 +98,12 @@ int wsp__bytes_type(const wsp_comm_t *comm, size_t bytes, int *count,
                     MPI_Datatype *type, int *owned);
 /* The byte length of a probed message, whatever its size. */
 int wsp__status_bytes(const wsp_comm_t *comm, MPI_Status *st, size_t *bytes);
+/* MPI_Isend (or MPI_Issend) / MPI_Irecv of `bytes` bytes of any size on the
+ * private communicator. */
+int wsp__isend_bytes(const wsp_comm_t *comm, const void *buf, size_t bytes,
+                     int peer, int tag, int synchronous, MPI_Request *req);
+int wsp__irecv_bytes(const wsp_comm_t *comm, void *buf, size_t bytes, int peer,
+                     int tag, MPI_Request *req);
 
 /* ---- polling without burning a core ----
  * A loop that polls MPI calls wsp__backoff_idle() after each pass that made

@@ -132,10 +132,25 @@ nomem:
                    bytes, source);
 }
 
-int wsp__recv_probed(wsp__sparse_round_t *r, const MPI_Status *st,
-                     size_t bytes) {
+int wsp__sparse_post_sends(wsp__sparse_round_t *r, int tag, int synchronous,
+                           MPI_Request *reqs, size_t *nreq) {
+  *nreq = 0;
+  for (size_t i = 0; i < r->nsends; i++) {
+    const wsp_send_t *s = &r->sends[i];
+    if (s->peer == r->comm->rank) continue;
+    int rc = wsp__isend_bytes(r->comm, s->data, s->bytes, s->peer, tag,
+                              synchronous, &reqs[*nreq]);
+    if (rc != WSP_OK) return rc;
+    (*nreq)++;
+  }
+  return WSP_OK;
+}
+
+int wsp__recv_probed(wsp__sparse_round_t *r, MPI_Status *st) {
   wsp_comm_t *c = r->comm;
-  int rc = WSP_OK;
+  size_t bytes;
+  int rc = wsp__status_bytes(c, st, &bytes);
+  if (rc != WSP_OK) return rc;
   void *buf = NULL;
   if (wsp__sparse_take(r, st->MPI_SOURCE, bytes, &buf) != WSP_OK) {
     MPI_Recv(NULL, 0, MPI_BYTE, st->MPI_SOURCE, st->MPI_TAG, c->mpi,
@@ -156,16 +171,10 @@ int wsp__recv_probed(wsp__sparse_round_t *r, const MPI_Status *st,
     r->rreqs = nr;
     r->caprreqs = cap;
   }
-  int count, owned;
-  MPI_Datatype type;
-  if ((rc = wsp__bytes_type(c, bytes, &count, &type, &owned)) != WSP_OK)
-    return rc;
-  int mrc = MPI_Irecv(buf, count, type, st->MPI_SOURCE, st->MPI_TAG, c->mpi,
-                      &r->rreqs[r->nrreqs]);
-  if (owned) MPI_Type_free(&type); /* freed once the receive completes */
-  if (mrc != MPI_SUCCESS) return wsp__mpi_fail(c, mrc, "MPI_Irecv", WSP__WHERE);
-  r->nrreqs++;
-  return WSP_OK;
+  rc = wsp__irecv_bytes(c, buf, bytes, st->MPI_SOURCE, st->MPI_TAG,
+                        &r->rreqs[r->nrreqs]);
+  if (rc == WSP_OK) r->nrreqs++;
+  return rc;
 }
 
 int wsp__recv_wait(wsp__sparse_round_t *r) {

@@ -134,16 +134,9 @@ int wsp__sparse_alltoallv(wsp__sparse_round_t *r) {
         goto out;
       }
       memcpy(full, recvbuf + rd[i], L);
-      int count, owned;
-      MPI_Datatype type;
-      if ((rc = wsp__bytes_type(c, b - L, &count, &type, &owned)) != WSP_OK)
+      if ((rc = wsp__irecv_bytes(c, full + L, b - L, i, tag, &reqs[nreq])) !=
+          WSP_OK)
         goto out;
-      int mrc = MPI_Irecv(full + L, count, type, i, tag, c->mpi, &reqs[nreq]);
-      if (owned) MPI_Type_free(&type);
-      if (mrc != MPI_SUCCESS) {
-        rc = wsp__mpi_fail(c, mrc, "MPI_Irecv", WSP__WHERE);
-        goto out;
-      }
       nreq++;
       data = full;
     }
@@ -154,18 +147,10 @@ int wsp__sparse_alltoallv(wsp__sparse_round_t *r) {
   }
   for (int j = 0; j < p; j++) {
     if (!to[j] || to[j]->bytes <= L) continue;
-    int count, owned;
-    MPI_Datatype type;
-    if ((rc = wsp__bytes_type(c, to[j]->bytes - L, &count, &type, &owned)) !=
+    if ((rc = wsp__isend_bytes(c, (const char *)to[j]->data + L,
+                               to[j]->bytes - L, j, tag, 0, &reqs[nreq])) !=
         WSP_OK)
       goto out;
-    int mrc = MPI_Isend((const char *)to[j]->data + L, count, type, j, tag,
-                        c->mpi, &reqs[nreq]);
-    if (owned) MPI_Type_free(&type);
-    if (mrc != MPI_SUCCESS) {
-      rc = wsp__mpi_fail(c, mrc, "MPI_Isend", WSP__WHERE);
-      goto out;
-    }
     nreq++;
   }
   if (nreq)

@@ -70,8 +70,11 @@ int wsp__sparse_append(wsp__sparse_round_t *r, int source, size_t bytes,
  * then arrive at once instead of one round trip after another. Without
  * memory for the message, it is still consumed (as a truncated receive) so
  * that its sender completes, and the round is poisoned. */
-int wsp__recv_probed(wsp__sparse_round_t *r, const MPI_Status *st,
-                     size_t bytes);
+int wsp__recv_probed(wsp__sparse_round_t *r, MPI_Status *st);
+/* Starts the round's sends to other ranks (MPI_Issend if `synchronous`,
+ * else MPI_Isend); reqs has room for nsends; *nreq gets the number. */
+int wsp__sparse_post_sends(wsp__sparse_round_t *r, int tag, int synchronous,
+                           MPI_Request *reqs, size_t *nreq);
 /* Waits for every receive wsp__recv_probed started. */
 int wsp__recv_wait(wsp__sparse_round_t *r);
 

@@ -45,22 +45,8 @@ int wsp__sparse_nbx(wsp__sparse_round_t *r) {
       wsp__fail(c, WSP_ERR_NOMEM, "nbx: out of memory");
     }
   }
-  for (size_t i = 0; reqs && i < r->nsends; i++) {
-    const wsp_send_t *s = &r->sends[i];
-    if (s->peer == c->rank) continue;
-    int count, owned;
-    MPI_Datatype type;
-    if ((rc = wsp__bytes_type(c, s->bytes, &count, &type, &owned)) != WSP_OK)
-      goto out;
-    int mrc = MPI_Issend(s->data, count, type, s->peer, tag, c->mpi,
-                         &reqs[nreq]);
-    if (owned) MPI_Type_free(&type); /* freed once the send completes */
-    if (mrc != MPI_SUCCESS) {
-      rc = wsp__mpi_fail(c, mrc, "MPI_Issend", WSP__WHERE);
-      goto out;
-    }
-    nreq++;
-  }
+  if (reqs && (rc = wsp__sparse_post_sends(r, tag, 1, reqs, &nreq)) != WSP_OK)
+    goto out;
 
   wsp__backoff_t bo;
   wsp__backoff_init(&bo, c);
@@ -71,9 +57,7 @@ int wsp__sparse_nbx(wsp__sparse_round_t *r) {
     WSP__MPI_GOTO(c, MPI_Iprobe(MPI_ANY_SOURCE, tag, c->mpi, &flag, &st), rc,
                   out);
     if (flag) {
-      size_t bytes;
-      if ((rc = wsp__status_bytes(c, &st, &bytes)) != WSP_OK) goto out;
-      if ((rc = wsp__recv_probed(r, &st, bytes)) != WSP_OK) goto out;
+      if ((rc = wsp__recv_probed(r, &st)) != WSP_OK) goto out;
       progress = 1;
     }
     if (!entered) {

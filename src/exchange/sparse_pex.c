@@ -52,28 +52,13 @@ int wsp__sparse_pex(wsp__sparse_round_t *r) {
     goto out;
   }
 
-  for (size_t i = 0; i < r->nsends; i++) {
-    const wsp_send_t *s = &r->sends[i];
-    if (s->peer == c->rank) continue;
-    int count, owned;
-    MPI_Datatype type;
-    if ((rc = wsp__bytes_type(c, s->bytes, &count, &type, &owned)) != WSP_OK)
-      goto out;
-    int mrc = MPI_Isend(s->data, count, type, s->peer, tag, c->mpi, &reqs[nreq]);
-    if (owned) MPI_Type_free(&type);
-    if (mrc != MPI_SUCCESS) {
-      rc = wsp__mpi_fail(c, mrc, "MPI_Isend", WSP__WHERE);
-      goto out;
-    }
-    nreq++;
-  }
+  if ((rc = wsp__sparse_post_sends(r, tag, 0, reqs, &nreq)) != WSP_OK) goto out;
   /* MPI_Iprobe with back-off rather than a blocking MPI_Probe: some MPI
    * libraries (and SimGrid) busy-poll inside MPI_Probe. */
   wsp__backoff_t bo;
   wsp__backoff_init(&bo, c);
   for (int64_t k = 0; k < incoming;) {
     MPI_Status st;
-    size_t bytes;
     int flag = 0;
     WSP__MPI_GOTO(c, MPI_Iprobe(MPI_ANY_SOURCE, tag, c->mpi, &flag, &st), rc,
                   out);
@@ -82,8 +67,7 @@ int wsp__sparse_pex(wsp__sparse_round_t *r) {
       continue;
     }
     wsp__backoff_reset(&bo);
-    if ((rc = wsp__status_bytes(c, &st, &bytes)) != WSP_OK) goto out;
-    if ((rc = wsp__recv_probed(r, &st, bytes)) != WSP_OK) goto out;
+    if ((rc = wsp__recv_probed(r, &st)) != WSP_OK) goto out;
     k++;
   }
   if ((rc = wsp__recv_wait(r)) != WSP_OK) goto out;

@@ -26,7 +26,12 @@ bad:
   return -1;
 }
 
-int wsp_opt_size_list(const char *opt, const char *s, size_t *out, int max) {
+/* Splits a comma-separated list and calls parse(opt, item, i, ctx) on each
+ * item; returns the number of items or -1 (message printed). */
+typedef int (*wsp__item_fn)(const char *opt, const char *item, int i, void *ctx);
+
+static int wsp__list(const char *opt, const char *s, int max, wsp__item_fn parse,
+                     void *ctx) {
   char buf[1024];
   if (strlen(s) >= sizeof buf) {
     fprintf(stderr, "error: %s: list too long\n", opt);
@@ -40,50 +45,48 @@ int wsp_opt_size_list(const char *opt, const char *s, size_t *out, int max) {
       fprintf(stderr, "error: %s: more than %d values\n", opt, max);
       return -1;
     }
-    if (wsp_opt_size(opt, t, &out[n++]) != 0) return -1;
+    if (parse(opt, t, n++, ctx) != 0) return -1;
   }
   if (n == 0) fprintf(stderr, "error: %s: empty list\n", opt);
   return n ? n : -1;
 }
 
-int wsp_opt_density_list(const char *opt, const char *s, double *out, int max) {
-  char buf[1024];
-  if (strlen(s) >= sizeof buf) {
-    fprintf(stderr, "error: %s: list too long\n", opt);
+static int wsp__size_item(const char *opt, const char *t, int i, void *ctx) {
+  return wsp_opt_size(opt, t, &((size_t *)ctx)[i]);
+}
+
+int wsp_opt_size_list(const char *opt, const char *s, size_t *out, int max) {
+  return wsp__list(opt, s, max, wsp__size_item, out);
+}
+
+static int wsp__density_item(const char *opt, const char *t, int i, void *ctx) {
+  double *out = ctx;
+  if (strcmp(t, "1/p") == 0) {
+    out[i] = -1.0;
+    return 0;
+  }
+  char *end = NULL;
+  errno = 0;
+  double v = strtod(t, &end);
+  int ok = !errno && end != t;
+  if (ok && *end == '%') v /= 100.0, end++;
+  if (!ok || *end != '\0') {
+    fprintf(stderr,
+            "error: %s: \"%s\" is not a density (a fraction in [0,1], a "
+            "percentage like 10%%, or 1/p)\n",
+            opt, t);
     return -1;
   }
-  strcpy(buf, s);
-  int n = 0;
-  for (char *save = NULL, *t = strtok_r(buf, ",", &save); t;
-       t = strtok_r(NULL, ",", &save)) {
-    if (n == max) {
-      fprintf(stderr, "error: %s: more than %d values\n", opt, max);
-      return -1;
-    }
-    if (strcmp(t, "1/p") == 0) {
-      out[n++] = -1.0;
-      continue;
-    }
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(t, &end);
-    int ok = !errno && end != t;
-    if (ok && *end == '%') v /= 100.0, end++;
-    if (!ok || *end != '\0') {
-      fprintf(stderr,
-              "error: %s: \"%s\" is not a density (a fraction in [0,1], a "
-              "percentage like 10%%, or 1/p)\n",
-              opt, t);
-      return -1;
-    }
-    if (!(v >= 0.0 && v <= 1.0)) {
-      fprintf(stderr, "error: %s: density %s is outside [0, 1]\n", opt, t);
-      return -1;
-    }
-    out[n++] = v;
+  if (!(v >= 0.0 && v <= 1.0)) {
+    fprintf(stderr, "error: %s: density %s is outside [0, 1]\n", opt, t);
+    return -1;
   }
-  if (n == 0) fprintf(stderr, "error: %s: empty list\n", opt);
-  return n ? n : -1;
+  out[i] = v;
+  return 0;
+}
+
+int wsp_opt_density_list(const char *opt, const char *s, double *out, int max) {
+  return wsp__list(opt, s, max, wsp__density_item, out);
 }
 
 double wsp_density_resolve(double d, int p) {

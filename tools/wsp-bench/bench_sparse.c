@@ -82,8 +82,14 @@ int wsp_bench_sparse(int argc, char **argv, int rank, int size) {
       bad = wsp_opt_int(a, v, 0, 1L << 40, &seed);
     else if (!strcmp(a, "--json"))
       json = v;
-    else if (!strcmp(a, "--label"))
-      label = v;
+    else if (!strcmp(a, "--label")) {
+      /* Stored in JSON: keep it to characters that need no escaping. */
+      static char lab[128];
+      snprintf(lab, sizeof lab, "%s", v);
+      for (char *ch = lab; *ch; ch++)
+        if (*ch == '"' || *ch == '\\' || (unsigned char)*ch < 0x20) *ch = '_';
+      label = lab;
+    }
     else if (!strcmp(a, "--algs")) {
       char buf[256];
       snprintf(buf, sizeof buf, "%s", v);
