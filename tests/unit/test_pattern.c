@@ -6,8 +6,8 @@
 #include "pattern.h"
 
 int main(void) {
-  int dests[64];
-  size_t bytes[64];
+  int dests[100];
+  size_t bytes[100];
   for (int p = 1; p <= 17; p++) {
     const double ds[] = {0.0, 0.1, 0.5, 1.0};
     for (int di = 0; di < 4; di++) {

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Reproduces the loopback figures of docs/sparse.md: wsp-bench sparse at
+# 16 ranks on this machine, under Open MPI and MPICH, densities 1/p, 10%, 50%
+# and 1 KiB / 64 KiB messages. Loopback is CPU-bound (16 ranks share the
+# cores): it measures overheads, not networks.
+#   bench/sparse_loopback.sh [outdir] [np]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-$root/results}
+np=${2:-16}
+mkdir -p "$out"
+"$root/scripts/deps.sh"
+"$root/scripts/build.sh" openmpi >/dev/null
+"$root/scripts/build.sh" mpich >/dev/null
+args=(sparse --densities 1/p,0.1,0.5 --sizes 1K,64K --warmup 10)
+echo "== Open MPI, np=$np"
+mpirun --allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader -np "$np" \
+  "$root/build/openmpi/tools/wsp-bench" "${args[@]}" --iters 50 --reps 7 \
+  --label loopback-openmpi --json "$out/sparse-loopback.json"
+# MPICH 4.0 busy-polls when ranks outnumber cores (LAB-FACTS), so fewer rounds.
+echo "== MPICH, np=$np"
+mpiexec.mpich -np "$np" "$root/build/mpich/tools/wsp-bench" "${args[@]}" --iters 10 --reps 5 \
+  --label loopback-mpich --json "$out/sparse-loopback.json"

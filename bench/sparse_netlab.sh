@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# wsp-bench sparse on a netlab cluster (16 hosts, 25 Mbit/s NICs, one rank
+# per host, Open MPI over TCP through the shaped links), beside the same
+# command on loopback. Needs root. The lab is removed again on exit.
+#   bench/sparse_netlab.sh [outdir] [hosts] [rate]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-$root/results}
+hosts=${2:-16}
+rate=${3:-25mbit}
+name=wsbench$$
+mkdir -p "$out"
+"$root/scripts/deps.sh"
+"$root/scripts/build.sh" openmpi >/dev/null
+trap '"$root/lab/netlab" down --name "$name" >/dev/null 2>&1 || true' EXIT
+"$root/lab/netlab" up cluster --name "$name" --hosts "$hosts" --rate "$rate"
+args=(sparse --densities 1/p,0.1,0.5 --sizes 1K,64K --warmup 10 --iters 20 --reps 5)
+echo "== netlab cluster, $hosts hosts x 1 rank, NIC $rate"
+"$root/lab/netlab" run --name "$name" --mpi openmpi --timeout 1800 --check-counters -- \
+  "$root/build/openmpi/tools/wsp-bench" "${args[@]}" \
+  --label "netlab-cluster$hosts-$rate" --json "$out/sparse-netlab.json"
+echo "== loopback, $hosts ranks"
+mpirun --allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader -np "$hosts" \
+  "$root/build/openmpi/tools/wsp-bench" "${args[@]}" \
+  --label "loopback-np$hosts" --json "$out/sparse-netlab.json"
