@@ -18,16 +18,22 @@ typedef struct wsp__sparse_stats {
 
 /* The state of the sparse `auto` chooser (src/exchange/sparse_auto.c).
  * Identical on every rank: it only ever sees sums over all ranks. */
-#define WSP__AUTO_EXPLORE_ROUNDS 7
+#define WSP__AUTO_PLAN_MAX 8
 typedef struct wsp__sparse_auto {
   int exploring;    /* in an exploration (else committed to `choice`) */
-  int step;         /* next round's place in the exploration */
+  int step;         /* next round's place in `plan` */
+  int nplan;        /* rounds of this exploration */
+  wsp_sparse_alg_t plan[WSP__AUTO_PLAN_MAX];
   int explorations; /* how many were completed */
   wsp_sparse_alg_t choice;
   uint64_t time_ns[WSP_SPARSE_ALG_COUNT]; /* best timing in this exploration */
   int have_time[WSP_SPARSE_ALG_COUNT];
+  /* A candidate that lost by 2x or more sits out explorations: skip[c]
+   * more of them, after which it is measured again; each new big loss
+   * doubles the next wait (skip_len), up to 16. */
+  int skip[WSP_SPARSE_ALG_COUNT], skip_len[WSP_SPARSE_ALG_COUNT];
   uint64_t first_interval, interval, left; /* committed rounds */
-  int cls_sends, cls_bytes; /* log2 buckets of the measured pattern */
+  int have_cls, cls_sends, cls_bytes; /* log2 buckets of the pattern */
 } wsp__sparse_auto_t;
 
 /* The communicator object. `mpi` is wirespeed's private duplicate. */

@@ -31,11 +31,11 @@
 
 #include <string.h>
 
-static const wsp_sparse_alg_t wsp__explore_order[WSP__AUTO_EXPLORE_ROUNDS] = {
-    WSP_SPARSE_NBX, WSP_SPARSE_PEX, WSP_SPARSE_ALLTOALLV, WSP_SPARSE_NBX,
-    WSP_SPARSE_PEX, WSP_SPARSE_ALLTOALLV, WSP_SPARSE_NBX};
+enum { WSP__AUTO_INTERVAL_GROWTH_MAX = 64, WSP__AUTO_SKIP_MAX = 16 };
 
-enum { WSP__AUTO_INTERVAL_GROWTH_MAX = 64 };
+static const wsp_sparse_alg_t wsp__candidates[] = {
+    WSP_SPARSE_NBX, WSP_SPARSE_PEX, WSP_SPARSE_ALLTOALLV};
+#define WSP__NCAND ((int)(sizeof wsp__candidates / sizeof *wsp__candidates))
 
 static int wsp__log2_bucket(uint64_t v) {
   int b = 0;
@@ -43,12 +43,44 @@ static int wsp__log2_bucket(uint64_t v) {
   return b;
 }
 
+/* Lays out the next exploration. `full`: every candidate twice (no
+ * knowledge yet); otherwise each candidate not sitting out, once. The last
+ * round only carries the report of the one before it. */
+static void wsp__plan(wsp__sparse_auto_t *a, int full) {
+  a->nplan = 0;
+  for (int rep = 0; rep < (full ? 2 : 1); rep++)
+    for (int i = 0; i < WSP__NCAND; i++) {
+      wsp_sparse_alg_t c = wsp__candidates[i];
+      if (!full && a->skip[c] > 0) {
+        if (rep == 0) a->skip[c]--; /* sits out this exploration */
+        continue;
+      }
+      a->plan[a->nplan++] = c;
+    }
+  a->plan[a->nplan++] = full ? WSP_SPARSE_NBX : a->choice;
+  a->step = 0;
+  a->exploring = 1;
+  memset(a->have_time, 0, sizeof a->have_time);
+  memset(a->time_ns, 0, sizeof a->time_ns);
+}
+
 void wsp__sparse_auto_init(wsp__sparse_auto_t *a, uint64_t interval) {
   memset(a, 0, sizeof *a);
   a->first_interval = interval ? interval : 1;
   a->interval = a->first_interval;
-  a->exploring = 1;
   a->choice = WSP_SPARSE_NBX;
+  wsp__plan(a, 1);
+}
+
+void wsp__sparse_auto_restart(wsp__sparse_auto_t *a) { wsp__plan(a, 0); }
+
+/* The pattern changed: nothing measured so far holds. */
+static void wsp__forget(wsp__sparse_auto_t *a) {
+  memset(a->skip, 0, sizeof a->skip);
+  memset(a->skip_len, 0, sizeof a->skip_len);
+  a->interval = a->first_interval;
+  a->explorations = 0;
+  wsp__plan(a, 1);
 }
 
 wsp_sparse_alg_t wsp__sparse_auto_next(const wsp__sparse_auto_t *a, int p,
@@ -57,12 +89,50 @@ wsp_sparse_alg_t wsp__sparse_auto_next(const wsp__sparse_auto_t *a, int p,
   if (p <= 1) return WSP_SPARSE_NBX; /* nothing to exchange with anyone */
   if (!a->exploring) return a->choice;
   *report = 1;
-  return wsp__explore_order[a->step];
+  return a->plan[a->step];
 }
 
 static void wsp__set_class(wsp__sparse_auto_t *a, const wsp__sparse_stats_t *s) {
+  a->have_cls = 1;
   a->cls_sends = wsp__log2_bucket(s->sends);
   a->cls_bytes = wsp__log2_bucket(s->bytes);
+}
+
+static int wsp__class_changed(const wsp__sparse_auto_t *a,
+                              const wsp__sparse_stats_t *s) {
+  int cs = wsp__log2_bucket(s->sends), cb = wsp__log2_bucket(s->bytes);
+  if (!a->have_cls) return 0;
+  return cs - a->cls_sends >= 2 || a->cls_sends - cs >= 2 ||
+         cb - a->cls_bytes >= 2 || a->cls_bytes - cb >= 2;
+}
+
+static void wsp__commit(wsp__sparse_auto_t *a) {
+  wsp_sparse_alg_t best = WSP_SPARSE_ALG_COUNT;
+  for (int c = 0; c < WSP_SPARSE_ALG_COUNT; c++)
+    if (a->have_time[c] &&
+        (best == WSP_SPARSE_ALG_COUNT || a->time_ns[c] < a->time_ns[best]))
+      best = (wsp_sparse_alg_t)c;
+  if (best == WSP_SPARSE_ALG_COUNT) best = a->choice; /* nothing measured */
+  for (int c = 0; c < WSP_SPARSE_ALG_COUNT; c++) {
+    if (!a->have_time[c] || c == (int)best) continue;
+    if (a->time_ns[c] >= 2 * a->time_ns[best]) {
+      a->skip_len[c] = a->skip_len[c] ? 2 * a->skip_len[c] : 1;
+      if (a->skip_len[c] > WSP__AUTO_SKIP_MAX) a->skip_len[c] = WSP__AUTO_SKIP_MAX;
+      a->skip[c] = a->skip_len[c];
+    } else {
+      a->skip_len[c] = 0;
+    }
+  }
+  if (a->explorations > 0 && best == a->choice) {
+    if (a->interval < a->first_interval * WSP__AUTO_INTERVAL_GROWTH_MAX)
+      a->interval *= 2;
+  } else {
+    a->interval = a->first_interval;
+  }
+  a->choice = best;
+  a->explorations++;
+  a->exploring = 0;
+  a->left = a->interval;
 }
 
 void wsp__sparse_auto_update(wsp__sparse_auto_t *a, int p,
@@ -73,46 +143,28 @@ void wsp__sparse_auto_update(wsp__sparse_auto_t *a, int p,
     /* This round's report carries the previous round's time; the previous
      * exploring round is step - 1 (none for the first step). */
     if (prev_time_ns && a->step > 0) {
-      wsp_sparse_alg_t prev = wsp__explore_order[a->step - 1];
+      wsp_sparse_alg_t prev = a->plan[a->step - 1];
       if (!a->have_time[prev] || *prev_time_ns < a->time_ns[prev])
         a->time_ns[prev] = *prev_time_ns;
       a->have_time[prev] = 1;
     }
-    if (stats) wsp__set_class(a, stats);
-    if (++a->step < WSP__AUTO_EXPLORE_ROUNDS) return;
-    /* Commit to the fastest candidate. */
-    wsp_sparse_alg_t best = WSP_SPARSE_NBX;
-    for (int c = 1; c < WSP_SPARSE_ALG_COUNT; c++)
-      if (a->have_time[c] &&
-          (!a->have_time[best] || a->time_ns[c] < a->time_ns[best]))
-        best = (wsp_sparse_alg_t)c;
-    if (a->explorations > 0 && best == a->choice) {
-      if (a->interval < a->first_interval * WSP__AUTO_INTERVAL_GROWTH_MAX)
-        a->interval *= 2;
-    } else {
-      a->interval = a->first_interval;
+    if (stats) {
+      if (wsp__class_changed(a, stats)) {
+        wsp__set_class(a, stats);
+        wsp__forget(a); /* timings of another pattern: start over */
+        return;
+      }
+      wsp__set_class(a, stats);
     }
-    a->choice = best;
-    a->explorations++;
-    a->exploring = 0;
-    a->left = a->interval;
+    if (++a->step < a->nplan) return;
+    wsp__commit(a);
     return;
   }
-  if (stats) {
-    int cs = wsp__log2_bucket(stats->sends), cb = wsp__log2_bucket(stats->bytes);
-    if (cs - a->cls_sends >= 2 || a->cls_sends - cs >= 2 ||
-        cb - a->cls_bytes >= 2 || a->cls_bytes - cb >= 2) {
-      a->interval = a->first_interval;
-      a->left = 0;
-    }
+  if (stats && wsp__class_changed(a, stats)) {
+    wsp__set_class(a, stats);
+    wsp__forget(a);
+    return;
   }
   if (a->left > 0) a->left--;
   if (a->left == 0) wsp__sparse_auto_restart(a);
-}
-
-void wsp__sparse_auto_restart(wsp__sparse_auto_t *a) {
-  a->exploring = 1;
-  a->step = 0;
-  memset(a->have_time, 0, sizeof a->have_time);
-  memset(a->time_ns, 0, sizeof a->time_ns);
 }

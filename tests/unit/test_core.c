@@ -99,9 +99,9 @@ static void test_table(void) {
 }
 
 /* Drives the auto state machine through one exploration with the given
- * per-algorithm round times (ns) and returns the committed choice. The
- * time of each exploring round arrives with the next round, as in the
- * library. */
+ * per-algorithm round times (ns) and returns the committed choice; *rounds
+ * gets the exploration's length. The time of each exploring round arrives
+ * with the next round, as in the library. */
 static wsp_sparse_alg_t explore(wsp__sparse_auto_t *a, const uint64_t t[4],
                                 const wsp__sparse_stats_t *st, int *rounds) {
   uint64_t prev = 0;
@@ -117,6 +117,19 @@ static wsp_sparse_alg_t explore(wsp__sparse_auto_t *a, const uint64_t t[4],
   }
 }
 
+/* Runs committed rounds until auto starts exploring; returns how many. */
+static int hold(wsp__sparse_auto_t *a, const wsp__sparse_stats_t *st,
+                wsp_sparse_alg_t expect) {
+  int held = 0, report;
+  for (;;) {
+    wsp_sparse_alg_t alg = wsp__sparse_auto_next(a, 64, &report);
+    if (report || held > 100000) return held;
+    CHECK(alg == expect, "committed to %d, ran %d", expect, alg);
+    wsp__sparse_auto_update(a, 64, st, NULL);
+    held++;
+  }
+}
+
 static void test_auto(void) {
   wsp__sparse_auto_t a;
   wsp__sparse_stats_t st = {.sends = 640, .bytes = 640 * 1024};
@@ -125,53 +138,64 @@ static void test_auto(void) {
   CHECK(wsp__sparse_auto_next(&a, 1, &report) == WSP_SPARSE_NBX && !report,
         "one rank: nbx, no exploring");
 
-  /* Each candidate wins when it is the fastest. */
+  /* Each candidate wins when it is the fastest; the first exploration
+   * measures each twice (7 rounds). */
   for (int w = 1; w < WSP_SPARSE_ALG_COUNT; w++) {
-    uint64_t t[4] = {0, 300, 300, 300};
+    uint64_t t[4] = {0, 150, 150, 150};
     t[w] = 100;
     wsp__sparse_auto_init(&a, 64);
     CHECK(explore(&a, t, &st, &n) == (wsp_sparse_alg_t)w, "winner %d", w);
-    CHECK(n == WSP__AUTO_EXPLORE_ROUNDS, "exploration takes %d rounds", n);
+    CHECK(n == 7, "first exploration takes %d rounds", n);
   }
 
-  /* The committed choice holds for `interval` rounds, then re-explores;
-   * the same winner doubles the interval, a new winner resets it. */
-  uint64_t t[4] = {0, 100, 200, 300};
+  /* The choice holds for `interval` rounds; re-exploring measures each
+   * candidate once (4 rounds); the same winner doubles the interval. */
+  uint64_t t[4] = {0, 100, 150, 180};
   wsp__sparse_auto_init(&a, 64);
   explore(&a, t, &st, &n);
-  int held = 0;
-  for (;;) {
-    wsp_sparse_alg_t alg = wsp__sparse_auto_next(&a, 64, &report);
-    if (report) break;
-    CHECK(alg == WSP_SPARSE_NBX, "committed to nbx");
-    wsp__sparse_auto_update(&a, 64, &st, NULL);
-    held++;
-  }
-  CHECK(held == 64, "held %d rounds", held);
-  explore(&a, t, &st, &n);
-  CHECK(a.interval == 128 && a.choice == WSP_SPARSE_NBX, "same winner doubles");
-  uint64_t t2[4] = {0, 300, 100, 300};
-  CHECK(a.left == 128, "left %llu", (unsigned long long)a.left);
-  a.left = 1;
-  wsp__sparse_auto_update(&a, 64, NULL, NULL); /* a PEX round: no stats */
+  CHECK(hold(&a, &st, WSP_SPARSE_NBX) == 64, "held 64 rounds");
+  CHECK(explore(&a, t, &st, &n) == WSP_SPARSE_NBX && n == 4,
+        "re-exploration: %d rounds", n);
+  CHECK(a.interval == 128, "same winner doubles the interval");
+  CHECK(hold(&a, &st, WSP_SPARSE_NBX) == 128, "held 128 rounds");
+
+  /* A new winner resets the interval. */
+  uint64_t t2[4] = {0, 150, 100, 180};
   explore(&a, t2, &st, &n);
   CHECK(a.choice == WSP_SPARSE_PEX && a.interval == 64, "new winner resets");
 
-  /* A changed pattern (4x more messages) triggers exploring at once;
+  /* Clear losers (2x or worse) sit out the next exploration, and longer
+   * while they keep losing; they come back eventually. */
+  uint64_t t3[4] = {0, 100, 300, 250};
+  wsp__sparse_auto_init(&a, 64);
+  explore(&a, t3, &st, &n);
+  hold(&a, &st, WSP_SPARSE_NBX);
+  explore(&a, t3, &st, &n);
+  CHECK(n == 2, "losers skipped: %d rounds", n);
+  int saw_full = 0;
+  for (int i = 0; i < 40 && !saw_full; i++) {
+    hold(&a, &st, WSP_SPARSE_NBX);
+    explore(&a, t3, &st, &n);
+    saw_full = n == 4;
+  }
+  CHECK(saw_full, "losers are measured again later");
+
+  /* A changed pattern (4x more messages) makes auto start over at once;
    * small changes do not. */
+  wsp__sparse_auto_init(&a, 64);
+  explore(&a, t, &st, &n);
   wsp__sparse_stats_t same = {.sends = 700, .bytes = 700 * 1024};
   wsp__sparse_auto_update(&a, 64, &same, NULL);
   CHECK(!a.exploring, "small change ignored");
   wsp__sparse_stats_t dense = {.sends = 4000, .bytes = 4000 * 1024};
   wsp__sparse_auto_update(&a, 64, &dense, NULL);
-  CHECK(a.exploring, "pattern change starts exploring");
+  CHECK(a.exploring && a.nplan == 7, "pattern change: full exploration");
 
   /* The cap on the interval. */
   wsp__sparse_auto_init(&a, 1);
   for (int i = 0; i < 20; i++) {
     explore(&a, t, &st, &n);
-    a.left = 1;
-    wsp__sparse_auto_update(&a, 64, &st, NULL);
+    hold(&a, &st, WSP_SPARSE_NBX);
   }
   CHECK(a.interval == 64, "interval capped at 64x the first: %llu",
         (unsigned long long)a.interval);
