@@ -12,7 +12,7 @@ mkdir -p "$out"
 "$root/scripts/deps.sh"
 "$root/scripts/build.sh" openmpi >/dev/null
 "$root/scripts/build.sh" mpich >/dev/null
-args=(sparse --densities 1/p,0.1,0.5 --sizes 1K,64K --warmup 10)
+args=(sparse --densities 1/p,0.1,0.5 --sizes 1K,64K --warmup 12)
 echo "== Open MPI, np=$np"
 mpirun --allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader -np "$np" \
   "$root/build/openmpi/tools/wsp-bench" "${args[@]}" --iters 50 --reps 7 \

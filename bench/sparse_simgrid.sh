@@ -22,6 +22,6 @@ for p in ${WSP_SG_PS:-64 256}; do
   echo "== p=$p"
   smpirun -np "$p" -platform "$plat" -hostfile "$hosts" "${cfg[@]}" \
     "$root/build/simgrid/tools/wsp-bench" sparse --densities 1/p,0.1 --sizes 1K,64K \
-    --iters $iters --reps 3 --warmup 8 --label "simgrid-cluster256-1Gbps" \
+    --iters $iters --reps 3 --warmup 12 --label "simgrid-cluster256-1Gbps" \
     --json "$out/sparse-simgrid.json"
 done

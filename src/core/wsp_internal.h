@@ -18,7 +18,7 @@ typedef struct wsp__sparse_stats {
 
 /* The state of the sparse `auto` chooser (src/exchange/sparse_auto.c).
  * Identical on every rank: it only ever sees sums over all ranks. */
-#define WSP__AUTO_PLAN_MAX 8
+#define WSP__AUTO_PLAN_MAX 10
 typedef struct wsp__sparse_auto {
   int exploring;    /* in an exploration (else committed to `choice`) */
   int step;         /* next round's place in `plan` */

@@ -8,20 +8,26 @@
  * dense exchanges of small messages on a real network). So auto measures,
  * the way a careful user would, and keeps measuring as the job runs:
  *
- * 1. Explore: the next 7 rounds run nbx, pex, alltoallv, nbx, pex,
- *    alltoallv and a last nbx. Each exploring round also carries, in a small
- *    non-blocking sum (src/core/sum.c) overlapped with the round, the sum
- *    over ranks of the
+ * 1. Explore. The first exploration (and the first after the pattern
+ *    changed) runs nbx, pex, alltoallv three times over and one more round
+ *    of nbx; later ones run each candidate twice and then the current
+ *    choice. Each exploring round carries, in a small non-blocking sum
+ *    (src/core/sum.c) overlapped with the round, the sum over ranks of the
  *    previous round's time and of this round's message count and bytes, so
- *    after the 7th round every rank knows the same 6 timings.
- * 2. Commit to the candidate with the smallest of its two timings and run
- *    it for `interval` rounds (64 by default).
+ *    after the last exploring round every rank knows the same timings (the
+ *    last round only reports the one before it).
+ * 2. Commit to the candidate with the smallest of its timings (one round is
+ *    a noisy sample: a shaped link's queue, a shared core) and run it for
+ *    `interval` rounds (64 by default).
  * 3. Explore again when the interval is over. If the same algorithm wins,
  *    the interval doubles (up to 64 times the first), so a steady job spends
- *    ever less time exploring; if another wins, it starts over at 64.
- * 4. NBX and alltoallv rounds learn the round's total message count and
- *    bytes for free; if either moves by 4x or more from what was measured,
- *    the pattern has changed and auto explores at once.
+ *    ever less time exploring; if another wins, it starts over.
+ * 4. A candidate that took twice the winner's time or more sits out the
+ *    next exploration, then 2, 4, ... up to 16 while it keeps losing that
+ *    badly: re-measuring a clear loser is what makes exploring expensive.
+ * 5. NBX and alltoallv rounds learn the round's total message count and
+ *    bytes for free; if either moves by about 4x from what was measured,
+ *    the pattern has changed: auto forgets what it knew and explores.
  *
  * Every input to this state machine is identical on all ranks (sums over
  * all ranks), so all ranks always choose the same algorithm. This file is
@@ -43,20 +49,20 @@ static int wsp__log2_bucket(uint64_t v) {
   return b;
 }
 
-/* Lays out the next exploration. `full`: every candidate twice (no
- * knowledge yet); otherwise each candidate not sitting out, once. The last
+/* Lays out the next exploration. `full`: every candidate three times (no
+ * knowledge yet); otherwise each candidate not sitting out, twice. The last
  * round only carries the report of the one before it. */
 static void wsp__plan(wsp__sparse_auto_t *a, int full) {
-  a->nplan = 0;
-  for (int rep = 0; rep < (full ? 2 : 1); rep++)
-    for (int i = 0; i < WSP__NCAND; i++) {
-      wsp_sparse_alg_t c = wsp__candidates[i];
-      if (!full && a->skip[c] > 0) {
-        if (rep == 0) a->skip[c]--; /* sits out this exploration */
-        continue;
-      }
-      a->plan[a->nplan++] = c;
+  int out[WSP_SPARSE_ALG_COUNT] = {0};
+  for (int c = 0; c < WSP_SPARSE_ALG_COUNT; c++)
+    if (!full && a->skip[c] > 0) {
+      out[c] = 1; /* sits out this exploration */
+      a->skip[c]--;
     }
+  a->nplan = 0;
+  for (int rep = 0; rep < (full ? 3 : 2); rep++)
+    for (int i = 0; i < WSP__NCAND; i++)
+      if (!out[wsp__candidates[i]]) a->plan[a->nplan++] = wsp__candidates[i];
   a->plan[a->nplan++] = full ? WSP_SPARSE_NBX : a->choice;
   a->step = 0;
   a->exploring = 1;

@@ -139,22 +139,22 @@ static void test_auto(void) {
         "one rank: nbx, no exploring");
 
   /* Each candidate wins when it is the fastest; the first exploration
-   * measures each twice (7 rounds). */
+   * measures each three times (10 rounds). */
   for (int w = 1; w < WSP_SPARSE_ALG_COUNT; w++) {
     uint64_t t[4] = {0, 150, 150, 150};
     t[w] = 100;
     wsp__sparse_auto_init(&a, 64);
     CHECK(explore(&a, t, &st, &n) == (wsp_sparse_alg_t)w, "winner %d", w);
-    CHECK(n == 7, "first exploration takes %d rounds", n);
+    CHECK(n == 10, "first exploration takes %d rounds", n);
   }
 
   /* The choice holds for `interval` rounds; re-exploring measures each
-   * candidate once (4 rounds); the same winner doubles the interval. */
+   * candidate twice (7 rounds); the same winner doubles the interval. */
   uint64_t t[4] = {0, 100, 150, 180};
   wsp__sparse_auto_init(&a, 64);
   explore(&a, t, &st, &n);
   CHECK(hold(&a, &st, WSP_SPARSE_NBX) == 64, "held 64 rounds");
-  CHECK(explore(&a, t, &st, &n) == WSP_SPARSE_NBX && n == 4,
+  CHECK(explore(&a, t, &st, &n) == WSP_SPARSE_NBX && n == 7,
         "re-exploration: %d rounds", n);
   CHECK(a.interval == 128, "same winner doubles the interval");
   CHECK(hold(&a, &st, WSP_SPARSE_NBX) == 128, "held 128 rounds");
@@ -171,12 +171,12 @@ static void test_auto(void) {
   explore(&a, t3, &st, &n);
   hold(&a, &st, WSP_SPARSE_NBX);
   explore(&a, t3, &st, &n);
-  CHECK(n == 2, "losers skipped: %d rounds", n);
+  CHECK(n == 3, "losers skipped: %d rounds", n);
   int saw_full = 0;
   for (int i = 0; i < 40 && !saw_full; i++) {
     hold(&a, &st, WSP_SPARSE_NBX);
     explore(&a, t3, &st, &n);
-    saw_full = n == 4;
+    saw_full = n == 7;
   }
   CHECK(saw_full, "losers are measured again later");
 
@@ -189,7 +189,7 @@ static void test_auto(void) {
   CHECK(!a.exploring, "small change ignored");
   wsp__sparse_stats_t dense = {.sends = 4000, .bytes = 4000 * 1024};
   wsp__sparse_auto_update(&a, 64, &dense, NULL);
-  CHECK(a.exploring && a.nplan == 7, "pattern change: full exploration");
+  CHECK(a.exploring && a.nplan == 10, "pattern change: full exploration");
 
   /* The cap on the interval. */
   wsp__sparse_auto_init(&a, 1);
