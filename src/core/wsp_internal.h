@@ -28,7 +28,7 @@ typedef struct wsp__sparse_auto {
   wsp_sparse_alg_t choice;
   uint64_t time_ns[WSP_SPARSE_ALG_COUNT]; /* best timing in this exploration */
   int have_time[WSP_SPARSE_ALG_COUNT];
-  /* A candidate that lost by 2x or more sits out explorations: skip[c]
+  /* A candidate that lost by 1.5x or more sits out explorations: skip[c]
    * more of them, after which it is measured again; each new big loss
    * doubles the next wait (skip_len), up to 16. */
   int skip[WSP_SPARSE_ALG_COUNT], skip_len[WSP_SPARSE_ALG_COUNT];

@@ -22,7 +22,7 @@
  * 3. Explore again when the interval is over. If the same algorithm wins,
  *    the interval doubles (up to 64 times the first), so a steady job spends
  *    ever less time exploring; if another wins, it starts over.
- * 4. A candidate that took twice the winner's time or more sits out the
+ * 4. A candidate that took 1.5 times the winner's time or more sits out the
  *    next exploration, then 2, 4, ... up to 16 while it keeps losing that
  *    badly: re-measuring a clear loser is what makes exploring expensive.
  * 5. NBX and alltoallv rounds learn the round's total message count and
@@ -121,7 +121,7 @@ static void wsp__commit(wsp__sparse_auto_t *a) {
   if (best == WSP_SPARSE_ALG_COUNT) best = a->choice; /* nothing measured */
   for (int c = 0; c < WSP_SPARSE_ALG_COUNT; c++) {
     if (!a->have_time[c] || c == (int)best) continue;
-    if (a->time_ns[c] >= 2 * a->time_ns[best]) {
+    if (2 * a->time_ns[c] >= 3 * a->time_ns[best]) {
       a->skip_len[c] = a->skip_len[c] ? 2 * a->skip_len[c] : 1;
       if (a->skip_len[c] > WSP__AUTO_SKIP_MAX) a->skip_len[c] = WSP__AUTO_SKIP_MAX;
       a->skip[c] = a->skip_len[c];
