@@ -359,8 +359,18 @@ int wsp_sparse_exchange_alg(wsp_comm_t *comm, wsp_sparse_alg_t alg,
     } else if (r.have_global) {
       stp = &r.global;
     }
-    wsp__sparse_auto_update(&comm->sparse_auto, comm->size, stp,
-                            report ? &prev : NULL);
+    wsp__sparse_auto_t *au = &comm->sparse_auto;
+    int was_exploring = au->exploring;
+    wsp__sparse_auto_update(au, comm->size, stp, report ? &prev : NULL);
+    if (was_exploring && !au->exploring && comm->rank == 0)
+      wsp__log(comm, WSP_LOG_INFO,
+               "sparse auto: runs %s for %llu rounds (summed round times: "
+               "nbx %.3g s, pex %.3g s, alltoallv %.3g s; 0 = not measured)",
+               wsp__sparse_algs[au->choice].info.name,
+               (unsigned long long)au->interval,
+               au->time_ns[WSP_SPARSE_NBX] * 1e-9,
+               au->time_ns[WSP_SPARSE_PEX] * 1e-9,
+               au->time_ns[WSP_SPARSE_ALLTOALLV] * 1e-9);
   }
   if (local_rc != WSP_OK) {
     rc = local_rc;
