@@ -151,25 +151,25 @@ int wsp__recv_probed(wsp__sparse_round_t *r, MPI_Status *st) {
   size_t bytes;
   int rc = wsp__status_bytes(c, st, &bytes);
   if (rc != WSP_OK) return rc;
+  /* Room for the request first, then for the data; without either the
+   * message is still consumed (a truncated receive) so that its sender
+   * completes, and the round is poisoned. */
   void *buf = NULL;
-  if (wsp__sparse_take(r, st->MPI_SOURCE, bytes, &buf) != WSP_OK) {
-    MPI_Recv(NULL, 0, MPI_BYTE, st->MPI_SOURCE, st->MPI_TAG, c->mpi,
-             MPI_STATUS_IGNORE); /* MPI_ERR_TRUNCATE expected */
-    return WSP_OK;
-  }
   if (r->nrreqs == r->caprreqs) {
     size_t cap = r->caprreqs ? 2 * r->caprreqs : 16;
     MPI_Request *nr = realloc(r->rreqs, cap * sizeof *nr);
-    if (nr == NULL) {
-      /* No room to keep a request: consume the message and give up. */
-      MPI_Recv(NULL, 0, MPI_BYTE, st->MPI_SOURCE, st->MPI_TAG, c->mpi,
-               MPI_STATUS_IGNORE);
-      r->poisoned = 1;
-      wsp__fail(c, WSP_ERR_NOMEM, "sparse exchange: out of memory");
-      return WSP_OK;
+    if (nr != NULL) {
+      r->rreqs = nr;
+      r->caprreqs = cap;
     }
-    r->rreqs = nr;
-    r->caprreqs = cap;
+  }
+  if (r->nrreqs == r->caprreqs ||
+      wsp__sparse_take(r, st->MPI_SOURCE, bytes, &buf) != WSP_OK) {
+    r->poisoned = 1;
+    wsp__fail(c, WSP_ERR_NOMEM, "sparse exchange: out of memory");
+    MPI_Recv(NULL, 0, MPI_BYTE, st->MPI_SOURCE, st->MPI_TAG, c->mpi,
+             MPI_STATUS_IGNORE); /* MPI_ERR_TRUNCATE expected */
+    return WSP_OK;
   }
   rc = wsp__irecv_bytes(c, buf, bytes, st->MPI_SOURCE, st->MPI_TAG,
                         &r->rreqs[r->nrreqs]);
