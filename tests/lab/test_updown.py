@@ -8,6 +8,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -109,10 +110,20 @@ def main():
 
         # 6. not root -> clear error, nothing created
         if shutil.which("setpriv"):
-            p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                                sys.executable, NETLAB, "up", "cluster", "--name", n1],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               timeout=30)
+            # The checkout may sit in a directory other users cannot read
+            # (a mktemp clone): run a world-readable copy of the tool.
+            tmpdir = tempfile.mkdtemp(prefix="netlab-nonroot-")
+            os.chmod(tmpdir, 0o755)
+            tool = os.path.join(tmpdir, "netlab")
+            shutil.copy(NETLAB, tool)
+            os.chmod(tool, 0o755)
+            try:
+                p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                    sys.executable, tool, "up", "cluster", "--name", n1],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   timeout=30, cwd=tmpdir)
+            finally:
+                shutil.rmtree(tmpdir, ignore_errors=True)
             if p.returncode != 4 or "root" not in p.stderr:
                 fail("non-root up: rc %d, %s" % (p.returncode, p.stderr.strip()))
             print("ok: non-root gets: %s" % p.stderr.strip(), flush=True)
