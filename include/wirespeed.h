@@ -83,6 +83,18 @@ typedef enum wsp_sparse_alg {
   WSP_SPARSE_ALG_COUNT = 4
 } wsp_sparse_alg_t;
 
+/* The collectives (see below). */
+typedef enum wsp_coll {
+  WSP_COLL_BCAST = 0,
+  WSP_COLL_REDUCE = 1,
+  WSP_COLL_ALLREDUCE = 2,
+  WSP_COLL_GATHER = 3,
+  WSP_COLL_SCATTER = 4,
+  WSP_COLL_ALLGATHER = 5,
+  WSP_COLL_ALLTOALL = 6,
+  WSP_COLL_COUNT = 7
+} wsp_coll_t;
+
 typedef struct wsp_config {
   wsp_log_level_t log_level;  /* WSP_LOG; default warn */
   wsp_sparse_alg_t sparse_alg; /* WSP_SPARSE_ALGORITHM; default auto */
@@ -98,6 +110,21 @@ typedef struct wsp_config {
    * Default INT_MAX; lower values (WSP_BIG_MESSAGE) exist to test that path
    * with small buffers. Must be at least 1024. */
   size_t big_message;
+  /* Collectives: the algorithm of each collective, by table index
+   * (wsp_coll_alg_from_name), or WSP_ALG_AUTO to let the cost model and
+   * the rules file choose. WSP_<COLL>_ALGORITHM=name|auto; default auto. */
+  int coll_alg[WSP_COLL_COUNT];
+  /* The cost model's parameters: latency (s), inverse bandwidth (s/byte)
+   * and reduction cost (s/byte). All three > 0 skip the calibration that
+   * wsp_comm_create otherwise runs. WSP_MODEL="alpha,beta,gamma". */
+  double model_alpha, model_beta, model_gamma;
+  /* A JSON rules file overriding the model by ranges of p and size
+   * (docs/coll.md); NULL for none. Read by wsp_comm_create only, so the
+   * string need not outlive that call. WSP_RULES_FILE. */
+  const char *rules_file;
+  /* Segment size (bytes) of pipelined algorithms; 0 lets the model pick
+   * one per call. WSP_COLL_SEGMENT. */
+  size_t coll_segment;
 } wsp_config_t;
 
 int wsp_config_init(wsp_config_t *cfg);
@@ -171,6 +198,75 @@ const wsp_alg_info_t *wsp_sparse_alg_info(wsp_sparse_alg_t alg);
 /* Accepts the table's names and "auto"; WSP_ERR_ARG (listing the valid
  * names in wsp_last_error) otherwise. */
 int wsp_sparse_alg_from_name(const char *name, wsp_sparse_alg_t *alg);
+
+/* ------------------------------------------------------------------------
+ * Collectives. MPI's signatures with size_t counts, on a wsp_comm_t.
+ * Any datatype and any op that MPI_Reduce_local accepts (built-in or
+ * user-defined; non-commutative ops give MPI's rank-order result);
+ * MPI_IN_PLACE where MPI allows it. Collective: every rank calls with
+ * matching arguments, as in MPI. Arguments are checked before anything is
+ * sent; a bad one gives WSP_ERR_ARG naming it. What wirespeed cannot handle
+ * goes to the native MPI collective (on the private communicator), decided
+ * from arguments every rank shares.
+ * ---------------------------------------------------------------------- */
+
+/* The "algorithm" that lets the model and rules choose. */
+#define WSP_ALG_AUTO (-1)
+
+int wsp_bcast(wsp_comm_t *comm, void *buf, size_t count, MPI_Datatype type,
+              int root);
+int wsp_reduce(wsp_comm_t *comm, const void *sendbuf, void *recvbuf,
+               size_t count, MPI_Datatype type, MPI_Op op, int root);
+int wsp_allreduce(wsp_comm_t *comm, const void *sendbuf, void *recvbuf,
+                  size_t count, MPI_Datatype type, MPI_Op op);
+int wsp_gather(wsp_comm_t *comm, const void *sendbuf, size_t sendcount,
+               MPI_Datatype sendtype, void *recvbuf, size_t recvcount,
+               MPI_Datatype recvtype, int root);
+int wsp_scatter(wsp_comm_t *comm, const void *sendbuf, size_t sendcount,
+                MPI_Datatype sendtype, void *recvbuf, size_t recvcount,
+                MPI_Datatype recvtype, int root);
+int wsp_allgather(wsp_comm_t *comm, const void *sendbuf, size_t sendcount,
+                  MPI_Datatype sendtype, void *recvbuf, size_t recvcount,
+                  MPI_Datatype recvtype);
+int wsp_alltoall(wsp_comm_t *comm, const void *sendbuf, size_t sendcount,
+                 MPI_Datatype sendtype, void *recvbuf, size_t recvcount,
+                 MPI_Datatype recvtype);
+
+/* "bcast", "reduce", ...; NULL for an invalid value. */
+const char *wsp_coll_name(wsp_coll_t coll);
+int wsp_coll_from_name(const char *name, wsp_coll_t *coll);
+/* Number of algorithms of a collective (index 0 is always "native"). */
+int wsp_coll_alg_count(wsp_coll_t coll);
+/* Table row of one algorithm: name, description, cost formula. NULL when
+ * coll or alg is out of range. */
+const wsp_alg_info_t *wsp_coll_alg_info(wsp_coll_t coll, int alg);
+/* The algorithm's preconditions as text ("commutative op; p a power of
+ * two"), "" when it has none. */
+const char *wsp_coll_alg_preconditions(wsp_coll_t coll, int alg);
+/* Name -> index; "auto" gives WSP_ALG_AUTO. WSP_ERR_ARG (listing the valid
+ * names in wsp_last_error) otherwise. */
+int wsp_coll_alg_from_name(wsp_coll_t coll, const char *name, int *alg);
+/* Collective over comm (every rank passes the same values): runs `coll`
+ * with algorithm `alg` (or WSP_ALG_AUTO) on this communicator from now on. */
+int wsp_coll_set_alg(wsp_comm_t *comm, wsp_coll_t coll, int alg);
+
+/* The α-β-γ cost model. */
+typedef struct wsp_model {
+  double alpha; /* seconds per message */
+  double beta;  /* seconds per byte sent */
+  double gamma; /* seconds per byte reduced */
+  int calibrated; /* 1 when measured by wsp_comm_create, 0 when configured */
+} wsp_model_t;
+
+int wsp_comm_model(const wsp_comm_t *comm, wsp_model_t *model);
+/* Predicted time (s) of `alg` for a message of `bytes` (for gather,
+ * scatter, allgather and alltoall: the bytes of one rank's block) with a
+ * commutative op or not. -1 when its preconditions do not hold. */
+int wsp_coll_predict(const wsp_comm_t *comm, wsp_coll_t coll, int alg,
+                     size_t bytes, int commutative, double *seconds);
+/* The algorithm auto would run for this size (rules file, then model). */
+int wsp_coll_select(const wsp_comm_t *comm, wsp_coll_t coll, size_t bytes,
+                    int commutative, int *alg);
 
 /* Build information for wsp-info. */
 const char *wsp_version_string(void);

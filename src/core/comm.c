@@ -30,6 +30,33 @@ static int wsp__config_check(const wsp_config_t *c) {
                      "wsp_comm_create: cfg->big_message = %zu is not in "
                      "[1024, INT_MAX]",
                      c->big_message);
+  for (int k = 0; k < WSP_COLL_COUNT; k++)
+    if (c->coll_alg[k] != WSP_ALG_AUTO &&
+        (c->coll_alg[k] < 0 || c->coll_alg[k] >= wsp_coll_alg_count((wsp_coll_t)k)))
+      return wsp__fail(NULL, WSP_ERR_ARG,
+                       "wsp_comm_create: cfg->coll_alg[%d] = %d is not "
+                       "WSP_ALG_AUTO or a %s algorithm",
+                       k, c->coll_alg[k], wsp_coll_name((wsp_coll_t)k));
+  {
+    double m[3] = {c->model_alpha, c->model_beta, c->model_gamma};
+    int set = 0;
+    for (int k = 0; k < 3; k++) {
+      if (!(m[k] >= 0) || m[k] > 1e6)
+        return wsp__fail(NULL, WSP_ERR_ARG,
+                         "wsp_comm_create: cfg->model_%s = %g is not in [0, 1e6]",
+                         k == 0 ? "alpha" : k == 1 ? "beta" : "gamma", m[k]);
+      set += m[k] > 0;
+    }
+    if (set != 0 && set != 3)
+      return wsp__fail(NULL, WSP_ERR_ARG,
+                       "wsp_comm_create: cfg->model_alpha, model_beta and "
+                       "model_gamma must be all > 0 (configured model) or all "
+                       "0 (calibrate)");
+  }
+  if (c->coll_segment > INT_MAX)
+    return wsp__fail(NULL, WSP_ERR_ARG,
+                     "wsp_comm_create: cfg->coll_segment = %zu is over INT_MAX",
+                     c->coll_segment);
   if (c->poll_max_sleep_us > 1000000)
     return wsp__fail(NULL, WSP_ERR_ARG,
                      "wsp_comm_create: cfg->poll_max_sleep_us = %u is over "
@@ -61,10 +88,14 @@ int wsp_comm_create(MPI_Comm comm, const wsp_config_t *cfg, wsp_comm_t **out) {
     wsp_config_init(&c);
     local_rc = wsp_config_from_env(&c);
   }
+  struct wsp__rules *rules = NULL;
+  if (local_rc == WSP_OK && c.rules_file)
+    local_rc = wsp__rules_load(c.rules_file, &rules);
   if (local_rc != WSP_OK) {
     snprintf(local_msg, sizeof local_msg, "%s", wsp_last_error());
     wsp_config_init(&c); /* something valid to carry on with */
   }
+  c.rules_file = NULL; /* read; the string need not outlive this call */
 
   wsp_comm_t *w = calloc(1, sizeof *w);
   int rc = WSP_OK;
@@ -84,7 +115,7 @@ int wsp_comm_create(MPI_Comm comm, const wsp_config_t *cfg, wsp_comm_t **out) {
   WSP__MPI_GOTO(NULL, MPI_Comm_size(dup, &t->size), rc, fail);
   {
     /* Agree: everybody's fingerprint equal and nobody failed locally. */
-    uint64_t fp = wsp__config_fingerprint(&c);
+    uint64_t fp = wsp__config_fingerprint(&c) ^ (wsp__rules_fingerprint(rules) * 31u);
     unsigned long long v[3] = {fp, ~fp, (local_rc != WSP_OK || w == NULL)};
     unsigned long long r[3];
     WSP__MPI_GOTO(NULL,
@@ -113,6 +144,20 @@ int wsp_comm_create(MPI_Comm comm, const wsp_config_t *cfg, wsp_comm_t **out) {
     }
   }
   wsp__sparse_auto_init(&w->sparse_auto, w->cfg.sparse_auto_interval);
+  for (int k = 0; k < WSP_COLL_COUNT; k++) w->coll_alg[k] = w->cfg.coll_alg[k];
+  w->rules = rules;
+  rules = NULL;
+  if (w->cfg.model_alpha > 0) {
+    w->model.alpha = w->cfg.model_alpha;
+    w->model.beta = w->cfg.model_beta;
+    w->model.gamma = w->cfg.model_gamma;
+    w->model.calibrated = 0;
+  } else if ((rc = wsp__model_calibrate(w, &w->model)) != WSP_OK) {
+    goto fail;
+  }
+  wsp__log(w, WSP_LOG_DEBUG, "wsp_comm_create: model alpha %.3g s, beta %.3g s/B, gamma %.3g s/B (%s)",
+           w->model.alpha, w->model.beta, w->model.gamma,
+           w->model.calibrated ? "calibrated" : "configured");
   wsp__log(w, WSP_LOG_DEBUG, "wsp_comm_create: size %d, sparse algorithm %s",
            w->size, wsp_sparse_alg_info(w->cfg.sparse_alg)->name);
   *out = w;
@@ -120,6 +165,8 @@ int wsp_comm_create(MPI_Comm comm, const wsp_config_t *cfg, wsp_comm_t **out) {
 
 fail:
   if (dup != MPI_COMM_NULL) MPI_Comm_free(&dup);
+  if (w) wsp__rules_free(w->rules);
+  wsp__rules_free(rules);
   free(w);
   return rc;
 }
@@ -135,6 +182,7 @@ int wsp_comm_free(wsp_comm_t **comm) {
     if (mrc != MPI_SUCCESS)
       rc = wsp__mpi_fail(w, mrc, "MPI_Comm_free", WSP__WHERE);
   }
+  wsp__rules_free(w->rules);
   free(w);
   *comm = NULL;
   return rc;

@@ -6,6 +6,9 @@
 #include "wsp_internal.h"
 
 #include <errno.h>
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +21,7 @@ int wsp_config_init(wsp_config_t *cfg) {
   cfg->sparse_auto_interval = 64;
   cfg->poll_max_sleep_us = 50;
   cfg->big_message = INT_MAX;
+  for (int c = 0; c < WSP_COLL_COUNT; c++) cfg->coll_alg[c] = WSP_ALG_AUTO;
   return WSP_OK;
 }
 
@@ -72,6 +76,36 @@ int wsp_config_from_env(wsp_config_t *cfg) {
   c.poll_max_sleep_us = (unsigned)v;
   if ((rc = wsp__env_size("WSP_BIG_MESSAGE", 1024, INT_MAX, &c.big_message)))
     return rc;
+  /* WSP_<COLL>_ALGORITHM for every collective. */
+  for (int k = 0; k < WSP_COLL_COUNT; k++) {
+    char var[64], up[32];
+    const char *name = wsp_coll_name((wsp_coll_t)k);
+    size_t i = 0;
+    for (; name[i] && i + 1 < sizeof up; i++)
+      up[i] = (char)toupper((unsigned char)name[i]);
+    up[i] = '\0';
+    snprintf(var, sizeof var, "WSP_%s_ALGORITHM", up);
+    s = getenv(var);
+    if (s && *s && wsp_coll_alg_from_name((wsp_coll_t)k, s, &c.coll_alg[k]))
+      return wsp__fail(NULL, WSP_ERR_CONFIG, "%s: %s", var, wsp_last_error());
+  }
+  s = getenv("WSP_MODEL");
+  if (s && *s) {
+    double a, b, g;
+    char extra;
+    if (sscanf(s, "%lf,%lf,%lf%c", &a, &b, &g, &extra) != 3 || !(a > 0) ||
+        !(b > 0) || !(g > 0) || !isfinite(a) || !isfinite(b) || !isfinite(g))
+      return wsp__fail(NULL, WSP_ERR_CONFIG,
+                       "WSP_MODEL=\"%s\": expected alpha,beta,gamma (seconds, "
+                       "seconds per byte, seconds per byte), all > 0, e.g. "
+                       "\"5e-5,8e-9,2e-10\"",
+                       s);
+    c.model_alpha = a, c.model_beta = b, c.model_gamma = g;
+  }
+  s = getenv("WSP_RULES_FILE");
+  if (s && *s) c.rules_file = s;
+  if ((rc = wsp__env_size("WSP_COLL_SEGMENT", 0, INT_MAX, &c.coll_segment)))
+    return rc;
   *cfg = c;
   return WSP_OK;
 }
@@ -92,5 +126,13 @@ uint64_t wsp__config_fingerprint(const wsp_config_t *cfg) {
   h = wsp__fnv(h, &alg, sizeof alg);
   h = wsp__fnv(h, &big, sizeof big);
   h = wsp__fnv(h, &interval, sizeof interval);
+  for (int c = 0; c < WSP_COLL_COUNT; c++) {
+    int64_t a = cfg->coll_alg[c];
+    h = wsp__fnv(h, &a, sizeof a);
+  }
+  double m[3] = {cfg->model_alpha, cfg->model_beta, cfg->model_gamma};
+  h = wsp__fnv(h, m, sizeof m);
+  uint64_t seg = cfg->coll_segment;
+  h = wsp__fnv(h, &seg, sizeof seg);
   return h;
 }

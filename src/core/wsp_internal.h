@@ -48,6 +48,11 @@ struct wsp_comm {
   uint64_t sparse_round;
   wsp__sparse_auto_t sparse_auto;
   uint64_t sparse_auto_last_ns; /* this rank's time of the last auto round */
+  /* Collectives: the algorithm of each (WSP_ALG_AUTO or a table index),
+   * the cost model, and the parsed rules file (NULL if none). */
+  int coll_alg[WSP_COLL_COUNT];
+  wsp_model_t model;
+  struct wsp__rules *rules;
 };
 
 /* ---- errors ---- */
@@ -155,5 +160,19 @@ wsp_sparse_alg_t wsp__sparse_auto_next(const wsp__sparse_auto_t *a, int p,
 void wsp__sparse_auto_update(wsp__sparse_auto_t *a, int p,
                              const wsp__sparse_stats_t *stats,
                              const uint64_t *prev_time_ns);
+
+/* ---- model and rules (src/model) ---- */
+/* Collective over comm: measures alpha, beta, gamma (short ping-pongs and a
+ * local reduction; the slowest rank's figures count). */
+int wsp__model_calibrate(wsp_comm_t *comm, wsp_model_t *out);
+/* Reads a rules file (every rank reads it; parse errors name the file and
+ * the place). *out is NULL for an empty file. */
+int wsp__rules_load(const char *path, struct wsp__rules **out);
+void wsp__rules_free(struct wsp__rules *r);
+/* A fingerprint of the rules, compared across ranks. */
+uint64_t wsp__rules_fingerprint(const struct wsp__rules *r);
+/* The algorithm named by the first rule that matches, or WSP_ALG_AUTO. */
+int wsp__rules_match(const struct wsp__rules *r, wsp_coll_t coll, int p,
+                     size_t bytes);
 
 #endif

@@ -1,0 +1,11 @@
+/* Broadcast algorithms (one file each) and their cost functions. */
+#ifndef WSP_COLL_BCAST_H
+#define WSP_COLL_BCAST_H
+
+#include "../coll_internal.h"
+
+int wsp__bcast_binomial(wsp_comm_t *comm, const wsp__coll_args_t *a);
+double wsp__bcast_binomial_cost(const wsp_model_t *m, const wsp__coll_shape_t *s,
+                                wsp__coll_tune_t *t);
+
+#endif

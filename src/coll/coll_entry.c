@@ -1,0 +1,420 @@
+/*
+ * The public collective calls: argument checks, in-place resolution, and
+ * the byte view of data-movement buffers.
+ *
+ * Every check here happens before anything is sent. Checks that depend on
+ * arguments every rank shares (count, type size, root, op) fail on every
+ * rank alike. Like MPI, a program that passes different counts or roots on
+ * different ranks is erroneous; wirespeed does not spend a message per call
+ * to detect that.
+ *
+ * Data movement (bcast, gather, scatter, allgather, alltoall) runs on bytes:
+ * a buffer whose type is dense (size == extent, no holes, lower bound 0) is
+ * used as it is; any other type is packed into a temporary buffer with
+ * MPI_Pack and unpacked after the collective. Both ends of a message agree
+ * on its length because MPI requires equal type signatures.
+ */
+#include "coll_internal.h"
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+/* ---- types ---- */
+typedef struct wsp__tinfo {
+  size_t size;
+  MPI_Aint lb, extent, true_lb, true_extent;
+  int dense;
+} wsp__tinfo_t;
+
+static int wsp__type_info(wsp_comm_t *comm, const char *fn, const char *arg,
+                          MPI_Datatype t, wsp__tinfo_t *ti) {
+  if (t == MPI_DATATYPE_NULL)
+    return wsp__fail(comm, WSP_ERR_ARG, "%s: %s is MPI_DATATYPE_NULL", fn, arg);
+  int size = 0;
+  if (MPI_Type_size(t, &size) != MPI_SUCCESS || size < 0 ||
+      MPI_Type_get_extent(t, &ti->lb, &ti->extent) != MPI_SUCCESS ||
+      MPI_Type_get_true_extent(t, &ti->true_lb, &ti->true_extent) !=
+          MPI_SUCCESS)
+    return wsp__fail(comm, WSP_ERR_ARG, "%s: %s is not a valid datatype", fn,
+                     arg);
+  ti->size = (size_t)size;
+  if (size > 0 && ti->extent <= 0)
+    return wsp__fail(comm, WSP_ERR_UNSUPPORTED,
+                     "%s: %s has extent %ld; only positive extents are "
+                     "supported",
+                     fn, arg, (long)ti->extent);
+  ti->dense = (MPI_Aint)ti->size == ti->extent && ti->lb == 0 &&
+              ti->true_lb == 0 && ti->true_extent == ti->extent;
+  return WSP_OK;
+}
+
+/* count * size must fit a size_t and an MPI_Aint. */
+static int wsp__bytes_of(wsp_comm_t *comm, const char *fn, const char *arg,
+                         size_t count, const wsp__tinfo_t *ti, int p,
+                         size_t *bytes) {
+  size_t lim = (size_t)PTRDIFF_MAX / (size_t)p;
+  size_t ext = ti->extent > 0 ? (size_t)ti->extent : 1;
+  if (count > lim / (ti->size ? ti->size : 1) || count > lim / ext)
+    return wsp__fail(comm, WSP_ERR_ARG,
+                     "%s: %s = %zu is too large (the buffer would exceed the "
+                     "address space)",
+                     fn, arg, count);
+  *bytes = count * ti->size;
+  return WSP_OK;
+}
+
+static int wsp__check_comm(wsp_comm_t *comm, const char *fn) {
+  if (comm == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "%s: comm is NULL", fn);
+  return WSP_OK;
+}
+
+static int wsp__check_root(wsp_comm_t *comm, const char *fn, int root) {
+  if (root < 0 || root >= comm->size)
+    return wsp__fail(comm, WSP_ERR_ARG, "%s: root = %d is out of range [0, %d)",
+                     fn, root, comm->size);
+  return WSP_OK;
+}
+
+static int wsp__check_buf(wsp_comm_t *comm, const char *fn, const char *arg,
+                          const void *buf, size_t count) {
+  if (buf == NULL && count > 0)
+    return wsp__fail(comm, WSP_ERR_ARG, "%s: %s is NULL with a count of %zu",
+                     fn, arg, count);
+  return WSP_OK;
+}
+
+/* ---- byte views of typed buffers ---- */
+typedef struct wsp__view {
+  char *ptr;   /* bytes the algorithm uses */
+  void *mem;   /* temporary to free (NULL: ptr is the user's buffer) */
+  size_t bytes;
+} wsp__view_t;
+
+/* MPI_Pack / MPI_Unpack of count elements in pieces whose byte length fits
+ * an int; checks that the packed form is exactly count*size bytes (it is in
+ * every homogeneous MPI; anything else is reported, not guessed). */
+static int wsp__pack(wsp_comm_t *comm, const void *buf, size_t count,
+                     MPI_Datatype t, const wsp__tinfo_t *ti, char *out,
+                     int unpack) {
+  if (ti->size == 0 || count == 0) return WSP_OK;
+  size_t per = (size_t)INT_MAX / ti->size;
+  if (per == 0)
+    return wsp__fail(comm, WSP_ERR_UNSUPPORTED, "datatype larger than INT_MAX");
+  for (size_t off = 0; off < count; off += per) {
+    size_t n = count - off < per ? count - off : per;
+    char *ubuf = (char *)buf + (ptrdiff_t)off * ti->extent;
+    char *pbuf = out + off * ti->size;
+    int pos = 0, len = (int)(n * ti->size);
+    int mrc = unpack ? MPI_Unpack(pbuf, len, &pos, ubuf, (int)n, t, comm->mpi)
+                     : MPI_Pack(ubuf, (int)n, t, pbuf, len, &pos, comm->mpi);
+    if (mrc != MPI_SUCCESS)
+      return wsp__mpi_fail(comm, mrc, unpack ? "MPI_Unpack" : "MPI_Pack",
+                           WSP__WHERE);
+    if (pos != len)
+      return wsp__fail(comm, WSP_ERR_UNSUPPORTED,
+                       "MPI_%s used %d bytes for %d bytes of data; packed "
+                       "data with headers is not supported",
+                       unpack ? "Unpack" : "Pack", pos, len);
+  }
+  return WSP_OK;
+}
+
+/* A view of count elements at buf. `in`: the data is input (packed now
+ * when the type is not dense). */
+static int wsp__view(wsp_comm_t *comm, const void *buf, size_t count,
+                     MPI_Datatype t, const wsp__tinfo_t *ti, int in,
+                     wsp__view_t *v) {
+  v->bytes = count * ti->size;
+  v->mem = NULL;
+  if (ti->dense || v->bytes == 0) {
+    v->ptr = (char *)buf;
+    return WSP_OK;
+  }
+  v->mem = malloc(v->bytes);
+  if (v->mem == NULL)
+    return wsp__fail(comm, WSP_ERR_NOMEM, "out of memory for %zu bytes",
+                     v->bytes);
+  v->ptr = v->mem;
+  if (in) {
+    int rc = wsp__pack(comm, buf, count, t, ti, v->ptr, 0);
+    if (rc) {
+      free(v->mem);
+      v->mem = NULL;
+      return rc;
+    }
+  }
+  return WSP_OK;
+}
+
+/* Ends a view: unpacks output into the user's buffer, frees the temp. */
+static int wsp__view_end(wsp_comm_t *comm, wsp__view_t *v, void *buf,
+                         size_t count, MPI_Datatype t, const wsp__tinfo_t *ti,
+                         int out, int rc) {
+  if (v->mem) {
+    if (rc == WSP_OK && out) rc = wsp__pack(comm, buf, count, t, ti, v->ptr, 1);
+    free(v->mem);
+    v->mem = NULL;
+  }
+  return rc;
+}
+
+/* ---- bcast ---- */
+int wsp_bcast(wsp_comm_t *comm, void *buf, size_t count, MPI_Datatype type,
+              int root) {
+  static const char fn[] = "wsp_bcast";
+  int rc;
+  wsp__tinfo_t ti;
+  size_t bytes = 0;
+  if ((rc = wsp__check_comm(comm, fn)) ||
+      (rc = wsp__check_root(comm, fn, root)) ||
+      (rc = wsp__type_info(comm, fn, "type", type, &ti)) ||
+      (rc = wsp__bytes_of(comm, fn, "count", count, &ti, 1, &bytes)) ||
+      (rc = wsp__check_buf(comm, fn, "buf", buf, count)))
+    return rc;
+  if (buf == MPI_IN_PLACE)
+    return wsp__fail(comm, WSP_ERR_ARG, "%s: buf is MPI_IN_PLACE", fn);
+  if (comm->size == 1 || bytes == 0) return WSP_OK;
+  wsp__view_t v;
+  if ((rc = wsp__view(comm, buf, count, type, &ti, comm->rank == root, &v)))
+    return rc;
+  wsp__coll_args_t a = {.coll = WSP_COLL_BCAST, .recvbuf = v.ptr,
+                        .sendbuf = v.ptr, .block = bytes, .root = root,
+                        .count = bytes, .dtype = MPI_BYTE, .type_size = 1,
+                        .extent = 1, .true_extent = 1, .op = MPI_OP_NULL,
+                        .commutative = 1};
+  wsp__coll_shape_t s = {.p = comm->size, .bytes = bytes, .count = bytes,
+                         .commutative = 1};
+  rc = wsp__coll_run(comm, &a, &s);
+  return wsp__view_end(comm, &v, buf, count, type, &ti, comm->rank != root, rc);
+}
+
+/* ---- reduce and allreduce ---- */
+static int wsp__op_info(wsp_comm_t *comm, const char *fn, MPI_Op op,
+                        int *commute) {
+  if (op == MPI_OP_NULL)
+    return wsp__fail(comm, WSP_ERR_ARG, "%s: op is MPI_OP_NULL", fn);
+  int c = 0;
+  if (MPI_Op_commutative(op, &c) != MPI_SUCCESS)
+    return wsp__fail(comm, WSP_ERR_ARG, "%s: op is not a valid MPI_Op", fn);
+  *commute = c != 0;
+  return WSP_OK;
+}
+
+static int wsp__reduction(wsp_comm_t *comm, const char *fn, wsp_coll_t coll,
+                          const void *sendbuf, void *recvbuf, size_t count,
+                          MPI_Datatype type, MPI_Op op, int root) {
+  int rc, commute = 0;
+  wsp__tinfo_t ti;
+  size_t bytes = 0;
+  int is_root = coll == WSP_COLL_ALLREDUCE || comm->rank == root;
+  if ((rc = wsp__type_info(comm, fn, "type", type, &ti)) ||
+      (rc = wsp__bytes_of(comm, fn, "count", count, &ti, 1, &bytes)) ||
+      (rc = wsp__op_info(comm, fn, op, &commute)) ||
+      (rc = wsp__check_buf(comm, fn, "sendbuf", sendbuf, count)))
+    return rc;
+  if (is_root && (rc = wsp__check_buf(comm, fn, "recvbuf", recvbuf, count)))
+    return rc;
+  if (recvbuf == MPI_IN_PLACE)
+    return wsp__fail(comm, WSP_ERR_ARG, "%s: recvbuf is MPI_IN_PLACE", fn);
+  if (sendbuf == MPI_IN_PLACE && !is_root)
+    return wsp__fail(comm, WSP_ERR_ARG,
+                     "%s: sendbuf is MPI_IN_PLACE on rank %d, which is not "
+                     "the root",
+                     fn, comm->rank);
+  if (count == 0) return WSP_OK;
+  if (sendbuf == MPI_IN_PLACE) sendbuf = recvbuf;
+  wsp__coll_args_t a = {.coll = coll, .sendbuf = sendbuf,
+                        .recvbuf = is_root ? recvbuf : NULL, .count = count,
+                        .dtype = type, .op = op, .commutative = commute,
+                        .type_size = ti.size, .extent = ti.extent,
+                        .true_lb = ti.true_lb, .true_extent = ti.true_extent,
+                        .block = bytes, .root = root};
+  if (comm->size == 1)
+    return is_root ? wsp__copy_typed(comm, &a, sendbuf, recvbuf, count)
+                   : WSP_OK;
+  wsp__coll_shape_t s = {.p = comm->size, .bytes = bytes, .count = count,
+                         .commutative = commute};
+  return wsp__coll_run(comm, &a, &s);
+}
+
+int wsp_reduce(wsp_comm_t *comm, const void *sendbuf, void *recvbuf,
+               size_t count, MPI_Datatype type, MPI_Op op, int root) {
+  int rc;
+  if ((rc = wsp__check_comm(comm, "wsp_reduce")) ||
+      (rc = wsp__check_root(comm, "wsp_reduce", root)))
+    return rc;
+  return wsp__reduction(comm, "wsp_reduce", WSP_COLL_REDUCE, sendbuf, recvbuf,
+                        count, type, op, root);
+}
+
+int wsp_allreduce(wsp_comm_t *comm, const void *sendbuf, void *recvbuf,
+                  size_t count, MPI_Datatype type, MPI_Op op) {
+  int rc;
+  if ((rc = wsp__check_comm(comm, "wsp_allreduce"))) return rc;
+  return wsp__reduction(comm, "wsp_allreduce", WSP_COLL_ALLREDUCE, sendbuf,
+                        recvbuf, count, type, op, 0);
+}
+
+/* ---- gather, scatter, allgather, alltoall: one function handles the four;
+ * which side holds p blocks and which arguments are significant on this
+ * rank follow from the collective and the root. ---- */
+typedef struct wsp__mv {
+  const char *fn;
+  wsp_coll_t coll;
+} wsp__mv_t;
+
+static int wsp__movement(wsp_comm_t *comm, const wsp__mv_t *m,
+                         const void *sendbuf, size_t scount, MPI_Datatype stype,
+                         void *recvbuf, size_t rcount, MPI_Datatype rtype,
+                         int root) {
+  const char *fn = m->fn;
+  int rc, p = comm->size, me = comm->rank;
+  int is_root = me == root;
+  wsp_coll_t c = m->coll;
+  /* Which side holds p blocks, and which arguments are significant here. */
+  int send_p = c == WSP_COLL_SCATTER || c == WSP_COLL_ALLTOALL;
+  int recv_p = c == WSP_COLL_GATHER || c == WSP_COLL_ALLGATHER ||
+               c == WSP_COLL_ALLTOALL;
+  int send_sig = c != WSP_COLL_SCATTER || is_root;
+  int recv_sig = c != WSP_COLL_GATHER || is_root;
+  int in_place_send = sendbuf == MPI_IN_PLACE;
+  int in_place_recv = recvbuf == MPI_IN_PLACE;
+  wsp__tinfo_t sti = {0}, rti = {0};
+  size_t sbytes = 0, rbytes = 0;
+
+  /* MPI_IN_PLACE where MPI allows it: gather/allgather/alltoall sendbuf
+   * (gather: root only), scatter recvbuf (root only). */
+  if (in_place_recv && !(c == WSP_COLL_SCATTER && is_root))
+    return wsp__fail(comm, WSP_ERR_ARG, "%s: recvbuf is MPI_IN_PLACE%s", fn,
+                     c == WSP_COLL_SCATTER ? " on a rank other than the root"
+                                           : "");
+  if (in_place_send && (c == WSP_COLL_SCATTER || (c == WSP_COLL_GATHER && !is_root)))
+    return wsp__fail(comm, WSP_ERR_ARG, "%s: sendbuf is MPI_IN_PLACE%s", fn,
+                     c == WSP_COLL_GATHER ? " on a rank other than the root"
+                                          : "");
+  if (send_sig && !in_place_send) {
+    if ((rc = wsp__type_info(comm, fn, "sendtype", stype, &sti)) ||
+        (rc = wsp__bytes_of(comm, fn, "sendcount", scount, &sti, send_p ? p : 1,
+                            &sbytes)) ||
+        (rc = wsp__check_buf(comm, fn, "sendbuf", sendbuf, scount)))
+      return rc;
+  }
+  if (recv_sig && !in_place_recv) {
+    if ((rc = wsp__type_info(comm, fn, "recvtype", rtype, &rti)) ||
+        (rc = wsp__bytes_of(comm, fn, "recvcount", rcount, &rti, recv_p ? p : 1,
+                            &rbytes)) ||
+        (rc = wsp__check_buf(comm, fn, "recvbuf", recvbuf, rcount)))
+      return rc;
+  }
+  /* The block size every rank agrees on (MPI requires equal signatures). */
+  size_t block;
+  if (c == WSP_COLL_GATHER) block = in_place_send ? rbytes : sbytes;
+  else if (c == WSP_COLL_SCATTER) block = in_place_recv ? sbytes : rbytes;
+  else block = in_place_send ? rbytes : sbytes;
+  if (!in_place_send && !in_place_recv && send_sig && recv_sig &&
+      sbytes != rbytes)
+    return wsp__fail(comm, WSP_ERR_ARG,
+                     "%s: sendcount x size(sendtype) = %zu bytes but "
+                     "recvcount x size(recvtype) = %zu bytes",
+                     fn, sbytes, rbytes);
+  if (block == 0) return WSP_OK;
+
+  /* Views: the p-block side covers p*count elements. */
+  size_t scnt = send_p ? scount * (size_t)p : scount;
+  size_t rcnt = recv_p ? rcount * (size_t)p : rcount;
+  wsp__view_t sv = {0}, rv = {0};
+  int have_sv = 0, have_rv = 0;
+  void *inplace_copy = NULL;
+  if (recv_sig && !in_place_recv) {
+    /* alltoall in place reads recvbuf as input too. */
+    int in = c == WSP_COLL_ALLTOALL && in_place_send;
+    /* allgather/gather in place: the own block is input inside recvbuf. */
+    if (in_place_send && c != WSP_COLL_ALLTOALL) in = 1;
+    if ((rc = wsp__view(comm, recvbuf, rcnt, rtype, &rti, in, &rv))) goto out;
+    have_rv = 1;
+  }
+  if (send_sig && !in_place_send) {
+    if ((rc = wsp__view(comm, sendbuf, scnt, stype, &sti, 1, &sv))) goto out;
+    have_sv = 1;
+  }
+  wsp__coll_args_t a = {.coll = c, .block = block, .root = root,
+                        .dtype = MPI_BYTE, .type_size = 1, .extent = 1,
+                        .true_extent = 1, .op = MPI_OP_NULL, .commutative = 1};
+  a.recvbuf = have_rv ? rv.ptr : NULL;
+  a.sendbuf = have_sv ? sv.ptr : NULL;
+  if (in_place_send) {
+    if (c == WSP_COLL_ALLTOALL) {
+      /* The algorithms never overlap input and output: copy the input. */
+      inplace_copy = malloc(block * (size_t)p);
+      if (inplace_copy == NULL) {
+        rc = wsp__fail(comm, WSP_ERR_NOMEM, "%s: out of memory", fn);
+        goto out;
+      }
+      memcpy(inplace_copy, rv.ptr, block * (size_t)p);
+      a.sendbuf = inplace_copy;
+    } else {
+      a.sendbuf = rv.ptr + (size_t)(c == WSP_COLL_GATHER ? root : me) * block;
+    }
+  }
+  if (in_place_recv) /* scatter at the root */
+    a.recvbuf = sv.ptr + (size_t)root * block;
+  if (p == 1) {
+    /* One rank: the own block moves from input to output. */
+    wsp__copy_bytes(a.recvbuf, a.sendbuf, block);
+    rc = WSP_OK;
+  } else {
+    wsp__coll_shape_t s = {.p = p, .bytes = block, .count = block,
+                           .commutative = 1};
+    rc = wsp__coll_run(comm, &a, &s);
+  }
+out:
+  free(inplace_copy);
+  if (have_sv) rc = wsp__view_end(comm, &sv, (void *)sendbuf, scnt, stype, &sti, 0, rc);
+  if (have_rv) rc = wsp__view_end(comm, &rv, recvbuf, rcnt, rtype, &rti, 1, rc);
+  return rc;
+}
+
+int wsp_gather(wsp_comm_t *comm, const void *sendbuf, size_t sendcount,
+               MPI_Datatype sendtype, void *recvbuf, size_t recvcount,
+               MPI_Datatype recvtype, int root) {
+  static const wsp__mv_t m = {"wsp_gather", WSP_COLL_GATHER};
+  int rc;
+  if ((rc = wsp__check_comm(comm, m.fn)) ||
+      (rc = wsp__check_root(comm, m.fn, root)))
+    return rc;
+  return wsp__movement(comm, &m, sendbuf, sendcount, sendtype, recvbuf,
+                       recvcount, recvtype, root);
+}
+
+int wsp_scatter(wsp_comm_t *comm, const void *sendbuf, size_t sendcount,
+                MPI_Datatype sendtype, void *recvbuf, size_t recvcount,
+                MPI_Datatype recvtype, int root) {
+  static const wsp__mv_t m = {"wsp_scatter", WSP_COLL_SCATTER};
+  int rc;
+  if ((rc = wsp__check_comm(comm, m.fn)) ||
+      (rc = wsp__check_root(comm, m.fn, root)))
+    return rc;
+  return wsp__movement(comm, &m, sendbuf, sendcount, sendtype, recvbuf,
+                       recvcount, recvtype, root);
+}
+
+int wsp_allgather(wsp_comm_t *comm, const void *sendbuf, size_t sendcount,
+                  MPI_Datatype sendtype, void *recvbuf, size_t recvcount,
+                  MPI_Datatype recvtype) {
+  static const wsp__mv_t m = {"wsp_allgather", WSP_COLL_ALLGATHER};
+  int rc;
+  if ((rc = wsp__check_comm(comm, m.fn))) return rc;
+  return wsp__movement(comm, &m, sendbuf, sendcount, sendtype, recvbuf,
+                       recvcount, recvtype, 0);
+}
+
+int wsp_alltoall(wsp_comm_t *comm, const void *sendbuf, size_t sendcount,
+                 MPI_Datatype sendtype, void *recvbuf, size_t recvcount,
+                 MPI_Datatype recvtype) {
+  static const wsp__mv_t m = {"wsp_alltoall", WSP_COLL_ALLTOALL};
+  int rc;
+  if ((rc = wsp__check_comm(comm, m.fn))) return rc;
+  return wsp__movement(comm, &m, sendbuf, sendcount, sendtype, recvbuf,
+                       recvcount, recvtype, 0);
+}

@@ -1,0 +1,175 @@
+/*
+ * Helpers shared by the collective algorithms: waiting without spinning,
+ * typed messages of any count, local reduction and copies, temporary
+ * buffers for derived datatypes.
+ */
+#include "coll_internal.h"
+
+#include <limits.h>
+#include <stdlib.h>
+
+int wsp__coll_waitall(wsp_comm_t *comm, int n, MPI_Request *reqs) {
+  if (n <= 0) return WSP_OK;
+  wsp__backoff_t b;
+  wsp__backoff_init(&b, comm);
+  for (;;) {
+    int done = 0;
+    int mrc = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
+    if (mrc != MPI_SUCCESS)
+      return wsp__mpi_fail(comm, mrc, "MPI_Testall", WSP__WHERE);
+    if (done) return WSP_OK;
+    wsp__backoff_idle(&b);
+  }
+}
+
+/* (count, type) -> (int count, type) with a derived type for counts above
+ * the limit: q chunks of `limit` elements followed by r elements. */
+static int wsp__count_type(wsp_comm_t *comm, size_t count, MPI_Datatype base,
+                           int *n, MPI_Datatype *type, int *owned) {
+  size_t limit = comm->cfg.big_message;
+  *owned = 0;
+  if (count <= limit) {
+    *n = (int)count;
+    *type = base;
+    return WSP_OK;
+  }
+  if (base == MPI_BYTE) return wsp__bytes_type(comm, count, n, type, owned);
+  size_t q = count / limit, r = count % limit;
+  if (q > INT_MAX)
+    return wsp__fail(comm, WSP_ERR_ARG, "count %zu is too large for MPI", count);
+  int rc = WSP_OK;
+  MPI_Aint lb, ext;
+  MPI_Datatype chunk = MPI_DATATYPE_NULL, body = MPI_DATATYPE_NULL,
+               result = MPI_DATATYPE_NULL;
+  WSP__MPI_GOTO(comm, MPI_Type_get_extent(base, &lb, &ext), rc, out);
+  WSP__MPI_GOTO(comm, MPI_Type_contiguous((int)limit, base, &chunk), rc, out);
+  WSP__MPI_GOTO(comm, MPI_Type_contiguous((int)q, chunk, &body), rc, out);
+  if (r == 0) {
+    result = body;
+    body = MPI_DATATYPE_NULL;
+  } else {
+    int lens[2] = {1, (int)r};
+    MPI_Aint disp[2] = {0, (MPI_Aint)(q * limit) * ext};
+    MPI_Datatype types[2] = {body, base};
+    WSP__MPI_GOTO(comm, MPI_Type_create_struct(2, lens, disp, types, &result),
+                  rc, out);
+  }
+  WSP__MPI_GOTO(comm, MPI_Type_commit(&result), rc, out);
+  *n = 1;
+  *type = result;
+  *owned = 1;
+  result = MPI_DATATYPE_NULL;
+out:
+  if (chunk != MPI_DATATYPE_NULL) MPI_Type_free(&chunk);
+  if (body != MPI_DATATYPE_NULL) MPI_Type_free(&body);
+  if (result != MPI_DATATYPE_NULL) MPI_Type_free(&result);
+  return rc;
+}
+
+int wsp__isend_typed(wsp_comm_t *comm, const void *buf, size_t count,
+                     MPI_Datatype type, int peer, int tag, MPI_Request *req) {
+  int n, owned, rc;
+  MPI_Datatype ty;
+  if ((rc = wsp__count_type(comm, count, type, &n, &ty, &owned))) return rc;
+  int mrc = MPI_Isend(buf, n, ty, peer, tag, comm->mpi, req);
+  if (owned) MPI_Type_free(&ty); /* freed by MPI once the send completes */
+  if (mrc != MPI_SUCCESS) return wsp__mpi_fail(comm, mrc, "MPI_Isend", WSP__WHERE);
+  return WSP_OK;
+}
+
+int wsp__irecv_typed(wsp_comm_t *comm, void *buf, size_t count,
+                     MPI_Datatype type, int peer, int tag, MPI_Request *req) {
+  int n, owned, rc;
+  MPI_Datatype ty;
+  if ((rc = wsp__count_type(comm, count, type, &n, &ty, &owned))) return rc;
+  int mrc = MPI_Irecv(buf, n, ty, peer, tag, comm->mpi, req);
+  if (owned) MPI_Type_free(&ty);
+  if (mrc != MPI_SUCCESS) return wsp__mpi_fail(comm, mrc, "MPI_Irecv", WSP__WHERE);
+  return WSP_OK;
+}
+
+int wsp__send_bytes(wsp_comm_t *comm, const void *buf, size_t bytes, int peer,
+                    int tag) {
+  MPI_Request r = MPI_REQUEST_NULL;
+  int rc = wsp__isend_typed(comm, buf, bytes, MPI_BYTE, peer, tag, &r);
+  return rc ? rc : wsp__coll_waitall(comm, 1, &r);
+}
+
+int wsp__recv_bytes(wsp_comm_t *comm, void *buf, size_t bytes, int peer,
+                    int tag) {
+  MPI_Request r = MPI_REQUEST_NULL;
+  int rc = wsp__irecv_typed(comm, buf, bytes, MPI_BYTE, peer, tag, &r);
+  return rc ? rc : wsp__coll_waitall(comm, 1, &r);
+}
+
+int wsp__sendrecv_typed(wsp_comm_t *comm, const void *sbuf, size_t scount,
+                        int dst, void *rbuf, size_t rcount, int src,
+                        MPI_Datatype type, int tag) {
+  MPI_Request r[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  int rc = wsp__irecv_typed(comm, rbuf, rcount, type, src, tag, &r[0]);
+  if (rc == WSP_OK)
+    rc = wsp__isend_typed(comm, sbuf, scount, type, dst, tag, &r[1]);
+  if (rc != WSP_OK) {
+    /* Never leave a posted receive behind: cancel it and complete it. */
+    if (r[0] != MPI_REQUEST_NULL) {
+      MPI_Cancel(&r[0]);
+      MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+    }
+    return rc;
+  }
+  return wsp__coll_waitall(comm, 2, r);
+}
+
+int wsp__sendrecv_bytes(wsp_comm_t *comm, const void *sbuf, size_t sbytes,
+                        int dst, void *rbuf, size_t rbytes, int src, int tag) {
+  return wsp__sendrecv_typed(comm, sbuf, sbytes, dst, rbuf, rbytes, src,
+                             MPI_BYTE, tag);
+}
+
+int wsp__reduce_local(wsp_comm_t *comm, const void *in, void *inout,
+                      size_t count, MPI_Datatype type, MPI_Op op) {
+  if (count == 0) return WSP_OK;
+  MPI_Aint lb, ext;
+  int mrc = MPI_Type_get_extent(type, &lb, &ext);
+  if (mrc != MPI_SUCCESS)
+    return wsp__mpi_fail(comm, mrc, "MPI_Type_get_extent", WSP__WHERE);
+  size_t step = (size_t)INT_MAX;
+  for (size_t off = 0; off < count; off += step) {
+    size_t n = count - off < step ? count - off : step;
+    mrc = MPI_Reduce_local((const char *)in + (ptrdiff_t)off * ext,
+                           (char *)inout + (ptrdiff_t)off * ext, (int)n, type,
+                           op);
+    if (mrc != MPI_SUCCESS)
+      return wsp__mpi_fail(comm, mrc, "MPI_Reduce_local", WSP__WHERE);
+  }
+  return WSP_OK;
+}
+
+void *wsp__tmp_typed(wsp_comm_t *comm, const wsp__coll_args_t *a, size_t count,
+                     void **mem) {
+  /* count elements span true_extent + (count - 1) * extent bytes starting
+   * at the true lower bound. */
+  size_t span = count == 0 ? 1
+                           : (size_t)a->true_extent +
+                                 (count - 1) * (size_t)a->extent;
+  *mem = malloc(span ? span : 1);
+  if (*mem == NULL) {
+    wsp__fail(comm, WSP_ERR_NOMEM, "%s: out of memory for %zu bytes",
+              wsp_coll_name(a->coll), span);
+    return NULL;
+  }
+  return (char *)*mem - a->true_lb;
+}
+
+int wsp__copy_typed(wsp_comm_t *comm, const wsp__coll_args_t *a,
+                    const void *src, void *dst, size_t count) {
+  if (src == dst || count == 0) return WSP_OK;
+  if ((MPI_Aint)a->type_size == a->extent && a->true_lb == 0 &&
+      a->true_extent == a->extent) {
+    memcpy(dst, src, count * a->type_size);
+    return WSP_OK;
+  }
+  /* A derived type with holes: let MPI copy it, rank to itself. */
+  return wsp__sendrecv_typed(comm, src, count, comm->rank, dst, count,
+                             comm->rank, a->dtype, a->tag);
+}

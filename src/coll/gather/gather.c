@@ -1,0 +1,21 @@
+/*
+ * gather: the algorithm table. Row order is the order wsp-info and wsp-bench
+ * list them in; "native" is always row 0.
+ */
+#include "gather.h"
+
+enum {
+  WSP__GATHER_NATIVE = 0,
+  WSP__GATHER_COUNT
+};
+
+static const wsp__coll_alg_t wsp__gather_algs[WSP__GATHER_COUNT] = {
+    [WSP__GATHER_NATIVE] = {.info = {.name = "native",
+                                   .desc = "the MPI library's MPI_Gather",
+                                   .cost = "unknown (the MPI library's choice)"},
+                          .run = wsp__coll_native},
+};
+
+const wsp__coll_table_t wsp__gather_table = {
+    .coll = WSP_COLL_GATHER, .name = "gather", .count = WSP__GATHER_COUNT,
+    .algs = wsp__gather_algs};

@@ -1,0 +1,130 @@
+/*
+ * The α-β-γ cost model: calibration and the helpers the algorithms' cost
+ * functions share.
+ *
+ * A message of n bytes between two ranks costs alpha + n.beta; reducing n
+ * bytes locally costs n.gamma (Hockney's model with a computation term, as
+ * in Thakur, Rabenseifner and Gropp 2005). Every algorithm's cost function
+ * (in its file, formula in the header comment) predicts from these three
+ * numbers; selection picks the cheapest.
+ *
+ * Calibration (wsp_comm_create, unless the configuration gives all three):
+ * ranks pair up across the communicator, i with i + floor(p/2) (so that on
+ * a block-mapped multi-host job the pairs cross hosts, the links collectives
+ * mostly use), and ping-pong 8-byte and 64 KiB messages; alpha is half the
+ * small round trip, beta the extra half round trip per byte of the large
+ * one. gamma times MPI_Reduce_local(MPI_SUM) over 64 KiB of doubles. Each
+ * figure is the best of a few repetitions on a rank, and then the largest
+ * over all ranks: the slowest pair bounds a collective. The whole
+ * calibration costs about 20 small and 8 large messages per rank.
+ */
+#include "../coll/coll_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+int wsp__ceil_log2(int p) {
+  int l = 0;
+  while ((1L << l) < p) l++;
+  return l;
+}
+
+int wsp__ceil_logk(int p, int k) {
+  int l = 0;
+  long v = 1;
+  while (v < p) v *= k, l++;
+  return l;
+}
+
+size_t wsp__pipeline_seg(const wsp_model_t *m, size_t n, int stages,
+                         double per_byte, size_t align) {
+  if (align == 0) align = 1;
+  if (n <= align) return align;
+  double seg = stages > 1 && per_byte > 0
+                   ? sqrt((double)n * m->alpha / ((double)(stages - 1) * per_byte))
+                   : (double)n;
+  if (!(seg >= (double)align)) seg = (double)align;
+  if (seg > (double)n) seg = (double)n;
+  size_t s = (size_t)seg / align * align;
+  return s ? s : align;
+}
+
+enum { WSP__CAL_SMALL = 8, WSP__CAL_LARGE = 65536, WSP__CAL_REPS_SMALL = 10,
+       WSP__CAL_REPS_LARGE = 3, WSP__CAL_TAG = 0x5b00 };
+
+/* Best round-trip time of `bytes` with `peer`; the lower rank starts. */
+static int wsp__pingpong(wsp_comm_t *comm, int peer, char *buf, int bytes,
+                         int reps, double *best) {
+  int rc = WSP_OK;
+  *best = INFINITY;
+  for (int i = 0; i <= reps; i++) { /* repetition 0 is a warm-up */
+    double t0 = MPI_Wtime();
+    if (comm->rank < peer) {
+      WSP__MPI_GOTO(comm, MPI_Send(buf, bytes, MPI_BYTE, peer, WSP__CAL_TAG, comm->mpi), rc, out);
+      WSP__MPI_GOTO(comm, MPI_Recv(buf, bytes, MPI_BYTE, peer, WSP__CAL_TAG, comm->mpi, MPI_STATUS_IGNORE), rc, out);
+    } else {
+      WSP__MPI_GOTO(comm, MPI_Recv(buf, bytes, MPI_BYTE, peer, WSP__CAL_TAG, comm->mpi, MPI_STATUS_IGNORE), rc, out);
+      WSP__MPI_GOTO(comm, MPI_Send(buf, bytes, MPI_BYTE, peer, WSP__CAL_TAG, comm->mpi), rc, out);
+    }
+    double t = MPI_Wtime() - t0;
+    if (i > 0 && t < *best) *best = t;
+  }
+out:
+  return rc;
+}
+
+int wsp__model_calibrate(wsp_comm_t *comm, wsp_model_t *out) {
+  int rc = WSP_OK, p = comm->size, me = comm->rank;
+  double local[4] = {0, 0, 0, 0}, global[4];
+  char *buf = calloc(1, WSP__CAL_LARGE);
+  double *red = calloc(WSP__CAL_LARGE / sizeof(double), sizeof(double) * 2);
+  int failed = (buf == NULL || red == NULL);
+  /* Pairing: i <-> i + h with h = floor(p/2); the last rank of an odd p
+   * sits out (its figures are 0 and do not count in the maximum). */
+  int h = p / 2, peer = -1;
+  if (h > 0) {
+    if (me < h) peer = me + h;
+    else if (me < 2 * h) peer = me - h;
+  }
+  if (!failed && peer >= 0) {
+    double ts, tl;
+    if ((rc = wsp__pingpong(comm, peer, buf, WSP__CAL_SMALL, WSP__CAL_REPS_SMALL, &ts)))
+      goto out;
+    if ((rc = wsp__pingpong(comm, peer, buf, WSP__CAL_LARGE, WSP__CAL_REPS_LARGE, &tl)))
+      goto out;
+    local[0] = ts / 2;
+    local[1] = (tl / 2 - local[0]) / (WSP__CAL_LARGE - WSP__CAL_SMALL);
+  }
+  if (!failed) {
+    size_t n = WSP__CAL_LARGE / sizeof(double);
+    double best = INFINITY;
+    for (int i = 0; i < 4; i++) {
+      double t0 = MPI_Wtime();
+      WSP__MPI_GOTO(comm, MPI_Reduce_local(red, red + n, (int)n, MPI_DOUBLE, MPI_SUM), rc, out);
+      double t = MPI_Wtime() - t0;
+      if (t < best) best = t;
+    }
+    local[2] = best / WSP__CAL_LARGE;
+  }
+  {
+    /* A local allocation failure is reported to all; everybody fails. */
+    local[3] = failed;
+    WSP__MPI_GOTO(comm, MPI_Allreduce(local, global, 4, MPI_DOUBLE, MPI_MAX, comm->mpi), rc, out);
+    if (global[3] != 0) {
+      rc = wsp__fail(comm, failed ? WSP_ERR_NOMEM : WSP_ERR_REMOTE,
+                     "model calibration: %s",
+                     failed ? "out of memory" : "another rank failed");
+      goto out;
+    }
+  }
+  /* Floors keep the model meaningful when a timer cannot resolve a term
+   * (shared memory, simulated computation). */
+  out->alpha = fmax(global[0], 1e-7);
+  out->beta = fmax(global[1], 1e-12);
+  out->gamma = fmax(global[2], 1e-13);
+  out->calibrated = 1;
+out:
+  free(buf);
+  free(red);
+  return rc;
+}
