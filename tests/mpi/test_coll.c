@@ -1,0 +1,361 @@
+/*
+ * Collectives against native MPI. For one collective (or all), every
+ * algorithm of its table plus auto is run over
+ *   datatypes  MPI_INT, MPI_DOUBLE (integer values, so sums are exact in any
+ *              order), a derived contiguous type of two unsigned ints, and
+ *              for data movement a non-contiguous vector type (holes must
+ *              stay untouched);
+ *   ops        MPI_SUM, MPI_MAX, and a user-defined non-commutative op
+ *              (composition of affine maps x -> a.x + b mod 2^32 on the
+ *              two-unsigned type), so rank order matters;
+ *   counts     0, 1, 7 (odd), and a count past the eager limit (~100 KB);
+ *   roots      0, p-1 and p/2; MPI_IN_PLACE wherever MPI allows it;
+ * and the output is compared byte for byte with what the MPI library's own
+ * collective produces on MPI_COMM_WORLD from the same inputs.
+ *
+ * usage: test_coll [--coll NAME] [--alg NAME] [--quick] [--big-bytes B]
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wirespeed.h"
+
+static int rank, size;
+static long failures, cases;
+
+#define FAIL(...)                                                           \
+  do {                                                                      \
+    if (failures++ < 20) {                                                  \
+      fprintf(stderr, "FAIL rank %d: ", rank);                              \
+      fprintf(stderr, __VA_ARGS__);                                         \
+      fprintf(stderr, "\n");                                                \
+    }                                                                       \
+  } while (0)
+
+/* ---- the non-commutative op: affine maps composed in rank order ---- */
+typedef struct {
+  uint32_t a, b;
+} affine_t;
+
+/* inout = in o inout, "apply in's map first, then inout's". */
+static void affine_op(void *in, void *inout, int *len, MPI_Datatype *dt) {
+  (void)dt;
+  affine_t *x = in, *y = inout;
+  for (int i = 0; i < *len; i++) {
+    uint32_t a = x[i].a * y[i].a, b = x[i].b * y[i].a + y[i].b;
+    y[i].a = a;
+    y[i].b = b;
+  }
+}
+
+typedef struct {
+  const char *name;
+  MPI_Datatype type;
+  size_t size;   /* bytes of data per element */
+  size_t extent; /* bytes of buffer per element */
+  int movement_only;
+} dtype_t;
+
+typedef struct {
+  const char *name;
+  MPI_Op op;
+  int dtype; /* index into the dtype table it applies to; -1: int and double */
+} op_t;
+
+static dtype_t dtypes[4];
+static int ndtypes;
+static op_t ops[3];
+static MPI_Op affine;
+
+static void make_types(void) {
+  MPI_Datatype pair, vec;
+  MPI_Type_contiguous(2, MPI_UNSIGNED, &pair);
+  MPI_Type_commit(&pair);
+  /* Two ints with a one-int hole between them, extent three ints. */
+  MPI_Datatype v0;
+  MPI_Type_vector(2, 1, 2, MPI_INT, &v0);
+  MPI_Type_create_resized(v0, 0, 3 * sizeof(int), &vec);
+  MPI_Type_free(&v0);
+  MPI_Type_commit(&vec);
+  dtypes[0] = (dtype_t){"int", MPI_INT, sizeof(int), sizeof(int), 0};
+  dtypes[1] = (dtype_t){"double", MPI_DOUBLE, sizeof(double), sizeof(double), 0};
+  dtypes[2] = (dtype_t){"pair", pair, 2 * sizeof(unsigned), 2 * sizeof(unsigned), 0};
+  dtypes[3] = (dtype_t){"vector", vec, 2 * sizeof(int), 3 * sizeof(int), 1};
+  ndtypes = 4;
+  MPI_Op_create(affine_op, 0, &affine);
+  ops[0] = (op_t){"sum", MPI_SUM, -1};
+  ops[1] = (op_t){"max", MPI_MAX, -1};
+  ops[2] = (op_t){"affine", affine, 2};
+}
+
+/* Deterministic input: element i of rank r's block `blk`. Hole bytes of the
+ * vector type are a sentinel that no collective may change. */
+static void fill(const dtype_t *d, void *buf, size_t count, int r, int blk,
+                 unsigned salt) {
+  unsigned char *b = buf;
+  memset(b, 0xA5, count * d->extent);
+  for (size_t i = 0; i < count; i++) {
+    unsigned v = (unsigned)(r * 7919 + blk * 104729 + (int)(i % 100003) * 31 + (int)salt);
+    unsigned char *e = b + i * d->extent;
+    if (d->type == MPI_INT) {
+      int x = (int)(v % 1000) - 500;
+      memcpy(e, &x, sizeof x);
+    } else if (d->type == MPI_DOUBLE) {
+      double x = (double)((int)(v % 2000) - 1000);
+      memcpy(e, &x, sizeof x);
+    } else if (strcmp(d->name, "pair") == 0) {
+      affine_t x = {v * 2654435761u | 1u, v * 40503u + 17u};
+      memcpy(e, &x, sizeof x);
+    } else { /* vector: ints at 0 and 2, hole at 1 */
+      int x0 = (int)v, x2 = (int)(v ^ 0x5bd1e995u);
+      memcpy(e, &x0, sizeof x0);
+      memcpy(e + 2 * sizeof(int), &x2, sizeof x2);
+    }
+  }
+}
+
+static int compare(const char *what, const void *got, const void *want,
+                   size_t bytes) {
+  if (bytes == 0 || memcmp(got, want, bytes) == 0) return 0;
+  const unsigned char *g = got, *w = want;
+  size_t i = 0;
+  while (g[i] == w[i]) i++;
+  FAIL("%s: byte %zu of %zu differs (got 0x%02x, want 0x%02x)", what, i, bytes,
+       g[i], w[i]);
+  return 1;
+}
+
+static void *xmalloc(size_t n) {
+  void *p = malloc(n ? n : 1);
+  if (!p) {
+    fprintf(stderr, "test_coll: out of memory\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  return p;
+}
+
+static void check_rc(const char *what, int rc) {
+  if (rc != WSP_OK) FAIL("%s: %s: %s", what, wsp_err_name(rc), wsp_last_error());
+}
+
+/* One case. Returns nothing; failures are counted. */
+static void run_case(wsp_comm_t *w, wsp_coll_t coll, const char *alg,
+                     const dtype_t *d, const op_t *op, size_t count, int root,
+                     int inplace) {
+  char what[256];
+  snprintf(what, sizeof what, "%s/%s type %s%s%s count %zu root %d%s",
+           wsp_coll_name(coll), alg, d->name, op ? " op " : "",
+           op ? op->name : "", count, root, inplace ? " in-place" : "");
+  cases++;
+  int p = size, me = rank;
+  size_t ext = d->extent, blk = count * ext;
+  int rc;
+  unsigned salt = (unsigned)count * 3u + (unsigned)root;
+  switch (coll) {
+  case WSP_COLL_BCAST: {
+    char *got = xmalloc(blk), *want = xmalloc(blk);
+    if (me == root) fill(d, got, count, me, 0, salt);
+    else fill(d, got, count, 999, 1, salt); /* garbage to overwrite */
+    memcpy(want, got, blk);
+    MPI_Bcast(want, (int)count, d->type, root, MPI_COMM_WORLD);
+    rc = wsp_bcast(w, got, count, d->type, root);
+    check_rc(what, rc);
+    if (rc == WSP_OK) compare(what, got, want, blk);
+    free(got), free(want);
+    break;
+  }
+  case WSP_COLL_REDUCE:
+  case WSP_COLL_ALLREDUCE: {
+    char *in = xmalloc(blk), *got = xmalloc(blk), *want = xmalloc(blk);
+    fill(d, in, count, me, 0, salt);
+    memset(got, 0x5a, blk);
+    memset(want, 0x5a, blk);
+    int out_here = coll == WSP_COLL_ALLREDUCE || me == root;
+    int ip = inplace && out_here;
+    if (coll == WSP_COLL_ALLREDUCE) {
+      MPI_Allreduce(in, want, (int)count, d->type, op->op, MPI_COMM_WORLD);
+      if (ip) memcpy(got, in, blk);
+      rc = wsp_allreduce(w, ip ? MPI_IN_PLACE : in, got, count, d->type, op->op);
+    } else {
+      MPI_Reduce(in, want, (int)count, d->type, op->op, root, MPI_COMM_WORLD);
+      if (ip) memcpy(got, in, blk);
+      rc = wsp_reduce(w, ip ? MPI_IN_PLACE : in, out_here ? got : NULL, count,
+                      d->type, op->op, root);
+    }
+    check_rc(what, rc);
+    if (rc == WSP_OK && out_here) compare(what, got, want, blk);
+    /* The input of a non-in-place call must not change. */
+    if (!ip) {
+      char *orig = xmalloc(blk);
+      fill(d, orig, count, me, 0, salt);
+      compare("input changed", in, orig, blk);
+      free(orig);
+    }
+    free(in), free(got), free(want);
+    break;
+  }
+  case WSP_COLL_GATHER:
+  case WSP_COLL_ALLGATHER: {
+    int all = coll == WSP_COLL_ALLGATHER;
+    int out_here = all || me == root;
+    char *in = xmalloc(blk), *got = xmalloc(blk * (size_t)p),
+         *want = xmalloc(blk * (size_t)p);
+    fill(d, in, count, me, 0, salt);
+    memset(got, 0x5a, blk * (size_t)p);
+    memset(want, 0x5a, blk * (size_t)p);
+    int ip = inplace && out_here;
+    /* In place, the own block's holes (vector type) hold the input's; the
+     * reference gets the same so that whole buffers compare. */
+    if (ip) memcpy(want + (size_t)me * blk, in, blk);
+    if (all) MPI_Allgather(in, (int)count, d->type, want, (int)count, d->type, MPI_COMM_WORLD);
+    else MPI_Gather(in, (int)count, d->type, want, (int)count, d->type, root, MPI_COMM_WORLD);
+    if (ip) memcpy(got + (size_t)me * blk, in, blk);
+    if (all)
+      rc = wsp_allgather(w, ip ? MPI_IN_PLACE : in, count, d->type, got, count, d->type);
+    else
+      rc = wsp_gather(w, ip ? MPI_IN_PLACE : in, count, d->type,
+                      out_here ? got : NULL, count, d->type, root);
+    check_rc(what, rc);
+    if (rc == WSP_OK && out_here) compare(what, got, want, blk * (size_t)p);
+    free(in), free(got), free(want);
+    break;
+  }
+  case WSP_COLL_SCATTER: {
+    char *src = xmalloc(blk * (size_t)p), *got = xmalloc(blk), *want = xmalloc(blk);
+    for (int i = 0; i < p; i++) fill(d, src + (size_t)i * blk, count, me, i, salt);
+    memset(got, 0x5a, blk);
+    memset(want, 0x5a, blk);
+    int ip = inplace && me == root;
+    MPI_Scatter(src, (int)count, d->type, want, (int)count, d->type, root, MPI_COMM_WORLD);
+    if (ip) {
+      rc = wsp_scatter(w, src, count, d->type, MPI_IN_PLACE, count, d->type, root);
+      check_rc(what, rc);
+      /* The root's block stays where it is, and nothing else changes. */
+      char *orig = xmalloc(blk * (size_t)p);
+      for (int i = 0; i < p; i++) fill(d, orig + (size_t)i * blk, count, me, i, salt);
+      if (rc == WSP_OK) compare(what, src, orig, blk * (size_t)p);
+      free(orig);
+    } else {
+      rc = wsp_scatter(w, me == root ? src : NULL, count, d->type, got, count,
+                       d->type, root);
+      check_rc(what, rc);
+      if (rc == WSP_OK) compare(what, got, want, blk);
+    }
+    free(src), free(got), free(want);
+    break;
+  }
+  case WSP_COLL_ALLTOALL: {
+    size_t all = blk * (size_t)p;
+    char *in = xmalloc(all), *got = xmalloc(all), *want = xmalloc(all);
+    for (int i = 0; i < p; i++) fill(d, in + (size_t)i * blk, count, me, i, salt);
+    memset(got, 0x5a, all);
+    memset(want, 0x5a, all);
+    if (inplace) memcpy(want, in, all); /* same holes as the in-place buffer */
+    MPI_Alltoall(in, (int)count, d->type, want, (int)count, d->type, MPI_COMM_WORLD);
+    if (inplace) {
+      memcpy(got, in, all);
+      rc = wsp_alltoall(w, MPI_IN_PLACE, count, d->type, got, count, d->type);
+    } else {
+      rc = wsp_alltoall(w, in, count, d->type, got, count, d->type);
+    }
+    check_rc(what, rc);
+    if (rc == WSP_OK) compare(what, got, want, all);
+    free(in), free(got), free(want);
+    break;
+  }
+  default:
+    break;
+  }
+}
+
+static int is_reduction(wsp_coll_t c) {
+  return c == WSP_COLL_REDUCE || c == WSP_COLL_ALLREDUCE;
+}
+static int is_rooted(wsp_coll_t c) {
+  return c == WSP_COLL_BCAST || c == WSP_COLL_REDUCE || c == WSP_COLL_GATHER ||
+         c == WSP_COLL_SCATTER;
+}
+
+static void run_alg(wsp_comm_t *w, wsp_coll_t coll, int alg, int quick,
+                    size_t big_bytes) {
+  const char *name = alg == WSP_ALG_AUTO ? "auto" : wsp_coll_alg_info(coll, alg)->name;
+  check_rc("wsp_coll_set_alg", wsp_coll_set_alg(w, coll, alg));
+  int roots[3] = {0, size - 1, size / 2}, nroots = is_rooted(coll) ? 3 : 1;
+  long before = failures;
+  for (int di = 0; di < ndtypes; di++) {
+    const dtype_t *d = &dtypes[di];
+    if (d->movement_only && is_reduction(coll)) continue;
+    size_t counts[4] = {0, 1, 7, big_bytes / d->size + 3};
+    int ncounts = quick ? 3 : 4;
+    if (quick) counts[2] = big_bytes / d->size + 3;
+    for (int oi = 0; oi < (is_reduction(coll) ? 3 : 1); oi++) {
+      const op_t *op = is_reduction(coll) ? &ops[oi] : NULL;
+      if (op && ((op->dtype == -1 && di > 1) || (op->dtype >= 0 && op->dtype != di)))
+        continue;
+      for (int ci = 0; ci < ncounts; ci++)
+        for (int ri = 0; ri < nroots; ri++) {
+          if (ri > 0 && (roots[ri] == roots[0] || roots[ri] == roots[ri - 1])) continue;
+          int can_inplace = coll != WSP_COLL_BCAST;
+          for (int ip = 0; ip <= can_inplace; ip++)
+            run_case(w, coll, name, d, op, counts[ci], roots[ri], ip);
+        }
+    }
+  }
+  long mine = failures - before, all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0)
+    printf("  %-9s %-20s %s\n", wsp_coll_name(coll), name, all ? "FAILED" : "ok");
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const char *only_coll = NULL, *only_alg = NULL;
+  int quick = 0;
+  size_t big = 100000;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--coll") && i + 1 < argc) only_coll = argv[++i];
+    else if (!strcmp(argv[i], "--alg") && i + 1 < argc) only_alg = argv[++i];
+    else if (!strcmp(argv[i], "--quick")) quick = 1;
+    else if (!strcmp(argv[i], "--big-bytes") && i + 1 < argc) big = strtoul(argv[++i], NULL, 10);
+    else {
+      if (rank == 0)
+        fprintf(stderr, "usage: test_coll [--coll NAME] [--alg NAME] [--quick] [--big-bytes B]\n");
+      MPI_Finalize();
+      return 2;
+    }
+  }
+  make_types();
+  wsp_comm_t *w = NULL;
+  int rc = wsp_comm_create(MPI_COMM_WORLD, NULL, &w);
+  if (rc != WSP_OK) {
+    fprintf(stderr, "wsp_comm_create: %s\n", wsp_last_error());
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  int ran = 0;
+  for (int c = 0; c < WSP_COLL_COUNT; c++) {
+    wsp_coll_t coll = (wsp_coll_t)c;
+    if (only_coll && strcmp(only_coll, wsp_coll_name(coll))) continue;
+    for (int a = WSP_ALG_AUTO; a < wsp_coll_alg_count(coll); a++) {
+      const char *name = a == WSP_ALG_AUTO ? "auto" : wsp_coll_alg_info(coll, a)->name;
+      if (only_alg && strcmp(only_alg, name)) continue;
+      run_alg(w, coll, a, quick, big);
+      ran++;
+    }
+  }
+  wsp_comm_free(&w);
+  long all_fail = 0, all_cases = 0;
+  MPI_Allreduce(&failures, &all_fail, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(&cases, &all_cases, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0)
+    printf("test_coll: np %d, %d algorithms, %ld cases, %ld failures\n", size,
+           ran, all_cases / size, all_fail);
+  MPI_Op_free(&affine);
+  MPI_Type_free(&dtypes[2].type);
+  MPI_Type_free(&dtypes[3].type);
+  MPI_Finalize();
+  return (all_fail || ran == 0) ? 1 : 0;
+}
