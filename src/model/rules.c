@@ -56,6 +56,8 @@ int wsp__rules_load(const char *path, struct wsp__rules **out) {
   *out = NULL;
   json_error_t err;
   json_t *root = json_load_file(path, 0, &err);
+  if (root == NULL && err.line < 1) /* not opened or not read */
+    return wsp__fail(NULL, WSP_ERR_CONFIG, "rules file %s: %s", path, err.text);
   if (root == NULL)
     return wsp__fail(NULL, WSP_ERR_CONFIG, "rules file %s: line %d, column %d: %s",
                      path, err.line, err.column, err.text);

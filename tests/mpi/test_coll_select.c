@@ -1,0 +1,234 @@
+/*
+ * Algorithm selection: the model's cheapest algorithm is the one chosen;
+ * forced algorithms (environment and wsp_coll_set_alg) are used, and fall
+ * back when their preconditions fail; bad names are clear errors listing
+ * the valid ones; the rules file overrides the model and its mistakes are
+ * reported with the place; calibration gives a usable model.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "wirespeed.h"
+
+static int rank, size;
+static long failures;
+
+#define CHECK(cond, ...)                                                   \
+  do {                                                                     \
+    if (!(cond)) {                                                         \
+      failures++;                                                          \
+      fprintf(stderr, "FAIL rank %d line %d: %s: ", rank, __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                                        \
+      fprintf(stderr, "\n");                                               \
+    }                                                                      \
+  } while (0)
+
+static const char *coll_env[WSP_COLL_COUNT] = {
+    "WSP_BCAST_ALGORITHM",  "WSP_REDUCE_ALGORITHM",    "WSP_ALLREDUCE_ALGORITHM",
+    "WSP_GATHER_ALGORITHM", "WSP_SCATTER_ALGORITHM",   "WSP_ALLGATHER_ALGORITHM",
+    "WSP_ALLTOALL_ALGORITHM"};
+
+static wsp_comm_t *make(const wsp_config_t *cfg) {
+  wsp_comm_t *w = NULL;
+  int rc = wsp_comm_create(MPI_COMM_WORLD, cfg, &w);
+  CHECK(rc == WSP_OK, "wsp_comm_create: %s", wsp_last_error());
+  return w;
+}
+
+/* The selection equals the argmin of the predictions over the algorithms
+ * whose preconditions hold (native excluded: the model has no cost for
+ * it), for every collective, size and commutativity. */
+static void check_argmin(const wsp_comm_t *w, const char *label) {
+  for (int c = 0; c < WSP_COLL_COUNT; c++)
+    for (size_t bytes = 1; bytes <= ((size_t)1 << 28); bytes *= 4)
+      for (int comm_op = 0; comm_op <= 1; comm_op++) {
+        int best = -1, sel = -2;
+        double best_t = 0;
+        for (int a = 1; a < wsp_coll_alg_count((wsp_coll_t)c); a++) {
+          double t;
+          CHECK(wsp_coll_predict(w, (wsp_coll_t)c, a, bytes, comm_op, &t) == WSP_OK, "%s",
+                wsp_last_error());
+          if (t >= 0 && (best < 0 || t < best_t)) best = a, best_t = t;
+        }
+        CHECK(wsp_coll_select(w, (wsp_coll_t)c, bytes, comm_op, &sel) == WSP_OK, "%s",
+              wsp_last_error());
+        if (best < 0) best = 0;
+        double ts = -1;
+        if (sel > 0) wsp_coll_predict(w, (wsp_coll_t)c, sel, bytes, comm_op, &ts);
+        CHECK(sel == best || (sel > 0 && ts == best_t),
+              "%s: %s %zu bytes commutative %d: selected %d, cheapest %d", label,
+              wsp_coll_name((wsp_coll_t)c), bytes, comm_op, sel, best);
+      }
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  for (int c = 0; c < WSP_COLL_COUNT; c++) unsetenv(coll_env[c]);
+  unsetenv("WSP_MODEL");
+  unsetenv("WSP_RULES_FILE");
+
+  /* 1. Calibration gives positive figures. */
+  wsp_comm_t *w = make(NULL);
+  wsp_model_t m;
+  if (w) {
+    CHECK(wsp_comm_model(w, &m) == WSP_OK, "%s", wsp_last_error());
+    CHECK(m.calibrated == 1 && m.alpha > 0 && m.beta > 0 && m.gamma > 0,
+          "calibrated %d alpha %g beta %g gamma %g", m.calibrated, m.alpha, m.beta, m.gamma);
+    check_argmin(w, "calibrated");
+    wsp_comm_free(&w);
+  }
+
+  /* 2. Configured models from latency-bound to bandwidth-bound. */
+  const double models[3][3] = {{1e-3, 1e-12, 1e-13}, {5e-5, 1e-9, 1e-10},
+                               {1e-9, 1e-6, 1e-9}};
+  for (int i = 0; i < 3; i++) {
+    wsp_config_t cfg;
+    wsp_config_init(&cfg);
+    cfg.model_alpha = models[i][0], cfg.model_beta = models[i][1];
+    cfg.model_gamma = models[i][2];
+    w = make(&cfg);
+    if (!w) continue;
+    wsp_comm_model(w, &m);
+    CHECK(m.calibrated == 0 && m.alpha == models[i][0], "configured model not used");
+    char label[32];
+    snprintf(label, sizeof label, "model %d", i);
+    check_argmin(w, label);
+    if (i == 2 && size >= 4) {
+      /* Bandwidth-bound, large message, commutative: a bandwidth-optimal
+       * allreduce ((p-1)/p n per rank, not lg p . n) must win over
+       * recursive doubling. */
+      int sel = -1, rd = -1;
+      wsp_coll_select(w, WSP_COLL_ALLREDUCE, (size_t)64 << 20, 1, &sel);
+      if (wsp_coll_alg_from_name(WSP_COLL_ALLREDUCE, "recursive_doubling", &rd) == WSP_OK)
+        CHECK(sel != rd && sel > 0, "bandwidth-bound 64 MiB allreduce chose %d", sel);
+    }
+    wsp_comm_free(&w);
+  }
+
+  /* 3. Forced by environment, and forced with unmet preconditions. */
+  for (int c = 0; c < WSP_COLL_COUNT; c++) {
+    int n = wsp_coll_alg_count((wsp_coll_t)c);
+    for (int a = 0; a < n; a++) {
+      const char *name = wsp_coll_alg_info((wsp_coll_t)c, a)->name;
+      setenv(coll_env[c], name, 1);
+      setenv("WSP_MODEL", "5e-5,1e-9,1e-10", 1);
+      w = make(NULL);
+      unsetenv(coll_env[c]);
+      if (!w) continue;
+      for (int comm_op = 0; comm_op <= 1; comm_op++) {
+        int sel = -2;
+        wsp_coll_select(w, (wsp_coll_t)c, 4096, comm_op, &sel);
+        double t = -1;
+        wsp_coll_predict(w, (wsp_coll_t)c, a, 4096, comm_op, &t);
+        if (a == 0 || t >= 0)
+          CHECK(sel == a, "%s=%s: selected %d", coll_env[c], name, sel);
+        else /* preconditions fail: something else whose preconditions hold */
+          CHECK(sel != a && sel >= 0, "%s=%s with unmet preconditions: selected %d",
+                coll_env[c], name, sel);
+        if (sel > 0) {
+          double ts = -1;
+          wsp_coll_predict(w, (wsp_coll_t)c, sel, 4096, comm_op, &ts);
+          CHECK(ts >= 0, "fallback %d of %s has unmet preconditions", sel, name);
+        }
+      }
+      /* wsp_coll_set_alg back to auto restores the model's choice. */
+      CHECK(wsp_coll_set_alg(w, (wsp_coll_t)c, WSP_ALG_AUTO) == WSP_OK, "%s", wsp_last_error());
+      wsp_comm_free(&w);
+    }
+  }
+
+  /* 4. Bad names. */
+  setenv("WSP_BCAST_ALGORITHM", "nonesuch", 1);
+  w = NULL;
+  int rc = wsp_comm_create(MPI_COMM_WORLD, NULL, &w);
+  CHECK(rc == WSP_ERR_CONFIG && w == NULL, "bad env name gave %s", wsp_err_name(rc));
+  CHECK(strstr(wsp_last_error(), "WSP_BCAST_ALGORITHM") &&
+            strstr(wsp_last_error(), "nonesuch") && strstr(wsp_last_error(), "binomial"),
+        "message: %s", wsp_last_error());
+  unsetenv("WSP_BCAST_ALGORITHM");
+  int alg;
+  CHECK(wsp_coll_alg_from_name(WSP_COLL_ALLREDUCE, "rign", &alg) == WSP_ERR_ARG &&
+            strstr(wsp_last_error(), "native"),
+        "message: %s", wsp_last_error());
+  CHECK(wsp_coll_alg_from_name(WSP_COLL_ALLREDUCE, "auto", &alg) == WSP_OK &&
+            alg == WSP_ALG_AUTO,
+        "auto");
+  w = make(NULL);
+  if (w) {
+    CHECK(wsp_coll_set_alg(w, WSP_COLL_BCAST, 999) == WSP_ERR_ARG, "set_alg 999");
+    CHECK(wsp_coll_set_alg(w, (wsp_coll_t)42, 0) == WSP_ERR_ARG, "set_alg coll 42");
+    wsp_comm_free(&w);
+  }
+  setenv("WSP_MODEL", "1,2", 1);
+  rc = wsp_comm_create(MPI_COMM_WORLD, NULL, &w);
+  CHECK(rc == WSP_ERR_CONFIG && strstr(wsp_last_error(), "WSP_MODEL"), "bad WSP_MODEL: %s",
+        wsp_last_error());
+  setenv("WSP_MODEL", "5e-5,1e-9,1e-10", 1);
+
+  /* 5. Rules file. */
+  char path[64], bad1[64], bad2[64];
+  snprintf(path, sizeof path, "/tmp/wsp_rules_%d.json", (int)getpid());
+  snprintf(bad1, sizeof bad1, "/tmp/wsp_rules_bad1_%d.json", (int)getpid());
+  snprintf(bad2, sizeof bad2, "/tmp/wsp_rules_bad2_%d.json", (int)getpid());
+  FILE *f = fopen(path, "w");
+  fprintf(f, "{\"version\": 1, \"rules\": [\n"
+             " {\"collective\": \"allreduce\", \"algorithm\": \"native\", \"max_bytes\": 1024},\n"
+             " {\"collective\": \"bcast\", \"algorithm\": \"binomial\", \"min_p\": 1}\n]}\n");
+  fclose(f);
+  f = fopen(bad1, "w");
+  fprintf(f, "{\"version\": 1, \"rules\": [{\"collective\": \"bcast\", \"algoritm\": \"x\"}]}");
+  fclose(f);
+  f = fopen(bad2, "w");
+  fprintf(f, "{\"version\": 1,\n \"rules\": [,]}");
+  fclose(f);
+  wsp_config_t cfg;
+  wsp_config_init(&cfg);
+  wsp_config_from_env(&cfg);
+  cfg.rules_file = path;
+  w = make(&cfg);
+  if (w) {
+    int sel, bin;
+    wsp_coll_alg_from_name(WSP_COLL_BCAST, "binomial", &bin);
+    wsp_coll_select(w, WSP_COLL_ALLREDUCE, 1024, 1, &sel);
+    CHECK(sel == 0, "rule allreduce<=1024 -> native gave %d", sel);
+    wsp_coll_select(w, WSP_COLL_BCAST, (size_t)64 << 20, 1, &sel);
+    CHECK(sel == bin, "rule bcast -> binomial gave %d", sel);
+    /* Outside the rule's range the model decides again. */
+    int want_sel;
+    wsp_comm_t *plain = NULL;
+    wsp_config_t c2 = cfg;
+    c2.rules_file = NULL;
+    plain = make(&c2);
+    if (plain) {
+      wsp_coll_select(plain, WSP_COLL_ALLREDUCE, 4096, 1, &want_sel);
+      wsp_coll_select(w, WSP_COLL_ALLREDUCE, 4096, 1, &sel);
+      CHECK(sel == want_sel, "allreduce 4096 outside the rule: %d vs %d", sel, want_sel);
+      wsp_comm_free(&plain);
+    }
+    wsp_comm_free(&w);
+  }
+  cfg.rules_file = bad1;
+  rc = wsp_comm_create(MPI_COMM_WORLD, &cfg, &w);
+  CHECK(rc == WSP_ERR_CONFIG && strstr(wsp_last_error(), "algoritm"), "bad key: %s %s",
+        wsp_err_name(rc), wsp_last_error());
+  cfg.rules_file = bad2;
+  rc = wsp_comm_create(MPI_COMM_WORLD, &cfg, &w);
+  CHECK(rc == WSP_ERR_CONFIG && strstr(wsp_last_error(), "line 2"), "bad JSON: %s %s",
+        wsp_err_name(rc), wsp_last_error());
+  cfg.rules_file = "/nonexistent/rules.json";
+  rc = wsp_comm_create(MPI_COMM_WORLD, &cfg, &w);
+  CHECK(rc == WSP_ERR_CONFIG && strstr(wsp_last_error(), "/nonexistent/rules.json"),
+        "missing file: %s", wsp_last_error());
+  MPI_Barrier(MPI_COMM_WORLD);
+  remove(path), remove(bad1), remove(bad2);
+
+  long all = 0;
+  MPI_Allreduce(&failures, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0) printf("test_coll_select: np %d, %ld failures\n", size, all);
+  MPI_Finalize();
+  return all ? 1 : 0;
+}
