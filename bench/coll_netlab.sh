@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# wsp-bench coll on a netlab cluster: allreduce and bcast, every algorithm,
+# auto, wirespeed's native row and the plain MPI collective, under Open MPI
+# and under MPICH, then busbw as a fraction of the NIC rate B. Needs root;
+# the lab is removed again on exit.
+#   bench/coll_netlab.sh [outdir] [hosts] [ranks-per-host] [rate]
+#   (defaults: results 8 1 100mbit; the issue's second table is "4 4")
+# Environment: WSP_COLLS (allreduce,bcast), WSP_SIZES (8,64,512,4K,1M,16M,64M),
+# WSP_MPIS ("openmpi mpich"), WSP_REPS (3).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-$root/results}
+hosts=${2:-8}
+ppn=${3:-1}
+rate=${4:-100mbit}
+name=wcb$(( $$ % 10000 ))
+mkdir -p "$out"
+"$root/scripts/deps.sh"
+mpis=${WSP_MPIS:-openmpi mpich}
+for m in $mpis; do "$root/scripts/build.sh" "$m" >/dev/null; done
+trap '"$root/lab/netlab" down --name "$name" >/dev/null 2>&1 || true' EXIT
+"$root/lab/netlab" up cluster --name "$name" --hosts "$hosts" --rate "$rate"
+json="$out/coll-netlab.json"
+for m in $mpis; do
+  label="netlab-cluster${hosts}x${ppn}-${rate}-$m"
+  echo "== $label"
+  # MPICH 4.0.2 + UCX tcp can hang in MPI_Finalize after the results are
+  # written (docs/netlab.md): the timeout ends such a job, and its exit code
+  # 124 is not an error here.
+  "$root/lab/netlab" run --name "$name" --mpi "$m" --ppn "$ppn" --timeout 3600 -- \
+    "$root/build/$m/tools/wsp-bench" coll --colls "${WSP_COLLS:-allreduce,bcast}" \
+    --sizes "${WSP_SIZES:-8,64,512,4K,1M,16M,64M}" --reps "${WSP_REPS:-3}" \
+    --label "$label" --json "$json" || [ $? = 124 ]
+done
+mbit=${rate%mbit}
+/usr/bin/python3 "$root/python/wsp_table.py" "$json" --link-mbit "$mbit" \
+  --labels "$(for m in $mpis; do printf 'netlab-cluster%sx%s-%s-%s,' "$hosts" "$ppn" "$rate" "$m"; done)"

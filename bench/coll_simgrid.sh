@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# wsp-bench coll under SimGrid at p = 256 (a simulated cluster of 256 hosts,
+# 1 Gbit/s NICs, 50 us): every algorithm of every collective, auto and the
+# simulated MPI's own collective (SMPI's "ompi" selector: Open MPI's
+# choices), then how often auto picked the fastest algorithm and its worst
+# loss against the fastest. Simulated time does not depend on how busy this
+# machine is.
+#   bench/coll_simgrid.sh [outdir] [p]
+# Environment: WSP_COLLS (all), WSP_SIZES (8,512,32K,1M,16M), WSP_SG_SELECTOR.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-$root/results}
+p=${2:-256}
+mkdir -p "$out"
+"$root/scripts/deps.sh"
+"$root/scripts/build.sh" simgrid >/dev/null
+plat="$out/cluster$p.xml" hosts="$out/cluster$p.hosts"
+python3 "$root/lab/simgrid/wsp_platform.py" cluster --hosts "$p" --bw 1Gbps --lat 50us \
+  -o "$plat" --hostfile "$hosts"
+cfg=(--cfg=smpi/send-is-detached-thresh:0 --cfg=smpi/grow-injected-times:no
+     --cfg=smpi/iprobe:1e-6 --cfg=smpi/test:1e-6 --cfg=smpi/simulate-computation:no
+     --cfg=smpi/coll-selector:${WSP_SG_SELECTOR:-ompi}
+     --log=root.thres:warning --log=xbt_cfg.thres:warning)
+label="simgrid-cluster$p-1Gbps-${WSP_SG_SELECTOR:-ompi}"
+smpirun -np "$p" -platform "$plat" -hostfile "$hosts" "${cfg[@]}" \
+  "$root/build/simgrid/tools/wsp-bench" coll --colls "${WSP_COLLS:-bcast,reduce,allreduce,gather,scatter,allgather,alltoall}" \
+  --sizes "${WSP_SIZES:-8,512,32K,1M,16M}" --reps 1 --warmup 1 \
+  --label "$label" --json "$out/coll-simgrid.json"
+/usr/bin/python3 "$root/python/wsp_table.py" "$out/coll-simgrid.json" --labels "$label" --metric time
+/usr/bin/python3 "$root/python/wsp_table.py" "$out/coll-simgrid.json" --labels "$label" --auto-summary
