@@ -393,6 +393,16 @@ static int parse_algs(const char *opt, const char *v, opts_t *o, int rank) {
   return 0;
 }
 
+/* Index of algorithm `name` of collective c (WSP_ALG_AUTO for "auto"), or
+ * -3 when it has none: looked up here, not with wsp_coll_alg_from_name,
+ * which would log an error for every collective that lacks the name. */
+static int find_alg(wsp_coll_t c, const char *name) {
+  if (!strcmp(name, "auto")) return WSP_ALG_AUTO;
+  for (int a = 0; a < wsp_coll_alg_count(c); a++)
+    if (!strcmp(wsp_coll_alg_info(c, a)->name, name)) return a;
+  return -3;
+}
+
 /* The rows of collective c: --algs resolved against its table, or every
  * table algorithm + mpi + auto. "mpi" first: the reference. */
 static int resolve_algs(const opts_t *o, wsp_coll_t c, int *algs) {
@@ -405,11 +415,8 @@ static int resolve_algs(const opts_t *o, wsp_coll_t c, int *algs) {
     return n;
   }
   for (int i = 0; i < o->nalgs; i++) {
-    int a;
-    if (!strcmp(o->algs[i], "mpi"))
-      a = ALG_MPI;
-    else if (wsp_coll_alg_from_name(c, o->algs[i], &a) != WSP_OK)
-      continue;
+    int a = !strcmp(o->algs[i], "mpi") ? ALG_MPI : find_alg(c, o->algs[i]);
+    if (a == -3) continue;
     int dup = 0;
     for (int j = 0; j < n; j++) dup |= algs[j] == a;
     if (!dup) algs[n++] = a;
@@ -562,10 +569,8 @@ int wsp_bench_coll(int argc, char **argv, int rank, int size,
   int algs[WSP_COLL_COUNT][MAX_ALGS], nalgs[WSP_COLL_COUNT];
   for (int i = 0; i < o.nalgs; i++) {
     int found = !strcmp(o.algs[i], "mpi");
-    for (int k = 0; k < o.ncolls && !found; k++) {
-      int a;
-      found = wsp_coll_alg_from_name(o.colls[k], o.algs[i], &a) == WSP_OK;
-    }
+    for (int k = 0; k < o.ncolls && !found; k++)
+      found = find_alg(o.colls[k], o.algs[i]) != -3;
     if (!found) {
       if (rank == 0) {
         fprintf(stderr,
@@ -573,8 +578,15 @@ int wsp_bench_coll(int argc, char **argv, int rank, int size,
                 "\"%s\"; valid names:\n  mpi, auto",
                 o.algs[i]);
         for (int k = 0; k < o.ncolls; k++)
-          for (int a = 0; a < wsp_coll_alg_count(o.colls[k]); a++)
-            fprintf(stderr, ", %s", wsp_coll_alg_info(o.colls[k], a)->name);
+          for (int a = 0; a < wsp_coll_alg_count(o.colls[k]); a++) {
+            const char *nm = wsp_coll_alg_info(o.colls[k], a)->name;
+            int seen = 0; /* listed for an earlier collective */
+            for (int j = 0; j < k && !seen; j++)
+              seen = find_alg(o.colls[j], nm) >= 0;
+            for (int b = 0; b < a && !seen; b++)
+              seen = !strcmp(wsp_coll_alg_info(o.colls[k], b)->name, nm);
+            if (!seen) fprintf(stderr, ", %s", nm);
+          }
         fprintf(stderr, "\n");
       }
       return 2;
@@ -809,6 +821,7 @@ int wsp_bench_coll(int argc, char **argv, int rank, int size,
                                   ? json_string(alg_name(c, chosen))
                                   : json_null());
           json_object_set_new(j, "p", json_integer(size));
+          json_object_set_new(j, "size", json_integer((json_int_t)S));
           json_object_set_new(j, "bytes", json_integer((json_int_t)w.bytes));
           json_object_set_new(j, "block", json_integer((json_int_t)w.block));
           json_object_set_new(j, "count", json_integer((json_int_t)w.count));
