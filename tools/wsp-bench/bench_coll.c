@@ -94,9 +94,11 @@ static void usage(FILE *f) {
           "not define, (p-1)/p (the root moves p-1 of the p blocks through its\n"
           "link). GB/s = 1e9 bytes per second. ratio = mpi time / this time\n"
           "(> 1: faster than the MPI collective). pred = the model's predicted\n"
-          "time (wsp_coll_predict; '-' when it has no cost or its\n"
-          "preconditions fail). auto shows the algorithm it chose\n"
-          "(wsp_coll_select). Exit status 1 when any result was wrong.\n");
+          "time of the algorithm that ran (wsp_coll_predict; '-' when it has\n"
+          "no cost, as native). auto shows the algorithm it chose, and an\n"
+          "algorithm whose preconditions fail here (e.g. p not a power of two)\n"
+          "shows the fallback that ran instead (wsp_coll_select). Exit status\n"
+          "1 when any result was wrong.\n");
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -689,7 +691,7 @@ int wsp_bench_coll(int argc, char **argv, int rank, int size,
            model.calibrated ? "calibrated" : "configured");
     printf("# time: slowest rank's mean per call; algbw = size/time, busbw = "
            "algbw x nccl-tests factor (GB/s = 1e9 B/s);\n# ratio = mpi time / "
-           "time (>1: faster than MPI); pred = model's time\n");
+           "time (>1: faster than MPI); pred = model's time of what ran\n");
     printf("%-9s %7s %7s %-20s %8s %11s %9s %9s %7s %11s  %s\n", "coll",
            "size", "block", "alg", "iters", "time_us", "algbw", "busbw",
            "ratio", "pred_us", "note");
@@ -724,15 +726,17 @@ int wsp_bench_coll(int argc, char **argv, int rank, int size,
       }
       long iters[MAX_ALGS];
       long long bad[MAX_ALGS];
-      /* What auto runs: ask with no algorithm forced. */
-      int chosen = -1;
-      select_alg(&w, WSP_ALG_AUTO);
-      if (wsp_coll_select(comm, c, w.block, 1, &chosen) != WSP_OK)
-        die(rank, "wsp_coll_select");
 
-      /* Per algorithm: one checked call, the iteration count, warmup. */
+      /* Per algorithm: what really runs (a forced algorithm whose
+       * preconditions fail runs its fallback), one checked call, the
+       * iteration count, warmup. */
+      int ran[MAX_ALGS];
       for (int a = 0; a < na; a++) {
         select_alg(&w, al[a]);
+        ran[a] = -1;
+        if (al[a] != ALG_MPI &&
+            wsp_coll_select(comm, c, w.block, 1, &ran[a]) != WSP_OK)
+          die(rank, "wsp_coll_select");
         fill(&w);
         run_once(&w, al[a]);
         double want = 0;
@@ -790,9 +794,8 @@ int wsp_bench_coll(int argc, char **argv, int rank, int size,
         double t = med[a];
         double algbw = t > 0 ? (double)w.bytes / t / 1e9 : 0;
         double pred = -1;
-        int palg = al[a] == WSP_ALG_AUTO ? chosen : al[a];
-        if (palg >= 0 &&
-            wsp_coll_predict(comm, c, palg, w.block, 1, &pred) != WSP_OK)
+        if (ran[a] >= 0 &&
+            wsp_coll_predict(comm, c, ran[a], w.block, 1, &pred) != WSP_OK)
           die(rank, "wsp_coll_predict");
         double ratio = tmpi > 0 && t > 0 ? tmpi / t : -1;
         if (!o.quiet) {
@@ -802,7 +805,10 @@ int wsp_bench_coll(int argc, char **argv, int rank, int size,
           if (ratio > 0) snprintf(ra, sizeof ra, "%.3f", ratio);
           else snprintf(ra, sizeof ra, "-");
           if (al[a] == WSP_ALG_AUTO)
-            snprintf(note, sizeof note, "-> %s", alg_name(c, chosen));
+            snprintf(note, sizeof note, "-> %s", alg_name(c, ran[a]));
+          else if (al[a] >= 0 && ran[a] != al[a])
+            snprintf(note, sizeof note, "preconditions fail: ran %s",
+                     alg_name(c, ran[a]));
           if (bad[a])
             snprintf(note + strlen(note), sizeof note - strlen(note),
                      "%sMISMATCH on %lld rank(s)", *note ? " " : "", bad[a]);
@@ -818,8 +824,11 @@ int wsp_bench_coll(int argc, char **argv, int rank, int size,
           json_object_set_new(j, "alg", json_string(alg_name(c, al[a])));
           json_object_set_new(j, "chosen",
                               al[a] == WSP_ALG_AUTO
-                                  ? json_string(alg_name(c, chosen))
+                                  ? json_string(alg_name(c, ran[a]))
                                   : json_null());
+          json_object_set_new(j, "ran", ran[a] >= 0
+                                            ? json_string(alg_name(c, ran[a]))
+                                            : json_null());
           json_object_set_new(j, "p", json_integer(size));
           json_object_set_new(j, "size", json_integer((json_int_t)S));
           json_object_set_new(j, "bytes", json_integer((json_int_t)w.bytes));
