@@ -12,10 +12,13 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: wsp-bench SUBCOMMAND [options]\n"
-          "       mpirun -np N wsp-bench sparse [--help]\n\n"
+          "       mpirun -np N wsp-bench sparse|coll [--help]\n\n"
           "subcommands:\n"
           "  sparse   dynamic sparse data exchange: nbx, pex, alltoallv, auto\n"
-          "           across densities and message sizes\n\n"
+          "           across densities and message sizes\n"
+          "  coll     collectives: every algorithm of each collective, auto\n"
+          "           and the plain MPI collective, across message sizes\n"
+          "           (time, algbw, busbw as in nccl-tests)\n\n"
           "Run 'wsp-bench SUBCOMMAND --help' for its options.\n");
 }
 
@@ -44,7 +47,8 @@ int main(int argc, char **argv) {
     usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
   }
-  if (strcmp(argv[1], "sparse") != 0) {
+  int coll = strcmp(argv[1], "coll") == 0;
+  if (!coll && strcmp(argv[1], "sparse") != 0) {
     fprintf(stderr, "error: unknown subcommand \"%s\"\n", argv[1]);
     usage(stderr);
     return 2;
@@ -53,7 +57,13 @@ int main(int argc, char **argv) {
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  int rc = wsp_bench_sparse(argc - 1, argv + 1, rank, size);
+  wsp_bench_post_t post = {0};
+  int rc = coll ? wsp_bench_coll(argc - 1, argv + 1, rank, size, &post)
+                : wsp_bench_sparse(argc - 1, argv + 1, rank, size);
   MPI_Finalize();
+  if (rank == 0 && post.plot_png) {
+    int prc = wsp_bench_post_run(&post);
+    if (rc == 0) rc = prc;
+  }
   return rc;
 }

@@ -1,32 +1,207 @@
 /*
  * wsp-info: what this wirespeed is and what it would do here: version, the
  * MPI library it runs on, build options, the configuration taken from the
- * WSP_* environment, and the algorithms with their descriptions and costs.
+ * WSP_* environment, and the algorithms with their descriptions, costs and
+ * preconditions. With --model (under mpirun) it also creates a
+ * communicator, which calibrates the α-β-γ cost model unless WSP_MODEL
+ * gives it, and prints the model's predicted time of every collective
+ * algorithm over a range of sizes, marking the one auto would run.
+ * Only rank 0 prints.
  */
+#include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "wirespeed.h"
 
+/* 8 B .. 64 MiB: x8 steps, and 64 MiB itself. */
+static const size_t model_sizes[] = {8,      64,       512,       4096,     32768,
+                                     262144, 2097152,  16777216,  67108864};
+#define NSIZES (sizeof model_sizes / sizeof model_sizes[0])
+
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: wsp-info [--help]\n\n"
+          "usage: wsp-info [--help]\n"
+          "       mpirun -np N wsp-info --model [--json]\n\n"
           "Prints wirespeed's version, MPI library, build options, the\n"
           "configuration read from WSP_* environment variables and the\n"
-          "available algorithms. Runs as a single process (no mpirun needed).\n");
+          "available algorithms. Runs as a single process (no mpirun needed).\n\n"
+          "  --model   also create a communicator over MPI_COMM_WORLD (this\n"
+          "            calibrates the cost model unless WSP_MODEL sets it; run it\n"
+          "            under mpirun with the job's process count) and print the\n"
+          "            model and, per collective, the predicted time of every\n"
+          "            algorithm at sizes 8 B .. 64 MiB, with '*' on the one\n"
+          "            auto runs (rules file, then model; commutative op). Size\n"
+          "            is what the model and rules files take: the whole message\n"
+          "            for bcast/reduce/allreduce, one rank's block for gather,\n"
+          "            scatter, allgather and alltoall.\n"
+          "  --json    with --model: print one JSON document instead of text\n");
+}
+
+static const char *fmt_size(size_t b, char *buf, size_t len) {
+  if (b >= (1u << 20) && b % (1u << 20) == 0)
+    snprintf(buf, len, "%zuM", b >> 20);
+  else if (b >= 1024 && b % 1024 == 0)
+    snprintf(buf, len, "%zuK", b >> 10);
+  else
+    snprintf(buf, len, "%zu", b);
+  return buf;
+}
+
+static void print_coll_algs(void) {
+  printf("\ncollective algorithms (WSP_<COLL>_ALGORITHM=name|auto; row 0 is "
+         "the MPI library's own):\n");
+  for (int c = 0; c < WSP_COLL_COUNT; c++) {
+    printf("  %s:\n", wsp_coll_name((wsp_coll_t)c));
+    for (int a = 0; a < wsp_coll_alg_count((wsp_coll_t)c); a++) {
+      const wsp_alg_info_t *in = wsp_coll_alg_info((wsp_coll_t)c, a);
+      const char *pre = wsp_coll_alg_preconditions((wsp_coll_t)c, a);
+      printf("    %-18s %s\n", in->name, in->desc);
+      printf("    %-18s cost: %s\n", "", in->cost);
+      if (pre && *pre) printf("    %-18s needs: %s\n", "", pre);
+    }
+  }
+}
+
+/* The model and its predictions; 0 or an exit code. */
+static int print_model(int json, int rank) {
+  wsp_comm_t *comm = NULL;
+  int p = 0;
+  wsp_model_t m;
+  if (wsp_comm_create(MPI_COMM_WORLD, NULL, &comm) != WSP_OK ||
+      wsp_comm_size(comm, &p) != WSP_OK || wsp_comm_model(comm, &m) != WSP_OK) {
+    fprintf(stderr, "error: rank %d: %s\n", rank, wsp_last_error());
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  /* What auto would choose, even where WSP_<COLL>_ALGORITHM forces one. */
+  for (int c = 0; c < WSP_COLL_COUNT; c++)
+    if (wsp_coll_set_alg(comm, (wsp_coll_t)c, WSP_ALG_AUTO) != WSP_OK) {
+      fprintf(stderr, "error: rank %d: %s\n", rank, wsp_last_error());
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+  if (rank != 0) {
+    wsp_comm_free(&comm);
+    return 0;
+  }
+  json_t *doc = NULL, *jcolls = NULL;
+  if (json) {
+    doc = json_pack("{s:s, s:i, s:{s:f, s:f, s:f, s:b}}", "wirespeed",
+                    wsp_version_string(), "p", p, "model", "alpha", m.alpha,
+                    "beta", m.beta, "gamma", m.gamma, "calibrated", m.calibrated);
+    jcolls = json_object();
+    json_object_set_new(doc, "collectives", jcolls);
+  } else {
+    printf("\ncost model on MPI_COMM_WORLD, p = %d (%s):\n", p,
+           m.calibrated ? "calibrated by wsp_comm_create"
+                        : "configured (WSP_MODEL)");
+    printf("  alpha %.4g s per message, beta %.4g s per byte (%.4g GB/s), "
+           "gamma %.4g s per byte reduced\n",
+           m.alpha, m.beta, m.beta > 0 ? 1e-9 / m.beta : 0.0, m.gamma);
+    printf("\npredicted time per call in microseconds ('-': no cost known or "
+           "preconditions fail; '*': what auto runs; size: whole message for "
+           "bcast/reduce/allreduce, one rank's block otherwise):\n");
+  }
+  for (int ci = 0; ci < WSP_COLL_COUNT; ci++) {
+    wsp_coll_t c = (wsp_coll_t)ci;
+    int na = wsp_coll_alg_count(c);
+    json_t *jalgs = NULL, *jpred = NULL;
+    int width[64];
+    for (int a = 0; a < na && a < 64; a++) {
+      int l = (int)strlen(wsp_coll_alg_info(c, a)->name);
+      width[a] = l < 11 ? 12 : l + 1;
+    }
+    if (na > 64) na = 64;
+    if (json) {
+      jalgs = json_array();
+      jpred = json_array();
+      for (int a = 0; a < na; a++) {
+        const wsp_alg_info_t *in = wsp_coll_alg_info(c, a);
+        json_array_append_new(
+            jalgs, json_pack("{s:s, s:s, s:s, s:s}", "name", in->name, "desc",
+                             in->desc, "cost", in->cost, "preconditions",
+                             wsp_coll_alg_preconditions(c, a)));
+      }
+      json_object_set_new(jcolls, wsp_coll_name(c),
+                          json_pack("{s:o, s:o}", "algorithms", jalgs,
+                                    "predictions", jpred));
+    } else {
+      printf("\n  %-9s", wsp_coll_name(c));
+      for (int a = 0; a < na; a++)
+        printf(" %*s", width[a], wsp_coll_alg_info(c, a)->name);
+      printf("\n");
+    }
+    for (size_t si = 0; si < NSIZES; si++) {
+      size_t bytes = model_sizes[si];
+      int sel = 0;
+      if (wsp_coll_select(comm, c, bytes, 1, &sel) != WSP_OK) {
+        fprintf(stderr, "error: wsp_coll_select: %s\n", wsp_last_error());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+      }
+      json_t *jsec = json ? json_object() : NULL;
+      char sz[32];
+      if (!json) printf("  %9s", fmt_size(bytes, sz, sizeof sz));
+      for (int a = 0; a < na; a++) {
+        double t = -1;
+        if (wsp_coll_predict(comm, c, a, bytes, 1, &t) != WSP_OK) {
+          fprintf(stderr, "error: wsp_coll_predict: %s\n", wsp_last_error());
+          MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        if (json) {
+          json_object_set_new(jsec, wsp_coll_alg_info(c, a)->name,
+                              t >= 0 ? json_real(t) : json_null());
+        } else {
+          char cell[40];
+          if (t >= 0)
+            snprintf(cell, sizeof cell, "%.2f%s", t * 1e6, a == sel ? "*" : " ");
+          else
+            snprintf(cell, sizeof cell, "-%s", a == sel ? "*" : " ");
+          printf(" %*s", width[a], cell);
+        }
+      }
+      if (json)
+        json_array_append_new(
+            jpred, json_pack("{s:I, s:s, s:o}", "bytes", (json_int_t)bytes,
+                             "auto", wsp_coll_alg_info(c, sel)->name,
+                             "seconds", jsec));
+      else
+        printf("\n");
+    }
+  }
+  if (json) {
+    char *s = json_dumps(doc, JSON_INDENT(1) | JSON_PRESERVE_ORDER |
+                                  JSON_REAL_PRECISION(6));
+    if (s) printf("%s\n", s);
+    free(s);
+    json_decref(doc);
+  }
+  wsp_comm_free(&comm);
+  return 0;
 }
 
 int main(int argc, char **argv) {
+  int model = 0, json = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       usage(stdout);
       return 0;
+    } else if (!strcmp(argv[i], "--model")) {
+      model = 1;
+    } else if (!strcmp(argv[i], "--json")) {
+      json = 1;
+    } else {
+      fprintf(stderr, "error: unknown option %s\n", argv[i]);
+      usage(stderr);
+      return 2;
     }
-    fprintf(stderr, "error: unknown option %s\n", argv[i]);
-    usage(stderr);
+  }
+  if (json && !model) {
+    fprintf(stderr, "error: --json goes with --model\n");
     return 2;
   }
   MPI_Init(&argc, &argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   char lib[MPI_MAX_LIBRARY_VERSION_STRING + 1];
   int len = 0, major = 0, minor = 0;
   MPI_Get_library_version(lib, &len);
@@ -35,32 +210,68 @@ int main(int argc, char **argv) {
   if (nl) *nl = '\0';
   MPI_Get_version(&major, &minor);
 
-  printf("wirespeed %s\n", wsp_version_string());
-  printf("MPI library:   %s (MPI %d.%d)\n", lib, major, minor);
-  printf("build:         %s\n", wsp_build_info());
-
   wsp_config_t cfg;
   wsp_config_init(&cfg);
   int rc = wsp_config_from_env(&cfg);
-  printf("\nconfiguration (defaults + WSP_* environment):\n");
-  if (rc != WSP_OK) {
-    printf("  ERROR: %s\n", wsp_last_error());
-  } else {
-    static const char *levels[] = {"off", "error", "warn", "info", "debug", "trace"};
-    printf("  WSP_LOG                  %s\n", levels[cfg.log_level]);
-    printf("  WSP_SPARSE_ALGORITHM     %s\n", wsp_sparse_alg_info(cfg.sparse_alg)->name);
-    printf("  WSP_SPARSE_AUTO_INTERVAL %llu\n",
-           (unsigned long long)cfg.sparse_auto_interval);
-    printf("  WSP_POLL_MAX_SLEEP_US    %u\n", cfg.poll_max_sleep_us);
-    printf("  WSP_BIG_MESSAGE          %zu\n", cfg.big_message);
+  if (json) {
+    /* Machine output: only the model document. */
+    if (rc != WSP_OK) {
+      if (rank == 0) fprintf(stderr, "error: %s\n", wsp_last_error());
+    } else {
+      print_model(1, rank);
+    }
+    MPI_Finalize();
+    return rc == WSP_OK ? 0 : 1;
   }
+  if (rank == 0) {
+    printf("wirespeed %s\n", wsp_version_string());
+    printf("MPI library:   %s (MPI %d.%d)\n", lib, major, minor);
+    printf("build:         %s\n", wsp_build_info());
+    printf("\nconfiguration (defaults + WSP_* environment):\n");
+    if (rc != WSP_OK) {
+      printf("  ERROR: %s\n", wsp_last_error());
+    } else {
+      static const char *levels[] = {"off", "error", "warn", "info", "debug", "trace"};
+      printf("  WSP_LOG                  %s\n", levels[cfg.log_level]);
+      printf("  WSP_SPARSE_ALGORITHM     %s\n", wsp_sparse_alg_info(cfg.sparse_alg)->name);
+      printf("  WSP_SPARSE_AUTO_INTERVAL %llu\n",
+             (unsigned long long)cfg.sparse_auto_interval);
+      printf("  WSP_POLL_MAX_SLEEP_US    %u\n", cfg.poll_max_sleep_us);
+      printf("  WSP_BIG_MESSAGE          %zu\n", cfg.big_message);
+      for (int c = 0; c < WSP_COLL_COUNT; c++) {
+        char var[64];
+        const char *name = wsp_coll_name((wsp_coll_t)c);
+        size_t i = 0;
+        i += (size_t)snprintf(var, sizeof var, "WSP_");
+        for (; *name && i + 1 < sizeof var; name++)
+          var[i++] = (char)(*name >= 'a' && *name <= 'z' ? *name - 32 : *name);
+        var[i] = '\0';
+        snprintf(var + i, sizeof var - i, "_ALGORITHM");
+        int a = cfg.coll_alg[c];
+        printf("  %-24s %s\n", var,
+               a == WSP_ALG_AUTO ? "auto" : wsp_coll_alg_info((wsp_coll_t)c, a)->name);
+      }
+      if (cfg.model_alpha > 0 && cfg.model_beta > 0 && cfg.model_gamma > 0)
+        printf("  WSP_MODEL                %g,%g,%g\n", cfg.model_alpha,
+               cfg.model_beta, cfg.model_gamma);
+      else
+        printf("  WSP_MODEL                (unset: calibrated by wsp_comm_create)\n");
+      printf("  WSP_RULES_FILE           %s\n",
+             cfg.rules_file ? cfg.rules_file : "(unset)");
+      printf("  WSP_COLL_SEGMENT         %zu%s\n", cfg.coll_segment,
+             cfg.coll_segment ? "" : " (the model picks)");
+    }
 
-  printf("\nsparse exchange algorithms (wsp_sparse_exchange, WSP_SPARSE_ALGORITHM):\n");
-  for (int a = 0; a < WSP_SPARSE_ALG_COUNT; a++) {
-    const wsp_alg_info_t *in = wsp_sparse_alg_info((wsp_sparse_alg_t)a);
-    printf("  %-10s %s\n", in->name, in->desc);
-    printf("  %-10s cost: %s\n", "", in->cost);
+    printf("\nsparse exchange algorithms (wsp_sparse_exchange, WSP_SPARSE_ALGORITHM):\n");
+    for (int a = 0; a < WSP_SPARSE_ALG_COUNT; a++) {
+      const wsp_alg_info_t *in = wsp_sparse_alg_info((wsp_sparse_alg_t)a);
+      printf("  %-10s %s\n", in->name, in->desc);
+      printf("  %-10s cost: %s\n", "", in->cost);
+    }
+    print_coll_algs();
+    fflush(stdout);
   }
+  if (model && rc == WSP_OK) print_model(0, rank);
   MPI_Finalize();
   return rc == WSP_OK ? 0 : 1;
 }

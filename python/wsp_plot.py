@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Plot `wsp-bench coll` JSON lines: busbw against message size.
+
+One subplot per (collective, p, label); in each, one line per algorithm
+with busbw (GB/s = 1e9 bytes/s, as nccl-tests) against the message size S
+(log axis; S as wsp-bench and nccl-tests define it: the whole message for
+bcast/reduce/allreduce, the p-block buffer for the others). The plain MPI
+collective ("mpi") and wirespeed's "auto" are drawn bold; rows whose result
+check failed are marked with a red x. Several rows for the same point (from
+several files or runs) are reduced to their median.
+
+    /usr/bin/python3 python/wsp_plot.py results.json --out coll.png
+    /usr/bin/python3 python/wsp_plot.py a.json b.json --out c.png --link-gbps 1
+
+Needs matplotlib (Debian: apt install python3-matplotlib; the python3 of
+pyenv or a virtualenv may lack it: use /usr/bin/python3).
+"""
+import argparse
+import collections
+import json
+import math
+import statistics
+import sys
+
+
+def load(paths):
+    rows = []
+    for path in paths:
+        try:
+            f = open(path)
+        except OSError as e:
+            sys.exit(f"wsp_plot: {e}")
+        with f:
+            for n, line in enumerate(f, 1):
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    r = json.loads(line)
+                except json.JSONDecodeError as e:
+                    sys.exit(f"wsp_plot: {path}:{n}: not JSON: {e}")
+                if isinstance(r, dict) and r.get("bench") == "coll":
+                    rows.append(r)
+    return rows
+
+
+def fmt_size(b, _pos=None):
+    b = int(round(b))
+    for unit, k in (("G", 30), ("M", 20), ("K", 10)):
+        if b >= 1 << k and b % (1 << k) == 0:
+            return f"{b >> k}{unit}"
+    return str(b)
+
+
+COLL_ORDER = ["bcast", "reduce", "allreduce", "gather", "scatter",
+              "allgather", "alltoall"]
+
+
+def main():
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("json", nargs="+", help="files written by wsp-bench coll --json")
+    ap.add_argument("--out", default="wsp-coll.png", help="PNG to write (default %(default)s)")
+    ap.add_argument("--title", default="", help="title above the subplots")
+    ap.add_argument("--link-gbps", type=float, default=0.0,
+                    help="link rate B in Gbit/s: draws a horizontal line at B/8 GB/s "
+                         "(busbw at line rate)")
+    ap.add_argument("--colls", default="", help="comma list of collectives to draw (default all)")
+    ap.add_argument("--labels", default="", help="comma list of labels to draw (default all)")
+    ap.add_argument("--logy", action="store_true", help="logarithmic busbw axis")
+    a = ap.parse_args()
+
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib.ticker import FuncFormatter
+    except ImportError:
+        sys.exit(f"wsp_plot: matplotlib is not available to {sys.executable}; install "
+                 "it (Debian/Ubuntu: apt install python3-matplotlib) and run this "
+                 "script with /usr/bin/python3")
+
+    rows = load(a.json)
+    colls = set(filter(None, a.colls.split(",")))
+    labels = set(filter(None, a.labels.split(",")))
+    rows = [r for r in rows
+            if (not colls or r.get("coll") in colls)
+            and (not labels or r.get("label", "") in labels)]
+    if not rows:
+        sys.exit("wsp_plot: no wsp-bench coll rows in the input (after --colls/--labels)")
+
+    # (coll, p, label) -> alg -> bytes -> [busbw], plus failed checks.
+    groups = collections.OrderedDict()
+    bad = collections.defaultdict(set)
+    for r in rows:
+        key = (r["coll"], r["p"], r.get("label", ""))
+        g = groups.setdefault(key, collections.OrderedDict())
+        g.setdefault(r["alg"], collections.defaultdict(list))[r["bytes"]].append(
+            r["busbw_GBps"])
+        if r.get("check", "ok") != "ok":
+            bad[key].add((r["alg"], r["bytes"]))
+    keys = sorted(groups, key=lambda k: (COLL_ORDER.index(k[0]) if k[0] in COLL_ORDER
+                                         else len(COLL_ORDER), k[0], k[1], k[2]))
+
+    n = len(keys)
+    ncols = 1 if n == 1 else 2 if n <= 4 else 3
+    nrows = math.ceil(n / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(6.4 * ncols, 4.2 * nrows),
+                             squeeze=False)
+    link = a.link_gbps / 8.0 if a.link_gbps > 0 else 0.0
+    for i, key in enumerate(keys):
+        ax = axes[i // ncols][i % ncols]
+        coll, p, label = key
+        for alg, pts in groups[key].items():
+            xs = sorted(pts)
+            ys = [statistics.median(pts[x]) for x in xs]
+            bold = alg in ("mpi", "auto")
+            style = dict(marker="o", markersize=4 if bold else 3,
+                         linewidth=2.6 if bold else 1.2, label=alg, zorder=3 if bold else 2)
+            if alg == "mpi":
+                style.update(color="black")
+            elif alg == "auto":
+                style.update(color="tab:red", linestyle="--")
+            ax.plot(xs, ys, **style)
+            fails = [(x, y) for x, y in zip(xs, ys) if (alg, x) in bad[key]]
+            if fails:
+                ax.plot([x for x, _ in fails], [y for _, y in fails], "x", color="red",
+                        markersize=10, markeredgewidth=2, zorder=4)
+        if link:
+            ax.axhline(link, color="gray", linestyle=":", linewidth=1.5,
+                       label=f"link {a.link_gbps:g} Gbit/s")
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_formatter(FuncFormatter(fmt_size))
+        if a.logy:
+            ax.set_yscale("log")
+        ax.set_xlabel("size (bytes)")
+        ax.set_ylabel("busbw (GB/s)")
+        ax.set_title(f"{coll}, p = {p}" + (f", {label}" if label else ""))
+        ax.grid(True, which="major", alpha=0.3)
+        ax.legend(fontsize="small")
+    for j in range(n, nrows * ncols):
+        axes[j // ncols][j % ncols].set_visible(False)
+    if a.title:
+        fig.suptitle(a.title)
+    fig.tight_layout()
+    try:
+        fig.savefig(a.out, dpi=110)
+    except OSError as e:
+        sys.exit(f"wsp_plot: cannot write {a.out}: {e}")
+    print(f"wsp_plot: wrote {a.out} ({n} subplot{'s' if n != 1 else ''})")
+
+
+if __name__ == "__main__":
+    main()
