@@ -7,6 +7,10 @@
 enum {
   WSP__BCAST_NATIVE = 0,
   WSP__BCAST_BINOMIAL,
+  WSP__BCAST_KNOMIAL,
+  WSP__BCAST_CHAIN,
+  WSP__BCAST_SCATTER_RING,
+  WSP__BCAST_SCATTER_RDB,
   WSP__BCAST_COUNT
 };
 
@@ -22,6 +26,41 @@ static const wsp__coll_alg_t wsp__bcast_algs[WSP__BCAST_COUNT] = {
                                       .cost = "ceil(lg p).(alpha + n.beta)"},
                              .cost = wsp__bcast_binomial_cost,
                              .run = wsp__bcast_binomial},
+    [WSP__BCAST_KNOMIAL] = {.info = {.name = "knomial",
+                                     .desc = "k-nomial tree with k=4 from "
+                                             "the root; each rank sends the "
+                                             "whole message to the k-1 "
+                                             "children of a level at once",
+                                     .cost = "ceil(log_4 p).(alpha + 3.n.beta)"},
+                            .cost = wsp__bcast_knomial_cost,
+                            .run = wsp__bcast_knomial},
+    [WSP__BCAST_CHAIN] = {.info = {.name = "chain",
+                                   .desc = "pipelined chain root -> root+1 "
+                                           "-> ...; segments of seg bytes "
+                                           "are forwarded while the next "
+                                           "ones arrive",
+                                   .cost = "(p - 1 + s - 1).(alpha + "
+                                           "(n/s).beta), s = ceil(n/seg)"},
+                          .cost = wsp__bcast_chain_cost,
+                          .run = wsp__bcast_chain},
+    [WSP__BCAST_SCATTER_RING] =
+        {.info = {.name = "scatter_ring",
+                  .desc = "van de Geijn: binomial scatter of p blocks from "
+                          "the root, then ring allgather",
+                  .cost = "ceil(lg p).alpha + ((p-1)/p).n.beta + "
+                          "(p-1).alpha + ((p-1)/p).n.beta"},
+         .cost = wsp__bcast_scatter_ring_cost,
+         .run = wsp__bcast_scatter_ring},
+    [WSP__BCAST_SCATTER_RDB] =
+        {.info = {.name = "scatter_rdb",
+                  .desc = "binomial scatter of p blocks from the root, then "
+                          "recursive-doubling allgather (any p: fix-up "
+                          "steps where p cuts a group short)",
+                  .cost = "2.ceil(lg p).alpha + 2.((p-1)/p).n.beta + sum "
+                          "over clipped rounds i of f_i.(alpha + "
+                          "(m'_i/p).n.beta)"},
+         .cost = wsp__bcast_scatter_rdb_cost,
+         .run = wsp__bcast_scatter_rdb},
 };
 
 const wsp__coll_table_t wsp__bcast_table = {

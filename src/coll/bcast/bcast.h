@@ -3,9 +3,35 @@
 #define WSP_COLL_BCAST_H
 
 #include "../coll_internal.h"
+#include "../../patterns/bcast_sched.h"
 
 int wsp__bcast_binomial(wsp_comm_t *comm, const wsp__coll_args_t *a);
 double wsp__bcast_binomial_cost(const wsp_model_t *m, const wsp__coll_shape_t *s,
                                 wsp__coll_tune_t *t);
+int wsp__bcast_knomial(wsp_comm_t *comm, const wsp__coll_args_t *a);
+double wsp__bcast_knomial_cost(const wsp_model_t *m, const wsp__coll_shape_t *s,
+                               wsp__coll_tune_t *t);
+int wsp__bcast_chain(wsp_comm_t *comm, const wsp__coll_args_t *a);
+double wsp__bcast_chain_cost(const wsp_model_t *m, const wsp__coll_shape_t *s,
+                             wsp__coll_tune_t *t);
+int wsp__bcast_scatter_ring(wsp_comm_t *comm, const wsp__coll_args_t *a);
+double wsp__bcast_scatter_ring_cost(const wsp_model_t *m,
+                                    const wsp__coll_shape_t *s,
+                                    wsp__coll_tune_t *t);
+int wsp__bcast_scatter_rdb(wsp_comm_t *comm, const wsp__coll_args_t *a);
+double wsp__bcast_scatter_rdb_cost(const wsp_model_t *m,
+                                   const wsp__coll_shape_t *s,
+                                   wsp__coll_tune_t *t);
+
+/* ---- shared by the scatter-based broadcasts (bcast_scatter.c) ---- */
+/* The binomial scatter of the p blocks of a->recvbuf from a->root
+ * (src/patterns/bcast_sched.h): afterwards relative rank r holds blocks
+ * [r, r + subtree(r)). */
+int wsp__bcast_scatter_phase(wsp_comm_t *comm, const wsp__coll_args_t *a);
+/* One allgather step: receives `recv` and sends `send` (relative peers,
+ * blocks of a->recvbuf; peer -1 or an empty byte range: nothing) and waits
+ * for both. */
+int wsp__bcast_step(wsp_comm_t *comm, const wsp__coll_args_t *a,
+                    wsp_bsched_xfer_t send, wsp_bsched_xfer_t recv);
 
 #endif

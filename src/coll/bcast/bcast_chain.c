@@ -1,0 +1,84 @@
+/*
+ * Pipelined chain broadcast.
+ *
+ * The ranks form a chain in relative order: root -> root+1 -> ... ->
+ * root+p-1 (mod p). The message is cut into s = ceil(n/seg) segments of
+ * seg bytes (the last one shorter). Every rank but the root receives the
+ * segments in order from its predecessor, and every rank but the last
+ * forwards segment i to its successor as soon as it has it, while segment
+ * i+1 (and a few more: WSP__CHAIN_AHEAD receives stay posted ahead) is
+ * already arriving; at most WSP__CHAIN_AHEAD sends are in flight. Once the
+ * pipeline is full every link carries a segment at a time, so for long
+ * messages the time approaches n.beta whatever p is; the price is the
+ * p - 2 extra segment times it takes to fill it.
+ *
+ * The segment size is a->tune.seg: the cost function sets it to the
+ * optimum of the formula below (wsp__pipeline_seg with p - 1 stages),
+ * sqrt(n.alpha / ((p-2).beta)); the user may force any value >= 1
+ * (WSP_COLL_SEGMENT); 0 means 64 KiB.
+ *
+ * Preconditions: none (any p, any n).
+ *
+ * Cost = (p - 1 + s - 1).(alpha + (n/s).beta), s = ceil(n/seg)
+ */
+#include "bcast.h"
+
+#include "../../patterns/tree.h"
+
+enum { WSP__CHAIN_AHEAD = 4 };
+#define WSP__CHAIN_DEFAULT_SEG ((size_t)64 * 1024)
+
+double wsp__bcast_chain_cost(const wsp_model_t *m, const wsp__coll_shape_t *s,
+                             wsp__coll_tune_t *t) {
+  size_t n = s->bytes;
+  size_t seg = wsp__pipeline_seg(m, n, s->p - 1, m->beta, 1);
+  if (t) t->seg = seg;
+  size_t nseg = n ? n / seg + (n % seg != 0) : 1;
+  double segs = (double)nseg;
+  return (s->p - 1 + segs - 1) * (m->alpha + (double)n / segs * m->beta);
+}
+
+int wsp__bcast_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {
+  int p = comm->size, r = wsp_tree_rel(comm->rank, a->root, p), rc = WSP_OK;
+  size_t n = a->block, seg = a->tune.seg ? a->tune.seg : WSP__CHAIN_DEFAULT_SEG;
+  size_t nseg = n / seg + (n % seg != 0);
+  int prev = r > 0 ? wsp_tree_abs(r - 1, a->root, p) : -1;
+  int next = r + 1 < p ? wsp_tree_abs(r + 1, a->root, p) : -1;
+  char *buf = a->recvbuf;
+  MPI_Request rreq[WSP__CHAIN_AHEAD], sreq[WSP__CHAIN_AHEAD];
+  for (int k = 0; k < WSP__CHAIN_AHEAD; k++)
+    rreq[k] = sreq[k] = MPI_REQUEST_NULL;
+#define WSP__SEG_LEN(i) ((i) + 1 < nseg ? seg : n - (i) * seg)
+  if (prev >= 0)
+    for (size_t i = 0; i < nseg && i < WSP__CHAIN_AHEAD; i++)
+      if ((rc = wsp__irecv_typed(comm, buf + i * seg, WSP__SEG_LEN(i), MPI_BYTE,
+                                 prev, a->tag, &rreq[i])))
+        goto fail;
+  for (size_t i = 0; i < nseg; i++) {
+    size_t slot = i % WSP__CHAIN_AHEAD;
+    if (prev >= 0) {
+      if ((rc = wsp__coll_waitall(comm, 1, &rreq[slot]))) goto fail;
+      size_t ahead = i + WSP__CHAIN_AHEAD;
+      if (ahead < nseg &&
+          (rc = wsp__irecv_typed(comm, buf + ahead * seg, WSP__SEG_LEN(ahead),
+                                 MPI_BYTE, prev, a->tag, &rreq[slot])))
+        goto fail;
+    }
+    if (next >= 0) {
+      if ((rc = wsp__coll_waitall(comm, 1, &sreq[slot]))) goto fail;
+      if ((rc = wsp__isend_typed(comm, buf + i * seg, WSP__SEG_LEN(i), MPI_BYTE,
+                                 next, a->tag, &sreq[slot])))
+        goto fail;
+    }
+  }
+#undef WSP__SEG_LEN
+  return wsp__coll_waitall(comm, WSP__CHAIN_AHEAD, sreq);
+fail:
+  /* Complete what was started: posted receives are cancelled, sends
+   * finish. The first error stays the one reported. */
+  for (int k = 0; k < WSP__CHAIN_AHEAD; k++)
+    if (rreq[k] != MPI_REQUEST_NULL) MPI_Cancel(&rreq[k]);
+  MPI_Waitall(WSP__CHAIN_AHEAD, rreq, MPI_STATUSES_IGNORE);
+  MPI_Waitall(WSP__CHAIN_AHEAD, sreq, MPI_STATUSES_IGNORE);
+  return rc;
+}

@@ -1,0 +1,61 @@
+/*
+ * Scatter + recursive-doubling allgather broadcast (MPICH's
+ * scatter_recursive_doubling_allgather), for any p.
+ *
+ * The message is cut into p nearly equal blocks (wsp__part_start/len over
+ * the n bytes; block j belongs to relative rank j = (rank - root) mod p)
+ * and scattered from the root along a binomial tree, as in scatter_ring.
+ * Then a recursive-doubling allgather over the relative ranks: in round
+ * i = 0 .. ceil(lg p) - 1 (m = 2^i) rank j and rank j xor m swap the blocks
+ * of their aligned groups of m ranks, so the groups double each round.
+ * Transfers of blocks that the receiver already holds from the scatter are
+ * left out, and empty blocks (n < p) are never sent.
+ *
+ * p not a power of two: in the one round where p cuts the upper half of a
+ * pair group short (b + m < p < b + 2m, b = (p-1) & ~(2m-1)), only the
+ * m' = p - b - m lowest ranks of the lower half have a partner. Fix-up
+ * sub-steps then double the set of lower-half ranks that hold the upper
+ * half's blocks [b + m, p): m' -> 2m' -> ... -> m, i.e.
+ * f_i = ceil(lg(m / m')) extra steps carrying those m' blocks. Schedules
+ * and their exhaustive simulation: src/patterns/bcast_sched.h.
+ *
+ * Preconditions: none (any p, any n, including n < p).
+ *
+ * Cost = 2.ceil(lg p).alpha + 2.((p-1)/p).n.beta
+ *        + sum over rounds i with a clipped upper half of m'_i blocks of
+ *          f_i.(alpha + (m'_i/p).n.beta)
+ * (the sum is empty when p is a power of two).
+ */
+#include "bcast.h"
+
+#include "../../patterns/tree.h"
+
+double wsp__bcast_scatter_rdb_cost(const wsp_model_t *m,
+                                   const wsp__coll_shape_t *s,
+                                   wsp__coll_tune_t *t) {
+  (void)t;
+  double p = s->p, n = (double)s->bytes;
+  double c = 2.0 * wsp__ceil_log2(s->p) * m->alpha +
+             2.0 * (p - 1) / p * n * m->beta;
+  for (int i = 0; i < wsp_bsched_rd_rounds(s->p); i++) {
+    int f = wsp_bsched_rd_fixups(s->p, i);
+    if (f)
+      c += f * (m->alpha + wsp_bsched_rd_clipped(s->p, i) / p * n * m->beta);
+  }
+  return c;
+}
+
+int wsp__bcast_scatter_rdb(wsp_comm_t *comm, const wsp__coll_args_t *a) {
+  int p = comm->size, r = wsp_tree_rel(comm->rank, a->root, p), rc;
+  if ((rc = wsp__bcast_scatter_phase(comm, a))) return rc;
+  int rounds = wsp_bsched_rd_rounds(p);
+  for (int i = 0; i < rounds; i++) {
+    int fixups = wsp_bsched_rd_fixups(p, i);
+    for (int j = 0; j <= fixups; j++) {
+      wsp_bsched_xfer_t send, recv;
+      wsp_bsched_rd_step(r, p, i, j, &send, &recv);
+      if ((rc = wsp__bcast_step(comm, a, send, recv))) return rc;
+    }
+  }
+  return WSP_OK;
+}

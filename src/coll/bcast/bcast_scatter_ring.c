@@ -1,0 +1,44 @@
+/*
+ * Scatter + ring allgather broadcast (van de Geijn; MPICH's
+ * scatter_ring_allgather).
+ *
+ * The message is cut into p nearly equal blocks (wsp__part_start/len over
+ * the n bytes; block j belongs to relative rank j = (rank - root) mod p).
+ * First a binomial scatter from the root: each rank receives from its
+ * parent the blocks of its whole subtree (one contiguous byte range) and
+ * passes each child the blocks of that child's subtree, so rank j ends up
+ * holding at least block j. Then a ring allgather over the relative ranks:
+ * in step s = 0 .. p-2, rank j sends block (j - s) mod p to j + 1 and
+ * receives block (j - s - 1) mod p from j - 1; after p - 1 steps every rank
+ * has every block. A transfer is left out when the receiver already holds
+ * the block from the scatter (e.g. everything sent to the root), and empty
+ * blocks (n < p) are never sent. Schedules: src/patterns/bcast_sched.h.
+ * Bandwidth-optimal for long messages (each rank receives about n bytes
+ * twice over, instead of lg p times), at the price of p - 1 latencies.
+ *
+ * Preconditions: none (any p, any n, including n < p).
+ *
+ * Cost = ceil(lg p).alpha + ((p-1)/p).n.beta + (p-1).alpha + ((p-1)/p).n.beta
+ */
+#include "bcast.h"
+
+#include "../../patterns/tree.h"
+
+double wsp__bcast_scatter_ring_cost(const wsp_model_t *m,
+                                    const wsp__coll_shape_t *s,
+                                    wsp__coll_tune_t *t) {
+  (void)t;
+  double p = s->p, nb = (p - 1) / p * (double)s->bytes * m->beta;
+  return wsp__ceil_log2(s->p) * m->alpha + nb + (p - 1) * m->alpha + nb;
+}
+
+int wsp__bcast_scatter_ring(wsp_comm_t *comm, const wsp__coll_args_t *a) {
+  int p = comm->size, r = wsp_tree_rel(comm->rank, a->root, p), rc;
+  if ((rc = wsp__bcast_scatter_phase(comm, a))) return rc;
+  for (int s = 0; s < p - 1; s++) {
+    wsp_bsched_xfer_t send, recv;
+    wsp_bsched_ring_step(r, p, s, &send, &recv);
+    if ((rc = wsp__bcast_step(comm, a, send, recv))) return rc;
+  }
+  return WSP_OK;
+}
