@@ -13,9 +13,10 @@
  *
  * ceil(lg p) latencies instead of p-1, paid for with about p/2 blocks per
  * step (lg p / 2 times the data of pairwise): the choice for small blocks.
- * Temporary memory: 2 floor(p/2) blocks. Local copies (rotation, packing,
- * final reversal) move about (2 + 2 ceil(lg p)).p.n bytes in memory and are
- * left out of the formula.
+ * Temporary memory: 2 floor(p/2) blocks. Local copies (first rotation
+ * p.n, packing and unpacking at most p.n per step, final reversal about
+ * 1.5 p.n) come to about (2.5 + ceil(lg p)).p.n bytes of memcpy and are left
+ * out of the formula.
  *
  * Preconditions: none (any p, any block size).
  *
