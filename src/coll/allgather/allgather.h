@@ -4,4 +4,15 @@
 
 #include "../coll_internal.h"
 
+int wsp__allgather_ring(wsp_comm_t *comm, const wsp__coll_args_t *a);
+double wsp__allgather_ring_cost(const wsp_model_t *m, const wsp__coll_shape_t *s,
+                                wsp__coll_tune_t *t);
+int wsp__allgather_recursive_doubling(wsp_comm_t *comm, const wsp__coll_args_t *a);
+double wsp__allgather_recursive_doubling_cost(const wsp_model_t *m,
+                                              const wsp__coll_shape_t *s,
+                                              wsp__coll_tune_t *t);
+int wsp__allgather_bruck(wsp_comm_t *comm, const wsp__coll_args_t *a);
+double wsp__allgather_bruck_cost(const wsp_model_t *m, const wsp__coll_shape_t *s,
+                                 wsp__coll_tune_t *t);
+
 #endif

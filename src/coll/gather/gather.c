@@ -6,6 +6,8 @@
 
 enum {
   WSP__GATHER_NATIVE = 0,
+  WSP__GATHER_LINEAR,
+  WSP__GATHER_BINOMIAL,
   WSP__GATHER_COUNT
 };
 
@@ -14,6 +16,20 @@ static const wsp__coll_alg_t wsp__gather_algs[WSP__GATHER_COUNT] = {
                                    .desc = "the MPI library's MPI_Gather",
                                    .cost = "unknown (the MPI library's choice)"},
                           .run = wsp__coll_native},
+    [WSP__GATHER_LINEAR] = {.info = {.name = "linear",
+                                     .desc = "every rank sends its block to the "
+                                             "root, which receives them all "
+                                             "directly into place",
+                                     .cost = "(p-1).alpha + (p-1).n.beta"},
+                            .cost = wsp__gather_linear_cost,
+                            .run = wsp__gather_linear},
+    [WSP__GATHER_BINOMIAL] = {.info = {.name = "binomial",
+                                       .desc = "binomial tree towards the root; "
+                                               "each rank forwards its "
+                                               "subtree's blocks in one message",
+                                       .cost = "ceil(lg p).alpha + (p-1).n.beta"},
+                              .cost = wsp__gather_binomial_cost,
+                              .run = wsp__gather_binomial},
 };
 
 const wsp__coll_table_t wsp__gather_table = {

@@ -6,6 +6,8 @@
 
 enum {
   WSP__SCATTER_NATIVE = 0,
+  WSP__SCATTER_LINEAR,
+  WSP__SCATTER_BINOMIAL,
   WSP__SCATTER_COUNT
 };
 
@@ -14,6 +16,20 @@ static const wsp__coll_alg_t wsp__scatter_algs[WSP__SCATTER_COUNT] = {
                                    .desc = "the MPI library's MPI_Scatter",
                                    .cost = "unknown (the MPI library's choice)"},
                           .run = wsp__coll_native},
+    [WSP__SCATTER_LINEAR] = {.info = {.name = "linear",
+                                      .desc = "the root sends every rank its "
+                                              "block directly",
+                                      .cost = "(p-1).alpha + (p-1).n.beta"},
+                             .cost = wsp__scatter_linear_cost,
+                             .run = wsp__scatter_linear},
+    [WSP__SCATTER_BINOMIAL] = {.info = {.name = "binomial",
+                                        .desc = "binomial tree from the root; "
+                                                "each rank receives its "
+                                                "subtree's blocks in one "
+                                                "message and passes them on",
+                                        .cost = "ceil(lg p).alpha + (p-1).n.beta"},
+                               .cost = wsp__scatter_binomial_cost,
+                               .run = wsp__scatter_binomial},
 };
 
 const wsp__coll_table_t wsp__scatter_table = {

@@ -1,0 +1,42 @@
+/*
+ * Recursive-doubling allgather (power-of-two p).
+ *
+ * Rank r copies its own block into place. At step k = 0 .. lg p - 1 it
+ * exchanges with r XOR 2^k (src/patterns/rdgather.h): it holds the 2^k
+ * contiguous blocks of the ranks sharing its bits from k up, sends them in
+ * one message and receives the partner's adjacent 2^k blocks straight into
+ * place, so the held range doubles each step. lg p latencies and p-1 blocks
+ * per rank: optimal in both terms, but only for powers of two; for other
+ * p the table falls back to Bruck, which has the same cost formula with
+ * ceil(lg p).
+ *
+ * Preconditions: p a power of two (fallback: bruck).
+ *
+ * Cost = lg p.alpha + (p-1).n.beta   (n = block bytes)
+ */
+#include "allgather.h"
+
+#include "../../patterns/rdgather.h"
+
+double wsp__allgather_recursive_doubling_cost(const wsp_model_t *m,
+                                              const wsp__coll_shape_t *s,
+                                              wsp__coll_tune_t *t) {
+  (void)t;
+  return wsp__ceil_log2(s->p) * m->alpha +
+         (double)(s->p - 1) * (double)s->bytes * m->beta;
+}
+
+int wsp__allgather_recursive_doubling(wsp_comm_t *comm, const wsp__coll_args_t *a) {
+  int p = comm->size, r = comm->rank, rc = WSP_OK;
+  size_t n = a->block;
+  char *out = a->recvbuf;
+  wsp__copy_bytes(out + (size_t)r * n, a->sendbuf, n);
+  int steps = wsp_rdg_nsteps(p);
+  for (int k = 0; k < steps && rc == WSP_OK; k++) {
+    wsp_rdg_step_t s = wsp_rdg_step(r, p, k);
+    size_t len = (size_t)s.nblocks * n;
+    rc = wsp__sendrecv_bytes(comm, out + (size_t)s.send_lo * n, len, s.peer,
+                             out + (size_t)s.recv_lo * n, len, s.peer, a->tag);
+  }
+  return rc;
+}

@@ -1,0 +1,51 @@
+/*
+ * Linear gather.
+ *
+ * Every rank other than the root sends its block straight to the root. The
+ * root posts all p-1 receives at once, each directly into its place in
+ * recvbuf (so nothing arrives unexpected and nothing is copied twice),
+ * copies its own block (nothing to do in place) and waits. The root's link
+ * carries all (p-1) blocks one message at a time: one latency per peer, but
+ * no rank forwards anything, so it is the choice for large blocks or when
+ * the network, not the root's message rate, is the limit.
+ *
+ * Preconditions: none (any p, any block size).
+ *
+ * Cost = (p-1).alpha + (p-1).n.beta   (n = block bytes)
+ */
+#include "gather.h"
+
+#include <stdlib.h>
+
+double wsp__gather_linear_cost(const wsp_model_t *m, const wsp__coll_shape_t *s,
+                               wsp__coll_tune_t *t) {
+  (void)t;
+  return (s->p - 1) * m->alpha + (double)(s->p - 1) * (double)s->bytes * m->beta;
+}
+
+int wsp__gather_linear(wsp_comm_t *comm, const wsp__coll_args_t *a) {
+  int p = comm->size, me = comm->rank, root = a->root, rc = WSP_OK;
+  size_t n = a->block;
+  if (me != root) return wsp__send_bytes(comm, a->sendbuf, n, root, a->tag);
+  char *out = a->recvbuf;
+  MPI_Request *req = malloc((size_t)p * sizeof *req);
+  if (req == NULL)
+    return wsp__fail(comm, WSP_ERR_NOMEM, "gather linear: out of memory");
+  int nreq = 0;
+  for (int i = 1; i < p && rc == WSP_OK; i++) {
+    int src = (root + i) % p;
+    rc = wsp__irecv_typed(comm, out + (size_t)src * n, n, MPI_BYTE, src, a->tag,
+                          &req[nreq]);
+    if (rc == WSP_OK) nreq++;
+  }
+  if (rc != WSP_OK) {
+    /* Never leave posted receives behind. */
+    for (int i = 0; i < nreq; i++) (void)MPI_Cancel(&req[i]);
+    (void)wsp__coll_waitall(comm, nreq, req);
+  } else {
+    wsp__copy_bytes(out + (size_t)root * n, a->sendbuf, n);
+    rc = wsp__coll_waitall(comm, nreq, req);
+  }
+  free(req);
+  return rc;
+}

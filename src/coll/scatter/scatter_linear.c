@@ -1,0 +1,44 @@
+/*
+ * Linear scatter.
+ *
+ * The root sends every other rank its block straight from sendbuf (all
+ * p-1 sends started at once, to root+1, root+2, ... in that order) and
+ * copies its own block (nothing to do in place); every other rank receives
+ * its block directly into recvbuf. The mirror image of linear gather: one
+ * latency per peer at the root, nothing forwarded.
+ *
+ * Preconditions: none (any p, any block size).
+ *
+ * Cost = (p-1).alpha + (p-1).n.beta   (n = block bytes)
+ */
+#include "scatter.h"
+
+#include <stdlib.h>
+
+double wsp__scatter_linear_cost(const wsp_model_t *m, const wsp__coll_shape_t *s,
+                                wsp__coll_tune_t *t) {
+  (void)t;
+  return (s->p - 1) * m->alpha + (double)(s->p - 1) * (double)s->bytes * m->beta;
+}
+
+int wsp__scatter_linear(wsp_comm_t *comm, const wsp__coll_args_t *a) {
+  int p = comm->size, me = comm->rank, root = a->root, rc = WSP_OK;
+  size_t n = a->block;
+  if (me != root) return wsp__recv_bytes(comm, a->recvbuf, n, root, a->tag);
+  const char *in = a->sendbuf;
+  MPI_Request *req = malloc((size_t)p * sizeof *req);
+  if (req == NULL)
+    return wsp__fail(comm, WSP_ERR_NOMEM, "scatter linear: out of memory");
+  int nreq = 0;
+  for (int i = 1; i < p && rc == WSP_OK; i++) {
+    int dst = (root + i) % p;
+    rc = wsp__isend_typed(comm, in + (size_t)dst * n, n, MPI_BYTE, dst, a->tag,
+                          &req[nreq]);
+    if (rc == WSP_OK) nreq++;
+  }
+  if (rc == WSP_OK) wsp__copy_bytes(a->recvbuf, in + (size_t)root * n, n);
+  /* On an error the sends already started still complete. */
+  int wrc = wsp__coll_waitall(comm, nreq, req);
+  free(req);
+  return rc ? rc : wrc;
+}
