@@ -272,19 +272,15 @@ int wsp__coll_run(wsp_comm_t *comm, wsp__coll_args_t *a,
  * The arguments are already in the algorithms' form (bytes for data
  * movement), which MPI takes as they are; sizes beyond int go through
  * wsp__bytes_type / a chunked loop. */
-static int wsp__native_bytes_ok(wsp_comm_t *comm, size_t total) {
-  return total <= comm->cfg.big_message;
-}
 
 int wsp__coll_native(wsp_comm_t *comm, const wsp__coll_args_t *a) {
-  int rc = WSP_OK, p = comm->size;
+  int rc = WSP_OK, owned = 0, b;
+  MPI_Datatype ty = MPI_DATATYPE_NULL;
   MPI_Comm c = comm->mpi;
   switch (a->coll) {
   case WSP_COLL_BCAST: {
-    int n, owned;
-    MPI_Datatype ty;
-    if ((rc = wsp__bytes_type(comm, a->block, &n, &ty, &owned))) return rc;
-    int mrc = MPI_Bcast(a->recvbuf, n, ty, a->root, c);
+    if ((rc = wsp__bytes_type(comm, a->block, &b, &ty, &owned))) return rc;
+    int mrc = MPI_Bcast(a->recvbuf, b, ty, a->root, c);
     if (owned) MPI_Type_free(&ty);
     if (mrc != MPI_SUCCESS) return wsp__mpi_fail(comm, mrc, "MPI_Bcast", WSP__WHERE);
     return WSP_OK;
@@ -316,50 +312,40 @@ int wsp__coll_native(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   default:
     break;
   }
-  /* Data movement with per-rank blocks. */
-  if (!wsp__native_bytes_ok(comm, a->block * (size_t)p))
-    return wsp__fail(comm, WSP_ERR_UNSUPPORTED,
-                     "%s: native fallback of %zu bytes per rank is over the "
-                     "int limit",
-                     wsp_coll_name(a->coll), a->block);
-  int b = (int)a->block;
+  /* Data movement with per-rank blocks: one block is one element of a
+   * type of `block` bytes (a chunked derived type past the int limit, whose
+   * extent is still `block`), so MPI's counts stay small whatever the size. */
+  if ((rc = wsp__bytes_type(comm, a->block, &b, &ty, &owned))) return rc;
   int me = comm->rank;
   switch (a->coll) {
   case WSP_COLL_GATHER: {
     const void *s = a->sendbuf;
     if (me == a->root && s == (const char *)a->recvbuf + (size_t)me * a->block)
       s = MPI_IN_PLACE;
-    WSP__MPI_GOTO(comm,
-                  MPI_Gather(s, b, MPI_BYTE, a->recvbuf, b, MPI_BYTE, a->root, c),
-                  rc, out);
+    WSP__MPI_GOTO(comm, MPI_Gather(s, b, ty, a->recvbuf, b, ty, a->root, c), rc, out);
     break;
   }
   case WSP_COLL_SCATTER: {
     void *r = a->recvbuf;
     if (me == a->root && r == (const char *)a->sendbuf + (size_t)me * a->block)
       r = MPI_IN_PLACE;
-    WSP__MPI_GOTO(comm,
-                  MPI_Scatter(a->sendbuf, b, MPI_BYTE, r, b, MPI_BYTE, a->root, c),
-                  rc, out);
+    WSP__MPI_GOTO(comm, MPI_Scatter(a->sendbuf, b, ty, r, b, ty, a->root, c), rc, out);
     break;
   }
   case WSP_COLL_ALLGATHER: {
     const void *s = a->sendbuf;
     if (s == (const char *)a->recvbuf + (size_t)me * a->block) s = MPI_IN_PLACE;
-    WSP__MPI_GOTO(comm,
-                  MPI_Allgather(s, b, MPI_BYTE, a->recvbuf, b, MPI_BYTE, c), rc,
-                  out);
+    WSP__MPI_GOTO(comm, MPI_Allgather(s, b, ty, a->recvbuf, b, ty, c), rc, out);
     break;
   }
   case WSP_COLL_ALLTOALL:
-    WSP__MPI_GOTO(comm,
-                  MPI_Alltoall(a->sendbuf, b, MPI_BYTE, a->recvbuf, b, MPI_BYTE, c),
-                  rc, out);
+    WSP__MPI_GOTO(comm, MPI_Alltoall(a->sendbuf, b, ty, a->recvbuf, b, ty, c), rc, out);
     break;
   default:
-    return wsp__fail(comm, WSP_ERR_INTERNAL, "native: bad collective %d",
-                     (int)a->coll);
+    rc = wsp__fail(comm, WSP_ERR_INTERNAL, "native: bad collective %d", (int)a->coll);
+    break;
   }
 out:
+  if (owned) MPI_Type_free(&ty);
   return rc;
 }

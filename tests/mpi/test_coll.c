@@ -282,7 +282,10 @@ static void run_alg(wsp_comm_t *w, wsp_coll_t coll, int alg, int quick,
                     size_t big_bytes) {
   const char *name = alg == WSP_ALG_AUTO ? "auto" : wsp_coll_alg_info(coll, alg)->name;
   check_rc("wsp_coll_set_alg", wsp_coll_set_alg(w, coll, alg));
-  int roots[3] = {0, size - 1, size / 2}, nroots = is_rooted(coll) ? 3 : 1;
+  /* Roots 0, p-1, p/2 and p/2+1 (the last makes a binomial subtree wrap
+   * past rank p-1 at odd p). */
+  int roots[4] = {0, size - 1, size / 2, (size / 2 + 1) % size};
+  int nroots = is_rooted(coll) ? 4 : 1;
   long before = failures;
   for (int di = 0; di < ndtypes; di++) {
     const dtype_t *d = &dtypes[di];
@@ -296,7 +299,9 @@ static void run_alg(wsp_comm_t *w, wsp_coll_t coll, int alg, int quick,
         continue;
       for (int ci = 0; ci < ncounts; ci++)
         for (int ri = 0; ri < nroots; ri++) {
-          if (ri > 0 && (roots[ri] == roots[0] || roots[ri] == roots[ri - 1])) continue;
+          int dup = 0;
+          for (int k = 0; k < ri; k++) dup |= roots[k] == roots[ri];
+          if (dup) continue;
           int can_inplace = coll != WSP_COLL_BCAST;
           for (int ip = 0; ip <= can_inplace; ip++)
             run_case(w, coll, name, d, op, counts[ci], roots[ri], ip);
