@@ -6,6 +6,9 @@
 
 enum {
   WSP__ALLREDUCE_NATIVE = 0,
+  WSP__ALLREDUCE_RECURSIVE_DOUBLING,
+  WSP__ALLREDUCE_RING,
+  WSP__ALLREDUCE_RABENSEIFNER,
   WSP__ALLREDUCE_COUNT
 };
 
@@ -14,6 +17,36 @@ static const wsp__coll_alg_t wsp__allreduce_algs[WSP__ALLREDUCE_COUNT] = {
                                    .desc = "the MPI library's MPI_Allreduce",
                                    .cost = "unknown (the MPI library's choice)"},
                           .run = wsp__coll_native},
+    [WSP__ALLREDUCE_RECURSIVE_DOUBLING] =
+        {.info = {.name = "recursive_doubling",
+                  .desc = "whole-vector exchanges with partners 1, 2, 4, ... "
+                          "apart (any p: the first 2(p - q) ranks fold in "
+                          "pairs)",
+                  .cost = "(lg q + 2.[p != q]).(alpha + n.beta) + (lg q + "
+                          "[p != q]).n.gamma, q = 2^floor(lg p)"},
+         .cost = wsp__allreduce_recursive_doubling_cost,
+         .run = wsp__allreduce_recursive_doubling},
+    [WSP__ALLREDUCE_RING] =
+        {.info = {.name = "ring",
+                  .desc = "segmented ring: reduce-scatter then allgather "
+                          "around the ring, segments pipelined",
+                  .cost = "2.(p-1).k.alpha + ((p-1)/p).n.(beta + max(beta, "
+                          "gamma)) + (p-1).(n/(p.k)).min(beta, gamma), k = "
+                          "ceil(n / (p.seg))"},
+         .pre = WSP__PRE_COMMUTATIVE,
+         .fallback = "recursive_doubling",
+         .cost = wsp__allreduce_ring_cost,
+         .run = wsp__allreduce_ring},
+    [WSP__ALLREDUCE_RABENSEIFNER] =
+        {.info = {.name = "rabenseifner",
+                  .desc = "reduce-scatter by recursive halving, allgather by "
+                          "recursive doubling (any p: the first 2(p - q) ranks "
+                          "fold in pairs)",
+                  .cost = "2.lg q.alpha + 2.((q-1)/q).n.beta + "
+                          "((q-1)/q).n.gamma + [p != q].(2.alpha + 2.n.beta + "
+                          "n.gamma), q = 2^floor(lg p)"},
+         .cost = wsp__allreduce_rabenseifner_cost,
+         .run = wsp__allreduce_rabenseifner},
 };
 
 const wsp__coll_table_t wsp__allreduce_table = {

@@ -6,6 +6,9 @@
 
 enum {
   WSP__REDUCE_NATIVE = 0,
+  WSP__REDUCE_BINOMIAL,
+  WSP__REDUCE_CHAIN,
+  WSP__REDUCE_RABENSEIFNER,
   WSP__REDUCE_COUNT
 };
 
@@ -14,6 +17,33 @@ static const wsp__coll_alg_t wsp__reduce_algs[WSP__REDUCE_COUNT] = {
                                    .desc = "the MPI library's MPI_Reduce",
                                    .cost = "unknown (the MPI library's choice)"},
                           .run = wsp__coll_native},
+    [WSP__REDUCE_BINOMIAL] =
+        {.info = {.name = "binomial",
+                  .desc = "binomial tree toward the root; each rank combines "
+                          "its children's whole vectors, in rank order for "
+                          "any root",
+                  .cost = "ceil(lg p).(alpha + n.beta + n.gamma)"},
+         .cost = wsp__reduce_binomial_cost,
+         .run = wsp__reduce_binomial},
+    [WSP__REDUCE_CHAIN] =
+        {.info = {.name = "chain",
+                  .desc = "pipelined chain of segments ending at the root (at "
+                          "rank 0, then one hop to the root, for "
+                          "non-commutative ops)",
+                  .cost = "(p - 1 + s - 1).(alpha + (n/s).beta + "
+                          "(n/s).gamma), s = ceil(n / seg)"},
+         .cost = wsp__reduce_chain_cost,
+         .run = wsp__reduce_chain},
+    [WSP__REDUCE_RABENSEIFNER] =
+        {.info = {.name = "rabenseifner",
+                  .desc = "reduce-scatter by recursive halving, then binomial "
+                          "gather to the root (any p: the first 2(p - q) ranks "
+                          "fold in pairs)",
+                  .cost = "2.lg q.alpha + 2.((q-1)/q).n.beta + "
+                          "((q-1)/q).n.gamma + [p != q].(alpha + n.beta + "
+                          "n.gamma), q = 2^floor(lg p)"},
+         .cost = wsp__reduce_rabenseifner_cost,
+         .run = wsp__reduce_rabenseifner},
 };
 
 const wsp__coll_table_t wsp__reduce_table = {
