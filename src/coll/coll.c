@@ -18,6 +18,7 @@
 #include "coll_internal.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -298,6 +299,19 @@ int wsp__coll_native(wsp_comm_t *comm, const wsp__coll_args_t *a) {
       if (a->coll == WSP_COLL_ALLREDUCE) {
         WSP__MPI_GOTO(comm, MPI_Allreduce(s, r, (int)n, a->dtype, a->op, c), rc,
                       out);
+      } else if (s == MPI_IN_PLACE && a->root != 0) {
+        /* MPICH 4.0.2 (ch4:ucx) crashes in MPI_Reduce with MPI_IN_PLACE at
+         * a root other than 0 from about 600 ints on (reproduced with a
+         * plain MPI program); give it a copy of the input instead. */
+        void *mem = NULL, *tmp = wsp__tmp_typed(comm, a, n, &mem);
+        if (tmp == NULL) return WSP_ERR_NOMEM;
+        rc = wsp__copy_typed(comm, a, r, tmp, n);
+        if (rc == WSP_OK) {
+          int mrc = MPI_Reduce(tmp, r, (int)n, a->dtype, a->op, a->root, c);
+          if (mrc != MPI_SUCCESS) rc = wsp__mpi_fail(comm, mrc, "MPI_Reduce", WSP__WHERE);
+        }
+        free(mem);
+        if (rc != WSP_OK) return rc;
       } else {
         /* MPI_IN_PLACE only exists at the root of MPI_Reduce. */
         if (comm->rank != a->root && s == MPI_IN_PLACE) s = r;
