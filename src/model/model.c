@@ -56,56 +56,60 @@ size_t wsp__pipeline_seg(const wsp_model_t *m, size_t n, int stages,
 enum { WSP__CAL_SMALL = 8, WSP__CAL_LARGE = 65536, WSP__CAL_WINDOW = 8,
        WSP__CAL_REPS_SMALL = 10, WSP__CAL_REPS_LARGE = 3, WSP__CAL_TAG = 0x5b00 };
 
+/* One message each way, waited for like the collectives wait (test and
+ * back off, src/core/backoff.c): blocking MPI calls spin in most MPIs, and
+ * on shared cores the spinning ranks would inflate what is measured. */
+static int wsp__xfer(wsp_comm_t *comm, void *buf, int bytes, int peer, int send) {
+  MPI_Request r;
+  int mrc = send ? MPI_Isend(buf, bytes, MPI_BYTE, peer, WSP__CAL_TAG, comm->mpi, &r)
+                 : MPI_Irecv(buf, bytes, MPI_BYTE, peer, WSP__CAL_TAG, comm->mpi, &r);
+  if (mrc != MPI_SUCCESS)
+    return wsp__mpi_fail(comm, mrc, send ? "MPI_Isend" : "MPI_Irecv", WSP__WHERE);
+  return wsp__coll_waitall(comm, 1, &r);
+}
+
+/* Best round-trip time of `bytes` with `peer`; the lower rank starts. */
+static int wsp__pingpong(wsp_comm_t *comm, int peer, char *buf, int bytes,
+                         int reps, double *best) {
+  int rc = WSP_OK, first = comm->rank < peer;
+  *best = INFINITY;
+  for (int i = 0; i <= reps; i++) { /* repetition 0 is a warm-up */
+    double t0 = MPI_Wtime();
+    if ((rc = wsp__xfer(comm, buf, bytes, peer, first)) ||
+        (rc = wsp__xfer(comm, buf, bytes, peer, !first)))
+      return rc;
+    double t = MPI_Wtime() - t0;
+    if (i > 0 && t < *best) *best = t;
+  }
+  return rc;
+}
+
 /* Best time of a window of `WSP__CAL_WINDOW` large messages to `peer` (or
  * from it) followed by a small acknowledgement. */
 static int wsp__stream(wsp_comm_t *comm, int peer, char *buf, int reps,
                        double *best) {
-  int rc = WSP_OK;
+  int rc = WSP_OK, first = comm->rank < peer;
   MPI_Request req[WSP__CAL_WINDOW];
   char ack[WSP__CAL_SMALL] = {0};
   *best = INFINITY;
   for (int i = 0; i <= reps; i++) { /* repetition 0 is a warm-up */
     double t0 = MPI_Wtime();
     for (int k = 0; k < WSP__CAL_WINDOW; k++) {
-      int mrc = comm->rank < peer
+      int mrc = first
                     ? MPI_Isend(buf, WSP__CAL_LARGE, MPI_BYTE, peer, WSP__CAL_TAG, comm->mpi, &req[k])
                     : MPI_Irecv(buf, WSP__CAL_LARGE, MPI_BYTE, peer, WSP__CAL_TAG, comm->mpi, &req[k]);
       if (mrc != MPI_SUCCESS) {
         /* Complete what was started before reporting. */
-        MPI_Waitall(k, req, MPI_STATUSES_IGNORE);
+        wsp__coll_waitall(comm, k, req);
         return wsp__mpi_fail(comm, mrc, "MPI_Isend/MPI_Irecv", WSP__WHERE);
       }
     }
-    WSP__MPI_GOTO(comm, MPI_Waitall(WSP__CAL_WINDOW, req, MPI_STATUSES_IGNORE), rc, out);
-    if (comm->rank < peer)
-      WSP__MPI_GOTO(comm, MPI_Recv(ack, WSP__CAL_SMALL, MPI_BYTE, peer, WSP__CAL_TAG, comm->mpi, MPI_STATUS_IGNORE), rc, out);
-    else
-      WSP__MPI_GOTO(comm, MPI_Send(ack, WSP__CAL_SMALL, MPI_BYTE, peer, WSP__CAL_TAG, comm->mpi), rc, out);
+    if ((rc = wsp__coll_waitall(comm, WSP__CAL_WINDOW, req)) ||
+        (rc = wsp__xfer(comm, ack, WSP__CAL_SMALL, peer, !first)))
+      return rc;
     double t = MPI_Wtime() - t0;
     if (i > 0 && t < *best) *best = t;
   }
-out:
-  return rc;
-}
-
-/* Best round-trip time of `bytes` with `peer`; the lower rank starts. */
-static int wsp__pingpong(wsp_comm_t *comm, int peer, char *buf, int bytes,
-                         int reps, double *best) {
-  int rc = WSP_OK;
-  *best = INFINITY;
-  for (int i = 0; i <= reps; i++) { /* repetition 0 is a warm-up */
-    double t0 = MPI_Wtime();
-    if (comm->rank < peer) {
-      WSP__MPI_GOTO(comm, MPI_Send(buf, bytes, MPI_BYTE, peer, WSP__CAL_TAG, comm->mpi), rc, out);
-      WSP__MPI_GOTO(comm, MPI_Recv(buf, bytes, MPI_BYTE, peer, WSP__CAL_TAG, comm->mpi, MPI_STATUS_IGNORE), rc, out);
-    } else {
-      WSP__MPI_GOTO(comm, MPI_Recv(buf, bytes, MPI_BYTE, peer, WSP__CAL_TAG, comm->mpi, MPI_STATUS_IGNORE), rc, out);
-      WSP__MPI_GOTO(comm, MPI_Send(buf, bytes, MPI_BYTE, peer, WSP__CAL_TAG, comm->mpi), rc, out);
-    }
-    double t = MPI_Wtime() - t0;
-    if (i > 0 && t < *best) *best = t;
-  }
-out:
   return rc;
 }
 
