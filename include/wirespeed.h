@@ -116,8 +116,11 @@ typedef struct wsp_config {
   int coll_alg[WSP_COLL_COUNT];
   /* The cost model's parameters: latency (s), inverse bandwidth (s/byte)
    * and reduction cost (s/byte). All three > 0 skip the calibration that
-   * wsp_comm_create otherwise runs. WSP_MODEL="alpha,beta,gamma". */
+   * wsp_comm_create otherwise runs. WSP_MODEL="alpha,beta,gamma[,beta_x]". */
   double model_alpha, model_beta, model_gamma;
+  /* Exchange inverse bandwidth (see wsp_model_t.beta_x); 0 means "the same
+   * as model_beta" when the model is configured. 4th value of WSP_MODEL. */
+  double model_beta_x;
   /* A JSON rules file overriding the model by ranges of p and size
    * (docs/coll.md); NULL for none. Read by wsp_comm_create only, so the
    * string need not outlive that call. WSP_RULES_FILE. */
@@ -255,6 +258,11 @@ typedef struct wsp_model {
   double alpha; /* seconds per message */
   double beta;  /* seconds per byte sent */
   double gamma; /* seconds per byte reduced */
+  /* Seconds per byte when two ranks send to each other at the same time
+   * (the steps of recursive doubling/halving and pairwise exchange). On
+   * some networks this is much worse than beta: on netlab's shaped TCP
+   * links each direction of an exchange got about half the link. */
+  double beta_x;
   int calibrated; /* 1 when measured by wsp_comm_create, 0 when configured */
 } wsp_model_t;
 

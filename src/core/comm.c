@@ -41,7 +41,7 @@ static int wsp__config_check(const wsp_config_t *c) {
     double m[3] = {c->model_alpha, c->model_beta, c->model_gamma};
     int set = 0;
     for (int k = 0; k < 3; k++) {
-      if (!(m[k] >= 0) || m[k] > 1e6)
+      if (!(m[k] >= 0) || m[k] > 1e6 || !(c->model_beta_x >= 0) || c->model_beta_x > 1e6)
         return wsp__fail(NULL, WSP_ERR_ARG,
                          "wsp_comm_create: cfg->model_%s = %g is not in [0, 1e6]",
                          k == 0 ? "alpha" : k == 1 ? "beta" : "gamma", m[k]);
@@ -151,12 +151,13 @@ int wsp_comm_create(MPI_Comm comm, const wsp_config_t *cfg, wsp_comm_t **out) {
     w->model.alpha = w->cfg.model_alpha;
     w->model.beta = w->cfg.model_beta;
     w->model.gamma = w->cfg.model_gamma;
+    w->model.beta_x = w->cfg.model_beta_x > 0 ? w->cfg.model_beta_x : w->cfg.model_beta;
     w->model.calibrated = 0;
   } else if ((rc = wsp__model_calibrate(w, &w->model)) != WSP_OK) {
     goto fail;
   }
-  wsp__log(w, WSP_LOG_DEBUG, "wsp_comm_create: model alpha %.3g s, beta %.3g s/B, gamma %.3g s/B (%s)",
-           w->model.alpha, w->model.beta, w->model.gamma,
+  wsp__log(w, WSP_LOG_DEBUG, "wsp_comm_create: model alpha %.3g s, beta %.3g s/B, gamma %.3g s/B, beta_x %.3g s/B (%s)",
+           w->model.alpha, w->model.beta, w->model.gamma, w->model.beta_x,
            w->model.calibrated ? "calibrated" : "configured");
   wsp__log(w, WSP_LOG_DEBUG, "wsp_comm_create: size %d, sparse algorithm %s",
            w->size, wsp_sparse_alg_info(w->cfg.sparse_alg)->name);

@@ -91,16 +91,18 @@ int wsp_config_from_env(wsp_config_t *cfg) {
   }
   s = getenv("WSP_MODEL");
   if (s && *s) {
-    double a, b, g;
+    double a, b, g, bx = 0;
     char extra;
-    if (sscanf(s, "%lf,%lf,%lf%c", &a, &b, &g, &extra) != 3 || !(a > 0) ||
-        !(b > 0) || !(g > 0) || !isfinite(a) || !isfinite(b) || !isfinite(g))
+    int n = sscanf(s, "%lf,%lf,%lf,%lf%c", &a, &b, &g, &bx, &extra);
+    if ((n != 3 && n != 4) || !(a > 0) || !(b > 0) || !(g > 0) || !(bx >= 0) ||
+        !isfinite(a) || !isfinite(b) || !isfinite(g) || !isfinite(bx))
       return wsp__fail(NULL, WSP_ERR_CONFIG,
-                       "WSP_MODEL=\"%s\": expected alpha,beta,gamma (seconds, "
-                       "seconds per byte, seconds per byte), all > 0, e.g. "
-                       "\"5e-5,8e-9,2e-10\"",
+                       "WSP_MODEL=\"%s\": expected alpha,beta,gamma[,beta_x] "
+                       "(seconds, seconds per byte sent, per byte reduced, per "
+                       "byte exchanged), all > 0, e.g. \"5e-5,8e-9,2e-10\"",
                        s);
     c.model_alpha = a, c.model_beta = b, c.model_gamma = g;
+    c.model_beta_x = bx;
   }
   s = getenv("WSP_RULES_FILE");
   if (s && *s) c.rules_file = s;
@@ -130,7 +132,8 @@ uint64_t wsp__config_fingerprint(const wsp_config_t *cfg) {
     int64_t a = cfg->coll_alg[c];
     h = wsp__fnv(h, &a, sizeof a);
   }
-  double m[3] = {cfg->model_alpha, cfg->model_beta, cfg->model_gamma};
+  double m[4] = {cfg->model_alpha, cfg->model_beta, cfg->model_gamma,
+                 cfg->model_beta_x};
   h = wsp__fnv(h, m, sizeof m);
   uint64_t seg = cfg->coll_segment;
   h = wsp__fnv(h, &seg, sizeof seg);

@@ -14,7 +14,8 @@
  * mostly use). alpha is half the round trip of an 8-byte ping-pong. beta
  * comes from a stream: the lower rank sends a window of 8 messages of
  * 64 KiB back to back and the other answers with 8 bytes when all have
- * arrived; beta = (time - 2 alpha) / 512 KiB. (A single 64 KiB ping-pong
+ * arrived; beta = (time - 2 alpha) / 512 KiB; beta_x the same with both
+ * sides sending their window at once. (A single 64 KiB ping-pong
  * overestimated beta threefold on shaped TCP links, where one message
  * after an idle pause does not reach the link rate; collectives stream.)
  * gamma times MPI_Reduce_local(MPI_SUM) over 64 KiB of doubles. Each
@@ -85,27 +86,32 @@ static int wsp__pingpong(wsp_comm_t *comm, int peer, char *buf, int bytes,
 }
 
 /* Best time of a window of `WSP__CAL_WINDOW` large messages to `peer` (or
- * from it) followed by a small acknowledgement. */
+ * from it) followed by a small acknowledgement; with `both`, each side
+ * sends its window to the other at the same time (an exchange). */
 static int wsp__stream(wsp_comm_t *comm, int peer, char *buf, int reps,
-                       double *best) {
+                       int both, double *best) {
   int rc = WSP_OK, first = comm->rank < peer;
-  MPI_Request req[WSP__CAL_WINDOW];
+  MPI_Request req[2 * WSP__CAL_WINDOW];
   char ack[WSP__CAL_SMALL] = {0};
+  char *rbuf = buf + WSP__CAL_LARGE;
   *best = INFINITY;
   for (int i = 0; i <= reps; i++) { /* repetition 0 is a warm-up */
     double t0 = MPI_Wtime();
+    int n = 0;
     for (int k = 0; k < WSP__CAL_WINDOW; k++) {
-      int mrc = first
-                    ? MPI_Isend(buf, WSP__CAL_LARGE, MPI_BYTE, peer, WSP__CAL_TAG, comm->mpi, &req[k])
-                    : MPI_Irecv(buf, WSP__CAL_LARGE, MPI_BYTE, peer, WSP__CAL_TAG, comm->mpi, &req[k]);
+      int mrc = MPI_SUCCESS;
+      if (first || both)
+        mrc = MPI_Isend(buf, WSP__CAL_LARGE, MPI_BYTE, peer, WSP__CAL_TAG, comm->mpi, &req[n++]);
+      if (mrc == MPI_SUCCESS && (!first || both))
+        mrc = MPI_Irecv(rbuf, WSP__CAL_LARGE, MPI_BYTE, peer, WSP__CAL_TAG, comm->mpi, &req[n++]);
       if (mrc != MPI_SUCCESS) {
         /* Complete what was started before reporting. */
-        wsp__coll_waitall(comm, k, req);
+        wsp__coll_waitall(comm, n, req);
         return wsp__mpi_fail(comm, mrc, "MPI_Isend/MPI_Irecv", WSP__WHERE);
       }
     }
-    if ((rc = wsp__coll_waitall(comm, WSP__CAL_WINDOW, req)) ||
-        (rc = wsp__xfer(comm, ack, WSP__CAL_SMALL, peer, !first)))
+    if ((rc = wsp__coll_waitall(comm, n, req)) ||
+        (!both && (rc = wsp__xfer(comm, ack, WSP__CAL_SMALL, peer, !first))))
       return rc;
     double t = MPI_Wtime() - t0;
     if (i > 0 && t < *best) *best = t;
@@ -115,8 +121,8 @@ static int wsp__stream(wsp_comm_t *comm, int peer, char *buf, int reps,
 
 int wsp__model_calibrate(wsp_comm_t *comm, wsp_model_t *out) {
   int rc = WSP_OK, p = comm->size, me = comm->rank;
-  double local[4] = {0, 0, 0, 0}, global[4];
-  char *buf = calloc(1, WSP__CAL_LARGE);
+  double local[5] = {0, 0, 0, 0, 0}, global[5];
+  char *buf = calloc(2, WSP__CAL_LARGE);
   double *red = calloc(WSP__CAL_LARGE / sizeof(double), sizeof(double) * 2);
   int failed = (buf == NULL || red == NULL);
   /* Pairing: i <-> i + h with h = floor(p/2); the last rank of an odd p
@@ -130,9 +136,12 @@ int wsp__model_calibrate(wsp_comm_t *comm, wsp_model_t *out) {
     double ts, tl;
     if ((rc = wsp__pingpong(comm, peer, buf, WSP__CAL_SMALL, WSP__CAL_REPS_SMALL, &ts)))
       goto out;
-    if ((rc = wsp__stream(comm, peer, buf, WSP__CAL_REPS_LARGE, &tl))) goto out;
+    double tx;
+    if ((rc = wsp__stream(comm, peer, buf, WSP__CAL_REPS_LARGE, 0, &tl))) goto out;
+    if ((rc = wsp__stream(comm, peer, buf, WSP__CAL_REPS_LARGE, 1, &tx))) goto out;
     local[0] = ts / 2;
     local[1] = (tl - ts) / ((double)WSP__CAL_WINDOW * WSP__CAL_LARGE);
+    local[4] = (tx - ts) / ((double)WSP__CAL_WINDOW * WSP__CAL_LARGE);
   }
   if (!failed) {
     size_t n = WSP__CAL_LARGE / sizeof(double);
@@ -148,7 +157,7 @@ int wsp__model_calibrate(wsp_comm_t *comm, wsp_model_t *out) {
   {
     /* A local allocation failure is reported to all; everybody fails. */
     local[3] = failed;
-    WSP__MPI_GOTO(comm, MPI_Allreduce(local, global, 4, MPI_DOUBLE, MPI_MAX, comm->mpi), rc, out);
+    WSP__MPI_GOTO(comm, MPI_Allreduce(local, global, 5, MPI_DOUBLE, MPI_MAX, comm->mpi), rc, out);
     if (global[3] != 0) {
       rc = wsp__fail(comm, failed ? WSP_ERR_NOMEM : WSP_ERR_REMOTE,
                      "model calibration: %s",
@@ -161,6 +170,7 @@ int wsp__model_calibrate(wsp_comm_t *comm, wsp_model_t *out) {
   out->alpha = fmax(global[0], 1e-7);
   out->beta = fmax(global[1], 1e-12);
   out->gamma = fmax(global[2], 1e-13);
+  out->beta_x = fmax(global[4], out->beta);
   out->calibrated = 1;
 out:
   free(buf);

@@ -686,8 +686,9 @@ int wsp_bench_coll(int argc, char **argv, int rank, int size,
     printf("# wsp-bench coll: p=%d, %s, op sum, root %ld, %ld reps (median), "
            "%s\n",
            size, o.is_int ? "int" : "double", o.root, o.reps, mpiv);
-    printf("# model: alpha %.3g s, beta %.3g s/B, gamma %.3g s/B (%s)\n",
-           model.alpha, model.beta, model.gamma,
+    printf("# model: alpha %.3g s, beta %.3g s/B, gamma %.3g s/B, beta_x "
+           "%.3g s/B (%s)\n",
+           model.alpha, model.beta, model.gamma, model.beta_x,
            model.calibrated ? "calibrated" : "configured");
     printf("# time: slowest rank's mean per call; algbw = size/time, busbw = "
            "algbw x nccl-tests factor (GB/s = 1e9 B/s);\n# ratio = mpi time / "
@@ -855,9 +856,9 @@ int wsp_bench_coll(int argc, char **argv, int rank, int size,
           json_object_set_new(j, "label", json_string(o.label));
           json_object_set_new(
               j, "model",
-              json_pack("{s:f, s:f, s:f, s:b}", "alpha", model.alpha, "beta",
-                        model.beta, "gamma", model.gamma, "calibrated",
-                        model.calibrated));
+              json_pack("{s:f, s:f, s:f, s:f, s:b}", "alpha", model.alpha,
+                        "beta", model.beta, "gamma", model.gamma, "beta_x",
+                        model.beta_x, "calibrated", model.calibrated));
           json_object_set_new(j, "wirespeed",
                               json_string(wsp_version_string()));
           json_line(files, 2, j);

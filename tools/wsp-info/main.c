@@ -86,9 +86,10 @@ static int print_model(int json, int rank) {
   }
   json_t *doc = NULL, *jcolls = NULL;
   if (json) {
-    doc = json_pack("{s:s, s:i, s:{s:f, s:f, s:f, s:b}}", "wirespeed",
+    doc = json_pack("{s:s, s:i, s:{s:f, s:f, s:f, s:f, s:b}}", "wirespeed",
                     wsp_version_string(), "p", p, "model", "alpha", m.alpha,
-                    "beta", m.beta, "gamma", m.gamma, "calibrated", m.calibrated);
+                    "beta", m.beta, "gamma", m.gamma, "beta_x", m.beta_x,
+                    "calibrated", m.calibrated);
     jcolls = json_object();
     json_object_set_new(doc, "collectives", jcolls);
   } else {
@@ -96,8 +97,10 @@ static int print_model(int json, int rank) {
            m.calibrated ? "calibrated by wsp_comm_create"
                         : "configured (WSP_MODEL)");
     printf("  alpha %.4g s per message, beta %.4g s per byte (%.4g GB/s), "
-           "gamma %.4g s per byte reduced\n",
-           m.alpha, m.beta, m.beta > 0 ? 1e-9 / m.beta : 0.0, m.gamma);
+           "gamma %.4g s per byte reduced,\n  beta_x %.4g s per byte when "
+           "two ranks exchange (%.4g GB/s each way)\n",
+           m.alpha, m.beta, m.beta > 0 ? 1e-9 / m.beta : 0.0, m.gamma, m.beta_x,
+           m.beta_x > 0 ? 1e-9 / m.beta_x : 0.0);
     printf("\npredicted time per call in microseconds ('-': no cost known or "
            "preconditions fail; '*': what auto runs; size: whole message for "
            "bcast/reduce/allreduce, one rank's block otherwise):\n");

@@ -28,7 +28,7 @@ static const wsp__coll_alg_t wsp__allgather_algs[WSP__ALLGATHER_COUNT] = {
         .info = {.name = "recursive_doubling",
                  .desc = "lg p exchanges with rank XOR 2^k, the held range "
                          "doubling each step (power-of-two p)",
-                 .cost = "lg p.alpha + (p-1).n.beta"},
+                 .cost = "lg p.alpha + (p-1).n.beta_x"},
         .pre = WSP__PRE_POW2,
         .fallback = "bruck",
         .cost = wsp__allgather_recursive_doubling_cost,

@@ -12,7 +12,7 @@
  *
  * Preconditions: p a power of two (fallback: bruck).
  *
- * Cost = lg p.alpha + (p-1).n.beta   (n = block bytes)
+ * Cost = lg p.alpha + (p-1).n.beta_x   (n = block bytes; exchanges: beta_x)
  */
 #include "allgather.h"
 
@@ -23,7 +23,7 @@ double wsp__allgather_recursive_doubling_cost(const wsp_model_t *m,
                                               wsp__coll_tune_t *t) {
   (void)t;
   return wsp__ceil_log2(s->p) * m->alpha +
-         (double)(s->p - 1) * (double)s->bytes * m->beta;
+         (double)(s->p - 1) * (double)s->bytes * m->beta_x;
 }
 
 int wsp__allgather_recursive_doubling(wsp_comm_t *comm, const wsp__coll_args_t *a) {

@@ -22,7 +22,7 @@ static const wsp__coll_alg_t wsp__allreduce_algs[WSP__ALLREDUCE_COUNT] = {
                   .desc = "whole-vector exchanges with partners 1, 2, 4, ... "
                           "apart (any p: the first 2(p - q) ranks fold in "
                           "pairs)",
-                  .cost = "(lg q + 2.[p != q]).(alpha + n.beta) + (lg q + "
+                  .cost = "lg q.(alpha + n.beta_x) + 2.[p != q].(alpha + n.beta) + (lg q + "
                           "[p != q]).n.gamma, q = 2^floor(lg p)"},
          .cost = wsp__allreduce_recursive_doubling_cost,
          .run = wsp__allreduce_recursive_doubling},
@@ -42,7 +42,7 @@ static const wsp__coll_alg_t wsp__allreduce_algs[WSP__ALLREDUCE_COUNT] = {
                   .desc = "reduce-scatter by recursive halving, allgather by "
                           "recursive doubling (any p: the first 2(p - q) ranks "
                           "fold in pairs)",
-                  .cost = "2.lg q.alpha + 2.((q-1)/q).n.beta + "
+                  .cost = "2.lg q.alpha + 2.((q-1)/q).n.beta_x + "
                           "((q-1)/q).n.gamma + [p != q].(2.alpha + 2.n.beta + "
                           "n.gamma), q = 2^floor(lg p)"},
          .cost = wsp__allreduce_rabenseifner_cost,

@@ -27,7 +27,7 @@
  *
  * Preconditions: none (any p, any count, any op).
  *
- * Cost = 2.lg q.alpha + 2.((q-1)/q).n.beta + ((q-1)/q).n.gamma
+ * Cost = 2.lg q.alpha + 2.((q-1)/q).n.beta_x + ((q-1)/q).n.gamma
  *        + [p != q].(2.alpha + 2.n.beta + n.gamma), q = 2^floor(lg p)
  */
 #include "allreduce.h"
@@ -43,7 +43,8 @@ double wsp__allreduce_rabenseifner_cost(const wsp_model_t *m,
   (void)t;
   int q = wsp_rsched_pow2_floor(s->p), lg = wsp_rsched_log2(q);
   double n = (double)s->bytes, f = (double)(q - 1) / q;
-  double c = 2.0 * lg * m->alpha + 2.0 * f * n * m->beta + f * n * m->gamma;
+  /* Halving and doubling are exchanges: beta_x. */
+  double c = 2.0 * lg * m->alpha + 2.0 * f * n * m->beta_x + f * n * m->gamma;
   if (s->p != q) c += 2.0 * (m->alpha + n * m->beta) + n * m->gamma;
   return c;
 }

@@ -19,7 +19,8 @@
  *
  * Preconditions: none (any p, any count, any op).
  *
- * Cost = (lg q + 2.[p != q]).(alpha + n.beta) + (lg q + [p != q]).n.gamma,
+ * Cost = lg q.(alpha + n.beta_x) + 2.[p != q].(alpha + n.beta)
+ *        + (lg q + [p != q]).n.gamma,
  *        q = 2^floor(lg p)  (= ceil(lg p).(alpha + n.beta + n.gamma) for
  *        powers of two)
  */
@@ -38,7 +39,9 @@ double wsp__allreduce_recursive_doubling_cost(const wsp_model_t *m,
   int q = wsp_rsched_pow2_floor(s->p), lg = wsp_rsched_log2(q);
   int odd = s->p != q;
   double n = (double)s->bytes;
-  return (lg + 2 * odd) * (m->alpha + n * m->beta) + (lg + odd) * n * m->gamma;
+  /* Exchange steps at beta_x, the fold and unfold at beta. */
+  return lg * (m->alpha + n * m->beta_x) + 2 * odd * (m->alpha + n * m->beta) +
+         (lg + odd) * n * m->gamma;
 }
 
 int wsp__allreduce_recursive_doubling(wsp_comm_t *comm,

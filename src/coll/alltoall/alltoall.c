@@ -21,7 +21,7 @@ static const wsp__coll_alg_t wsp__alltoall_algs[WSP__ALLTOALL_COUNT] = {
                                          .desc = "p-1 steps, one exchange per "
                                                  "step (rank XOR i for "
                                                  "power-of-two p, else r+i / r-i)",
-                                         .cost = "(p-1).(alpha + n.beta)"},
+                                         .cost = "(p-1).(alpha + n.b), b = beta_x if p is a power of two, else beta"},
                                 .cost = wsp__alltoall_pairwise_cost,
                                 .run = wsp__alltoall_pairwise},
     [WSP__ALLTOALL_BRUCK] = {.info = {.name = "bruck",

@@ -10,7 +10,8 @@
  *
  * Preconditions: none (any p, any block size).
  *
- * Cost = (p-1).(alpha + n.beta)   (n = block bytes)
+ * Cost = (p-1).(alpha + n.b), b = beta_x for p a power of two (exchanges),
+ *        beta otherwise   (n = block bytes)
  */
 #include "alltoall.h"
 
@@ -19,7 +20,9 @@
 double wsp__alltoall_pairwise_cost(const wsp_model_t *m, const wsp__coll_shape_t *s,
                                    wsp__coll_tune_t *t) {
   (void)t;
-  return (s->p - 1) * (m->alpha + (double)s->bytes * m->beta);
+  /* Powers of two pair up (rank XOR i): exchanges, at beta_x. */
+  double b = (s->p & (s->p - 1)) == 0 ? m->beta_x : m->beta;
+  return (s->p - 1) * (m->alpha + (double)s->bytes * b);
 }
 
 int wsp__alltoall_pairwise(wsp_comm_t *comm, const wsp__coll_args_t *a) {

@@ -56,7 +56,7 @@ static const wsp__coll_alg_t wsp__bcast_algs[WSP__BCAST_COUNT] = {
                   .desc = "binomial scatter of p blocks from the root, then "
                           "recursive-doubling allgather (any p: fix-up "
                           "steps where p cuts a group short)",
-                  .cost = "2.ceil(lg p).alpha + 2.((p-1)/p).n.beta + sum "
+                  .cost = "2.ceil(lg p).alpha + ((p-1)/p).n.(beta + beta_x) + sum "
                           "over clipped rounds i of f_i.(alpha + "
                           "(m'_i/p).n.beta)"},
          .cost = wsp__bcast_scatter_rdb_cost,

@@ -21,7 +21,7 @@
  *
  * Preconditions: none (any p, any n, including n < p).
  *
- * Cost = 2.ceil(lg p).alpha + 2.((p-1)/p).n.beta
+ * Cost = 2.ceil(lg p).alpha + ((p-1)/p).n.(beta + beta_x)
  *        + sum over rounds i with a clipped upper half of m'_i blocks of
  *          f_i.(alpha + (m'_i/p).n.beta)
  * (the sum is empty when p is a power of two).
@@ -35,8 +35,9 @@ double wsp__bcast_scatter_rdb_cost(const wsp_model_t *m,
                                    wsp__coll_tune_t *t) {
   (void)t;
   double p = s->p, n = (double)s->bytes;
+  /* Scatter at beta, the recursive-doubling exchanges at beta_x. */
   double c = 2.0 * wsp__ceil_log2(s->p) * m->alpha +
-             2.0 * (p - 1) / p * n * m->beta;
+             (p - 1) / p * n * (m->beta + m->beta_x);
   for (int i = 0; i < wsp_bsched_rd_rounds(s->p); i++) {
     int f = wsp_bsched_rd_fixups(s->p, i);
     if (f)

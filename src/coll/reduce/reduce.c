@@ -39,7 +39,7 @@ static const wsp__coll_alg_t wsp__reduce_algs[WSP__REDUCE_COUNT] = {
                   .desc = "reduce-scatter by recursive halving, then binomial "
                           "gather to the root (any p: the first 2(p - q) ranks "
                           "fold in pairs)",
-                  .cost = "2.lg q.alpha + 2.((q-1)/q).n.beta + "
+                  .cost = "2.lg q.alpha + ((q-1)/q).n.(beta + beta_x) + "
                           "((q-1)/q).n.gamma + [p != q].(alpha + n.beta + "
                           "n.gamma), q = 2^floor(lg p)"},
          .cost = wsp__reduce_rabenseifner_cost,

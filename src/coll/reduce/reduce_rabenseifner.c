@@ -29,7 +29,7 @@
  *
  * Preconditions: none (any p, any count, any op).
  *
- * Cost = 2.lg q.alpha + 2.((q-1)/q).n.beta + ((q-1)/q).n.gamma
+ * Cost = 2.lg q.alpha + ((q-1)/q).n.(beta + beta_x) + ((q-1)/q).n.gamma
  *        + [p != q].(alpha + n.beta + n.gamma), q = 2^floor(lg p)
  */
 #include "reduce.h"
@@ -45,7 +45,8 @@ double wsp__reduce_rabenseifner_cost(const wsp_model_t *m,
   (void)t;
   int q = wsp_rsched_pow2_floor(s->p), lg = wsp_rsched_log2(q);
   double n = (double)s->bytes, f = (double)(q - 1) / q;
-  double c = 2.0 * lg * m->alpha + 2.0 * f * n * m->beta + f * n * m->gamma;
+  /* Halving exchanges at beta_x, the gather at beta. */
+  double c = 2.0 * lg * m->alpha + f * n * (m->beta + m->beta_x) + f * n * m->gamma;
   if (s->p != q) c += m->alpha + n * (m->beta + m->gamma);
   return c;
 }
