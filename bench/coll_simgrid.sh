@@ -4,7 +4,8 @@
 # simulated MPI's own collective (SMPI's "ompi" selector: Open MPI's
 # choices), then how often auto picked the fastest algorithm and its worst
 # loss against the fastest. Simulated time does not depend on how busy this
-# machine is.
+# machine is, and a simulation is deterministic: two calls per row (after one
+# warm-up) are enough.
 #   bench/coll_simgrid.sh [outdir] [p]
 # Environment: WSP_COLLS (all), WSP_SIZES (8,512,32K,1M,16M), WSP_SG_SELECTOR.
 set -euo pipefail
@@ -26,7 +27,7 @@ cfg=(--cfg=smpi/grow-injected-times:no
 label="simgrid-cluster$p-1Gbps-${WSP_SG_SELECTOR:-ompi}"
 smpirun -np "$p" -platform "$plat" -hostfile "$hosts" "${cfg[@]}" \
   "$root/build/simgrid/tools/wsp-bench" coll --colls "${WSP_COLLS:-bcast,reduce,allreduce,gather,scatter,allgather,alltoall}" \
-  --sizes "${WSP_SIZES:-8,512,32K,1M,16M}" --reps 1 --warmup 1 \
+  --sizes "${WSP_SIZES:-8,512,32K,1M,16M}" --iters 2 --reps 1 --warmup 1 \
   --label "$label" --json "$out/coll-simgrid.json"
 /usr/bin/python3 "$root/python/wsp_table.py" "$out/coll-simgrid.json" --labels "$label" --metric time
 /usr/bin/python3 "$root/python/wsp_table.py" "$out/coll-simgrid.json" --labels "$label" --auto-summary
