@@ -303,15 +303,17 @@ int wsp__coll_native(wsp_comm_t *comm, const wsp__coll_args_t *a) {
         /* MPICH 4.0.2 (ch4:ucx) crashes in MPI_Reduce with MPI_IN_PLACE at
          * a root other than 0 from about 600 ints on (reproduced with a
          * plain MPI program); give it a copy of the input instead. */
+        /* Without memory for the copy the root still takes part (the
+         * others are already in MPI_Reduce), in place. */
         void *mem = NULL, *tmp = wsp__tmp_typed(comm, a, n, &mem);
-        if (tmp == NULL) return WSP_ERR_NOMEM;
-        rc = wsp__copy_typed(comm, a, r, tmp, n);
-        if (rc == WSP_OK) {
-          int mrc = MPI_Reduce(tmp, r, (int)n, a->dtype, a->op, a->root, c);
-          if (mrc != MPI_SUCCESS) rc = wsp__mpi_fail(comm, mrc, "MPI_Reduce", WSP__WHERE);
+        if (tmp && wsp__copy_typed(comm, a, r, tmp, n) != WSP_OK) {
+          free(mem);
+          tmp = NULL, mem = NULL;
         }
+        int mrc = MPI_Reduce(tmp ? tmp : MPI_IN_PLACE, r, (int)n, a->dtype, a->op,
+                             a->root, c);
         free(mem);
-        if (rc != WSP_OK) return rc;
+        if (mrc != MPI_SUCCESS) return wsp__mpi_fail(comm, mrc, "MPI_Reduce", WSP__WHERE);
       } else {
         /* MPI_IN_PLACE only exists at the root of MPI_Reduce. */
         if (comm->rank != a->root && s == MPI_IN_PLACE) s = r;

@@ -27,6 +27,31 @@ typedef struct wsp__tinfo {
   int dense;
 } wsp__tinfo_t;
 
+/* A type whose bytes are its elements in order: predefined, or duplicates
+ * and contiguous runs of such a type (checked through the type's envelope).
+ * Size == extent is not enough: an indexed type may store its elements out
+ * of order in a gap-free span, and MPI moves data in element order. */
+static int wsp__type_in_order(MPI_Datatype t, int depth) {
+  int ni, na, nt, comb;
+  if (depth > 16 || MPI_Type_get_envelope(t, &ni, &na, &nt, &comb) != MPI_SUCCESS)
+    return 0;
+  if (comb == MPI_COMBINER_NAMED) return 1;
+  if ((comb != MPI_COMBINER_DUP && comb != MPI_COMBINER_CONTIGUOUS) || nt != 1 ||
+      ni > 1 || na > 0)
+    return 0;
+  int ints[1];
+  MPI_Aint addrs[1];
+  MPI_Datatype inner;
+  if (MPI_Type_get_contents(t, ni, na, nt, ints, addrs, &inner) != MPI_SUCCESS)
+    return 0;
+  int ok = wsp__type_in_order(inner, depth + 1);
+  int ic, ia, it, icomb;
+  if (MPI_Type_get_envelope(inner, &ic, &ia, &it, &icomb) == MPI_SUCCESS &&
+      icomb != MPI_COMBINER_NAMED)
+    MPI_Type_free(&inner);
+  return ok;
+}
+
 static int wsp__type_info(wsp_comm_t *comm, const char *fn, const char *arg,
                           MPI_Datatype t, wsp__tinfo_t *ti) {
   if (t == MPI_DATATYPE_NULL)
@@ -39,13 +64,12 @@ static int wsp__type_info(wsp_comm_t *comm, const char *fn, const char *arg,
     return wsp__fail(comm, WSP_ERR_ARG, "%s: %s is not a valid datatype", fn,
                      arg);
   ti->size = (size_t)size;
-  if (size > 0 && ti->extent <= 0)
-    return wsp__fail(comm, WSP_ERR_UNSUPPORTED,
-                     "%s: %s has extent %ld; only positive extents are "
-                     "supported",
-                     fn, arg, (long)ti->extent);
+  /* Any other type is packed (data movement) or left to the MPI library
+   * (reductions with a non-positive extent): no rank ever refuses a type on
+   * its own, which would leave the other ranks' messages behind. */
   ti->dense = (MPI_Aint)ti->size == ti->extent && ti->lb == 0 &&
-              ti->true_lb == 0 && ti->true_extent == ti->extent;
+              ti->true_lb == 0 && ti->true_extent == ti->extent &&
+              wsp__type_in_order(t, 0);
   return WSP_OK;
 }
 
@@ -54,7 +78,8 @@ static int wsp__bytes_of(wsp_comm_t *comm, const char *fn, const char *arg,
                          size_t count, const wsp__tinfo_t *ti, int p,
                          size_t *bytes) {
   size_t lim = (size_t)PTRDIFF_MAX / (size_t)p;
-  size_t ext = ti->extent > 0 ? (size_t)ti->extent : 1;
+  size_t ext = ti->extent > 0 ? (size_t)ti->extent
+                              : ti->extent < 0 ? (size_t)(-ti->extent) : 1;
   if (count > lim / (ti->size ? ti->size : 1) || count > lim / ext)
     return wsp__fail(comm, WSP_ERR_ARG,
                      "%s: %s = %zu is too large (the buffer would exceed the "
@@ -223,6 +248,21 @@ static int wsp__reduction(wsp_comm_t *comm, const char *fn, wsp_coll_t coll,
                      "the root",
                      fn, comm->rank);
   if (count == 0) return WSP_OK;
+  if (ti.size > 0 && ti.extent <= 0) {
+    /* The algorithms address elements at positive strides. A reduction's
+     * type is the same on every rank (MPI requires it), so every rank
+     * takes this path: the MPI library's own collective, user's buffers. */
+    int mrc;
+    if (count > INT_MAX)
+      return wsp__fail(comm, WSP_ERR_UNSUPPORTED,
+                       "%s: more than INT_MAX elements of a type with extent %ld",
+                       fn, (long)ti.extent);
+    if (coll == WSP_COLL_ALLREDUCE)
+      mrc = MPI_Allreduce(sendbuf, recvbuf, (int)count, type, op, comm->mpi);
+    else
+      mrc = MPI_Reduce(sendbuf, recvbuf, (int)count, type, op, root, comm->mpi);
+    return mrc == MPI_SUCCESS ? WSP_OK : wsp__mpi_fail(comm, mrc, fn, WSP__WHERE);
+  }
   if (sendbuf == MPI_IN_PLACE) sendbuf = recvbuf;
   wsp__coll_args_t a = {.coll = coll, .sendbuf = sendbuf,
                         .recvbuf = is_root ? recvbuf : NULL, .count = count,

@@ -93,6 +93,8 @@ static int wsp__stream(wsp_comm_t *comm, int peer, char *buf, int reps,
   int rc = WSP_OK, first = comm->rank < peer;
   MPI_Request req[2 * WSP__CAL_WINDOW];
   char ack[WSP__CAL_SMALL] = {0};
+  /* MPI forbids overlapping receive buffers: each receive of a window
+   * gets its own slot. */
   char *rbuf = buf + WSP__CAL_LARGE;
   *best = INFINITY;
   for (int i = 0; i <= reps; i++) { /* repetition 0 is a warm-up */
@@ -103,7 +105,7 @@ static int wsp__stream(wsp_comm_t *comm, int peer, char *buf, int reps,
       if (first || both)
         mrc = MPI_Isend(buf, WSP__CAL_LARGE, MPI_BYTE, peer, WSP__CAL_TAG, comm->mpi, &req[n++]);
       if (mrc == MPI_SUCCESS && (!first || both))
-        mrc = MPI_Irecv(rbuf, WSP__CAL_LARGE, MPI_BYTE, peer, WSP__CAL_TAG, comm->mpi, &req[n++]);
+        mrc = MPI_Irecv(rbuf + (size_t)k * WSP__CAL_LARGE, WSP__CAL_LARGE, MPI_BYTE, peer, WSP__CAL_TAG, comm->mpi, &req[n++]);
       if (mrc != MPI_SUCCESS) {
         /* Complete what was started before reporting. */
         wsp__coll_waitall(comm, n, req);
@@ -122,9 +124,17 @@ static int wsp__stream(wsp_comm_t *comm, int peer, char *buf, int reps,
 int wsp__model_calibrate(wsp_comm_t *comm, wsp_model_t *out) {
   int rc = WSP_OK, p = comm->size, me = comm->rank;
   double local[5] = {0, 0, 0, 0, 0}, global[5];
-  char *buf = calloc(2, WSP__CAL_LARGE);
+  char *buf = calloc(1 + WSP__CAL_WINDOW, WSP__CAL_LARGE);
   double *red = calloc(WSP__CAL_LARGE / sizeof(double), sizeof(double) * 2);
-  int failed = (buf == NULL || red == NULL);
+  int failed = (buf == NULL || red == NULL), any_failed = 0;
+  /* Everybody learns of a local allocation failure before any pair starts
+   * (a rank that skipped its ping-pong would leave its partner waiting). */
+  WSP__MPI_GOTO(comm, MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, comm->mpi), rc, out);
+  if (any_failed) {
+    rc = wsp__fail(comm, failed ? WSP_ERR_NOMEM : WSP_ERR_REMOTE, "model calibration: %s",
+                   failed ? "out of memory" : "another rank ran out of memory");
+    goto out;
+  }
   /* Pairing: i <-> i + h with h = floor(p/2); the last rank of an odd p
    * sits out (its figures are 0 and do not count in the maximum). */
   int h = p / 2, peer = -1;
@@ -141,7 +151,8 @@ int wsp__model_calibrate(wsp_comm_t *comm, wsp_model_t *out) {
     if ((rc = wsp__stream(comm, peer, buf, WSP__CAL_REPS_LARGE, 1, &tx))) goto out;
     local[0] = ts / 2;
     local[1] = (tl - ts) / ((double)WSP__CAL_WINDOW * WSP__CAL_LARGE);
-    local[4] = (tx - ts) / ((double)WSP__CAL_WINDOW * WSP__CAL_LARGE);
+    /* The exchange has no acknowledgement: subtract one way only. */
+    local[4] = (tx - ts / 2) / ((double)WSP__CAL_WINDOW * WSP__CAL_LARGE);
   }
   if (!failed) {
     size_t n = WSP__CAL_LARGE / sizeof(double);

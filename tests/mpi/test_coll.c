@@ -4,7 +4,8 @@
  *   datatypes  MPI_INT, MPI_DOUBLE (integer values, so sums are exact in any
  *              order), a derived contiguous type of two unsigned ints, and
  *              for data movement a non-contiguous vector type (holes must
- *              stay untouched);
+ *              stay untouched) and a gap-free type holding its two ints in
+ *              reverse order, sent with that type and received as MPI_INT;
  *   ops        MPI_SUM, MPI_MAX, and a user-defined non-commutative op
  *              (composition of affine maps x -> a.x + b mod 2^32 on the
  *              two-unsigned type), so rank order matters;
@@ -56,6 +57,11 @@ typedef struct {
   size_t size;   /* bytes of data per element */
   size_t extent; /* bytes of buffer per element */
   int movement_only;
+  /* The receive side's type and count multiplier: differs from the send
+   * side for "perm" (a type storing its two ints in reverse order, received
+   * as plain ints), where only the element order tells right from wrong. */
+  MPI_Datatype rtype;
+  int rmul;
 } dtype_t;
 
 typedef struct {
@@ -64,7 +70,7 @@ typedef struct {
   int dtype; /* index into the dtype table it applies to; -1: int and double */
 } op_t;
 
-static dtype_t dtypes[4];
+static dtype_t dtypes[5];
 static int ndtypes;
 static op_t ops[3];
 static MPI_Op affine;
@@ -79,11 +85,16 @@ static void make_types(void) {
   MPI_Type_create_resized(v0, 0, 3 * sizeof(int), &vec);
   MPI_Type_free(&v0);
   MPI_Type_commit(&vec);
-  dtypes[0] = (dtype_t){"int", MPI_INT, sizeof(int), sizeof(int), 0};
-  dtypes[1] = (dtype_t){"double", MPI_DOUBLE, sizeof(double), sizeof(double), 0};
-  dtypes[2] = (dtype_t){"pair", pair, 2 * sizeof(unsigned), 2 * sizeof(unsigned), 0};
-  dtypes[3] = (dtype_t){"vector", vec, 2 * sizeof(int), 3 * sizeof(int), 1};
-  ndtypes = 4;
+  MPI_Datatype perm;
+  int displs[2] = {1, 0};
+  MPI_Type_create_indexed_block(2, 1, displs, MPI_INT, &perm);
+  MPI_Type_commit(&perm);
+  dtypes[0] = (dtype_t){"int", MPI_INT, sizeof(int), sizeof(int), 0, MPI_INT, 1};
+  dtypes[1] = (dtype_t){"double", MPI_DOUBLE, sizeof(double), sizeof(double), 0, MPI_DOUBLE, 1};
+  dtypes[2] = (dtype_t){"pair", pair, 2 * sizeof(unsigned), 2 * sizeof(unsigned), 0, pair, 1};
+  dtypes[3] = (dtype_t){"vector", vec, 2 * sizeof(int), 3 * sizeof(int), 1, vec, 1};
+  dtypes[4] = (dtype_t){"perm", perm, 2 * sizeof(int), 2 * sizeof(int), 1, MPI_INT, 2};
+  ndtypes = 5;
   MPI_Op_create(affine_op, 0, &affine);
   ops[0] = (op_t){"sum", MPI_SUM, -1};
   ops[1] = (op_t){"max", MPI_MAX, -1};
@@ -108,6 +119,9 @@ static void fill(const dtype_t *d, void *buf, size_t count, int r, int blk,
     } else if (strcmp(d->name, "pair") == 0) {
       affine_t x = {v * 2654435761u | 1u, v * 40503u + 17u};
       memcpy(e, &x, sizeof x);
+    } else if (strcmp(d->name, "perm") == 0) {
+      int x[2] = {(int)v, (int)(v * 3u + 1u)};
+      memcpy(e, x, sizeof x);
     } else { /* vector: ints at 0 and 2, hole at 1 */
       int x0 = (int)v, x2 = (int)(v ^ 0x5bd1e995u);
       memcpy(e, &x0, sizeof x0);
@@ -159,8 +173,11 @@ static void run_case(wsp_comm_t *w, wsp_coll_t coll, const char *alg,
     if (me == root) fill(d, got, count, me, 0, salt);
     else fill(d, got, count, 999, 1, salt); /* garbage to overwrite */
     memcpy(want, got, blk);
-    MPI_Bcast(want, (int)count, d->type, root, MPI_COMM_WORLD);
-    rc = wsp_bcast(w, got, count, d->type, root);
+    /* Mixed types: the root sends d->type, the others receive rtype. */
+    MPI_Datatype bt = me == root ? d->type : d->rtype;
+    size_t bc = me == root ? count : count * (size_t)d->rmul;
+    MPI_Bcast(want, (int)bc, bt, root, MPI_COMM_WORLD);
+    rc = wsp_bcast(w, got, bc, bt, root);
     check_rc(what, rc);
     if (rc == WSP_OK) compare(what, got, want, blk);
     free(got), free(want);
@@ -209,16 +226,24 @@ static void run_case(wsp_comm_t *w, wsp_coll_t coll, const char *alg,
     /* In place, the own block's holes (vector type) hold the input's; the
      * reference gets the same so that whole buffers compare. */
     if (ip) memcpy(want + (size_t)me * blk, in, blk);
-    if (all) MPI_Allgather(in, (int)count, d->type, want, (int)count, d->type, MPI_COMM_WORLD);
-    else MPI_Gather(in, (int)count, d->type, want, (int)count, d->type, root, MPI_COMM_WORLD);
+    int rcnt = (int)(count * (size_t)d->rmul);
+    if (all) MPI_Allgather(in, (int)count, d->type, want, rcnt, d->rtype, MPI_COMM_WORLD);
+    else MPI_Gather(in, (int)count, d->type, want, rcnt, d->rtype, root, MPI_COMM_WORLD);
     if (ip) memcpy(got + (size_t)me * blk, in, blk);
     if (all)
-      rc = wsp_allgather(w, ip ? MPI_IN_PLACE : in, count, d->type, got, count, d->type);
+      rc = wsp_allgather(w, ip ? MPI_IN_PLACE : in, count, d->type, got,
+                         count * (size_t)d->rmul, d->rtype);
     else
       rc = wsp_gather(w, ip ? MPI_IN_PLACE : in, count, d->type,
-                      out_here ? got : NULL, count, d->type, root);
+                      out_here ? got : NULL, count * (size_t)d->rmul, d->rtype, root);
     check_rc(what, rc);
     if (rc == WSP_OK && out_here) compare(what, got, want, blk * (size_t)p);
+    if (!ip) { /* the input must not change */
+      char *orig = xmalloc(blk);
+      fill(d, orig, count, me, 0, salt);
+      compare("sendbuf changed", in, orig, blk);
+      free(orig);
+    }
     free(in), free(got), free(want);
     break;
   }
@@ -228,7 +253,8 @@ static void run_case(wsp_comm_t *w, wsp_coll_t coll, const char *alg,
     memset(got, 0x5a, blk);
     memset(want, 0x5a, blk);
     int ip = inplace && me == root;
-    MPI_Scatter(src, (int)count, d->type, want, (int)count, d->type, root, MPI_COMM_WORLD);
+    MPI_Scatter(src, (int)count, d->type, want, (int)(count * (size_t)d->rmul), d->rtype, root,
+                MPI_COMM_WORLD);
     if (ip) {
       rc = wsp_scatter(w, src, count, d->type, MPI_IN_PLACE, count, d->type, root);
       check_rc(what, rc);
@@ -238,10 +264,14 @@ static void run_case(wsp_comm_t *w, wsp_coll_t coll, const char *alg,
       if (rc == WSP_OK) compare(what, src, orig, blk * (size_t)p);
       free(orig);
     } else {
-      rc = wsp_scatter(w, me == root ? src : NULL, count, d->type, got, count,
-                       d->type, root);
+      rc = wsp_scatter(w, me == root ? src : NULL, count, d->type, got,
+                       count * (size_t)d->rmul, d->rtype, root);
       check_rc(what, rc);
       if (rc == WSP_OK) compare(what, got, want, blk);
+      char *orig = xmalloc(blk * (size_t)p);
+      for (int i = 0; i < p; i++) fill(d, orig + (size_t)i * blk, count, me, i, salt);
+      compare("sendbuf changed", src, orig, blk * (size_t)p);
+      free(orig);
     }
     free(src), free(got), free(want);
     break;
@@ -253,15 +283,22 @@ static void run_case(wsp_comm_t *w, wsp_coll_t coll, const char *alg,
     memset(got, 0x5a, all);
     memset(want, 0x5a, all);
     if (inplace) memcpy(want, in, all); /* same holes as the in-place buffer */
-    MPI_Alltoall(in, (int)count, d->type, want, (int)count, d->type, MPI_COMM_WORLD);
+    MPI_Alltoall(in, (int)count, d->type, want, (int)(count * (size_t)d->rmul), d->rtype,
+                 MPI_COMM_WORLD);
     if (inplace) {
       memcpy(got, in, all);
       rc = wsp_alltoall(w, MPI_IN_PLACE, count, d->type, got, count, d->type);
     } else {
-      rc = wsp_alltoall(w, in, count, d->type, got, count, d->type);
+      rc = wsp_alltoall(w, in, count, d->type, got, count * (size_t)d->rmul, d->rtype);
     }
     check_rc(what, rc);
     if (rc == WSP_OK) compare(what, got, want, all);
+    if (!inplace) {
+      char *orig = xmalloc(all);
+      for (int i = 0; i < p; i++) fill(d, orig + (size_t)i * blk, count, me, i, salt);
+      compare("sendbuf changed", in, orig, all);
+      free(orig);
+    }
     free(in), free(got), free(want);
     break;
   }
@@ -302,7 +339,8 @@ static void run_alg(wsp_comm_t *w, wsp_coll_t coll, int alg, int quick,
           int dup = 0;
           for (int k = 0; k < ri; k++) dup |= roots[k] == roots[ri];
           if (dup) continue;
-          int can_inplace = coll != WSP_COLL_BCAST;
+          /* In place has one type per buffer: not with mixed types. */
+          int can_inplace = coll != WSP_COLL_BCAST && d->rmul == 1;
           for (int ip = 0; ip <= can_inplace; ip++)
             run_case(w, coll, name, d, op, counts[ci], roots[ri], ip);
         }
@@ -361,6 +399,7 @@ int main(int argc, char **argv) {
   MPI_Op_free(&affine);
   MPI_Type_free(&dtypes[2].type);
   MPI_Type_free(&dtypes[3].type);
+  MPI_Type_free(&dtypes[4].type);
   MPI_Finalize();
   return (all_fail || ran == 0) ? 1 : 0;
 }

@@ -7,8 +7,8 @@
  * one message and receives the partner's adjacent 2^k blocks straight into
  * place, so the held range doubles each step. lg p latencies and p-1 blocks
  * per rank: optimal in both terms, but only for powers of two; for other
- * p the table falls back to Bruck, which has the same cost formula with
- * ceil(lg p).
+ * p the table falls back to Bruck, whose cost has ceil(lg p) latencies
+ * and no exchanges (beta instead of beta_x).
  *
  * Preconditions: p a power of two (fallback: bruck).
  *

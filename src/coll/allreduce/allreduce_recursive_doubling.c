@@ -21,7 +21,7 @@
  *
  * Cost = lg q.(alpha + n.beta_x) + 2.[p != q].(alpha + n.beta)
  *        + (lg q + [p != q]).n.gamma,
- *        q = 2^floor(lg p)  (= ceil(lg p).(alpha + n.beta + n.gamma) for
+ *        q = 2^floor(lg p)  (= lg p.(alpha + n.beta_x + n.gamma) for
  *        powers of two)
  */
 #include "allreduce.h"
