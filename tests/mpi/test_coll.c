@@ -75,6 +75,26 @@ static int ndtypes;
 static op_t ops[3];
 static MPI_Op affine;
 
+/* Whether the MPI library's datatype engine moves the "perm" type right:
+ * three elements sent to self and received as six ints must come out with
+ * each pair swapped, and MPI_Pack must give the same bytes. SimGrid 3.32
+ * gets count > 1 wrong (it gives 1 0 1 1 2 2 for 0 1 2 3 4 5); the perm
+ * cases then test the library's bug, not wirespeed, and are skipped. Every
+ * rank runs the same probe; the result is agreed so that all skip alike. */
+static int perm_type_works(MPI_Datatype perm) {
+  int src[6] = {0, 1, 2, 3, 4, 5}, want[6] = {1, 0, 3, 2, 5, 4};
+  int got[6] = {-1, -1, -1, -1, -1, -1}, packed[6] = {-1, -1, -1, -1, -1, -1};
+  MPI_Sendrecv(src, 3, perm, 0, 0, got, 6, MPI_INT, 0, 0, MPI_COMM_SELF,
+               MPI_STATUS_IGNORE);
+  int pos = 0;
+  MPI_Pack(src, 3, perm, packed, (int)sizeof packed, &pos, MPI_COMM_SELF);
+  int ok = memcmp(got, want, sizeof want) == 0 &&
+           memcmp(packed, want, sizeof want) == 0 && pos == (int)sizeof want;
+  int all = 0;
+  MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return all;
+}
+
 static void make_types(void) {
   MPI_Datatype pair, vec;
   MPI_Type_contiguous(2, MPI_UNSIGNED, &pair);
@@ -94,7 +114,10 @@ static void make_types(void) {
   dtypes[2] = (dtype_t){"pair", pair, 2 * sizeof(unsigned), 2 * sizeof(unsigned), 0, pair, 1};
   dtypes[3] = (dtype_t){"vector", vec, 2 * sizeof(int), 3 * sizeof(int), 1, vec, 1};
   dtypes[4] = (dtype_t){"perm", perm, 2 * sizeof(int), 2 * sizeof(int), 1, MPI_INT, 2};
-  ndtypes = 5;
+  ndtypes = perm_type_works(perm) ? 5 : 4;
+  if (ndtypes == 4 && rank == 0)
+    printf("  (perm type skipped: this MPI library packs an out-of-order indexed type "
+           "wrongly, so neither it nor wirespeed, which packs with it, can pass)\n");
   MPI_Op_create(affine_op, 0, &affine);
   ops[0] = (op_t){"sum", MPI_SUM, -1};
   ops[1] = (op_t){"max", MPI_MAX, -1};
