@@ -25,6 +25,8 @@
  * 4. A candidate that took 1.5 times the winner's time or more sits out the
  *    next exploration, then 2, 4, ... up to 16 while it keeps losing that
  *    badly: re-measuring a clear loser is what makes exploring expensive.
+ *    Within an exploration, a candidate whose first timing is 4 times the
+ *    fastest's or more is not run again in that exploration.
  * 5. NBX and alltoallv rounds learn the round's total message count and
  *    bytes for free; if either moves by about 4x from what was measured,
  *    the pattern has changed: auto forgets what it knew and explores.
@@ -37,7 +39,11 @@
 
 #include <string.h>
 
-enum { WSP__AUTO_INTERVAL_GROWTH_MAX = 64, WSP__AUTO_SKIP_MAX = 16 };
+enum {
+  WSP__AUTO_INTERVAL_GROWTH_MAX = 64,
+  WSP__AUTO_SKIP_MAX = 16,
+  WSP__AUTO_PRUNE = 4 /* see wsp__prune */
+};
 
 static const wsp_sparse_alg_t wsp__candidates[] = {
     WSP_SPARSE_NBX, WSP_SPARSE_PEX, WSP_SPARSE_ALLTOALLV};
@@ -112,12 +118,40 @@ static int wsp__class_changed(const wsp__sparse_auto_t *a,
          cb - a->cls_bytes >= 2 || a->cls_bytes - cb >= 2;
 }
 
-static void wsp__commit(wsp__sparse_auto_t *a) {
+/* The candidate with the smallest timing so far, or WSP_SPARSE_ALG_COUNT. */
+static wsp_sparse_alg_t wsp__fastest(const wsp__sparse_auto_t *a) {
   wsp_sparse_alg_t best = WSP_SPARSE_ALG_COUNT;
   for (int c = 0; c < WSP_SPARSE_ALG_COUNT; c++)
     if (a->have_time[c] &&
         (best == WSP_SPARSE_ALG_COUNT || a->time_ns[c] < a->time_ns[best]))
       best = (wsp_sparse_alg_t)c;
+  return best;
+}
+
+/* Drops the remaining rounds of a candidate that already took
+ * WSP__AUTO_PRUNE times the fastest timing of this exploration: measuring
+ * it again cannot make it the winner unless the first sample was off by
+ * that much, and each of its rounds costs that many rounds of the winner
+ * (alltoallv at 16 oversubscribed MPICH ranks is 20x NBX). Rounds already
+ * started (up to `step`) are kept; the last round, which only carries the
+ * report of the one before it, runs the fastest candidate instead. */
+static void wsp__prune(wsp__sparse_auto_t *a) {
+  wsp_sparse_alg_t best = wsp__fastest(a);
+  if (best == WSP_SPARSE_ALG_COUNT) return;
+  for (int c = 0; c < WSP_SPARSE_ALG_COUNT; c++) {
+    if (!a->have_time[c] || c == (int)best ||
+        a->time_ns[c] < WSP__AUTO_PRUNE * a->time_ns[best])
+      continue;
+    int k = a->step + 1;
+    for (int i = k; i < a->nplan; i++)
+      if (a->plan[i] != (wsp_sparse_alg_t)c || i == a->nplan - 1)
+        a->plan[k++] = a->plan[i] == (wsp_sparse_alg_t)c ? best : a->plan[i];
+    a->nplan = k;
+  }
+}
+
+static void wsp__commit(wsp__sparse_auto_t *a) {
+  wsp_sparse_alg_t best = wsp__fastest(a);
   if (best == WSP_SPARSE_ALG_COUNT) best = a->choice; /* nothing measured */
   for (int c = 0; c < WSP_SPARSE_ALG_COUNT; c++) {
     if (!a->have_time[c] || c == (int)best) continue;
@@ -153,6 +187,7 @@ void wsp__sparse_auto_update(wsp__sparse_auto_t *a, int p,
       if (!a->have_time[prev] || *prev_time_ns < a->time_ns[prev])
         a->time_ns[prev] = *prev_time_ns;
       a->have_time[prev] = 1;
+      wsp__prune(a);
     }
     if (stats) {
       if (wsp__class_changed(a, stats)) {
