@@ -4,8 +4,8 @@
  * For each density and message size, every rank draws a random set of
  * destinations per round from a seed (the pattern changes every round, as
  * in a graph engine), and each algorithm runs `iters` back-to-back rounds.
- * Algorithms are interleaved within each repetition (in a rotating order)
- * and the median over repetitions is reported, so all figures of one row
+ * Algorithms are interleaved within each repetition (in a random order,
+ * new each repetition) and the median over repetitions is reported, so all figures of one row
  * come from the same minutes of the same machine. The time of a block of
  * rounds is the slowest rank's.
  */
@@ -187,9 +187,22 @@ int wsp_bench_sparse(int argc, char **argv, int rank, int size) {
           }
           wsp_recvset_free(&out);
         }
+      uint64_t order_state = (uint64_t)seed * 7919u + (uint64_t)(di * 131 + si);
       for (long r = 0; r < reps; r++) {
+        /* A fresh random order per repetition (the same on every rank): with
+         * a fixed rotation one algorithm always ran right after another
+         * (auto after alltoallv in 3 of 4 repetitions) and carried whatever
+         * that one left behind (busy-polling stragglers under MPICH). */
+        int order[WSP_SPARSE_ALG_COUNT];
+        for (int o = 0; o < nalgs; o++) order[o] = o;
+        for (int o = nalgs - 1; o > 0; o--) {
+          int j = (int)(wsp_splitmix64(&order_state) % (uint64_t)(o + 1));
+          int t = order[o];
+          order[o] = order[j];
+          order[j] = t;
+        }
         for (int o = 0; o < nalgs; o++) {
-          int a = (int)((o + r) % nalgs);
+          int a = order[o];
           MPI_Barrier(MPI_COMM_WORLD);
           double t0 = MPI_Wtime();
           for (long it = 0; it < iters; it++) {
