@@ -22,50 +22,6 @@ int wsp__coll_waitall(wsp_comm_t *comm, int n, MPI_Request *reqs) {
   }
 }
 
-/* (count, type) -> (int count, type) with a derived type for counts above
- * the limit: q chunks of `limit` elements followed by r elements. */
-static int wsp__count_type(wsp_comm_t *comm, size_t count, MPI_Datatype base,
-                           int *n, MPI_Datatype *type, int *owned) {
-  size_t limit = comm->cfg.big_message;
-  *owned = 0;
-  if (count <= limit) {
-    *n = (int)count;
-    *type = base;
-    return WSP_OK;
-  }
-  if (base == MPI_BYTE) return wsp__bytes_type(comm, count, n, type, owned);
-  size_t q = count / limit, r = count % limit;
-  if (q > INT_MAX)
-    return wsp__fail(comm, WSP_ERR_ARG, "count %zu is too large for MPI", count);
-  int rc = WSP_OK;
-  MPI_Aint lb, ext;
-  MPI_Datatype chunk = MPI_DATATYPE_NULL, body = MPI_DATATYPE_NULL,
-               result = MPI_DATATYPE_NULL;
-  WSP__MPI_GOTO(comm, MPI_Type_get_extent(base, &lb, &ext), rc, out);
-  WSP__MPI_GOTO(comm, MPI_Type_contiguous((int)limit, base, &chunk), rc, out);
-  WSP__MPI_GOTO(comm, MPI_Type_contiguous((int)q, chunk, &body), rc, out);
-  if (r == 0) {
-    result = body;
-    body = MPI_DATATYPE_NULL;
-  } else {
-    int lens[2] = {1, (int)r};
-    MPI_Aint disp[2] = {0, (MPI_Aint)(q * limit) * ext};
-    MPI_Datatype types[2] = {body, base};
-    WSP__MPI_GOTO(comm, MPI_Type_create_struct(2, lens, disp, types, &result),
-                  rc, out);
-  }
-  WSP__MPI_GOTO(comm, MPI_Type_commit(&result), rc, out);
-  *n = 1;
-  *type = result;
-  *owned = 1;
-  result = MPI_DATATYPE_NULL;
-out:
-  if (chunk != MPI_DATATYPE_NULL) MPI_Type_free(&chunk);
-  if (body != MPI_DATATYPE_NULL) MPI_Type_free(&body);
-  if (result != MPI_DATATYPE_NULL) MPI_Type_free(&result);
-  return rc;
-}
-
 int wsp__isend_typed(wsp_comm_t *comm, const void *buf, size_t count,
                      MPI_Datatype type, int peer, int tag, MPI_Request *req) {
   int n, owned, rc;

@@ -1,10 +1,10 @@
 /*
  * Messages of any size. MPI describes a message as (int count, datatype),
- * so a message of more than INT_MAX bytes cannot be MPI_BYTE × count. Here
+ * so a message of more than INT_MAX elements cannot be type × count. Here
  * such a message becomes one element of a derived type: q chunks of `limit`
- * bytes followed by a remainder of r bytes. Sender and receiver may build
- * their types independently: MPI only requires equal type signatures, and
- * both are "bytes × MPI_BYTE".
+ * elements followed by a remainder of r elements. Sender and receiver may
+ * build their types independently: MPI only requires equal type
+ * signatures, and both are "count × type".
  *
  * The limit is cfg.big_message (INT_MAX by default); tests lower it to walk
  * this path with small buffers.
@@ -13,37 +13,39 @@
 
 #include <limits.h>
 
-int wsp__bytes_type(const wsp_comm_t *comm, size_t bytes, int *count,
-                    MPI_Datatype *type, int *owned) {
+int wsp__count_type(const wsp_comm_t *comm, size_t count, MPI_Datatype base,
+                    int *n, MPI_Datatype *type, int *owned) {
   size_t limit = comm->cfg.big_message;
   *owned = 0;
-  if (bytes <= limit) {
-    *count = (int)bytes;
-    *type = MPI_BYTE;
+  if (count <= limit) {
+    *n = (int)count;
+    *type = base;
     return WSP_OK;
   }
-  size_t q = bytes / limit, r = bytes % limit;
+  size_t q = count / limit, r = count % limit;
   if (q > INT_MAX)
     return wsp__fail(comm, WSP_ERR_ARG,
-                     "message of %zu bytes is too large to describe to MPI",
-                     bytes);
+                     "a message of %zu elements is too large to describe to MPI",
+                     count);
   int rc = WSP_OK;
+  MPI_Aint lb, ext;
   MPI_Datatype chunk = MPI_DATATYPE_NULL, body = MPI_DATATYPE_NULL,
                result = MPI_DATATYPE_NULL;
-  WSP__MPI_GOTO(comm, MPI_Type_contiguous((int)limit, MPI_BYTE, &chunk), rc, out);
+  WSP__MPI_GOTO(comm, MPI_Type_get_extent(base, &lb, &ext), rc, out);
+  WSP__MPI_GOTO(comm, MPI_Type_contiguous((int)limit, base, &chunk), rc, out);
   WSP__MPI_GOTO(comm, MPI_Type_contiguous((int)q, chunk, &body), rc, out);
   if (r == 0) {
     result = body;
     body = MPI_DATATYPE_NULL;
   } else {
     int lens[2] = {1, (int)r};
-    MPI_Aint disp[2] = {0, (MPI_Aint)(q * limit)};
-    MPI_Datatype types[2] = {body, MPI_BYTE};
+    MPI_Aint disp[2] = {0, (MPI_Aint)(q * limit) * ext};
+    MPI_Datatype types[2] = {body, base};
     WSP__MPI_GOTO(comm, MPI_Type_create_struct(2, lens, disp, types, &result),
                   rc, out);
   }
   WSP__MPI_GOTO(comm, MPI_Type_commit(&result), rc, out);
-  *count = 1;
+  *n = 1;
   *type = result;
   *owned = 1;
   result = MPI_DATATYPE_NULL;
@@ -52,6 +54,11 @@ out:
   if (body != MPI_DATATYPE_NULL) MPI_Type_free(&body);
   if (result != MPI_DATATYPE_NULL) MPI_Type_free(&result);
   return rc;
+}
+
+int wsp__bytes_type(const wsp_comm_t *comm, size_t bytes, int *count,
+                    MPI_Datatype *type, int *owned) {
+  return wsp__count_type(comm, bytes, MPI_BYTE, count, type, owned);
 }
 
 int wsp__status_bytes(const wsp_comm_t *comm, MPI_Status *st, size_t *bytes) {

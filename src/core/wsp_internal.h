@@ -100,11 +100,13 @@ int wsp__parse_log_level(const char *s);
 uint64_t wsp__config_fingerprint(const wsp_config_t *cfg);
 
 /* ---- messages of any size ----
- * MPI counts are ints. wsp__bytes_type describes `bytes` bytes as
- * (count, type): MPI_BYTE when bytes <= limit, otherwise a derived type made
- * of limit-sized chunks plus a remainder. *owned is set when the caller must
- * MPI_Type_free the type. This is the one place where sizes above INT_MAX
- * are handled. */
+ * MPI counts are ints. wsp__count_type describes `count` elements of `base`
+ * as (n, type): base itself when count <= limit, otherwise a derived type
+ * made of limit-sized chunks plus a remainder. *owned is set when the
+ * caller must MPI_Type_free the type. wsp__bytes_type is the same for
+ * MPI_BYTE. This is the one place where counts above INT_MAX are handled. */
+int wsp__count_type(const wsp_comm_t *comm, size_t count, MPI_Datatype base,
+                    int *n, MPI_Datatype *type, int *owned);
 int wsp__bytes_type(const wsp_comm_t *comm, size_t bytes, int *count,
                     MPI_Datatype *type, int *owned);
 /* The byte length of a probed message, whatever its size. */

@@ -58,34 +58,15 @@ int wsp__allreduce_rabenseifner(wsp_comm_t *comm, const wsp__coll_args_t *a) {
     if ((rc = wsp__red_send(comm, a, a->sendbuf, count, partner))) return rc;
     return wsp__red_recv(comm, a, a->recvbuf, count, partner);
   }
-  void *mem = NULL, *acc = a->recvbuf, *x;
+  void *mem = NULL, *acc = a->recvbuf;
   void *rb = wsp__tmp_typed(comm, a, count, &mem);
   if (rb == NULL) return WSP_ERR_NOMEM;
   if ((rc = wsp__copy_typed(comm, a, a->sendbuf, acc, count))) goto out;
-#define SWAP() (x = acc, acc = rb, rb = x)
   if (partner >= 0) { /* fold: the even partner's vector comes first */
     if ((rc = wsp__red_recv(comm, a, rb, count, partner))) goto out;
     if ((rc = wsp__reduce_local(comm, rb, acc, count, a->dtype, a->op))) goto out;
   }
-  for (int k = 0; k < lg; k++) { /* reduce-scatter, lowest bit first */
-    int pnr = nr ^ (1 << k), peer = wsp_fold_oldrank(pnr, p, -1);
-    size_t ks, kl, ss, sl;
-    wsp_halving_window(nr, k + 1, q, count, &ks, &kl);
-    wsp_halving_window(pnr, k + 1, q, count, &ss, &sl);
-    if ((rc = wsp__red_exchange(comm, a, wsp__elem(a, acc, ss), sl,
-                                wsp__elem(a, rb, ks), kl, peer)))
-      goto out;
-    if (kl == 0) continue;
-    if (pnr < nr) {
-      rc = wsp__reduce_local(comm, wsp__elem(a, rb, ks), wsp__elem(a, acc, ks),
-                             kl, a->dtype, a->op);
-    } else {
-      rc = wsp__reduce_local(comm, wsp__elem(a, acc, ks), wsp__elem(a, rb, ks),
-                             kl, a->dtype, a->op);
-      SWAP(); /* only the kept window matters from here on */
-    }
-    if (rc) goto out;
-  }
+  if ((rc = wsp__red_halving(comm, a, nr, q, -1, &acc, &rb))) goto out;
   for (int k = lg - 1; k >= 0; k--) { /* allgather, highest bit first */
     int pnr = nr ^ (1 << k), peer = wsp_fold_oldrank(pnr, p, -1);
     size_t ms, ml, ps, pl;
@@ -95,7 +76,6 @@ int wsp__allreduce_rabenseifner(wsp_comm_t *comm, const wsp__coll_args_t *a) {
                                 wsp__elem(a, acc, ps), pl, peer)))
       goto out;
   }
-#undef SWAP
   if ((rc = wsp__copy_typed(comm, a, acc, a->recvbuf, count))) goto out;
   if (partner >= 0) rc = wsp__red_send(comm, a, a->recvbuf, count, partner);
 out:

@@ -80,25 +80,7 @@ int wsp__reduce_rabenseifner(wsp_comm_t *comm, const wsp__coll_args_t *a) {
     if (rc) goto out;
   }
   /* Reduce-scatter by recursive halving, lowest bit first. */
-  for (int k = 0; k < lg; k++) {
-    int pnr = nr ^ (1 << k), peer = wsp_fold_oldrank(pnr, p, root);
-    size_t ks, kl, ss, sl;
-    wsp_halving_window(nr, k + 1, q, count, &ks, &kl);
-    wsp_halving_window(pnr, k + 1, q, count, &ss, &sl);
-    if ((rc = wsp__red_exchange(comm, a, wsp__elem(a, acc, ss), sl,
-                                wsp__elem(a, rb, ks), kl, peer)))
-      goto out;
-    if (kl == 0) continue;
-    if (pnr < nr) {
-      rc = wsp__reduce_local(comm, wsp__elem(a, rb, ks), wsp__elem(a, acc, ks),
-                             kl, a->dtype, a->op);
-    } else {
-      rc = wsp__reduce_local(comm, wsp__elem(a, acc, ks), wsp__elem(a, rb, ks),
-                             kl, a->dtype, a->op);
-      SWAP(); /* only the kept window matters from here on */
-    }
-    if (rc) goto out;
-  }
+  if ((rc = wsp__red_halving(comm, a, nr, q, root, &acc, &rb))) goto out;
   /* Gather to the root, highest bit first. */
   int nroot = wsp_fold_newrank(root, p, root);
   for (int k = lg - 1; k >= 0; k--) {

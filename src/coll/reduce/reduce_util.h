@@ -50,6 +50,14 @@ static inline int wsp__red_exchange(wsp_comm_t *comm, const wsp__coll_args_t *a,
   return wsp__coll_waitall(comm, 2, r);
 }
 
+/* Rabenseifner's reduce-scatter by recursive halving over q = 2^k new
+ * ranks (src/coll/reduce/reduce_halving.c): on return new rank nr's block
+ * of the q-way split is fully reduced in *acc. *acc and *rb (count
+ * elements each) may swap; fold_root is the root the fold kept (-1 for
+ * allreduce). */
+int wsp__red_halving(wsp_comm_t *comm, const wsp__coll_args_t *a, int nr,
+                     int q, int fold_root, void **acc, void **rb);
+
 /* Elements per segment: a->tune.seg bytes rounded down to whole elements,
  * at least one; 0 (no segment chosen) means the whole vector. */
 static inline size_t wsp__red_segn(const wsp__coll_args_t *a) {
