@@ -103,7 +103,9 @@ typedef struct wsp_config {
    * WSP_SPARSE_AUTO_INTERVAL; default 64. */
   uint64_t sparse_auto_interval;
   /* Longest sleep (microseconds) of a polling loop that finds nothing to
-   * do; 0 means yield only. WSP_POLL_MAX_SLEEP_US; default 50. */
+   * do; a loop never sleeps more than 1/8 of the time it has waited, so
+   * short waits poll often whatever this is. 0 means yield only.
+   * WSP_POLL_MAX_SLEEP_US; default 1000. */
   unsigned poll_max_sleep_us;
   /* Messages longer than this many bytes are described to MPI with a
    * chunked derived datatype so that counts never overflow an int.

@@ -19,7 +19,7 @@ int wsp_config_init(wsp_config_t *cfg) {
   cfg->log_level = WSP_LOG_WARN;
   cfg->sparse_alg = WSP_SPARSE_AUTO;
   cfg->sparse_auto_interval = 64;
-  cfg->poll_max_sleep_us = 50;
+  cfg->poll_max_sleep_us = 1000;
   cfg->big_message = INT_MAX;
   for (int c = 0; c < WSP_COLL_COUNT; c++) cfg->coll_alg[c] = WSP_ALG_AUTO;
   return WSP_OK;

@@ -121,12 +121,12 @@ int wsp__irecv_bytes(const wsp_comm_t *comm, void *buf, size_t bytes, int peer,
 /* ---- polling without burning a core ----
  * A loop that polls MPI calls wsp__backoff_idle() after each pass that made
  * no progress and wsp__backoff_reset() after one that did. Idle passes first
- * spin, then yield the core, then sleep with a doubling interval up to
- * cfg.poll_max_sleep_us. */
+ * spin, then yield the core, then sleep at most 1/8 of the time waited
+ * since the last progress, and at most cfg.poll_max_sleep_us. */
 typedef struct wsp__backoff {
-  unsigned idle;
-  unsigned sleep_us;
+  unsigned idle;         /* idle passes since the last progress */
   unsigned max_sleep_us;
+  double since;          /* MPI_Wtime of the first idle pass */
 } wsp__backoff_t;
 
 void wsp__backoff_init(wsp__backoff_t *b, const wsp_comm_t *comm);
