@@ -11,6 +11,16 @@ uint64_t wsp_splitmix64(uint64_t *state) {
   return z ^ (z >> 31);
 }
 
+void wsp_random_order(int *order, int n, uint64_t *state) {
+  for (int i = 0; i < n; i++) order[i] = i;
+  for (int i = n - 1; i > 0; i--) { /* Fisher-Yates */
+    int j = (int)(wsp_splitmix64(state) % (uint64_t)(i + 1));
+    int t = order[i];
+    order[i] = order[j];
+    order[j] = t;
+  }
+}
+
 static uint64_t wsp__mix(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
   uint64_t s = a ^ 0x243f6a8885a308d3ULL;
   s = wsp_splitmix64(&s) ^ b;

@@ -22,6 +22,12 @@ typedef struct wsp_pattern {
 
 uint64_t wsp_splitmix64(uint64_t *state);
 
+/* order[0..n-1] = a random permutation of 0..n-1 drawn from *state (the same
+ * on every rank that starts from the same state). Benchmarks draw a new
+ * order of their algorithms per repetition, so that no algorithm always
+ * runs right after the same other one and carries what it left behind. */
+void wsp_random_order(int *order, int n, uint64_t *state);
+
 /* Number of peers (other than self) each rank sends to. */
 int wsp_pattern_k(const wsp_pattern_t *pt);
 

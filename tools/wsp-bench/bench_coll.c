@@ -16,8 +16,9 @@
  * and makes the exit status 1. Then it is timed: the iteration count comes
  * from timing a few calls so that the timed calls of a row take about
  * --max-time seconds (as OSU and nccl-tests do), followed by untimed warmup
- * calls. The repetitions interleave the algorithms in a rotating order, so
- * all figures of a row come from the same minutes of the same machine.
+ * calls. The repetitions interleave the algorithms in a random order, new
+ * each repetition, so all figures of a row come from the same minutes of
+ * the same machine and no algorithm always follows the same other one.
  * A repetition starts with a barrier; its time is the slowest rank's mean
  * per call; the row reports the median over repetitions.
  */
@@ -33,6 +34,7 @@
 
 #include "bench.h"
 #include "opts.h"
+#include "pattern.h"
 
 extern char **environ;
 
@@ -771,13 +773,17 @@ int wsp_bench_coll(int argc, char **argv, int rank, int size,
         long wu = o.warmup >= 0 ? o.warmup : (iters[a] < 5 ? iters[a] : 5);
         for (long i = 0; i < wu; i++) run_once(&w, al[a]);
       }
-      for (long r = 0; r < o.reps; r++)
+      uint64_t order_state = (uint64_t)(k * 1000 + si) * 0x9e3779b97f4a7c15ull;
+      for (long r = 0; r < o.reps; r++) {
+        int order[MAX_ALGS];
+        wsp_random_order(order, na, &order_state);
         for (int j = 0; j < na; j++) {
-          int a = (int)((j + r) % na);
+          int a = order[j];
           select_alg(&w, al[a]);
           times[r * MAX_ALGS + a] = time_calls(&w, al[a], iters[a]) /
                                     (double)iters[a];
         }
+      }
       if (rank != 0) continue;
 
       double med[MAX_ALGS], mn[MAX_ALGS], tmpi = -1;

@@ -194,13 +194,7 @@ int wsp_bench_sparse(int argc, char **argv, int rank, int size) {
          * (auto after alltoallv in 3 of 4 repetitions) and carried whatever
          * that one left behind (busy-polling stragglers under MPICH). */
         int order[WSP_SPARSE_ALG_COUNT];
-        for (int o = 0; o < nalgs; o++) order[o] = o;
-        for (int o = nalgs - 1; o > 0; o--) {
-          int j = (int)(wsp_splitmix64(&order_state) % (uint64_t)(o + 1));
-          int t = order[o];
-          order[o] = order[j];
-          order[j] = t;
-        }
+        wsp_random_order(order, nalgs, &order_state);
         for (int o = 0; o < nalgs; o++) {
           int a = order[o];
           MPI_Barrier(MPI_COMM_WORLD);
