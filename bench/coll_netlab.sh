@@ -6,7 +6,8 @@
 #   bench/coll_netlab.sh [outdir] [hosts] [ranks-per-host] [rate]
 #   (defaults: results 8 1 100mbit; the issue's second table is "4 4")
 # Environment: WSP_COLLS (allreduce,bcast), WSP_SIZES (8,64,512,4K,1M,16M,64M),
-# WSP_MPIS ("openmpi mpich"), WSP_REPS (3).
+# WSP_MPIS ("openmpi mpich"), WSP_REPS (3). After each MPI's run, a line
+# "cpu-busy: ..." tells how busy the two cores were (scripts/cpu-busy).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/results}
@@ -27,7 +28,7 @@ for m in $mpis; do
   # MPICH 4.0.2 + UCX tcp can hang in MPI_Finalize after the results are
   # written (docs/netlab.md): the timeout ends such a job, and its exit code
   # 124 is not an error here.
-  "$root/lab/netlab" run --name "$name" --mpi "$m" --ppn "$ppn" --timeout 3600 -- \
+  "$root/scripts/cpu-busy" "$root/lab/netlab" run --name "$name" --mpi "$m" --ppn "$ppn" --timeout 3600 -- \
     "$root/build/$m/tools/wsp-bench" coll --colls "${WSP_COLLS:-allreduce,bcast}" \
     --sizes "${WSP_SIZES:-8,64,512,4K,1M,16M,64M}" --reps "${WSP_REPS:-3}" \
     --label "$label" --json "$json" || [ $? = 124 ]
