@@ -103,9 +103,9 @@ typedef struct wsp_config {
    * WSP_SPARSE_AUTO_INTERVAL; default 64. */
   uint64_t sparse_auto_interval;
   /* Longest sleep (microseconds) of a polling loop that finds nothing to
-   * do; a loop never sleeps more than 1/8 of the time it has waited, so
-   * short waits poll often whatever this is. 0 means yield only.
-   * WSP_POLL_MAX_SLEEP_US; default 1000. */
+   * do. Sleeps double from 1 to 50 us; a wait for a bulk transfer that the
+   * model expects to take T sleeps up to T/8, never more than this. 0
+   * means yield only. WSP_POLL_MAX_SLEEP_US; default 1000. */
   unsigned poll_max_sleep_us;
   /* Messages longer than this many bytes are described to MPI with a
    * chunked derived datatype so that counts never overflow an int.

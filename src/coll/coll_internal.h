@@ -129,8 +129,11 @@ int wsp__coll_native(wsp_comm_t *comm, const wsp__coll_args_t *a);
 /* ---- helpers for algorithms (src/coll/coll_util.c) ---- */
 
 /* Waits for n requests without burning a core (Testall + back-off). NULL
- * requests (MPI_REQUEST_NULL) are fine. */
-int wsp__coll_waitall(wsp_comm_t *comm, int n, MPI_Request *reqs);
+ * requests (MPI_REQUEST_NULL) are fine. `bytes`: the data the awaited
+ * transfers carry, or 0 when small or unknown; a wait for a bulk transfer
+ * may sleep longer between polls (up to 1/8 of its time under the model,
+ * src/core/backoff.c). */
+int wsp__coll_waitall(wsp_comm_t *comm, int n, MPI_Request *reqs, size_t bytes);
 
 /* Typed point-to-point of any count on the private communicator
  * (counts above INT_MAX become a derived type, as in bigcount.c). */

@@ -8,10 +8,11 @@
 #include <limits.h>
 #include <stdlib.h>
 
-int wsp__coll_waitall(wsp_comm_t *comm, int n, MPI_Request *reqs) {
+int wsp__coll_waitall(wsp_comm_t *comm, int n, MPI_Request *reqs,
+                      size_t bytes) {
   if (n <= 0) return WSP_OK;
   wsp__backoff_t b;
-  wsp__backoff_init(&b, comm);
+  wsp__backoff_init_bulk(&b, comm, (double)bytes * comm->model.beta);
   for (;;) {
     int done = 0;
     int mrc = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
@@ -48,14 +49,14 @@ int wsp__send_bytes(wsp_comm_t *comm, const void *buf, size_t bytes, int peer,
                     int tag) {
   MPI_Request r = MPI_REQUEST_NULL;
   int rc = wsp__isend_typed(comm, buf, bytes, MPI_BYTE, peer, tag, &r);
-  return rc ? rc : wsp__coll_waitall(comm, 1, &r);
+  return rc ? rc : wsp__coll_waitall(comm, 1, &r, bytes);
 }
 
 int wsp__recv_bytes(wsp_comm_t *comm, void *buf, size_t bytes, int peer,
                     int tag) {
   MPI_Request r = MPI_REQUEST_NULL;
   int rc = wsp__irecv_typed(comm, buf, bytes, MPI_BYTE, peer, tag, &r);
-  return rc ? rc : wsp__coll_waitall(comm, 1, &r);
+  return rc ? rc : wsp__coll_waitall(comm, 1, &r, bytes);
 }
 
 int wsp__sendrecv_typed(wsp_comm_t *comm, const void *sbuf, size_t scount,
@@ -73,7 +74,10 @@ int wsp__sendrecv_typed(wsp_comm_t *comm, const void *sbuf, size_t scount,
     }
     return rc;
   }
-  return wsp__coll_waitall(comm, 2, r);
+  int tsize = 0;
+  if (MPI_Type_size(type, &tsize) != MPI_SUCCESS || tsize < 0) tsize = 0;
+  return wsp__coll_waitall(comm, 2, r,
+                           (scount > rcount ? scount : rcount) * (size_t)tsize);
 }
 
 int wsp__sendrecv_bytes(wsp_comm_t *comm, const void *sbuf, size_t sbytes,

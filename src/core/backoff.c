@@ -3,22 +3,24 @@
  * from anyone or this request", so NBX-style loops and the collectives'
  * waits poll. When polls find nothing, spinning would take a core away from
  * the processes that could make progress (jobs often share cores), so idle
- * passes escalate: a few immediate retries, then sched_yield, then sleeps.
- * Any progress resets the escalation.
+ * passes escalate: a few immediate retries, then sched_yield, then sleeps
+ * that double from 1 us up to a cap. Any progress resets the escalation.
  *
- * A sleep is at most 1/8 of the time this wait has already lasted (and at
- * most cfg.poll_max_sleep_us): a short wait (a small message, a latency
- * of tens of microseconds) polls every few microseconds, while a long one
- * (a segment of a large transfer, milliseconds on a 100 Mbit/s link) wakes
- * up rarely, so that eight ranks waiting on two cores do not spend a core
- * on wake-ups between the socket reads that move their data. Sleeping at
- * most 1/8 of what was waited so far delays noticing a completion by at
- * most an eighth of the wait. (The earlier rule, sleeps doubling up to a
- * fixed 50 us, woke 20000 times a second per waiting rank: on netlab 8
- * ranks forwarding a pipelined broadcast spent 10-14% of a core each on
- * it.) Progress of MPI libraries without a progress thread happens in
- * these polls; between them the kernel's socket buffers keep the data
- * moving.
+ * The cap is 50 us (WSP__SHORT_SLEEP_US) for waits whose end matters to
+ * the microsecond: small messages, the steps of NBX's consensus, anything
+ * on a latency-bound critical path. A wait for a bulk transfer whose
+ * length the caller can estimate (a 64 KiB segment of a pipelined
+ * broadcast takes 5 ms on a 100 Mbit/s link) may sleep up to 1/8 of that
+ * estimate (wsp__backoff_init_bulk), at most cfg.poll_max_sleep_us: with a
+ * 50 us cap such a rank woke 20000 times a second, and 8 netlab ranks
+ * forwarding a pipelined broadcast each spent 10-14% of a core on waking
+ * up. Noticing the end late by up to 1/8 of a segment costs a pipeline
+ * nothing while the next segments are already under way: progress of MPI
+ * libraries without a progress thread happens in these polls, and between
+ * them the kernel's socket buffers keep the data moving. (Growing every
+ * long wait's sleeps to 1/8 of the time waited, whatever it waited for,
+ * made NBX rounds 25% slower under SimGrid: a rank that waited long for a
+ * slow peer then noticed each step of the consensus late.)
  *
  * Under SimGrid (smpicc maps nanosleep to a simulated sleep) the spinning
  * and yielding passes are skipped: they would cost wall-clock time without
@@ -34,36 +36,44 @@
 enum {
   WSP__SPIN_PASSES = 32,
   WSP__YIELD_PASSES = 256,
-  WSP__SLEEP_FRACTION = 8 /* sleep <= waited / 8 */
+  WSP__SHORT_SLEEP_US = 50, /* the cap of an ordinary wait */
+  WSP__BULK_FRACTION = 8    /* a bulk wait sleeps <= its estimate / 8 */
 };
 
+static unsigned wsp__min_u(unsigned a, unsigned b) { return a < b ? a : b; }
+
 void wsp__backoff_init(wsp__backoff_t *b, const wsp_comm_t *comm) {
-  b->idle = 0;
-  b->since = 0;
-  b->max_sleep_us = comm->cfg.poll_max_sleep_us;
+  b->cap_us = wsp__min_u(WSP__SHORT_SLEEP_US, comm->cfg.poll_max_sleep_us);
+  wsp__backoff_reset(b);
+}
+
+void wsp__backoff_init_bulk(wsp__backoff_t *b, const wsp_comm_t *comm,
+                            double expect_seconds) {
+  wsp__backoff_init(b, comm);
+  double us = expect_seconds * 1e6 / WSP__BULK_FRACTION;
+  if (us > b->cap_us)
+    b->cap_us = us >= comm->cfg.poll_max_sleep_us ? comm->cfg.poll_max_sleep_us
+                                                  : (unsigned)us;
 }
 
 void wsp__backoff_reset(wsp__backoff_t *b) {
   b->idle = 0;
-  b->since = 0;
+  b->sleep_us = 1;
 }
 
 void wsp__backoff_idle(wsp__backoff_t *b) {
-  if (b->idle++ == 0) b->since = MPI_Wtime();
+  b->idle++;
 #ifdef WSP_SIMGRID
-  if (b->max_sleep_us == 0) return;
+  if (b->cap_us == 0) return;
 #else
   if (b->idle <= WSP__SPIN_PASSES) return;
-  if (b->idle <= WSP__YIELD_PASSES || b->max_sleep_us == 0) {
+  if (b->idle <= WSP__YIELD_PASSES || b->cap_us == 0) {
     sched_yield();
     return;
   }
 #endif
-  double waited_us = (MPI_Wtime() - b->since) * 1e6;
-  double us = waited_us / WSP__SLEEP_FRACTION;
-  if (us > b->max_sleep_us) us = b->max_sleep_us;
-  if (us < 1) us = 1;
-  unsigned u = (unsigned)us;
-  struct timespec ts = {(time_t)(u / 1000000u), (long)(u % 1000000u) * 1000L};
+  unsigned us = wsp__min_u(b->sleep_us, b->cap_us);
+  struct timespec ts = {(time_t)(us / 1000000u), (long)(us % 1000000u) * 1000L};
   nanosleep(&ts, NULL);
+  b->sleep_us = wsp__min_u(2 * us, b->cap_us);
 }

@@ -121,15 +121,19 @@ int wsp__irecv_bytes(const wsp_comm_t *comm, void *buf, size_t bytes, int peer,
 /* ---- polling without burning a core ----
  * A loop that polls MPI calls wsp__backoff_idle() after each pass that made
  * no progress and wsp__backoff_reset() after one that did. Idle passes first
- * spin, then yield the core, then sleep at most 1/8 of the time waited
- * since the last progress, and at most cfg.poll_max_sleep_us. */
+ * spin, then yield the core, then sleep 1, 2, 4, ... us up to a cap: 50 us,
+ * or for a bulk transfer expected to take `expect_seconds`, up to 1/8 of
+ * that (wsp__backoff_init_bulk); never more than cfg.poll_max_sleep_us
+ * (src/core/backoff.c). */
 typedef struct wsp__backoff {
-  unsigned idle;         /* idle passes since the last progress */
-  unsigned max_sleep_us;
-  double since;          /* MPI_Wtime of the first idle pass */
+  unsigned idle;     /* idle passes since the last progress */
+  unsigned sleep_us; /* the next sleep */
+  unsigned cap_us;
 } wsp__backoff_t;
 
 void wsp__backoff_init(wsp__backoff_t *b, const wsp_comm_t *comm);
+void wsp__backoff_init_bulk(wsp__backoff_t *b, const wsp_comm_t *comm,
+                            double expect_seconds);
 void wsp__backoff_reset(wsp__backoff_t *b);
 void wsp__backoff_idle(wsp__backoff_t *b);
 

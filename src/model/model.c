@@ -66,7 +66,7 @@ static int wsp__xfer(wsp_comm_t *comm, void *buf, int bytes, int peer, int send)
                  : MPI_Irecv(buf, bytes, MPI_BYTE, peer, WSP__CAL_TAG, comm->mpi, &r);
   if (mrc != MPI_SUCCESS)
     return wsp__mpi_fail(comm, mrc, send ? "MPI_Isend" : "MPI_Irecv", WSP__WHERE);
-  return wsp__coll_waitall(comm, 1, &r);
+  return wsp__coll_waitall(comm, 1, &r, 0);
 }
 
 /* Best round-trip time of `bytes` with `peer`; the lower rank starts. */
@@ -108,11 +108,11 @@ static int wsp__stream(wsp_comm_t *comm, int peer, char *buf, int reps,
         mrc = MPI_Irecv(rbuf + (size_t)k * WSP__CAL_LARGE, WSP__CAL_LARGE, MPI_BYTE, peer, WSP__CAL_TAG, comm->mpi, &req[n++]);
       if (mrc != MPI_SUCCESS) {
         /* Complete what was started before reporting. */
-        wsp__coll_waitall(comm, n, req);
+        wsp__coll_waitall(comm, n, req, 0);
         return wsp__mpi_fail(comm, mrc, "MPI_Isend/MPI_Irecv", WSP__WHERE);
       }
     }
-    if ((rc = wsp__coll_waitall(comm, n, req)) ||
+    if ((rc = wsp__coll_waitall(comm, n, req, 0)) ||
         (!both && (rc = wsp__xfer(comm, ack, WSP__CAL_SMALL, peer, !first))))
       return rc;
     double t = MPI_Wtime() - t0;

@@ -88,8 +88,8 @@ int wsp__allreduce_ring(wsp_comm_t *comm, const wsp__coll_args_t *a) {
     /* The slots of step t-2 are reused. Step t receives into block i-t-1,
      * which step t-2 read (p = 3) or step t-1 read (p = 2): those sends
      * must be done first. */
-    CHK(wsp__coll_waitall(comm, (int)nmax, sreq[par]));
-    if (p == 2 && t > 0) CHK(wsp__coll_waitall(comm, (int)nmax, sreq[1 - par]));
+    CHK(wsp__coll_waitall(comm, (int)nmax, sreq[par], segn * a->type_size));
+    if (p == 2 && t > 0) CHK(wsp__coll_waitall(comm, (int)nmax, sreq[1 - par], 0));
     void *dst = t <= p - 2 ? rb : acc; /* reduce-scatter: aside; allgather: in place */
     for (size_t j = 0; j < NSEG(rbk); j++)
       CHK(wsp__irecv_typed(comm, wsp__elem(a, dst, SEGOFF(rbk, j)), SEGLEN(rbk, j),
@@ -97,7 +97,7 @@ int wsp__allreduce_ring(wsp_comm_t *comm, const wsp__coll_args_t *a) {
     for (size_t j = 0; j < NSEG(sb); j++) {
       size_t off = SEGOFF(sb, j), len = SEGLEN(sb, j);
       if (t > 0) { /* block sb segment j arrived in step t-1 */
-        CHK(wsp__coll_waitall(comm, 1, &rreq[1 - par][j]));
+        CHK(wsp__coll_waitall(comm, 1, &rreq[1 - par][j], segn * a->type_size));
         if (t - 1 <= p - 2)
           CHK(wsp__reduce_local(comm, wsp__elem(a, rb, off), wsp__elem(a, acc, off),
                                 len, a->dtype, a->op));
@@ -106,7 +106,7 @@ int wsp__allreduce_ring(wsp_comm_t *comm, const wsp__coll_args_t *a) {
                            a->tag, &sreq[par][j]));
     }
   }
-  CHK(wsp__coll_waitall(comm, (int)(4 * nmax), req));
+  CHK(wsp__coll_waitall(comm, (int)(4 * nmax), req, 0));
   goto out;
 fail:
   wsp__red_abandon(rc, (int)(4 * nmax), req);

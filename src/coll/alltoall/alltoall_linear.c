@@ -77,7 +77,7 @@ int wsp__alltoall_linear(wsp_comm_t *comm, const wsp__coll_args_t *a) {
     /* Never leave posted receives behind; started sends complete. */
     for (int s = 0; s < W; s++)
       if (req[2 * s] != MPI_REQUEST_NULL) (void)MPI_Cancel(&req[2 * s]);
-    (void)wsp__coll_waitall(comm, 2 * W, req);
+    (void)wsp__coll_waitall(comm, 2 * W, req, 0);
   }
   return rc;
 }

@@ -34,9 +34,9 @@ int wsp__bcast_binomial(wsp_comm_t *comm, const wsp__coll_args_t *a) {
     if ((rc = wsp__isend_typed(comm, a->recvbuf, a->block, MPI_BYTE,
                                wsp_tree_abs(child[i], a->root, p), a->tag,
                                &req[i]))) {
-      wsp__coll_waitall(comm, i, req); /* finish what was started */
+      wsp__coll_waitall(comm, i, req, 0); /* finish what was started */
       return rc;
     }
   }
-  return wsp__coll_waitall(comm, n, req);
+  return wsp__coll_waitall(comm, n, req, 0);
 }

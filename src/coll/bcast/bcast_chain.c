@@ -57,7 +57,7 @@ int wsp__bcast_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   for (size_t i = 0; i < nseg; i++) {
     size_t slot = i % WSP__CHAIN_AHEAD;
     if (prev >= 0) {
-      if ((rc = wsp__coll_waitall(comm, 1, &rreq[slot]))) goto fail;
+      if ((rc = wsp__coll_waitall(comm, 1, &rreq[slot], seg))) goto fail;
       size_t ahead = i + WSP__CHAIN_AHEAD;
       if (ahead < nseg &&
           (rc = wsp__irecv_typed(comm, buf + ahead * seg, WSP__SEG_LEN(ahead),
@@ -65,14 +65,14 @@ int wsp__bcast_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {
         goto fail;
     }
     if (next >= 0) {
-      if ((rc = wsp__coll_waitall(comm, 1, &sreq[slot]))) goto fail;
+      if ((rc = wsp__coll_waitall(comm, 1, &sreq[slot], seg))) goto fail;
       if ((rc = wsp__isend_typed(comm, buf + i * seg, WSP__SEG_LEN(i), MPI_BYTE,
                                  next, a->tag, &sreq[slot])))
         goto fail;
     }
   }
 #undef WSP__SEG_LEN
-  return wsp__coll_waitall(comm, WSP__CHAIN_AHEAD, sreq);
+  return wsp__coll_waitall(comm, WSP__CHAIN_AHEAD, sreq, 0);
 fail:
   /* Complete what was started: posted receives are cancelled, sends
    * finish. The first error stays the one reported. */

@@ -58,12 +58,12 @@ int wsp__bcast_knomial(wsp_comm_t *comm, const wsp__coll_args_t *a) {
       if ((rc = wsp__isend_typed(comm, a->recvbuf, a->block, MPI_BYTE,
                                  wsp_tree_abs(child[i], a->root, p), a->tag,
                                  &req[nreq]))) {
-        wsp__coll_waitall(comm, nreq, req); /* finish what was started */
+        wsp__coll_waitall(comm, nreq, req, 0); /* finish what was started */
         return rc;
       }
       nreq++;
     }
-    if ((rc = wsp__coll_waitall(comm, nreq, req))) return rc;
+    if ((rc = wsp__coll_waitall(comm, nreq, req, 0))) return rc;
   }
   return WSP_OK;
 }

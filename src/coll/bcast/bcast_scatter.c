@@ -35,12 +35,12 @@ int wsp__bcast_scatter_phase(wsp_comm_t *comm, const wsp__coll_args_t *a) {
     if ((rc = wsp__isend_typed(comm, buf + off, len, MPI_BYTE,
                                wsp_tree_abs(to[i].peer, a->root, p), a->tag,
                                &req[nreq]))) {
-      wsp__coll_waitall(comm, nreq, req); /* finish what was started */
+      wsp__coll_waitall(comm, nreq, req, 0); /* finish what was started */
       return rc;
     }
     nreq++;
   }
-  return wsp__coll_waitall(comm, nreq, req);
+  return wsp__coll_waitall(comm, nreq, req, 0);
 }
 
 int wsp__bcast_step(wsp_comm_t *comm, const wsp__coll_args_t *a,
@@ -68,5 +68,5 @@ int wsp__bcast_step(wsp_comm_t *comm, const wsp__coll_args_t *a,
       return rc;
     }
   }
-  return wsp__coll_waitall(comm, 2, req);
+  return wsp__coll_waitall(comm, 2, req, 0);
 }

@@ -91,10 +91,10 @@ int wsp__gather_binomial(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   if (rc != WSP_OK) {
     /* Never leave posted receives behind. */
     for (int i = 0; i < nch; i++) (void)MPI_Cancel(&req[i]);
-    (void)wsp__coll_waitall(comm, nch, req);
+    (void)wsp__coll_waitall(comm, nch, req, 0);
     goto out;
   }
-  if ((rc = wsp__coll_waitall(comm, nch, req))) goto out;
+  if ((rc = wsp__coll_waitall(comm, nch, req, 0))) goto out;
   if (v == 0) {
     if (wrap) {
       char *out = a->recvbuf;

@@ -41,10 +41,10 @@ int wsp__gather_linear(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   if (rc != WSP_OK) {
     /* Never leave posted receives behind. */
     for (int i = 0; i < nreq; i++) (void)MPI_Cancel(&req[i]);
-    (void)wsp__coll_waitall(comm, nreq, req);
+    (void)wsp__coll_waitall(comm, nreq, req, 0);
   } else {
     wsp__copy_bytes(out + (size_t)root * n, a->sendbuf, n);
-    rc = wsp__coll_waitall(comm, nreq, req);
+    rc = wsp__coll_waitall(comm, nreq, req, 0);
   }
   free(req);
   return rc;

@@ -104,7 +104,7 @@ int wsp__reduce_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {
      * into recvbuf, which may be sendbuf: each final receive is posted once
      * the send of that segment has completed. */
     for (size_t i = 0; i < c.ns; i++) {
-      CHK(wsp__coll_waitall(comm, 1, &sreq[i % 2]));
+      CHK(wsp__coll_waitall(comm, 1, &sreq[i % 2], c.segn * a->type_size));
       if (freq && i >= 2)
         CHK(wsp__irecv_typed(comm, SEG(a->recvbuf, i - 2), wsp__seg_len(&c, i - 2),
                              a->dtype, final_from, a->tag, &freq[i - 2]));
@@ -112,7 +112,7 @@ int wsp__reduce_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {
                            next, a->tag, &sreq[i % 2]));
     }
     for (size_t i = c.ns >= 2 ? c.ns - 2 : 0; i < c.ns; i++) {
-      CHK(wsp__coll_waitall(comm, 1, &sreq[i % 2]));
+      CHK(wsp__coll_waitall(comm, 1, &sreq[i % 2], c.segn * a->type_size));
       if (freq)
         CHK(wsp__irecv_typed(comm, SEG(a->recvbuf, i), wsp__seg_len(&c, i),
                              a->dtype, final_from, a->tag, &freq[i]));
@@ -124,11 +124,11 @@ int wsp__reduce_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {
     for (size_t i = 0; i < c.ns; i++) {
       int k = (int)(i % 2);
       if (i + 1 < c.ns) {
-        CHK(wsp__coll_waitall(comm, 1, &sreq[1 - k])); /* segment i-1 left */
+        CHK(wsp__coll_waitall(comm, 1, &sreq[1 - k], c.segn * a->type_size)); /* segment i-1 left */
         CHK(wsp__irecv_typed(comm, buf[1 - k], wsp__seg_len(&c, i + 1), a->dtype,
                              prev, a->tag, &rreq[1 - k]));
       }
-      CHK(wsp__coll_waitall(comm, 1, &rreq[k]));
+      CHK(wsp__coll_waitall(comm, 1, &rreq[k], c.segn * a->type_size));
       CHK(wsp__reduce_local(comm, SEG(a->sendbuf, i), buf[k], wsp__seg_len(&c, i),
                             a->dtype, a->op));
       if (freq) /* own segment i is read: recvbuf's may be overwritten */
@@ -146,7 +146,7 @@ int wsp__reduce_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {
     for (size_t i = 0; i < c.ns; i++) {
       int k = (int)(i % 2);
       size_t len = wsp__seg_len(&c, i);
-      CHK(wsp__coll_waitall(comm, 1, &rreq[k]));
+      CHK(wsp__coll_waitall(comm, 1, &rreq[k], c.segn * a->type_size));
       void *res = SEG(a->recvbuf, i);
       if (!in_place) {
         /* own op incoming: own is the lowest rank so far (either order is
@@ -164,8 +164,8 @@ int wsp__reduce_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {
                              &rreq[k]));
     }
   }
-  CHK(wsp__coll_waitall(comm, 2, sreq));
-  if (freq) CHK(wsp__coll_waitall(comm, (int)c.ns, freq));
+  CHK(wsp__coll_waitall(comm, 2, sreq, 0));
+  if (freq) CHK(wsp__coll_waitall(comm, (int)c.ns, freq, 0));
   goto out;
 fail:
   wsp__red_abandon(rc, 2, rreq);

@@ -14,7 +14,7 @@ static inline int wsp__red_send(wsp_comm_t *comm, const wsp__coll_args_t *a,
   if (n == 0) return WSP_OK;
   MPI_Request r = MPI_REQUEST_NULL;
   int rc = wsp__isend_typed(comm, buf, n, a->dtype, peer, a->tag, &r);
-  return rc ? rc : wsp__coll_waitall(comm, 1, &r);
+  return rc ? rc : wsp__coll_waitall(comm, 1, &r, n * a->type_size);
 }
 
 static inline int wsp__red_recv(wsp_comm_t *comm, const wsp__coll_args_t *a,
@@ -22,7 +22,7 @@ static inline int wsp__red_recv(wsp_comm_t *comm, const wsp__coll_args_t *a,
   if (n == 0) return WSP_OK;
   MPI_Request r = MPI_REQUEST_NULL;
   int rc = wsp__irecv_typed(comm, buf, n, a->dtype, peer, a->tag, &r);
-  return rc ? rc : wsp__coll_waitall(comm, 1, &r);
+  return rc ? rc : wsp__coll_waitall(comm, 1, &r, n * a->type_size);
 }
 
 /* Completes n requests after an error: cancels and waits the ones still
@@ -47,7 +47,7 @@ static inline int wsp__red_exchange(wsp_comm_t *comm, const wsp__coll_args_t *a,
     return rc;
   if (sn && (rc = wsp__isend_typed(comm, sbuf, sn, a->dtype, peer, a->tag, &r[1])))
     return wsp__red_abandon(rc, 2, r);
-  return wsp__coll_waitall(comm, 2, r);
+  return wsp__coll_waitall(comm, 2, r, (sn > rn ? sn : rn) * a->type_size);
 }
 
 /* Rabenseifner's reduce-scatter by recursive halving over q = 2^k new

@@ -84,7 +84,7 @@ int wsp__scatter_binomial(wsp_comm_t *comm, const wsp__coll_args_t *a) {
     if (rc == WSP_OK) wsp__copy_bytes(a->recvbuf, buf, n);
   }
   /* On an error the sends already started still complete. */
-  int wrc = wsp__coll_waitall(comm, nreq, req);
+  int wrc = wsp__coll_waitall(comm, nreq, req, 0);
   free(buf);
   return rc ? rc : wrc;
 }

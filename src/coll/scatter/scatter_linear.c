@@ -38,7 +38,7 @@ int wsp__scatter_linear(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   }
   if (rc == WSP_OK) wsp__copy_bytes(a->recvbuf, in + (size_t)root * n, n);
   /* On an error the sends already started still complete. */
-  int wrc = wsp__coll_waitall(comm, nreq, req);
+  int wrc = wsp__coll_waitall(comm, nreq, req, 0);
   free(req);
   return rc ? rc : wrc;
 }
