@@ -95,6 +95,16 @@ typedef enum wsp_coll {
   WSP_COLL_COUNT = 7
 } wsp_coll_t;
 
+/* How wirespeed learns which ranks share a node (WSP_NODES). */
+typedef enum wsp_node_split {
+  /* MPI_Comm_split_type(MPI_COMM_TYPE_SHARED): the MPI library's view. */
+  WSP_NODES_SHARED = 0,
+  /* Blocks of node_split_n consecutive ranks form a node ("block:K"). */
+  WSP_NODES_BLOCK = 1,
+  /* Rank r is on node r mod node_split_n ("cyclic:N"). */
+  WSP_NODES_CYCLIC = 2
+} wsp_node_split_t;
+
 typedef struct wsp_config {
   wsp_log_level_t log_level;  /* WSP_LOG; default warn */
   wsp_sparse_alg_t sparse_alg; /* WSP_SPARSE_ALGORITHM; default auto */
@@ -130,6 +140,13 @@ typedef struct wsp_config {
   /* Segment size (bytes) of pipelined algorithms; 0 lets the model pick
    * one per call. WSP_COLL_SEGMENT. */
   size_t coll_segment;
+  /* Which ranks share a node, for the node-aware algorithms (allreduce
+   * "hier") and the node part of the model. The default asks the MPI
+   * library; "block:K" and "cyclic:N" impose a grouping (tests on one
+   * machine; jobs whose MPI does not know its nodes). WSP_NODES=
+   * shared|block:K|cyclic:N; default shared. */
+  wsp_node_split_t node_split;
+  int node_split_n;
 } wsp_config_t;
 
 int wsp_config_init(wsp_config_t *cfg);
@@ -265,8 +282,24 @@ typedef struct wsp_model {
    * some networks this is much worse than beta: on netlab's shaped TCP
    * links each direction of an exchange got about half the link. */
   double beta_x;
+  /* Latency and inverse bandwidth between two ranks of the same node
+   * (shared memory), for the node-aware algorithms. Calibrated when some
+   * node holds two ranks or more; otherwise, and when the model is
+   * configured, equal to alpha and beta. */
+  double alpha_node, beta_node;
   int calibrated; /* 1 when measured by wsp_comm_create, 0 when configured */
 } wsp_model_t;
+
+/* Which ranks share a node, as wirespeed sees it (WSP_NODES). */
+typedef struct wsp_topology {
+  int nodes;       /* number of nodes */
+  int node;        /* this rank's node; nodes are numbered by lowest rank */
+  int node_ranks;  /* ranks on this rank's node */
+  int max_node_ranks; /* most ranks on one node */
+  int blocks;      /* 1 if every node's ranks are consecutive ranks */
+} wsp_topology_t;
+
+int wsp_comm_topology(const wsp_comm_t *comm, wsp_topology_t *topo);
 
 int wsp_comm_model(const wsp_comm_t *comm, wsp_model_t *model);
 /* Predicted time (s) of `alg` for a message of `bytes` (for gather,

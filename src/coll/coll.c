@@ -78,6 +78,9 @@ static const struct {
     {WSP__PRE_COMMUTATIVE, "commutative op"},
     {WSP__PRE_POW2, "p a power of two"},
     {WSP__PRE_COUNT_GE_P, "count >= p"},
+    {WSP__PRE_SHARED_NODES, "two nodes or more, one with two ranks or more"},
+    {WSP__PRE_NODE_ORDER, "commutative op, or nodes in blocks of consecutive ranks"},
+    {WSP__PRE_DENSE, "a datatype without holes"},
 };
 
 static void wsp__pre_text(unsigned pre, char *buf, size_t len) {
@@ -160,7 +163,17 @@ static int wsp__pre_holds(unsigned pre, const wsp__coll_shape_t *s) {
   if ((pre & WSP__PRE_COMMUTATIVE) && !s->commutative) return 0;
   if ((pre & WSP__PRE_POW2) && (s->p & (s->p - 1)) != 0) return 0;
   if ((pre & WSP__PRE_COUNT_GE_P) && s->count < (size_t)s->p) return 0;
+  if ((pre & WSP__PRE_SHARED_NODES) && (s->nodes < 2 || s->max_node_ranks < 2))
+    return 0;
+  if ((pre & WSP__PRE_NODE_ORDER) && !s->commutative && !s->node_blocks) return 0;
+  if ((pre & WSP__PRE_DENSE) && !s->dense) return 0;
   return 1;
+}
+
+void wsp__coll_shape_topo(const wsp_comm_t *comm, wsp__coll_shape_t *s) {
+  s->nodes = comm->topo.pub.nodes;
+  s->max_node_ranks = comm->topo.pub.max_node_ranks;
+  s->node_blocks = comm->topo.pub.blocks;
 }
 
 static int wsp__find(const wsp__coll_table_t *t, const char *name) {
@@ -169,10 +182,8 @@ static int wsp__find(const wsp__coll_table_t *t, const char *name) {
   return 0; /* native */
 }
 
-/* The model's cheapest algorithm whose preconditions hold (native if none
- * has a cost). */
-static int wsp__cheapest(const wsp__coll_table_t *t, const wsp_model_t *m,
-                         const wsp__coll_shape_t *s) {
+int wsp__coll_cheapest(const wsp__coll_table_t *t, const wsp_model_t *m,
+                       const wsp__coll_shape_t *s, double *cost) {
   int best = 0;
   double best_cost = INFINITY;
   for (int i = 1; i < t->count; i++) {
@@ -182,6 +193,7 @@ static int wsp__cheapest(const wsp__coll_table_t *t, const wsp_model_t *m,
     double c = r->cost(m, s, &tune);
     if (c < best_cost) best_cost = c, best = i;
   }
+  if (cost) *cost = best_cost;
   return best;
 }
 
@@ -193,7 +205,7 @@ static int wsp__choose(const wsp_comm_t *comm, const wsp__coll_table_t *t,
   *forced_fell_back = 0;
   if (alg == WSP_ALG_AUTO && comm->rules)
     alg = wsp__rules_match(comm->rules, t->coll, s->p, s->bytes);
-  if (alg == WSP_ALG_AUTO) return wsp__cheapest(t, &comm->model, s);
+  if (alg == WSP_ALG_AUTO) return wsp__coll_cheapest(t, &comm->model, s, NULL);
   /* A forced or ruled algorithm: follow fallbacks while preconditions fail.
    * Lists are short and end in native (which has none); the bound guards
    * against a cycle in a table. */
@@ -223,7 +235,8 @@ int wsp_coll_predict(const wsp_comm_t *comm, wsp_coll_t coll, int alg,
   if (seconds == NULL)
     return wsp__fail(comm, WSP_ERR_ARG, "wsp_coll_predict: seconds is NULL");
   wsp__coll_shape_t s = {.p = comm->size, .bytes = bytes, .count = bytes,
-                         .commutative = commutative != 0};
+                         .commutative = commutative != 0, .dense = 1};
+  wsp__coll_shape_topo(comm, &s);
   const wsp__coll_alg_t *r = &t->algs[alg];
   wsp__coll_tune_t tune = {0};
   *seconds = (r->cost && wsp__pre_holds(r->pre, &s)) ? r->cost(&comm->model, &s, &tune)
@@ -243,15 +256,18 @@ int wsp_coll_select(const wsp_comm_t *comm, wsp_coll_t coll, size_t bytes,
   if (alg == NULL)
     return wsp__fail(comm, WSP_ERR_ARG, "wsp_coll_select: alg is NULL");
   wsp__coll_shape_t s = {.p = comm->size, .bytes = bytes, .count = bytes,
-                         .commutative = commutative != 0};
+                         .commutative = commutative != 0, .dense = 1};
+  wsp__coll_shape_topo(comm, &s);
   int fell;
   *alg = wsp__choose(comm, t, &s, &fell);
   return WSP_OK;
 }
 
 int wsp__coll_run(wsp_comm_t *comm, wsp__coll_args_t *a,
-                  const wsp__coll_shape_t *shape) {
+                  const wsp__coll_shape_t *in) {
   const wsp__coll_table_t *t = wsp__coll_table(a->coll);
+  wsp__coll_shape_t sh = *in, *shape = &sh;
+  wsp__coll_shape_topo(comm, shape);
   int fell = 0;
   int alg = wsp__choose(comm, t, shape, &fell);
   const wsp__coll_alg_t *r = &t->algs[alg];

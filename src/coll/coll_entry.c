@@ -209,7 +209,7 @@ int wsp_bcast(wsp_comm_t *comm, void *buf, size_t count, MPI_Datatype type,
                         .extent = 1, .true_extent = 1, .op = MPI_OP_NULL,
                         .commutative = 1};
   wsp__coll_shape_t s = {.p = comm->size, .bytes = bytes, .count = bytes,
-                         .commutative = 1};
+                         .commutative = 1, .dense = 1};
   rc = wsp__coll_run(comm, &a, &s);
   return wsp__view_end(comm, &v, buf, count, type, &ti, comm->rank != root, rc);
 }
@@ -273,8 +273,12 @@ static int wsp__reduction(wsp_comm_t *comm, const char *fn, wsp_coll_t coll,
   if (comm->size == 1)
     return is_root ? wsp__copy_typed(comm, &a, sendbuf, recvbuf, count)
                    : WSP_OK;
+  /* Dense for the node-aware algorithms, which copy a result as bytes: no
+   * holes (element order does not matter for a byte copy). */
+  int dense = (MPI_Aint)ti.size == ti.extent && ti.true_lb == 0 &&
+              ti.true_extent == ti.extent;
   wsp__coll_shape_t s = {.p = comm->size, .bytes = bytes, .count = count,
-                         .commutative = commute};
+                         .commutative = commute, .dense = dense};
   return wsp__coll_run(comm, &a, &s);
 }
 
@@ -405,7 +409,7 @@ static int wsp__movement(wsp_comm_t *comm, const wsp__mv_t *m,
     rc = WSP_OK;
   } else {
     wsp__coll_shape_t s = {.p = p, .bytes = block, .count = block,
-                           .commutative = 1};
+                           .commutative = 1, .dense = 1};
     rc = wsp__coll_run(comm, &a, &s);
   }
 out:

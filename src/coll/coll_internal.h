@@ -32,6 +32,13 @@ enum {
   WSP__PRE_COMMUTATIVE = 1u << 0, /* the op is commutative */
   WSP__PRE_POW2 = 1u << 1,        /* p is a power of two */
   WSP__PRE_COUNT_GE_P = 1u << 2,  /* at least p elements (reductions) */
+  /* Two nodes or more, and a node with two ranks or more. */
+  WSP__PRE_SHARED_NODES = 1u << 3,
+  /* A commutative op, or nodes that are blocks of consecutive ranks (so
+   * that reducing inside nodes first keeps rank order). */
+  WSP__PRE_NODE_ORDER = 1u << 4,
+  /* A datatype without holes (the result may be copied as bytes). */
+  WSP__PRE_DENSE = 1u << 5,
 };
 
 /* What the model and the preconditions look at; every rank has the same
@@ -42,6 +49,10 @@ typedef struct wsp__coll_shape {
                     rank's block */
   size_t count;  /* elements (reductions; bytes for data movement) */
   int commutative;
+  int dense;     /* the datatype has no holes (always 1 for data movement) */
+  /* The communicator's nodes (filled by wsp__coll_run and the public
+   * select/predict calls from comm->topo). */
+  int nodes, max_node_ranks, node_blocks;
 } wsp__coll_shape_t;
 
 /* Tuning that the model chooses along with an algorithm. */
@@ -122,6 +133,13 @@ const wsp__coll_table_t *wsp__coll_table(wsp_coll_t coll);
  * walks fallbacks, then runs it. Every rank decides the same way. */
 int wsp__coll_run(wsp_comm_t *comm, wsp__coll_args_t *a,
                   const wsp__coll_shape_t *shape);
+
+/* The model's cheapest algorithm of table t for shape s (preconditions
+ * holding, native excluded) and its cost in *cost (INFINITY if none). */
+int wsp__coll_cheapest(const wsp__coll_table_t *t, const wsp_model_t *m,
+                       const wsp__coll_shape_t *s, double *cost);
+/* Fills s's node fields from comm's topology. */
+void wsp__coll_shape_topo(const wsp_comm_t *comm, wsp__coll_shape_t *s);
 
 /* The native algorithms (row 0 of each table), in coll.c. */
 int wsp__coll_native(wsp_comm_t *comm, const wsp__coll_args_t *a);

@@ -1,6 +1,7 @@
 /*
  * wsp_comm_t: a private duplicate of the user's communicator plus the
- * configuration every rank agreed on.
+ * configuration every rank agreed on, the node topology (src/core/topo.c)
+ * and the cost model (src/model/model.c).
  */
 #include "wsp_internal.h"
 
@@ -53,6 +54,12 @@ static int wsp__config_check(const wsp_config_t *c) {
                        "model_gamma must be all > 0 (configured model) or all "
                        "0 (calibrate)");
   }
+  if ((int)c->node_split < WSP_NODES_SHARED || c->node_split > WSP_NODES_CYCLIC ||
+      (c->node_split != WSP_NODES_SHARED && c->node_split_n < 1))
+    return wsp__fail(NULL, WSP_ERR_ARG,
+                     "wsp_comm_create: cfg->node_split = %d with node_split_n "
+                     "= %d is not a valid node grouping",
+                     (int)c->node_split, c->node_split_n);
   if (c->coll_segment > INT_MAX)
     return wsp__fail(NULL, WSP_ERR_ARG,
                      "wsp_comm_create: cfg->coll_segment = %zu is over INT_MAX",
@@ -147,15 +154,17 @@ int wsp_comm_create(MPI_Comm comm, const wsp_config_t *cfg, wsp_comm_t **out) {
   for (int k = 0; k < WSP_COLL_COUNT; k++) w->coll_alg[k] = w->cfg.coll_alg[k];
   w->rules = rules;
   rules = NULL;
+  if ((rc = wsp__topo_create(w)) != WSP_OK) goto fail;
   if (w->cfg.model_alpha > 0) {
-    w->model.alpha = w->cfg.model_alpha;
-    w->model.beta = w->cfg.model_beta;
+    w->model.alpha = w->model.alpha_node = w->cfg.model_alpha;
+    w->model.beta = w->model.beta_node = w->cfg.model_beta;
     w->model.gamma = w->cfg.model_gamma;
     w->model.beta_x = w->cfg.model_beta_x > 0 ? w->cfg.model_beta_x : w->cfg.model_beta;
     w->model.calibrated = 0;
   } else if ((rc = wsp__model_calibrate(w, &w->model)) != WSP_OK) {
     goto fail;
   }
+  wsp__topo_set_models(w);
   wsp__log(w, WSP_LOG_DEBUG, "wsp_comm_create: model alpha %.3g s, beta %.3g s/B, gamma %.3g s/B, beta_x %.3g s/B (%s)",
            w->model.alpha, w->model.beta, w->model.gamma, w->model.beta_x,
            w->model.calibrated ? "calibrated" : "configured");
@@ -165,6 +174,7 @@ int wsp_comm_create(MPI_Comm comm, const wsp_config_t *cfg, wsp_comm_t **out) {
   return WSP_OK;
 
 fail:
+  if (w) wsp__topo_free(w);
   if (dup != MPI_COMM_NULL) MPI_Comm_free(&dup);
   if (w) wsp__rules_free(w->rules);
   wsp__rules_free(rules);
@@ -177,7 +187,7 @@ int wsp_comm_free(wsp_comm_t **comm) {
     return wsp__fail(NULL, WSP_ERR_ARG, "wsp_comm_free: comm is NULL");
   wsp_comm_t *w = *comm;
   if (w == NULL) return WSP_OK;
-  int rc = WSP_OK;
+  int rc = wsp__topo_free(w);
   if (w->mpi != MPI_COMM_NULL) {
     int mrc = MPI_Comm_free(&w->mpi);
     if (mrc != MPI_SUCCESS)

@@ -104,6 +104,23 @@ int wsp_config_from_env(wsp_config_t *cfg) {
     c.model_alpha = a, c.model_beta = b, c.model_gamma = g;
     c.model_beta_x = bx;
   }
+  s = getenv("WSP_NODES");
+  if (s && *s) {
+    int n = 0, used = 0;
+    if (strcmp(s, "shared") == 0) {
+      c.node_split = WSP_NODES_SHARED, c.node_split_n = 0;
+    } else if (sscanf(s, "block:%d%n", &n, &used) == 1 && s[used] == '\0' && n >= 1) {
+      c.node_split = WSP_NODES_BLOCK, c.node_split_n = n;
+    } else if (sscanf(s, "cyclic:%d%n", &n, &used) == 1 && s[used] == '\0' && n >= 1) {
+      c.node_split = WSP_NODES_CYCLIC, c.node_split_n = n;
+    } else {
+      return wsp__fail(NULL, WSP_ERR_CONFIG,
+                       "WSP_NODES=\"%s\": expected shared, block:K (K "
+                       "consecutive ranks per node) or cyclic:N (rank r on "
+                       "node r mod N), K, N >= 1",
+                       s);
+    }
+  }
   s = getenv("WSP_RULES_FILE");
   if (s && *s) c.rules_file = s;
   if ((rc = wsp__env_size("WSP_COLL_SEGMENT", 0, INT_MAX, &c.coll_segment)))
@@ -137,5 +154,7 @@ uint64_t wsp__config_fingerprint(const wsp_config_t *cfg) {
   h = wsp__fnv(h, m, sizeof m);
   uint64_t seg = cfg->coll_segment;
   h = wsp__fnv(h, &seg, sizeof seg);
+  int64_t nodes[2] = {(int64_t)cfg->node_split, cfg->node_split_n};
+  h = wsp__fnv(h, nodes, sizeof nodes);
   return h;
 }

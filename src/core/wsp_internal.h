@@ -36,6 +36,17 @@ typedef struct wsp__sparse_auto {
   int have_cls, cls_sends, cls_bytes; /* log2 buckets of the pattern */
 } wsp__sparse_auto_t;
 
+/* Which ranks share a node (src/core/topo.c). On a communicator whose nodes
+ * hold more than one rank and that has more than one node, `local` is this
+ * node's ranks (in rank order) and `leaders` the lowest rank of each node
+ * (NULL on the other ranks); both are wsp_comm_t of their own, with the
+ * parent's configuration and their part of the model, so that the
+ * collectives run on them as on any communicator. */
+typedef struct wsp__topo {
+  wsp_topology_t pub;
+  struct wsp_comm *local, *leaders;
+} wsp__topo_t;
+
 /* The communicator object. `mpi` is wirespeed's private duplicate. */
 struct wsp_comm {
   MPI_Comm mpi;
@@ -53,6 +64,7 @@ struct wsp_comm {
   int coll_alg[WSP_COLL_COUNT];
   wsp_model_t model;
   struct wsp__rules *rules;
+  wsp__topo_t topo;
 };
 
 /* ---- errors ---- */
@@ -166,6 +178,15 @@ wsp_sparse_alg_t wsp__sparse_auto_next(const wsp__sparse_auto_t *a, int p,
 void wsp__sparse_auto_update(wsp__sparse_auto_t *a, int p,
                              const wsp__sparse_stats_t *stats,
                              const uint64_t *prev_time_ns);
+
+/* ---- node topology (src/core/topo.c) ----
+ * Collective over comm (after its private communicator exists): finds the
+ * nodes by comm->cfg.node_split and builds the sub-communicators. */
+int wsp__topo_create(wsp_comm_t *comm);
+/* Gives the sub-communicators their part of the model (after calibration). */
+void wsp__topo_set_models(wsp_comm_t *comm);
+/* Frees the sub-communicators (collective over comm). */
+int wsp__topo_free(wsp_comm_t *comm);
 
 /* ---- model and rules (src/model) ---- */
 /* Collective over comm: measures alpha, beta, gamma (short ping-pongs and a

@@ -51,7 +51,7 @@ static const wsp__sparse_alg_row_t wsp__sparse_algs[WSP_SPARSE_ALG_COUNT] = {
         {.info = {.name = "pex",
                   .desc = "personalized exchange: MPI_Reduce_scatter_block "
                           "of per-destination counts, then MPI_Isend and "
-                          "MPI_Mprobe/MPI_Mrecv",
+                          "exactly that many MPI_Iprobe + MPI_Irecv",
                   .cost = "lg(p).alpha + 8.p.beta + k.alpha + m.beta"},
          .fn = wsp__sparse_pex},
     [WSP_SPARSE_ALLTOALLV] =

@@ -18,6 +18,8 @@
  * sides sending their window at once. (A single 64 KiB ping-pong
  * overestimated beta threefold on shaped TCP links, where one message
  * after an idle pause does not reach the link rate; collectives stream.)
+ * alpha_node and beta_node are the same ping-pong and stream between
+ * ranks 2i and 2i+1 of each node (when nodes hold two ranks or more).
  * gamma times MPI_Reduce_local(MPI_SUM) over 64 KiB of doubles. Each
  * figure is the best of a few repetitions on a rank, and then the largest
  * over all ranks: the slowest pair bounds a collective. The whole
@@ -123,7 +125,7 @@ static int wsp__stream(wsp_comm_t *comm, int peer, char *buf, int reps,
 
 int wsp__model_calibrate(wsp_comm_t *comm, wsp_model_t *out) {
   int rc = WSP_OK, p = comm->size, me = comm->rank;
-  double local[5] = {0, 0, 0, 0, 0}, global[5];
+  double local[7] = {0, 0, 0, 0, 0, 0, 0}, global[7];
   char *buf = calloc(1 + WSP__CAL_WINDOW, WSP__CAL_LARGE);
   double *red = calloc(WSP__CAL_LARGE / sizeof(double), sizeof(double) * 2);
   int failed = (buf == NULL || red == NULL), any_failed = 0;
@@ -154,6 +156,17 @@ int wsp__model_calibrate(wsp_comm_t *comm, wsp_model_t *out) {
     /* The exchange has no acknowledgement: subtract one way only. */
     local[4] = (tx - ts / 2) / ((double)WSP__CAL_WINDOW * WSP__CAL_LARGE);
   }
+  /* Inside nodes (shared memory): local ranks 2i and 2i+1 pair up. */
+  wsp_comm_t *node = comm->topo.local;
+  if (!failed && node && node->size >= 2 && (node->rank ^ 1) < node->size) {
+    double ts, tl;
+    int npeer = node->rank ^ 1;
+    if ((rc = wsp__pingpong(node, npeer, buf, WSP__CAL_SMALL, WSP__CAL_REPS_SMALL, &ts)) ||
+        (rc = wsp__stream(node, npeer, buf, WSP__CAL_REPS_LARGE, 0, &tl)))
+      goto out;
+    local[5] = ts / 2;
+    local[6] = (tl - ts) / ((double)WSP__CAL_WINDOW * WSP__CAL_LARGE);
+  }
   if (!failed) {
     size_t n = WSP__CAL_LARGE / sizeof(double);
     double best = INFINITY;
@@ -168,7 +181,7 @@ int wsp__model_calibrate(wsp_comm_t *comm, wsp_model_t *out) {
   {
     /* A local allocation failure is reported to all; everybody fails. */
     local[3] = failed;
-    WSP__MPI_GOTO(comm, MPI_Allreduce(local, global, 5, MPI_DOUBLE, MPI_MAX, comm->mpi), rc, out);
+    WSP__MPI_GOTO(comm, MPI_Allreduce(local, global, 7, MPI_DOUBLE, MPI_MAX, comm->mpi), rc, out);
     if (global[3] != 0) {
       rc = wsp__fail(comm, failed ? WSP_ERR_NOMEM : WSP_ERR_REMOTE,
                      "model calibration: %s",
@@ -182,6 +195,9 @@ int wsp__model_calibrate(wsp_comm_t *comm, wsp_model_t *out) {
   out->beta = fmax(global[1], 1e-12);
   out->gamma = fmax(global[2], 1e-13);
   out->beta_x = fmax(global[4], out->beta);
+  /* No node holds a pair: the node figures are the network's. */
+  out->alpha_node = global[5] > 0 ? fmax(global[5], 1e-7) : out->alpha;
+  out->beta_node = global[6] > 0 ? fmax(global[6], 1e-12) : out->beta;
   out->calibrated = 1;
 out:
   free(buf);

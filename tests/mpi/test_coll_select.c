@@ -229,6 +229,60 @@ int main(int argc, char **argv) {
   MPI_Barrier(MPI_COMM_WORLD);
   remove(path), remove(bad1), remove(bad2);
 
+  /* 6. Node topology (WSP_NODES), against the grouping computed here, and
+   * the node-aware allreduce: selected when forced exactly where its
+   * preconditions hold, and in the model's argmin like any other. */
+  unsetenv("WSP_MODEL");
+  const char *splits[] = {"block:2", "block:3", "cyclic:2", "cyclic:3", "block:1", "shared"};
+  int hier = -1;
+  wsp_coll_alg_from_name(WSP_COLL_ALLREDUCE, "hier", &hier);
+  for (size_t i = 0; i < sizeof splits / sizeof *splits; i++) {
+    setenv("WSP_NODES", splits[i], 1);
+    w = make(NULL);
+    if (!w) continue;
+    wsp_topology_t t;
+    CHECK(wsp_comm_topology(w, &t) == WSP_OK, "%s", wsp_last_error());
+    int k = 0, cyc = splits[i][0] == 'c';
+    if (strcmp(splits[i], "shared") != 0) k = atoi(strchr(splits[i], ':') + 1);
+    int nodes, node, mine = 0, most = 0, blocks;
+    if (k == 0) { /* one machine: one node */
+      nodes = 1, node = 0, mine = most = size, blocks = 1;
+    } else if (cyc) {
+      nodes = k < size ? k : size, node = rank % k, blocks = k == 1 || k >= size;
+      for (int r = 0; r < size; r++) mine += r % k == node;
+      most = (size + k - 1) / k;
+    } else {
+      nodes = (size + k - 1) / k, node = rank / k, blocks = 1;
+      mine = size - node * k < k ? size - node * k : k;
+      most = k < size ? k : size;
+    }
+    CHECK(t.nodes == nodes && t.node == node && t.node_ranks == mine &&
+              t.max_node_ranks == most && t.blocks == blocks,
+          "WSP_NODES=%s: nodes %d node %d ranks %d max %d blocks %d, expected %d %d %d %d %d",
+          splits[i], t.nodes, t.node, t.node_ranks, t.max_node_ranks, t.blocks, nodes, node,
+          mine, most, blocks);
+    check_argmin(w, splits[i]);
+    CHECK(wsp_coll_set_alg(w, WSP_COLL_ALLREDUCE, hier) == WSP_OK, "%s", wsp_last_error());
+    for (int comm_op = 0; comm_op <= 1; comm_op++) {
+      int sel = -1;
+      wsp_coll_select(w, WSP_COLL_ALLREDUCE, 1 << 20, comm_op, &sel);
+      int ok = nodes >= 2 && most >= 2 && (comm_op || blocks);
+      CHECK((sel == hier) == ok, "WSP_NODES=%s, %scommutative: forced hier selected %d",
+            splits[i], comm_op ? "" : "non-", sel);
+    }
+    wsp_comm_free(&w);
+  }
+  const char *bad_splits[] = {"block:0", "cyclic:", "block:2x", "nodes", "cyclic:-1"};
+  for (size_t i = 0; i < sizeof bad_splits / sizeof *bad_splits; i++) {
+    setenv("WSP_NODES", bad_splits[i], 1);
+    rc = wsp_comm_create(MPI_COMM_WORLD, NULL, &w);
+    CHECK(rc == WSP_ERR_CONFIG && w == NULL && strstr(wsp_last_error(), "WSP_NODES") &&
+              strstr(wsp_last_error(), bad_splits[i]),
+          "WSP_NODES=%s: %s %s", bad_splits[i], wsp_err_name(rc), wsp_last_error());
+  }
+  unsetenv("WSP_NODES");
+  CHECK(wsp_comm_topology(NULL, NULL) == WSP_ERR_ARG, "topology of NULL");
+
   long all = 0;
   MPI_Allreduce(&failures, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0) printf("test_coll_select: np %d, %ld failures\n", size, all);

@@ -69,8 +69,10 @@ static int print_model(int json, int rank) {
   wsp_comm_t *comm = NULL;
   int p = 0;
   wsp_model_t m;
+  wsp_topology_t topo;
   if (wsp_comm_create(MPI_COMM_WORLD, NULL, &comm) != WSP_OK ||
-      wsp_comm_size(comm, &p) != WSP_OK || wsp_comm_model(comm, &m) != WSP_OK) {
+      wsp_comm_size(comm, &p) != WSP_OK || wsp_comm_model(comm, &m) != WSP_OK ||
+      wsp_comm_topology(comm, &topo) != WSP_OK) {
     fprintf(stderr, "error: rank %d: %s\n", rank, wsp_last_error());
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
@@ -86,10 +88,12 @@ static int print_model(int json, int rank) {
   }
   json_t *doc = NULL, *jcolls = NULL;
   if (json) {
-    doc = json_pack("{s:s, s:i, s:{s:f, s:f, s:f, s:f, s:b}}", "wirespeed",
-                    wsp_version_string(), "p", p, "model", "alpha", m.alpha,
-                    "beta", m.beta, "gamma", m.gamma, "beta_x", m.beta_x,
-                    "calibrated", m.calibrated);
+    doc = json_pack("{s:s, s:i, s:{s:f, s:f, s:f, s:f, s:f, s:f, s:b}, s:{s:i, s:i, s:b}}",
+                    "wirespeed", wsp_version_string(), "p", p, "model", "alpha",
+                    m.alpha, "beta", m.beta, "gamma", m.gamma, "beta_x", m.beta_x,
+                    "alpha_node", m.alpha_node, "beta_node", m.beta_node,
+                    "calibrated", m.calibrated, "topology", "nodes", topo.nodes,
+                    "max_node_ranks", topo.max_node_ranks, "blocks", topo.blocks);
     jcolls = json_object();
     json_object_set_new(doc, "collectives", jcolls);
   } else {
@@ -101,6 +105,10 @@ static int print_model(int json, int rank) {
            "two ranks exchange (%.4g GB/s each way)\n",
            m.alpha, m.beta, m.beta > 0 ? 1e-9 / m.beta : 0.0, m.gamma, m.beta_x,
            m.beta_x > 0 ? 1e-9 / m.beta_x : 0.0);
+    printf("  inside a node: alpha %.4g s, beta %.4g s per byte (%.4g GB/s)\n",
+           m.alpha_node, m.beta_node, m.beta_node > 0 ? 1e-9 / m.beta_node : 0.0);
+    printf("  nodes: %d, at most %d ranks per node%s (WSP_NODES)\n", topo.nodes,
+           topo.max_node_ranks, topo.blocks ? ", in blocks of consecutive ranks" : "");
     printf("\npredicted time per call in microseconds ('-': no cost known or "
            "preconditions fail; '*': what auto runs; size: whole message for "
            "bcast/reduce/allreduce, one rank's block otherwise):\n");
@@ -263,6 +271,11 @@ int main(int argc, char **argv) {
              cfg.rules_file ? cfg.rules_file : "(unset)");
       printf("  WSP_COLL_SEGMENT         %zu%s\n", cfg.coll_segment,
              cfg.coll_segment ? "" : " (the model picks)");
+      if (cfg.node_split == WSP_NODES_SHARED)
+        printf("  WSP_NODES                shared (the MPI library's nodes)\n");
+      else
+        printf("  WSP_NODES                %s:%d\n",
+               cfg.node_split == WSP_NODES_BLOCK ? "block" : "cyclic", cfg.node_split_n);
     }
 
     printf("\nsparse exchange algorithms (wsp_sparse_exchange, WSP_SPARSE_ALGORITHM):\n");

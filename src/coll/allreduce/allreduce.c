@@ -9,6 +9,7 @@ enum {
   WSP__ALLREDUCE_RECURSIVE_DOUBLING,
   WSP__ALLREDUCE_RING,
   WSP__ALLREDUCE_RABENSEIFNER,
+  WSP__ALLREDUCE_HIER,
   WSP__ALLREDUCE_COUNT
 };
 
@@ -47,6 +48,20 @@ static const wsp__coll_alg_t wsp__allreduce_algs[WSP__ALLREDUCE_COUNT] = {
                           "n.gamma), q = 2^floor(lg p)"},
          .cost = wsp__allreduce_rabenseifner_cost,
          .run = wsp__allreduce_rabenseifner},
+    [WSP__ALLREDUCE_HIER] =
+        {.info = {.name = "hier",
+                  .desc = "node-aware: reduce inside each node (shared "
+                          "memory), allreduce among one leader per node, "
+                          "bcast inside each node; each step picks its own "
+                          "algorithm",
+                  .cost = "R_node(m) + A_net(H) + B_node(m): the cheapest "
+                          "reduce and bcast at p = m (most ranks on a node) "
+                          "under alpha_node, beta_node, and the cheapest "
+                          "flat allreduce at p = H (nodes)"},
+         .pre = WSP__PRE_SHARED_NODES | WSP__PRE_NODE_ORDER | WSP__PRE_DENSE,
+         .fallback = "rabenseifner",
+         .cost = wsp__allreduce_hier_cost,
+         .run = wsp__allreduce_hier},
 };
 
 const wsp__coll_table_t wsp__allreduce_table = {

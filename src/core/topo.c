@@ -1,0 +1,186 @@
+/*
+ * Node topology: which ranks of a communicator share a node.
+ *
+ * Ranks on one node talk through shared memory, ranks on different nodes
+ * through the network; collectives that know the difference send less over
+ * the network (allreduce "hier": reduce inside each node, allreduce among
+ * one leader per node, broadcast inside each node). How the nodes are found
+ * is cfg.node_split (WSP_NODES):
+ *   shared     MPI_Comm_split_type(MPI_COMM_TYPE_SHARED), the MPI library's
+ *              view (under netlab each namespace is a node);
+ *   block:K    ranks [iK, iK + K) form node i;
+ *   cyclic:N   rank r is on node r mod N.
+ * The last two let tests build several nodes on one machine, and let users
+ * correct an MPI whose idea of a node is not the network's.
+ *
+ * Every rank learns the whole map (an MPI_Allgather of each rank's node
+ * leader, the node's lowest rank), so the numbers in wsp_topology_t are the
+ * same on every rank and can steer algorithm selection, which all ranks
+ * must make alike. Nodes are numbered in the order of their lowest ranks.
+ *
+ * Sub-communicators (only when there are at least two nodes and some node
+ * holds two ranks or more): `local`, this node's ranks in rank order, and
+ * `leaders`, each node's lowest rank, in node order. Each is a wsp_comm_t
+ * built here without its own calibration: it gets the parent's
+ * configuration (no forced algorithms, no rules file: those speak of the
+ * parent's p) and its part of the parent's model (wsp__topo_set_models).
+ * Being communicators of their own, their traffic never meets the
+ * parent's.
+ */
+#include "wsp_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A wsp_comm_t around an existing communicator (taken over: freed with
+ * it). NULL on allocation failure. */
+static wsp_comm_t *wsp__comm_wrap(const wsp_comm_t *parent, MPI_Comm mpi) {
+  wsp_comm_t *w = calloc(1, sizeof *w);
+  if (w == NULL) return NULL;
+  w->mpi = mpi;
+  w->cfg = parent->cfg;
+  w->cfg.rules_file = NULL;
+  for (int k = 0; k < WSP_COLL_COUNT; k++)
+    w->cfg.coll_alg[k] = w->coll_alg[k] = WSP_ALG_AUTO;
+  if (MPI_Comm_rank(mpi, &w->rank) != MPI_SUCCESS ||
+      MPI_Comm_size(mpi, &w->size) != MPI_SUCCESS) {
+    free(w);
+    return NULL;
+  }
+  wsp__sparse_auto_init(&w->sparse_auto, w->cfg.sparse_auto_interval);
+  w->model = parent->model;
+  return w;
+}
+
+static void wsp__comm_unwrap(wsp_comm_t **w) {
+  if (*w == NULL) return;
+  if ((*w)->mpi != MPI_COMM_NULL) MPI_Comm_free(&(*w)->mpi);
+  free(*w);
+  *w = NULL;
+}
+
+int wsp__topo_create(wsp_comm_t *comm) {
+  int rc = WSP_OK, p = comm->size, me = comm->rank;
+  wsp_topology_t *t = &comm->topo.pub;
+  MPI_Comm local = MPI_COMM_NULL, leaders = MPI_COMM_NULL;
+  int *lead = malloc((size_t)p * sizeof *lead);
+  int failed = lead == NULL, any = 0;
+  /* Nobody goes on alone after a local allocation failure. */
+  WSP__MPI_GOTO(comm, MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, comm->mpi), rc, out);
+  if (any) {
+    rc = wsp__fail(comm, failed ? WSP_ERR_NOMEM : WSP_ERR_REMOTE,
+                   "wsp_comm_create: node topology: %s",
+                   failed ? "out of memory" : "another rank ran out of memory");
+    goto out;
+  }
+  switch (comm->cfg.node_split) {
+  case WSP_NODES_BLOCK:
+    WSP__MPI_GOTO(comm, MPI_Comm_split(comm->mpi, me / comm->cfg.node_split_n, me, &local),
+                  rc, out);
+    break;
+  case WSP_NODES_CYCLIC:
+    WSP__MPI_GOTO(comm, MPI_Comm_split(comm->mpi, me % comm->cfg.node_split_n, me, &local),
+                  rc, out);
+    break;
+  default:
+    WSP__MPI_GOTO(comm, MPI_Comm_split_type(comm->mpi, MPI_COMM_TYPE_SHARED, me,
+                                            MPI_INFO_NULL, &local),
+                  rc, out);
+    break;
+  }
+  int mylead = me, lrank = 0, lsize = 1;
+  WSP__MPI_GOTO(comm, MPI_Allreduce(&me, &mylead, 1, MPI_INT, MPI_MIN, local), rc, out);
+  WSP__MPI_GOTO(comm, MPI_Comm_rank(local, &lrank), rc, out);
+  WSP__MPI_GOTO(comm, MPI_Comm_size(local, &lsize), rc, out);
+  WSP__MPI_GOTO(comm, MPI_Allgather(&mylead, 1, MPI_INT, lead, 1, MPI_INT, comm->mpi), rc, out);
+  /* A rank is the first of its node when it is its own leader; nodes are
+   * numbered in that order. Blocks: each rank's leader is its
+   * predecessor's, or itself. */
+  memset(t, 0, sizeof *t);
+  t->blocks = 1;
+  int *count = calloc((size_t)p, sizeof *count);
+  if (count == NULL) {
+    /* Too late to stop alone: the others are about to split; carry on
+     * without sub-communicators (every rank must then agree: see below). */
+    failed = 1;
+  }
+  for (int r = 0; r < p; r++) {
+    if (lead[r] == r) {
+      if (r == mylead) t->node = t->nodes;
+      t->nodes++;
+    }
+    if (r > 0 && lead[r] != lead[r - 1] && lead[r] != r) t->blocks = 0;
+    if (count && ++count[lead[r]] > t->max_node_ranks) t->max_node_ranks = count[lead[r]];
+  }
+  free(count);
+  t->node_ranks = lsize;
+  WSP__MPI_GOTO(comm, MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, comm->mpi), rc, out);
+  if (any) {
+    rc = wsp__fail(comm, failed ? WSP_ERR_NOMEM : WSP_ERR_REMOTE,
+                   "wsp_comm_create: node topology: %s",
+                   failed ? "out of memory" : "another rank ran out of memory");
+    goto out;
+  }
+  if (t->nodes < 2 || t->max_node_ranks < 2) goto out; /* nothing to split */
+  WSP__MPI_GOTO(comm, MPI_Comm_split(comm->mpi, lrank == 0 ? 0 : MPI_UNDEFINED, me, &leaders),
+                rc, out);
+  comm->topo.local = wsp__comm_wrap(comm, local);
+  if (comm->topo.local) local = MPI_COMM_NULL;
+  if (leaders != MPI_COMM_NULL) {
+    comm->topo.leaders = wsp__comm_wrap(comm, leaders);
+    if (comm->topo.leaders) leaders = MPI_COMM_NULL;
+  }
+  failed = comm->topo.local == NULL || (lrank == 0 && comm->topo.leaders == NULL);
+  WSP__MPI_GOTO(comm, MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, comm->mpi), rc, out);
+  if (any) {
+    rc = wsp__fail(comm, failed ? WSP_ERR_NOMEM : WSP_ERR_REMOTE,
+                   "wsp_comm_create: node sub-communicators: %s",
+                   failed ? "out of memory" : "another rank failed");
+    goto out;
+  }
+  /* The sub-communicators see themselves as one node (local) or as nodes
+   * of one rank each (leaders): the node-aware algorithms never nest. */
+  comm->topo.local->topo.pub = (wsp_topology_t){
+      .nodes = 1, .node = 0, .node_ranks = lsize, .max_node_ranks = lsize, .blocks = 1};
+  if (comm->topo.leaders)
+    comm->topo.leaders->topo.pub = (wsp_topology_t){
+        .nodes = t->nodes, .node = t->node, .node_ranks = 1, .max_node_ranks = 1,
+        .blocks = 1};
+out:
+  if (rc != WSP_OK) {
+    wsp__comm_unwrap(&comm->topo.local);
+    wsp__comm_unwrap(&comm->topo.leaders);
+  }
+  if (local != MPI_COMM_NULL) MPI_Comm_free(&local);
+  if (leaders != MPI_COMM_NULL) MPI_Comm_free(&leaders);
+  free(lead);
+  wsp__log(comm, WSP_LOG_DEBUG, "topology: %d nodes, this rank on node %d of %d ranks, "
+           "at most %d per node, %s", t->nodes, t->node, t->node_ranks,
+           t->max_node_ranks, t->blocks ? "in blocks" : "not in blocks");
+  return rc;
+}
+
+void wsp__topo_set_models(wsp_comm_t *comm) {
+  if (comm->topo.local) {
+    wsp_model_t m = comm->model;
+    m.alpha = m.alpha_node;
+    m.beta = m.beta_x = m.beta_node;
+    comm->topo.local->model = m;
+  }
+  if (comm->topo.leaders) comm->topo.leaders->model = comm->model;
+}
+
+int wsp__topo_free(wsp_comm_t *comm) {
+  wsp__comm_unwrap(&comm->topo.local);
+  wsp__comm_unwrap(&comm->topo.leaders);
+  return WSP_OK;
+}
+
+int wsp_comm_topology(const wsp_comm_t *comm, wsp_topology_t *topo) {
+  if (comm == NULL)
+    return wsp__fail(NULL, WSP_ERR_ARG, "wsp_comm_topology: comm is NULL");
+  if (topo == NULL)
+    return wsp__fail(comm, WSP_ERR_ARG, "wsp_comm_topology: topo is NULL");
+  *topo = comm->topo.pub;
+  return WSP_OK;
+}
