@@ -225,8 +225,49 @@ static void test_auto(void) {
         (unsigned long long)a.interval);
 }
 
+/* The back-off's caps: 50 us for ordinary waits, up to 1/8 of a bulk
+ * transfer's expected time (never beyond cfg.poll_max_sleep_us), and the
+ * doubling that reaches them after the spinning and yielding passes. */
+static void test_backoff(void) {
+  wsp_comm_t c;
+  memset(&c, 0, sizeof c);
+  wsp_config_init(&c.cfg);
+  wsp__backoff_t b;
+  wsp__backoff_init(&b, &c);
+  CHECK(b.cap_us == 50, "ordinary cap %u", b.cap_us);
+  wsp__backoff_init_bulk(&b, &c, 0.004); /* 4 ms: 500 us */
+  CHECK(b.cap_us == 500, "bulk cap %u", b.cap_us);
+  wsp__backoff_init_bulk(&b, &c, 1e-5); /* short: the ordinary cap */
+  CHECK(b.cap_us == 50, "short bulk cap %u", b.cap_us);
+  wsp__backoff_init_bulk(&b, &c, 10.0);
+  CHECK(b.cap_us == 1000, "bulk cap clamped to the maximum: %u", b.cap_us);
+  c.cfg.poll_max_sleep_us = 20;
+  wsp__backoff_init_bulk(&b, &c, 10.0);
+  CHECK(b.cap_us == 20, "a lower maximum bounds both: %u", b.cap_us);
+  c.cfg.poll_max_sleep_us = 0;
+  wsp__backoff_init(&b, &c);
+  CHECK(b.cap_us == 0, "0: yield only");
+  /* Sleeps double from 1 us to the cap (0.8 ms of sleeping in all). */
+  c.cfg.poll_max_sleep_us = 1000;
+  wsp__backoff_init_bulk(&b, &c, 0.002); /* cap 250 */
+  unsigned seen[16] = {0};
+  int n = 0;
+  for (int i = 0; i < 300 && n < 16; i++) {
+    unsigned before = b.sleep_us;
+    wsp__backoff_idle(&b);
+    if (b.sleep_us != before || (before == b.cap_us && i >= 256)) seen[n++] = b.sleep_us;
+  }
+  CHECK(seen[0] == 2 && seen[1] == 4 && seen[6] == 128 && seen[7] == 250 &&
+            seen[8] == 250,
+        "doubling to the cap: %u %u ... %u %u %u", seen[0], seen[1], seen[6], seen[7],
+        seen[8]);
+  wsp__backoff_reset(&b);
+  CHECK(b.idle == 0 && b.sleep_us == 1, "reset");
+}
+
 int main(void) {
   test_status();
+  test_backoff();
   test_config();
   test_table();
   test_auto();
