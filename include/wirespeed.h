@@ -97,8 +97,8 @@ typedef enum wsp_coll {
 
 /* How wirespeed learns which ranks share a node (WSP_NODES). */
 typedef enum wsp_node_split {
-  /* MPI_Comm_split_type(MPI_COMM_TYPE_SHARED): the MPI library's view. */
-  WSP_NODES_SHARED = 0,
+  /* Ranks with the same MPI_Get_processor_name (host name) ("host"). */
+  WSP_NODES_HOST = 0,
   /* Blocks of node_split_n consecutive ranks form a node ("block:K"). */
   WSP_NODES_BLOCK = 1,
   /* Rank r is on node r mod node_split_n ("cyclic:N"). */
@@ -141,10 +141,10 @@ typedef struct wsp_config {
    * one per call. WSP_COLL_SEGMENT. */
   size_t coll_segment;
   /* Which ranks share a node, for the node-aware algorithms (allreduce
-   * "hier") and the node part of the model. The default asks the MPI
-   * library; "block:K" and "cyclic:N" impose a grouping (tests on one
+   * "hier") and the node part of the model. The default groups ranks by
+   * host name; "block:K" and "cyclic:N" impose a grouping (tests on one
    * machine; jobs whose MPI does not know its nodes). WSP_NODES=
-   * shared|block:K|cyclic:N; default shared. */
+   * host|block:K|cyclic:N; default host. */
   wsp_node_split_t node_split;
   int node_split_n;
 } wsp_config_t;

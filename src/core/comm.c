@@ -54,8 +54,8 @@ static int wsp__config_check(const wsp_config_t *c) {
                        "model_gamma must be all > 0 (configured model) or all "
                        "0 (calibrate)");
   }
-  if ((int)c->node_split < WSP_NODES_SHARED || c->node_split > WSP_NODES_CYCLIC ||
-      (c->node_split != WSP_NODES_SHARED && c->node_split_n < 1))
+  if ((int)c->node_split < WSP_NODES_HOST || c->node_split > WSP_NODES_CYCLIC ||
+      (c->node_split != WSP_NODES_HOST && c->node_split_n < 1))
     return wsp__fail(NULL, WSP_ERR_ARG,
                      "wsp_comm_create: cfg->node_split = %d with node_split_n "
                      "= %d is not a valid node grouping",

@@ -107,15 +107,15 @@ int wsp_config_from_env(wsp_config_t *cfg) {
   s = getenv("WSP_NODES");
   if (s && *s) {
     int n = 0, used = 0;
-    if (strcmp(s, "shared") == 0) {
-      c.node_split = WSP_NODES_SHARED, c.node_split_n = 0;
+    if (strcmp(s, "host") == 0) {
+      c.node_split = WSP_NODES_HOST, c.node_split_n = 0;
     } else if (sscanf(s, "block:%d%n", &n, &used) == 1 && s[used] == '\0' && n >= 1) {
       c.node_split = WSP_NODES_BLOCK, c.node_split_n = n;
     } else if (sscanf(s, "cyclic:%d%n", &n, &used) == 1 && s[used] == '\0' && n >= 1) {
       c.node_split = WSP_NODES_CYCLIC, c.node_split_n = n;
     } else {
       return wsp__fail(NULL, WSP_ERR_CONFIG,
-                       "WSP_NODES=\"%s\": expected shared, block:K (K "
+                       "WSP_NODES=\"%s\": expected host, block:K (K "
                        "consecutive ranks per node) or cyclic:N (rank r on "
                        "node r mod N), K, N >= 1",
                        s);

@@ -6,12 +6,17 @@
  * the network (allreduce "hier": reduce inside each node, allreduce among
  * one leader per node, broadcast inside each node). How the nodes are found
  * is cfg.node_split (WSP_NODES):
- *   shared     MPI_Comm_split_type(MPI_COMM_TYPE_SHARED), the MPI library's
- *              view (under netlab each namespace is a node);
+ *   host       ranks whose MPI_Get_processor_name is the same (under
+ *              netlab each namespace has its own host name);
  *   block:K    ranks [iK, iK + K) form node i;
  *   cyclic:N   rank r is on node r mod N.
  * The last two let tests build several nodes on one machine, and let users
- * correct an MPI whose idea of a node is not the network's.
+ * correct a grouping that is not the network's. Not MPI_Comm_split_type
+ * (MPI_COMM_TYPE_SHARED): Open MPI 4.1 in netlab's namespaces (one kernel,
+ * one /dev/shm, several host names) gave ranks different views and the
+ * split deadlocked. Host names are hashed (FNV-1a, 64 bits) and
+ * allgathered; two hosts whose names collide would merely be treated as
+ * one node, the same way on every rank.
  *
  * Every rank learns the whole map (an MPI_Allgather of each rank's node
  * leader, the node's lowest rank), so the numbers in wsp_topology_t are the
@@ -59,6 +64,30 @@ static void wsp__comm_unwrap(wsp_comm_t **w) {
   *w = NULL;
 }
 
+/* lead[r] = the lowest rank whose key equals key[r] (ranks with equal keys
+ * share a node). Sorting (key, rank) pairs keeps it O(p log p). */
+typedef struct {
+  uint64_t key;
+  int rank;
+} wsp__keyrank_t;
+
+static int wsp__cmp_keyrank(const void *a, const void *b) {
+  const wsp__keyrank_t *x = a, *y = b;
+  if (x->key != y->key) return x->key < y->key ? -1 : 1;
+  return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+static void wsp__leaders_by_key(const uint64_t *key, int p, int *lead,
+                                wsp__keyrank_t *kr) {
+  for (int r = 0; r < p; r++) kr[r] = (wsp__keyrank_t){key[r], r};
+  qsort(kr, (size_t)p, sizeof *kr, wsp__cmp_keyrank);
+  for (int i = 0, first = 0; i < p; i++) {
+    if (i > 0 && kr[i].key != kr[i - 1].key) first = kr[i].rank;
+    if (i == 0) first = kr[0].rank;
+    lead[kr[i].rank] = first;
+  }
+}
+
 int wsp__topo_create(wsp_comm_t *comm) {
   int rc = WSP_OK, p = comm->size, me = comm->rank;
   wsp_topology_t *t = &comm->topo.pub;
@@ -73,26 +102,40 @@ int wsp__topo_create(wsp_comm_t *comm) {
                    failed ? "out of memory" : "another rank ran out of memory");
     goto out;
   }
-  switch (comm->cfg.node_split) {
-  case WSP_NODES_BLOCK:
-    WSP__MPI_GOTO(comm, MPI_Comm_split(comm->mpi, me / comm->cfg.node_split_n, me, &local),
-                  rc, out);
-    break;
-  case WSP_NODES_CYCLIC:
-    WSP__MPI_GOTO(comm, MPI_Comm_split(comm->mpi, me % comm->cfg.node_split_n, me, &local),
-                  rc, out);
-    break;
-  default:
-    WSP__MPI_GOTO(comm, MPI_Comm_split_type(comm->mpi, MPI_COMM_TYPE_SHARED, me,
-                                            MPI_INFO_NULL, &local),
-                  rc, out);
-    break;
+  /* Every rank's leader (its node's lowest rank), the same map on all. */
+  if (comm->cfg.node_split == WSP_NODES_HOST) {
+    char name[MPI_MAX_PROCESSOR_NAME + 1] = "";
+    int len = 0;
+    WSP__MPI_GOTO(comm, MPI_Get_processor_name(name, &len), rc, out);
+    uint64_t h = 1469598103934665603ULL, *all = NULL;
+    for (int k = 0; k < len; k++) h = (h ^ (unsigned char)name[k]) * 1099511628211ULL;
+    all = malloc((size_t)p * (sizeof *all + sizeof(wsp__keyrank_t)));
+    failed = all == NULL;
+    WSP__MPI_GOTO(comm, MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, comm->mpi), rc, out);
+    if (any) {
+      free(all);
+      rc = wsp__fail(comm, failed ? WSP_ERR_NOMEM : WSP_ERR_REMOTE,
+                     "wsp_comm_create: node topology: %s",
+                     failed ? "out of memory" : "another rank ran out of memory");
+      goto out;
+    }
+    int mrc = MPI_Allgather(&h, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, comm->mpi);
+    if (mrc != MPI_SUCCESS) {
+      free(all);
+      rc = wsp__mpi_fail(comm, mrc, "MPI_Allgather", WSP__WHERE);
+      goto out;
+    }
+    wsp__leaders_by_key(all, p, lead, (wsp__keyrank_t *)(all + p));
+    free(all);
+  } else {
+    int n = comm->cfg.node_split_n;
+    for (int r = 0; r < p; r++)
+      lead[r] = comm->cfg.node_split == WSP_NODES_BLOCK ? r / n * n : r % n;
   }
-  int mylead = me, lrank = 0, lsize = 1;
-  WSP__MPI_GOTO(comm, MPI_Allreduce(&me, &mylead, 1, MPI_INT, MPI_MIN, local), rc, out);
+  int mylead = lead[me], lrank = 0, lsize = 1;
+  WSP__MPI_GOTO(comm, MPI_Comm_split(comm->mpi, mylead, me, &local), rc, out);
   WSP__MPI_GOTO(comm, MPI_Comm_rank(local, &lrank), rc, out);
   WSP__MPI_GOTO(comm, MPI_Comm_size(local, &lsize), rc, out);
-  WSP__MPI_GOTO(comm, MPI_Allgather(&mylead, 1, MPI_INT, lead, 1, MPI_INT, comm->mpi), rc, out);
   /* A rank is the first of its node when it is its own leader; nodes are
    * numbered in that order. Blocks: each rank's leader is its
    * predecessor's, or itself. */

@@ -233,7 +233,7 @@ int main(int argc, char **argv) {
    * the node-aware allreduce: selected when forced exactly where its
    * preconditions hold, and in the model's argmin like any other. */
   unsetenv("WSP_MODEL");
-  const char *splits[] = {"block:2", "block:3", "cyclic:2", "cyclic:3", "block:1", "shared"};
+  const char *splits[] = {"block:2", "block:3", "cyclic:2", "cyclic:3", "block:1", "host"};
   int hier = -1;
   wsp_coll_alg_from_name(WSP_COLL_ALLREDUCE, "hier", &hier);
   for (size_t i = 0; i < sizeof splits / sizeof *splits; i++) {
@@ -243,7 +243,7 @@ int main(int argc, char **argv) {
     wsp_topology_t t;
     CHECK(wsp_comm_topology(w, &t) == WSP_OK, "%s", wsp_last_error());
     int k = 0, cyc = splits[i][0] == 'c';
-    if (strcmp(splits[i], "shared") != 0) k = atoi(strchr(splits[i], ':') + 1);
+    if (strcmp(splits[i], "host") != 0) k = atoi(strchr(splits[i], ':') + 1);
     int nodes, node, mine = 0, most = 0, blocks;
     if (k == 0) { /* one machine: one node */
       nodes = 1, node = 0, mine = most = size, blocks = 1;

@@ -271,8 +271,8 @@ int main(int argc, char **argv) {
              cfg.rules_file ? cfg.rules_file : "(unset)");
       printf("  WSP_COLL_SEGMENT         %zu%s\n", cfg.coll_segment,
              cfg.coll_segment ? "" : " (the model picks)");
-      if (cfg.node_split == WSP_NODES_SHARED)
-        printf("  WSP_NODES                shared (the MPI library's nodes)\n");
+      if (cfg.node_split == WSP_NODES_HOST)
+        printf("  WSP_NODES                host (ranks with the same host name)\n");
       else
         printf("  WSP_NODES                %s:%d\n",
                cfg.node_split == WSP_NODES_BLOCK ? "block" : "cyclic", cfg.node_split_n);
