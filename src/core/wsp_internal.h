@@ -96,6 +96,10 @@ wsp_log_level_t wsp__env_log_level(void);
 /* ---- configuration ---- */
 /* Parses a log level name or number; -1 if invalid. */
 int wsp__parse_log_level(const char *s);
+/* Reads environment variable `var` as a size (K/M/G suffixes, powers of
+ * two) in [lo, hi] into *out; unset or empty leaves *out alone. On a bad
+ * value returns WSP_ERR_CONFIG naming the variable. */
+int wsp__env_size(const char *var, size_t lo, size_t hi, size_t *out);
 /* A fingerprint of the fields that must agree on every rank. */
 uint64_t wsp__config_fingerprint(const wsp_config_t *cfg);
 
