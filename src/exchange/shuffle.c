@@ -103,7 +103,7 @@ enum { WSP__IN_NONE, WSP__IN_REQUEST, WSP__IN_RESPONSE };
  * pass from serving and sending. */
 #define WSP__PROBES_PER_PASS 64
 /* Fixed mode: the backlog holds this many seconds of traffic at cfg.rate. */
-#define WSP__FIXED_BACKLOG_S 0.25
+#define WSP__FIXED_BACKLOG_S 0.1
 /* The backlog's volume limit: this many pacing windows, or batches. */
 #define WSP__BACKLOG_WINDOWS 2.0
 #define WSP__BACKLOG_BATCHES 4.0
@@ -339,12 +339,15 @@ static void wsp__seal(wsp_shuffle_t *sh, int dest) {
   sh->n_ready++;
 }
 
-/* The volume (cost) the backlog may hold before a post waits. */
+/* The volume (cost) the backlog may hold before a post waits: twice what
+ * can be in flight (fixed mode: what the rate lets out in
+ * WSP__FIXED_BACKLOG_S, at most the window), so that the window never
+ * runs dry, and requests do not queue for longer than a few round trips. */
 static double wsp__backlog_cost_limit(const wsp_shuffle_t *sh) {
   double u = wsp__pace_unit(&sh->pace);
-  double w = sh->cfg.mode == WSP_SHUFFLE_FIXED
-                 ? sh->cfg.rate * WSP__FIXED_BACKLOG_S
-                 : wsp__pace_window(&sh->pace);
+  double w = wsp__pace_window(&sh->pace);
+  if (sh->cfg.mode == WSP_SHUFFLE_FIXED && sh->cfg.rate * WSP__FIXED_BACKLOG_S < w)
+    w = sh->cfg.rate * WSP__FIXED_BACKLOG_S;
   double a = WSP__BACKLOG_WINDOWS * w, b = WSP__BACKLOG_BATCHES * u;
   return a > b ? a : b;
 }
@@ -428,7 +431,13 @@ static int wsp__dispatch(wsp_shuffle_t *sh, int src, const unsigned char *buf,
   if (src != sh->rank && !pe->local) {
     sh->net_cost -= b->cost;
     if (sh->net_cost < 0 || sh->n_fly == 0) sh->net_cost = 0; /* rounding */
-    wsp__pace_ack(&sh->pace, src, now - b->t_sent, actual, b->w_sent);
+    wsp__pace_ack(&sh->pace, now - b->t_sent, actual, b->w_sent);
+    if (sh->c.cfg.log_level >= WSP_LOG_TRACE)
+      wsp__log(&sh->c, WSP_LOG_TRACE,
+               "shuffle pace: peer %d rtt %.4f s cost %.0f w %.0f base %.3g s "
+               "window %.0f",
+               src, now - b->t_sent, actual, b->w_sent,
+               sh->pace.base_min * actual, wsp__pace_window(&sh->pace));
   }
   double per = (double)b->resp_bytes / (double)b->count;
   sh->resp_per_req = sh->resp_per_req < 0
@@ -944,12 +953,10 @@ int wsp_shuffle_open(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
     sh = calloc(1, sizeof *sh);
     if (sh) sh->peers = calloc((size_t)comm->size, sizeof *sh->peers);
     if (sh == NULL || sh->peers == NULL ||
-        wsp__pace_init(&sh->pace, comm->size, c.mode, c.rate,
-                       (double)c.batch_bytes, (double)c.window,
-                       MPI_Wtime()) != WSP_OK) {
+        wsp__pace_init(&sh->pace, c.mode, c.rate, (double)c.batch_bytes,
+                       (double)c.window, MPI_Wtime()) != WSP_OK) {
       local_rc = wsp__fail(comm, WSP_ERR_NOMEM, "%s: out of memory", fn);
       if (sh) {
-        wsp__pace_free(&sh->pace);
         free(sh->peers);
         free(sh);
         sh = NULL;
@@ -1064,7 +1071,6 @@ int wsp_shuffle_open(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
 fail:
   if (dup != MPI_COMM_NULL) MPI_Comm_free(&dup);
   if (sh) {
-    wsp__pace_free(&sh->pace);
     free(sh->peers);
     free(sh);
   }
@@ -1402,7 +1408,6 @@ int wsp_shuffle_free(wsp_shuffle_t **sh) {
     return wsp__fail(&s->c, WSP_ERR_ARG,
                      "wsp_shuffle_free: the shuffle is open; close it first "
                      "(wsp_shuffle_close is collective)");
-  wsp__pace_free(&s->pace);
   free(s->peers);
   free(s);
   *sh = NULL;

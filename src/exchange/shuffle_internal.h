@@ -94,10 +94,7 @@ typedef struct wsp__pace {
   int round_samples;
   /* Fixed mode: the token bucket. */
   double tokens, t_last;
-  /* Smallest round-trip time per byte of cost seen for each peer (s/byte;
-   * 0 = no sample yet), and over all peers. */
-  int npeers;
-  double *base;
+  /* Smallest round-trip time per byte of cost seen (s/byte; 0 = none). */
   double base_min;
   uint64_t n_increase, n_decrease, n_halve;
 } wsp__pace_t;
@@ -111,9 +108,8 @@ typedef struct wsp__pace {
 #define WSP__PACE_TARGET 1.0  /* queue aimed at after a decrease */
 #define WSP__PACE_GAIN 8.0    /* 1/weight of the moving averages */
 
-int wsp__pace_init(wsp__pace_t *p, int npeers, wsp_shuffle_mode_t mode,
-                   double rate, double batch, double window_max, double now);
-void wsp__pace_free(wsp__pace_t *p);
+int wsp__pace_init(wsp__pace_t *p, wsp_shuffle_mode_t mode, double rate,
+                   double batch, double window_max, double now);
 /* The window in force (adaptive: cwnd; fixed: window_max). */
 double wsp__pace_window(const wsp__pace_t *p);
 /* The unit of the thresholds: max(batch, smoothed batch cost). */
@@ -123,10 +119,9 @@ double wsp__pace_unit(const wsp__pace_t *p);
 int wsp__pace_may_send(wsp__pace_t *p, double inflight, double now);
 /* A batch of (expected) `cost` was sent. */
 void wsp__pace_sent(wsp__pace_t *p, double cost);
-/* A batch to `peer` of actual cost `cost` was answered `rtt` seconds after
- * it was sent, when `inflight` bytes of cost (itself included) were in
- * flight to network peers. */
-void wsp__pace_ack(wsp__pace_t *p, int peer, double rtt, double cost,
-                   double inflight);
+/* A batch of actual cost `cost` to a network peer was answered `rtt`
+ * seconds after it was sent, when `inflight` bytes of cost (itself
+ * included) were in flight to network peers. */
+void wsp__pace_ack(wsp__pace_t *p, double rtt, double cost, double inflight);
 
 #endif

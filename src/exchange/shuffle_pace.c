@@ -18,9 +18,15 @@
  * answered batch gives a round-trip time rtt (request sent -> last response
  * byte received), its actual cost c, and the volume W that was in flight
  * when it was sent (itself included). The time per byte rtt/c is smallest
- * when nothing is queued ahead of a batch; its minimum per peer, b,
- * estimates the unloaded path, so base = b.c is the unloaded round trip of
- * this batch (latency plus its own transfer time). Vegas' estimate of the
+ * when nothing is queued ahead of a batch; its minimum over all network
+ * peers, b, estimates the unloaded path, so base = b.c is the unloaded round
+ * trip of this batch (latency plus its own transfer time). One minimum for
+ * all peers, not one per peer: on netlab with 16 hosts, per-peer minima of
+ * peers first answered while the window was already large started (and
+ * stayed) inflated, read as "no queue", and the window ran away to 78
+ * batches. On a cluster every path has the same unloaded time per byte; on
+ * heterogeneous paths the global minimum errs on the safe side (a slower
+ * pair reads as queued, the window stays smaller). Vegas' estimate of the
  * bytes queued on the path is then
  *     q = W (1 - base / rtt)
  * (W/base is the rate the window would give on an empty path, W/rtt the
@@ -51,9 +57,9 @@
  * the number of peers. The window never drops below one unit (one batch is
  * always allowed in flight anyway) nor rises above cfg.window.
  * b is never aged: on a static network it only gets more accurate; if the
- * path became slower, q would read high and the window shrink, which is
+ * paths became slower, q would read high and the window shrink, which is
  * safe. Like Vegas, the controller is only as fair as the base estimates:
- * a requester that never saw its path empty (it started behind others'
+ * a requester that never saw a path empty (it started behind others'
  * batches) overestimates b, reads less queue and keeps a larger window.
  * The simulation in tests/unit/test_shuffle_pace.c shows the size of it
  * (four requesters behind one bottleneck: the slowest gets about 0.57 of a
@@ -69,10 +75,8 @@
  */
 #include "shuffle_internal.h"
 
-#include <stdlib.h>
-
-int wsp__pace_init(wsp__pace_t *p, int npeers, wsp_shuffle_mode_t mode,
-                   double rate, double batch, double window_max, double now) {
+int wsp__pace_init(wsp__pace_t *p, wsp_shuffle_mode_t mode, double rate,
+                   double batch, double window_max, double now) {
   p->mode = mode;
   p->batch = batch;
   p->window_max = window_max;
@@ -90,16 +94,9 @@ int wsp__pace_init(wsp__pace_t *p, int npeers, wsp_shuffle_mode_t mode,
   p->round_samples = 0;
   p->tokens = batch;
   p->t_last = now;
-  p->npeers = npeers;
   p->base_min = 0;
   p->n_increase = p->n_decrease = p->n_halve = 0;
-  p->base = calloc(npeers > 0 ? (size_t)npeers : 1, sizeof *p->base);
-  return p->base ? WSP_OK : WSP_ERR_NOMEM;
-}
-
-void wsp__pace_free(wsp__pace_t *p) {
-  free(p->base);
-  p->base = NULL;
+  return WSP_OK;
 }
 
 double wsp__pace_unit(const wsp__pace_t *p) {
@@ -168,18 +165,16 @@ static void wsp__pace_decide(wsp__pace_t *p) {
   p->round_samples = 0;
 }
 
-void wsp__pace_ack(wsp__pace_t *p, int peer, double rtt, double cost,
-                   double inflight) {
-  if (!(rtt > 0) || !(cost > 0) || peer < 0 || peer >= p->npeers) return;
+void wsp__pace_ack(wsp__pace_t *p, double rtt, double cost, double inflight) {
+  if (!(rtt > 0) || !(cost > 0)) return;
   p->avg_cost = p->avg_cost > 0
                     ? p->avg_cost + (cost - p->avg_cost) / WSP__PACE_GAIN
                     : cost;
   p->srtt = p->srtt > 0 ? p->srtt + (rtt - p->srtt) / WSP__PACE_GAIN : rtt;
   if (p->mode == WSP_SHUFFLE_FIXED) return;
   double per_byte = rtt / cost;
-  if (p->base[peer] == 0 || per_byte < p->base[peer]) p->base[peer] = per_byte;
   if (p->base_min == 0 || per_byte < p->base_min) p->base_min = per_byte;
-  double base = p->base[peer] * cost;
+  double base = p->base_min * cost;
   double w = inflight > cost ? inflight : cost;
   double q = w * (1.0 - base / rtt);
   double x = rtt / (base * (1.0 + w / cost));
