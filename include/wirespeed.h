@@ -328,7 +328,7 @@ typedef struct wsp_shuffle_handlers {
 } wsp_shuffle_handlers_t;
 
 typedef enum wsp_shuffle_mode {
-  WSP_SHUFFLE_ADAPTIVE = 0, /* delay-based window control, no tuning */
+  WSP_SHUFFLE_ADAPTIVE = 0, /* paced at a rate found by AIMD, no tuning */
   WSP_SHUFFLE_FIXED = 1     /* fixed rate (cfg.rate), the hand-tuned way */
 } wsp_shuffle_mode_t;
 
@@ -343,8 +343,8 @@ typedef struct wsp_shuffle_config {
   /* Largest volume (requests plus expected responses, bytes) in flight to
    * one peer. WSP_SHUFFLE_PEER_WINDOW; default 1M. */
   size_t peer_window;
-  /* Largest volume in flight in total: the ceiling of the adaptive window
-   * and the window of fixed mode. WSP_SHUFFLE_WINDOW; default 16M. */
+  /* Largest volume (requests plus expected responses, bytes) in flight in
+   * total, whatever the pacing rate. WSP_SHUFFLE_WINDOW; default 16M. */
   size_t window;
   /* Bound on the payload bytes the engine holds on this rank, all buffers
    * together (see above). WSP_SHUFFLE_MEMORY; default 64M. */
@@ -376,10 +376,14 @@ typedef struct wsp_shuffle_stats {
   size_t mem_limit, mem_current, mem_peak;
   size_t peak_backlog, peak_inflight, peak_intake, peak_resp_out, peak_resp_in;
   size_t max_request, max_response; /* largest payloads accepted */
-  /* Pacing (network peers only): current window (bytes), its smallest and
-   * largest value so far, the smallest round-trip time per byte seen
-   * (seconds), the last smoothed round-trip time (seconds). */
-  double window, window_min, window_max, rtt_min_per_byte, srtt;
+  /* Pacing (network peers only): the rate requests and their expected
+   * responses are let into the network at (bytes/s; fixed mode: cfg.rate),
+   * its smallest and largest value so far, the smallest round-trip time per
+   * byte seen (seconds), the smoothed round-trip time of a batch (s). */
+  double rate, rate_min, rate_max, rtt_min_per_byte, srtt;
+  /* Bytes of cost (requests plus expected responses) now in flight to
+   * network peers (cfg.window caps it). */
+  double inflight;
   /* Filled by wsp_shuffle_close: sums over all ranks. */
   uint64_t global_requests_posted, global_requests_served;
 } wsp_shuffle_stats_t;

@@ -23,6 +23,8 @@ void wsp__backoff_init(wsp__backoff_t *b, const wsp_comm_t *comm) {
   b->idle = 0;
   b->sleep_us = 1;
   b->max_sleep_us = comm->cfg.poll_max_sleep_us;
+  b->spin_passes = WSP__SPIN_PASSES;
+  b->yield_passes = WSP__YIELD_PASSES - WSP__SPIN_PASSES;
 }
 
 void wsp__backoff_reset(wsp__backoff_t *b) {
@@ -35,8 +37,8 @@ void wsp__backoff_idle(wsp__backoff_t *b) {
 #ifdef WSP_SIMGRID
   if (b->max_sleep_us == 0) return;
 #else
-  if (b->idle <= WSP__SPIN_PASSES) return;
-  if (b->idle <= WSP__YIELD_PASSES || b->max_sleep_us == 0) {
+  if (b->idle <= b->spin_passes) return;
+  if (b->idle <= b->spin_passes + b->yield_passes || b->max_sleep_us == 0) {
     sched_yield();
     return;
   }

@@ -129,6 +129,10 @@ typedef struct wsp__backoff {
   unsigned idle;
   unsigned sleep_us;
   unsigned max_sleep_us;
+  /* Idle passes that spin, then that yield, before the first sleep. Init
+   * sets the library's defaults; a loop that waits on long transfers (the
+   * shuffle) lowers them. */
+  unsigned spin_passes, yield_passes;
 } wsp__backoff_t;
 
 void wsp__backoff_init(wsp__backoff_t *b, const wsp_comm_t *comm);

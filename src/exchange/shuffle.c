@@ -34,10 +34,11 @@
  * Flow control and memory (the shares are defined in shuffle_internal.h).
  * A requester keeps at most peer_req = intake/(p-1) request bytes and
  * cfg.peer_window bytes of cost unanswered per peer, and at most the
- * inflight share and the pacing window in total. A responder therefore
- * never holds more than intake bytes of received requests: that is the
- * window doing the job of credits, and why receiving everything that
- * arrives does not flood it. A responder serves the next request only while
+ * inflight share and cfg.window in total, and lets batches to network
+ * peers out at the pacing rate (shuffle_pace.c). A responder therefore
+ * never holds more than intake bytes of received requests: the per-peer
+ * window does the job of credits, and that is why receiving everything
+ * that arrives does not flood it. A responder serves the next request only while
  * its response buffers use at most half their share, so a slow requester
  * (whose chunks do not drain) stops its responders from answering it, and
  * a slow responder keeps its requesters' windows to it full, which throttles
@@ -45,8 +46,9 @@
  * share (one is always allowed); they are handed over as soon as they are
  * complete, so that share always drains. A post outside handlers waits,
  * running passes, while the backlog's memory share or its volume limit
- * (twice the pacing window: enough to keep the window full, little enough
- * that requests do not queue for seconds) is reached.
+ * (what the pacing rate lets out in WSP__BACKLOG_S: enough that pacing
+ * never runs dry, little enough that requests do not queue for seconds) is
+ * reached.
  *
  * Handlers. on_request may only reply (a request handler that posted would
  * make serving depend on the room for new requests, and the termination
@@ -102,15 +104,15 @@ enum { WSP__IN_NONE, WSP__IN_REQUEST, WSP__IN_RESPONSE };
 /* Messages probed per pass and kind, so that one busy sender cannot keep a
  * pass from serving and sending. */
 #define WSP__PROBES_PER_PASS 64
-/* Fixed mode: the backlog holds this many seconds of traffic at cfg.rate. */
-#define WSP__FIXED_BACKLOG_S 0.1
-/* The backlog's volume limit: this many pacing windows, or batches. */
-#define WSP__BACKLOG_WINDOWS 2.0
+/* The backlog's volume limit: this many seconds at the pacing rate, or
+ * this many batches. */
+#define WSP__BACKLOG_S 0.25
 #define WSP__BACKLOG_BATCHES 4.0
 
 /* A request batch this rank sends. */
 typedef struct wsp__obatch {
   struct wsp__obatch *next;
+  int dest;
   unsigned char *buf;
   size_t len, cap;
   uint32_t count;
@@ -118,7 +120,6 @@ typedef struct wsp__obatch {
   double cost;   /* requests + expected responses, fixed when sent */
   double t_open; /* first request posted */
   double t_sent;
-  double w_sent; /* cost in flight to network peers once it was sent */
   MPI_Request req;
   /* Pairing responses with requests, in order. */
   size_t cursor;
@@ -131,7 +132,7 @@ typedef struct wsp__ibatch {
   struct wsp__ibatch *next;
   unsigned char *buf;
   size_t len;
-  int owned, received;
+  int owned, received, parsed;
   MPI_Request req;
   uint64_t seq;
   uint32_t count, done;
@@ -149,7 +150,6 @@ typedef struct wsp__ichunk {
 
 typedef struct wsp__peer {
   wsp__obatch_t *open;                    /* being filled */
-  wsp__obatch_t *ready_head, *ready_tail; /* sealed, not sent */
   wsp__obatch_t *fly_head, *fly_tail;     /* sent, not fully answered */
   size_t fly_req;  /* request bytes unanswered */
   double fly_cost; /* their cost */
@@ -157,6 +157,7 @@ typedef struct wsp__peer {
   wsp__ibatch_t *in_head, *in_tail;  /* received requests, in order */
   wsp__ichunk_t *rin_head, *rin_tail; /* response chunks, in order */
   int local; /* on this node: not paced */
+  unsigned stamp; /* == the shuffle's stamp: skipped in this send pass */
 } wsp__peer_t;
 
 struct wsp_shuffle_reply {
@@ -184,7 +185,11 @@ struct wsp_shuffle {
   double resp_per_req;  /* estimate; < 0 until the first answer */
   /* Counters that let a pass skip empty scans. */
   size_t n_open, n_ready, n_fly, n_in, n_rin;
-  int rr_send, rr_serve;
+  int rr_serve;
+  /* Sealed batches not yet sent, all peers, in the order they were sealed
+   * (linked by `next`; a batch's peer is its `dest`). */
+  wsp__obatch_t *ready_head, *ready_tail;
+  unsigned stamp;
 
   /* The response chunk being built, and response chunks being sent. */
   unsigned char *chunk;
@@ -194,9 +199,17 @@ struct wsp_shuffle {
   unsigned char **obuf;
   size_t *ocap;
   size_t n_osend, cap_osend;
+  int *idx; /* MPI_Testsome's indices */
+  size_t cap_idx;
+  /* wsp__test_receives' arrays. */
+  MPI_Request *tr_req;
+  int **tr_flag;
+  int *tr_idx;
+  size_t cap_tr;
 
   wsp_shuffle_reply_t reply;
   wsp_shuffle_stats_t st;
+  double t_open; /* MPI_Wtime at open (for traces) */
   int fatal;      /* first MPI/internal error: the shuffle is unusable */
   int failed;     /* first local failure (handler, memory): reported at close */
   char fatal_msg[256], failed_msg[256];
@@ -335,20 +348,20 @@ static void wsp__seal(wsp_shuffle_t *sh, int dest) {
   }
   b->seq = pe->next_seq++;
   wsp__put_hdr(b->buf, b->seq, b->count, 0);
-  wsp__list_push(&pe->ready_head, &pe->ready_tail, b);
+  b->dest = dest;
+  wsp__list_push(&sh->ready_head, &sh->ready_tail, b);
   sh->n_ready++;
 }
 
-/* The volume (cost) the backlog may hold before a post waits: twice what
- * can be in flight (fixed mode: what the rate lets out in
- * WSP__FIXED_BACKLOG_S, at most the window), so that the window never
- * runs dry, and requests do not queue for longer than a few round trips. */
+/* The volume (cost) the backlog may hold before a post waits: what the
+ * pacing rate lets out in WSP__BACKLOG_S (at most the window), or a few
+ * batches: enough that pacing never runs dry, little enough that requests
+ * do not queue for long before they are sent. */
 static double wsp__backlog_cost_limit(const wsp_shuffle_t *sh) {
   double u = wsp__pace_unit(&sh->pace);
-  double w = wsp__pace_window(&sh->pace);
-  if (sh->cfg.mode == WSP_SHUFFLE_FIXED && sh->cfg.rate * WSP__FIXED_BACKLOG_S < w)
-    w = sh->cfg.rate * WSP__FIXED_BACKLOG_S;
-  double a = WSP__BACKLOG_WINDOWS * w, b = WSP__BACKLOG_BATCHES * u;
+  double a = wsp__pace_rate(&sh->pace) * WSP__BACKLOG_S;
+  if (a > wsp__pace_window(&sh->pace)) a = wsp__pace_window(&sh->pace);
+  double b = WSP__BACKLOG_BATCHES * u;
   return a > b ? a : b;
 }
 
@@ -414,7 +427,7 @@ static int wsp__dispatch(wsp_shuffle_t *sh, int src, const unsigned char *buf,
   if (!(flags & WSP__CHUNK_LAST)) return WSP_OK;
   if (b->answered != b->count)
     return wsp__broken(sh, "a batch's last chunk left requests unanswered");
-  /* Answered: the batch leaves the window. */
+  /* Answered: the batch leaves the windows. */
   if (src != sh->rank) {
     int mrc = MPI_Wait(&b->req, MPI_STATUS_IGNORE); /* matched: done or nearly */
     if (mrc != MPI_SUCCESS)
@@ -431,13 +444,18 @@ static int wsp__dispatch(wsp_shuffle_t *sh, int src, const unsigned char *buf,
   if (src != sh->rank && !pe->local) {
     sh->net_cost -= b->cost;
     if (sh->net_cost < 0 || sh->n_fly == 0) sh->net_cost = 0; /* rounding */
-    wsp__pace_ack(&sh->pace, now - b->t_sent, actual, b->w_sent);
-    if (sh->c.cfg.log_level >= WSP_LOG_TRACE)
+    uint64_t iv = sh->pace.n_intervals;
+    wsp__pace_ack(&sh->pace, now - b->t_sent, actual, sh->net_cost, now);
+    if (sh->pace.n_intervals != iv && sh->c.cfg.log_level >= WSP_LOG_TRACE)
       wsp__log(&sh->c, WSP_LOG_TRACE,
-               "shuffle pace: peer %d rtt %.4f s cost %.0f w %.0f base %.3g s "
-               "window %.0f",
-               src, now - b->t_sent, actual, b->w_sent,
-               sh->pace.base_min * actual, wsp__pace_window(&sh->pace));
+               "shuffle pace: t %.4f interval %llu: rate %.0f B/s, queue %.0f "
+               "B over a floor of %.0f B, %llu up, %llu down, %llu stalls%s",
+               now - sh->t_open, (unsigned long long)sh->pace.n_intervals,
+               wsp__pace_rate(&sh->pace), sh->pace.prev_q, sh->pace.floor,
+               (unsigned long long)sh->pace.n_increase,
+               (unsigned long long)sh->pace.n_decrease,
+               (unsigned long long)sh->pace.n_stall,
+               sh->pace.slow_start ? " (slow start)" : "");
   }
   double per = (double)b->resp_bytes / (double)b->count;
   sh->resp_per_req = sh->resp_per_req < 0
@@ -445,6 +463,59 @@ static int wsp__dispatch(wsp_shuffle_t *sh, int src, const unsigned char *buf,
                          : sh->resp_per_req + (per - sh->resp_per_req) / WSP__PACE_GAIN;
   free(b->buf);
   free(b);
+  return WSP_OK;
+}
+
+/* Tests every pending receive (response chunks and request batches) with
+ * one MPI_Testsome and marks the completed ones (see wsp__pass_sends for
+ * why one call). The passes then hand over what is complete, in order. */
+static int wsp__test_receives(wsp_shuffle_t *sh, int *progress) {
+  size_t n = 0;
+  if (sh->n_rin + sh->n_in == 0) return WSP_OK;
+  for (int q = 0; q < sh->p; q++) {
+    wsp__peer_t *pe = &sh->peers[q];
+    for (wsp__ichunk_t *ch = pe->rin_head; ch; ch = ch->next)
+      if (!ch->received) n++;
+    for (wsp__ibatch_t *ib = pe->in_head; ib; ib = ib->next)
+      if (!ib->received) n++;
+  }
+  if (n == 0) return WSP_OK;
+  if (sh->cap_tr < n) {
+    MPI_Request *r = realloc(sh->tr_req, n * sizeof *r);
+    if (r) sh->tr_req = r;
+    int **f = realloc(sh->tr_flag, n * sizeof *f);
+    if (f) sh->tr_flag = f;
+    int *ix = realloc(sh->tr_idx, n * sizeof *ix);
+    if (ix) sh->tr_idx = ix;
+    if (!r || !f || !ix) {
+      wsp__fail(&sh->c, WSP_ERR_NOMEM, "wsp_shuffle: out of memory");
+      return wsp__set_fatal(sh, WSP_ERR_NOMEM);
+    }
+    sh->cap_tr = n;
+  }
+  /* The requests are copied; MPI_Testsome frees the completed ones, and
+   * their originals are never used again (only `received` is). */
+  size_t k = 0;
+  for (int q = 0; q < sh->p; q++) {
+    wsp__peer_t *pe = &sh->peers[q];
+    for (wsp__ichunk_t *ch = pe->rin_head; ch; ch = ch->next)
+      if (!ch->received) {
+        sh->tr_req[k] = ch->req;
+        sh->tr_flag[k++] = &ch->received;
+      }
+    for (wsp__ibatch_t *ib = pe->in_head; ib; ib = ib->next)
+      if (!ib->received) {
+        sh->tr_req[k] = ib->req;
+        sh->tr_flag[k++] = &ib->received;
+      }
+  }
+  int out = 0;
+  int mrc = MPI_Testsome((int)k, sh->tr_req, &out, sh->tr_idx, MPI_STATUSES_IGNORE);
+  if (mrc != MPI_SUCCESS)
+    return wsp__set_fatal(sh, wsp__mpi_fail(&sh->c, mrc, "MPI_Testsome", WSP__WHERE));
+  if (out == MPI_UNDEFINED) return WSP_OK;
+  for (int i = 0; i < out; i++) *sh->tr_flag[sh->tr_idx[i]] = 1;
+  if (out > 0) *progress = 1;
   return WSP_OK;
 }
 
@@ -496,13 +567,7 @@ static int wsp__pass_responses(wsp_shuffle_t *sh, double now, int *progress) {
     wsp__peer_t *pe = &sh->peers[q];
     wsp__ichunk_t *ch;
     while ((ch = pe->rin_head) != NULL) {
-      if (!ch->received) {
-        int flag = 0;
-        WSP__MPI_GOTO(&sh->c, MPI_Test(&ch->req, &flag, MPI_STATUS_IGNORE), rc,
-                      out);
-        if (!flag) break;
-        ch->received = 1;
-      }
+      if (!ch->received) break; /* tested by wsp__test_receives */
       if ((rc = wsp__dispatch(sh, q, ch->buf, ch->len, now)) != WSP_OK)
         return rc;
       pe->rin_head = ch->next;
@@ -568,27 +633,43 @@ out:
   return rc == WSP_OK ? rc : wsp__set_fatal(sh, rc);
 }
 
-/* Step 3: response chunks whose send completed are freed. */
+/* Step 3: response chunks whose send completed are freed. One
+ * MPI_Testsome for all of them: each MPI_Test that finds its request
+ * unfinished drives the MPI's progress engine (a poll of its sockets), and
+ * with a dozen chunks out, separate tests cost a dozen polls per pass. */
 static int wsp__pass_sends(wsp_shuffle_t *sh, int *progress) {
   if (sh->n_osend == 0) return WSP_OK;
-  size_t k = 0;
-  for (size_t i = 0; i < sh->n_osend; i++) {
-    int flag = 0;
-    int mrc = MPI_Test(&sh->osend[i], &flag, MPI_STATUS_IGNORE);
-    if (mrc != MPI_SUCCESS)
-      return wsp__set_fatal(sh, wsp__mpi_fail(&sh->c, mrc, "MPI_Test", WSP__WHERE));
-    if (flag) {
-      free(sh->obuf[i]);
-      sh->m_resp_out -= sh->ocap[i];
-      *progress = 1;
-    } else {
+  if (sh->cap_idx < sh->n_osend) {
+    int *ni = realloc(sh->idx, sh->n_osend * sizeof *ni);
+    if (ni == NULL) {
+      wsp__fail(&sh->c, WSP_ERR_NOMEM, "wsp_shuffle: out of memory");
+      return wsp__set_fatal(sh, WSP_ERR_NOMEM);
+    }
+    sh->idx = ni;
+    sh->cap_idx = sh->n_osend;
+  }
+  int out = 0;
+  int mrc = MPI_Testsome((int)sh->n_osend, sh->osend, &out, sh->idx,
+                         MPI_STATUSES_IGNORE);
+  if (mrc != MPI_SUCCESS)
+    return wsp__set_fatal(sh, wsp__mpi_fail(&sh->c, mrc, "MPI_Testsome", WSP__WHERE));
+  if (out == MPI_UNDEFINED || out == 0) return WSP_OK;
+  for (int i = 0; i < out; i++) {
+    size_t j = (size_t)sh->idx[i];
+    free(sh->obuf[j]);
+    sh->obuf[j] = NULL;
+    sh->m_resp_out -= sh->ocap[j];
+  }
+  size_t k = 0; /* completed requests are MPI_REQUEST_NULL now */
+  for (size_t i = 0; i < sh->n_osend; i++)
+    if (sh->obuf[i] != NULL) {
       sh->osend[k] = sh->osend[i];
       sh->obuf[k] = sh->obuf[i];
       sh->ocap[k] = sh->ocap[i];
       k++;
     }
-  }
   sh->n_osend = k;
+  *progress = 1;
   return WSP_OK;
 }
 
@@ -665,12 +746,9 @@ static int wsp__pass_serve(wsp_shuffle_t *sh, int *progress) {
     wsp__peer_t *pe = &sh->peers[q];
     wsp__ibatch_t *ib;
     while ((ib = pe->in_head) != NULL) {
-      if (!ib->received) {
-        int flag = 0;
-        WSP__MPI_GOTO(&sh->c, MPI_Test(&ib->req, &flag, MPI_STATUS_IGNORE), rc,
-                      out);
-        if (!flag) break;
-        ib->received = 1;
+      if (!ib->received) break; /* tested by wsp__test_receives */
+      if (!ib->parsed) { /* just arrived */
+        ib->parsed = 1;
         if (ib->len < WSP__HDR_BYTES) return wsp__broken(sh, "short request batch");
         ib->seq = wsp__get64(ib->buf);
         ib->count = wsp__get32(ib->buf + 8);
@@ -742,8 +820,7 @@ static int wsp__pass_serve(wsp_shuffle_t *sh, int *progress) {
     }
   }
   sh->rr_serve = (sh->rr_serve + 1) % sh->p;
-out:
-  return rc == WSP_OK ? rc : wsp__set_fatal(sh, rc);
+  return rc;
 }
 
 /* Step 5: seal batches that waited long enough (all of them when closing;
@@ -758,80 +835,88 @@ static void wsp__pass_seal(wsp_shuffle_t *sh, double now) {
   }
 }
 
-/* Step 6: send sealed batches, one per destination per sweep, within the
- * per-peer and total bounds and the pacing controller's permission. */
+/* Step 6: send sealed batches in the order they were sealed (so, for the
+ * usual application, the order of posting), within the per-peer and total
+ * bounds and the pacing controller's permission. A batch whose peer's
+ * window is full is skipped, and so is every later batch of that peer
+ * (order per peer is kept); batches to other peers still go. Why the
+ * posting order and not a round robin over peer indices: applications
+ * that post to peers in a staggered order (rank + 1, rank + 2, ...) spread
+ * the load evenly over responders; a rotating index scrambled that, and on
+ * netlab the collisions left some responders idle and others queued. */
 static int wsp__pass_send(wsp_shuffle_t *sh, double now, int *progress) {
-  int any = 1;
-  while (sh->n_ready > 0 && any) {
-    any = 0;
-    int paced_out = 0; /* the controller said no: skip network peers */
-    for (int k = 0; k < sh->p && sh->n_ready > 0; k++) {
-      int q = (sh->rr_send + k) % sh->p;
-      wsp__peer_t *pe = &sh->peers[q];
-      wsp__obatch_t *b = pe->ready_head;
-      if (b == NULL) continue;
-      if (pe->fly_req > 0 && pe->fly_req + b->len > sh->lim.peer_req) continue;
-      if (pe->fly_cost > 0 && pe->fly_cost >= (double)sh->cfg.peer_window)
-        continue;
-      if (sh->m_inflight > 0 && sh->m_inflight + b->cap > sh->lim.inflight)
-        return WSP_OK;
-      int net = q != sh->rank && !pe->local;
-      if (net && (paced_out || !wsp__pace_may_send(&sh->pace, sh->net_cost, now))) {
-        paced_out = 1;
-        continue;
-      }
-      wsp__list_pop(&pe->ready_head, &pe->ready_tail);
-      sh->n_ready--;
-      b->t_sent = now;
-      if (q != sh->rank) {
-        int rc = wsp__isend_bytes(&sh->c, b->buf, b->len, q, WSP__TAG_REQ, 0,
-                                  &b->req);
-        if (rc != WSP_OK) {
-          /* Keep the accounting whole: the batch stays sealed. */
-          wsp__list_push(&pe->ready_head, &pe->ready_tail, b);
-          sh->n_ready++;
-          return wsp__set_fatal(sh, rc);
-        }
-      } else {
-        /* Self: served from this very buffer. */
-        wsp__ibatch_t *ib = calloc(1, sizeof *ib);
-        if (ib == NULL) {
-          wsp__list_push(&pe->ready_head, &pe->ready_tail, b);
-          sh->n_ready++;
-          wsp__fail(&sh->c, WSP_ERR_NOMEM, "wsp_shuffle: out of memory");
-          return wsp__set_fatal(sh, WSP_ERR_NOMEM);
-        }
-        ib->buf = b->buf;
-        ib->len = b->len;
-        ib->owned = 0;
-        ib->received = 1;
-        ib->seq = b->seq;
-        ib->count = b->count;
-        ib->cursor = WSP__HDR_BYTES;
-        pe->expect_seq++;
-        wsp__in_push(pe, ib);
-        sh->n_in++;
-      }
-      b->cursor = WSP__HDR_BYTES;
-      wsp__list_push(&pe->fly_head, &pe->fly_tail, b);
-      sh->n_fly++;
-      sh->m_backlog -= b->cap;
-      sh->m_inflight += b->cap;
-      sh->backlog_cost -= b->cost;
-      if (sh->n_open == 0 && sh->n_ready == 0) sh->backlog_cost = 0;
-      sh->inflight_req += b->len;
-      pe->fly_req += b->len;
-      pe->fly_cost += b->cost;
-      if (net) {
-        sh->net_cost += b->cost;
-        b->w_sent = sh->net_cost;
-        wsp__pace_sent(&sh->pace, b->cost);
-      }
-      sh->st.batches_sent++;
-      wsp__note_peaks(sh);
-      *progress = any = 1;
+  if (sh->ready_head == NULL) return WSP_OK;
+  sh->stamp++;
+  int paced_out = 0; /* the controller said no: network peers wait */
+  wsp__obatch_t *prev = NULL, *b = sh->ready_head;
+  while (b) {
+    int q = b->dest;
+    wsp__peer_t *pe = &sh->peers[q];
+    int net = q != sh->rank && !pe->local;
+    int skip = pe->stamp == sh->stamp || (net && paced_out);
+    if (!skip && ((pe->fly_req > 0 && pe->fly_req + b->len > sh->lim.peer_req) ||
+                  (pe->fly_cost > 0 && pe->fly_cost >= (double)sh->cfg.peer_window)))
+      skip = 1;
+    if (!skip && sh->m_inflight > 0 && sh->m_inflight + b->cap > sh->lim.inflight)
+      return WSP_OK; /* the inflight share: nothing else may go either */
+    if (!skip && net && !wsp__pace_may_send(&sh->pace, sh->net_cost, now))
+      skip = paced_out = 1;
+    if (skip) {
+      pe->stamp = sh->stamp; /* later batches of this peer wait too */
+      prev = b;
+      b = b->next;
+      continue;
     }
-    sh->rr_send = (sh->rr_send + 1) % sh->p;
+    wsp__obatch_t *next = b->next;
+    b->t_sent = now;
+    if (q != sh->rank) {
+      int rc = wsp__isend_bytes(&sh->c, b->buf, b->len, q, WSP__TAG_REQ, 0,
+                                &b->req);
+      if (rc != WSP_OK) return wsp__set_fatal(sh, rc); /* b stays queued */
+    } else {
+      /* Self: served from this very buffer. */
+      wsp__ibatch_t *ib = calloc(1, sizeof *ib);
+      if (ib == NULL) {
+        wsp__fail(&sh->c, WSP_ERR_NOMEM, "wsp_shuffle: out of memory");
+        return wsp__set_fatal(sh, WSP_ERR_NOMEM);
+      }
+      ib->buf = b->buf;
+      ib->len = b->len;
+      ib->owned = 0;
+      ib->received = 1;
+      ib->parsed = 1;
+      ib->seq = b->seq;
+      ib->count = b->count;
+      ib->cursor = WSP__HDR_BYTES;
+      pe->expect_seq++;
+      wsp__in_push(pe, ib);
+      sh->n_in++;
+    }
+    /* Unlink from the ready queue. */
+    if (prev)
+      prev->next = next;
+    else
+      sh->ready_head = next;
+    if (sh->ready_tail == b) sh->ready_tail = prev;
+    sh->n_ready--;
+    b->cursor = WSP__HDR_BYTES;
+    wsp__list_push(&pe->fly_head, &pe->fly_tail, b);
+    sh->n_fly++;
+    sh->m_backlog -= b->cap;
+    sh->m_inflight += b->cap;
+    sh->backlog_cost -= b->cost;
+    if (sh->n_open == 0 && sh->n_ready == 0) sh->backlog_cost = 0;
+    sh->inflight_req += b->len;
+    pe->fly_req += b->len;
+    pe->fly_cost += b->cost;
+    if (net) {
+      sh->net_cost += b->cost;
+      wsp__pace_sent(&sh->pace, b->cost);
+    }
+    sh->st.batches_sent++;
+    wsp__note_peaks(sh);
+    *progress = 1;
+    b = next;
   }
   return WSP_OK;
 }
@@ -842,6 +927,7 @@ static int wsp__pass(wsp_shuffle_t *sh, int *progress) {
   if (sh->fatal) return sh->fatal;
   double now = MPI_Wtime();
   int rc;
+  if ((rc = wsp__test_receives(sh, progress)) != WSP_OK) return rc;
   if ((rc = wsp__pass_responses(sh, now, progress)) != WSP_OK) return rc;
   if ((rc = wsp__pass_requests(sh, progress)) != WSP_OK) return rc;
   if ((rc = wsp__pass_sends(sh, progress)) != WSP_OK) return rc;
@@ -865,6 +951,18 @@ static unsigned wsp__sleep_cap(const wsp_shuffle_t *sh) {
   return base == 0 || us <= (double)base ? base : (unsigned)us;
 }
 
+/* The shuffle's back-off: two idle passes, then sleeps. The library's
+ * default (32 spinning passes and 224 yields before the first sleep) suits
+ * waits of microseconds; a shuffle waits on transfers of milliseconds, and
+ * its ranks often outnumber the cores: on netlab (16 ranks, 2 cores) the
+ * yields alone took most of the CPU the network stack needed. */
+#define WSP__SHUFFLE_SPIN 2
+static void wsp__shuffle_backoff_init(wsp_shuffle_t *sh, wsp__backoff_t *bo) {
+  wsp__backoff_init(bo, &sh->c);
+  bo->spin_passes = WSP__SHUFFLE_SPIN;
+  bo->yield_passes = 0;
+}
+
 /* A pass with the lock held, then the back-off outside it. */
 static int wsp__wait_step(wsp_shuffle_t *sh, wsp__backoff_t *bo) {
   bo->max_sleep_us = wsp__sleep_cap(sh);
@@ -885,7 +983,7 @@ static int wsp__wait_step(wsp_shuffle_t *sh, wsp__backoff_t *bo) {
 static void *wsp__progress_thread(void *arg) {
   wsp_shuffle_t *sh = arg;
   wsp__backoff_t bo;
-  wsp__backoff_init(&bo, &sh->c);
+  wsp__shuffle_backoff_init(sh, &bo);
   for (;;) {
     wsp__lock(sh);
     if (sh->thread_stop || sh->fatal) {
@@ -1033,6 +1131,7 @@ int wsp_shuffle_open(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
   sh->rank = comm->rank;
   sh->resp_per_req = -1;
   sh->reply.sh = sh;
+  sh->t_open = MPI_Wtime();
   sh->peers[sh->rank].local = 1;
 #ifndef WSP_SIMGRID
   if (c.progress_thread) {
@@ -1119,7 +1218,7 @@ int wsp_shuffle_post(wsp_shuffle_t *sh, int dest, const void *data,
   wsp__peer_t *pe = &sh->peers[dest];
   double cost = 0, t0 = 0;
   wsp__backoff_t bo;
-  wsp__backoff_init(&bo, &sh->c);
+  wsp__shuffle_backoff_init(sh, &bo);
   for (int waited = 0;; waited = 1) {
     /* Passes may have sealed the open batch or (handlers) added to it. */
     cost = (double)(WSP__ENTRY_BYTES + bytes) + wsp__est_resp(sh);
@@ -1250,11 +1349,12 @@ static void wsp__fill_stats(const wsp_shuffle_t *sh, wsp_shuffle_stats_t *s) {
   s->peak_resp_in = sh->pk_resp_in;
   s->max_request = sh->lim.max_request;
   s->max_response = sh->lim.max_response;
-  s->window = wsp__pace_window(&sh->pace);
-  s->window_min = sh->pace.mode == WSP_SHUFFLE_FIXED ? s->window : sh->pace.cwnd_lo_seen;
-  s->window_max = sh->pace.mode == WSP_SHUFFLE_FIXED ? s->window : sh->pace.cwnd_hi_seen;
-  s->rtt_min_per_byte = sh->pace.base_min;
+  s->rate = wsp__pace_rate(&sh->pace);
+  s->rate_min = sh->pace.rate_lo_seen;
+  s->rate_max = sh->pace.rate_hi_seen;
+  s->rtt_min_per_byte = sh->pace.base;
   s->srtt = sh->pace.srtt;
+  s->inflight = sh->net_cost;
 }
 
 int wsp_shuffle_stats(const wsp_shuffle_t *sh, wsp_shuffle_stats_t *stats) {
@@ -1272,8 +1372,8 @@ int wsp_shuffle_stats(const wsp_shuffle_t *sh, wsp_shuffle_stats_t *stats) {
 static void wsp__release(wsp_shuffle_t *sh) {
   for (int q = 0; q < sh->p; q++) {
     wsp__peer_t *pe = &sh->peers[q];
-    wsp__obatch_t *lists[3] = {pe->open, pe->ready_head, pe->fly_head};
-    for (int l = 0; l < 3; l++)
+    wsp__obatch_t *lists[2] = {pe->open, pe->fly_head};
+    for (int l = 0; l < 2; l++)
       for (wsp__obatch_t *b = lists[l], *n; b; b = n) {
         n = b->next;
         free(b->buf);
@@ -1291,10 +1391,26 @@ static void wsp__release(wsp_shuffle_t *sh) {
     }
     memset(pe, 0, sizeof *pe);
   }
+  for (wsp__obatch_t *b = sh->ready_head, *n; b; b = n) {
+    n = b->next;
+    free(b->buf);
+    free(b);
+  }
+  sh->ready_head = sh->ready_tail = NULL;
   for (size_t i = 0; i < sh->n_osend; i++) free(sh->obuf[i]);
   free(sh->osend);
   free(sh->obuf);
   free(sh->ocap);
+  free(sh->idx);
+  sh->idx = NULL;
+  sh->cap_idx = 0;
+  free(sh->tr_req);
+  free(sh->tr_flag);
+  free(sh->tr_idx);
+  sh->tr_req = NULL;
+  sh->tr_flag = NULL;
+  sh->tr_idx = NULL;
+  sh->cap_tr = 0;
   free(sh->chunk);
   sh->osend = NULL;
   sh->obuf = NULL;
@@ -1336,7 +1452,7 @@ int wsp_shuffle_close(wsp_shuffle_t *sh, wsp_shuffle_stats_t *stats) {
   sh->state = WSP__ST_CLOSING;
   int rc = WSP_OK;
   wsp__backoff_t bo;
-  wsp__backoff_init(&bo, &sh->c);
+  wsp__shuffle_backoff_init(sh, &bo);
 
   /* 1. Everything of this rank's own answered and handled. */
   while (rc == WSP_OK && !sh->fatal &&

@@ -73,55 +73,83 @@ int wsp__shuffle_limits(size_t mem, int p, size_t batch_bytes,
  * chunks grow this way; the accounting counts capacity. */
 size_t wsp__grow_cap(size_t cap, size_t need, size_t max);
 
+/* Constants of the adaptive controller (shuffle_pace.c). */
+#define WSP__PACE_HISTORY 8      /* intervals of delivered rate kept */
+#define WSP__PACE_MIN_ACKS 8     /* answers per interval at least ... */
+#define WSP__PACE_MIN_IV 0.2     /* ... and seconds at least ... */
+#define WSP__PACE_MIN_IV_RTTS 2  /* ... and unloaded round trips at least */
+#define WSP__PACE_D_GAIN 4.0     /* 1/weight of an interval in smoothed D */
+#define WSP__PACE_STALL_RTTS 16  /* no answers for this long: a stall */
+#define WSP__PACE_STALL_MIN 2.0  /* (at least this many seconds) */
+#define WSP__PACE_GROW 2.0       /* standing queue > floor + this many batches */
+#define WSP__PACE_LEVEL 12.0     /* ... or > this many batches at all */
+#define WSP__PACE_MD 0.85        /* decrease to this x delivered */
+#define WSP__PACE_AI 0.05        /* probe: +this fraction, then +2x, 3x, ... */
+#define WSP__PACE_AI_MAX 0.25    /* ... up to this fraction per interval */
+#define WSP__PACE_DRAIN 0.5      /* still draining: q fell by > this */
+#define WSP__PACE_HOLD_MAX 4     /* intervals of holding at most */
+#define WSP__PACE_DRAIN_IV 4.0   /* drain the excess within this many intervals */
+#define WSP__PACE_WIN_GAIN 2.0   /* paced: in flight <= this x rate x srtt */
+#define WSP__PACE_WIN_MIN 4.0    /* ... or this many batches */
+#define WSP__PACE_START_S 0.01   /* rate before the first measurement */
+#define WSP__PACE_FLOOR_S 10.0   /* slowest rate: one batch per this */
+#define WSP__PACE_CAP 2.0        /* rate <= this x recent delivered rate */
+#define WSP__PACE_GAIN 8.0       /* 1/weight of the moving averages */
+
 /* ---- pacing controller (shuffle_pace.c) ----
- * Decides whether one more batch may enter the network. Adaptive mode is a
- * delay-based window (see shuffle_pace.c for the state machine and why it
- * settles near the bottleneck); fixed mode is a token bucket at cfg.rate.
- * Costs are bytes of requests plus (expected) responses of a batch. */
+ * Decides whether one more batch may enter the network. Both modes pace
+ * with a token bucket: fixed mode at cfg.rate, adaptive mode at a rate it
+ * adjusts by AIMD on the trend of the standing queue (see shuffle_pace.c
+ * for the rule and why the trend, not the level). cfg.window caps the
+ * volume in flight in both. Costs are bytes of requests plus (expected)
+ * responses of a batch. */
 typedef struct wsp__pace {
   wsp_shuffle_mode_t mode;
   double batch;      /* cfg.batch_bytes */
   double window_max; /* cfg.window */
-  double rate;       /* fixed mode: bytes/s */
-  double cwnd;       /* adaptive: the window (bytes of cost) */
-  double cwnd_lo_seen, cwnd_hi_seen;
+  double rate;       /* bytes/s: cfg.rate (fixed) or the adaptive rate */
+  double cwnd;       /* adaptive slow start: the window (bytes of cost) */
+  double good;       /* delivered rate before the last decrease */
+  double dsmooth;    /* delivered rate, smoothed over intervals */
+  int probe;         /* intervals of probing since the last decrease */
+  double rate_lo_seen, rate_hi_seen;
   int slow_start;
   double avg_cost; /* smoothed cost of an answered batch; 0 before any */
   double srtt;     /* smoothed round-trip time of a batch (s) */
-  /* The current round: one window's worth of answered cost. */
-  double round_target, round_acked, round_qmin, round_xmin;
-  double round_w; /* the in-flight volume of the round's best sample */
-  int round_samples;
-  /* Fixed mode: the token bucket. */
+  double base;     /* smallest round-trip time per byte of cost (s/byte) */
+  /* The current interval (adaptive): start, answered cost and answers,
+   * smallest rtt per byte of cost in it. */
+  double iv_start, iv_acked, iv_smin;
+  int iv_acks;
+  /* The previous intervals: standing queue (bytes), whether it is known,
+   * recent delivered rates (a ring), and a hold after a decrease. */
+  double prev_q, floor;
+  int have_prev_q, have_floor, hold;
+  double delivered[WSP__PACE_HISTORY];
+  int ndelivered;
+  /* The token bucket. */
   double tokens, t_last;
-  /* Smallest round-trip time per byte of cost seen (s/byte; 0 = none). */
-  double base_min;
-  uint64_t n_increase, n_decrease, n_halve;
+  uint64_t n_increase, n_decrease, n_stall, n_intervals;
 } wsp__pace_t;
-
-/* Thresholds of the adaptive controller, in units of one batch's cost (the
- * larger of cfg.batch_bytes and the smoothed cost of answered batches). */
-#define WSP__PACE_ALPHA 0.5   /* queued below this: grow */
-#define WSP__PACE_BETA 1.5    /* queued above this: shrink by one step */
-#define WSP__PACE_SEVERE 2.0  /* rtt > this x what our window explains: halve */
-#define WSP__PACE_STEP 0.5    /* additive step */
-#define WSP__PACE_TARGET 1.0  /* queue aimed at after a decrease */
-#define WSP__PACE_GAIN 8.0    /* 1/weight of the moving averages */
 
 int wsp__pace_init(wsp__pace_t *p, wsp_shuffle_mode_t mode, double rate,
                    double batch, double window_max, double now);
-/* The window in force (adaptive: cwnd; fixed: window_max). */
+/* The pacing rate in force (bytes of cost per second). */
+double wsp__pace_rate(const wsp__pace_t *p);
+/* The cap on the volume in flight (cfg.window). */
 double wsp__pace_window(const wsp__pace_t *p);
-/* The unit of the thresholds: max(batch, smoothed batch cost). */
+/* One batch's cost: max(batch, smoothed cost of answered batches). */
 double wsp__pace_unit(const wsp__pace_t *p);
 /* 1 if a batch may be sent now with `inflight` bytes of cost in flight to
- * network peers. Updates the token bucket's clock. */
+ * network peers. Advances the token bucket and, in adaptive mode, ends an
+ * interval that has lasted too long without answers. */
 int wsp__pace_may_send(wsp__pace_t *p, double inflight, double now);
 /* A batch of (expected) `cost` was sent. */
 void wsp__pace_sent(wsp__pace_t *p, double cost);
 /* A batch of actual cost `cost` to a network peer was answered `rtt`
- * seconds after it was sent, when `inflight` bytes of cost (itself
- * included) were in flight to network peers. */
-void wsp__pace_ack(wsp__pace_t *p, double rtt, double cost, double inflight);
+ * seconds after it was sent; `inflight` is what is still in flight (it
+ * excluded), `now` the time of the answer. */
+void wsp__pace_ack(wsp__pace_t *p, double rtt, double cost, double inflight,
+                   double now);
 
 #endif

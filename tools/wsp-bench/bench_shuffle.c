@@ -49,19 +49,28 @@
  * process's peak resident set (VmHWM, reset before each strategy through
  * /proc/self/clear_refs where Linux allows it, else the peak so far).
  *
- * Waiting never spins: every loop that polls backs off (spin, yield, then
- * sleeps doubling up to 1 ms) after a pass that found nothing to do, the
- * same policy for the baselines as for the engine, so that 16 ranks on two
- * cores leave the CPU to the network stack.
+ * The engine's shuffle is opened before the clock starts, as the baselines
+ * duplicate their communicator before it; its open time is in the JSON
+ * (open_s).
+ *
+ * CPU: the seconds of user plus system time each rank used during the
+ * strategy (its run and drain), as a fraction of the run's wall time, summed
+ * over ranks: 2.0 would be both cores of the testbed machine.
+ *
+ * Waiting never spins: every loop that polls backs off after a pass that
+ * found nothing to do (two more passes, then sleeps doubling from 1 us up
+ * to 1 ms), the policy of the engine, so that 16 ranks on two cores leave
+ * the CPU to the network stack and no strategy wins or loses by its way of
+ * waiting.
  */
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -75,8 +84,7 @@ enum { TAG_REQ = 11, TAG_RESP = 12 };
 #define MAX_DURATION 86400.0
 #define WINDOW_5S 5
 #define PROBES_PER_PASS 64
-#define BACKOFF_SPIN 32
-#define BACKOFF_YIELD 256
+#define BACKOFF_SPIN 2
 #define BACKOFF_MAX_US 1000u
 
 typedef struct opts {
@@ -133,10 +141,6 @@ static void bo_reset(bo_t *b) {
 
 static void bo_idle(bo_t *b) {
   if (++b->idle <= BACKOFF_SPIN) return;
-  if (b->idle <= BACKOFF_YIELD) {
-    sched_yield();
-    return;
-  }
   struct timespec ts = {0, (long)b->us * 1000L};
   nanosleep(&ts, NULL);
   if (b->us < BACKOFF_MAX_US) b->us = b->us * 2 > BACKOFF_MAX_US ? BACKOFF_MAX_US : b->us * 2;
@@ -168,7 +172,8 @@ typedef struct run {
   double t0, t_end;
   int nsec;
   double *bytes;  /* per second: counted response payload */
-  double *window; /* per second: the engine's window (bytes), else -1 */
+  double *window; /* per second: the engine's pacing rate (B/s), else -1 */
+  double *inflight; /* per second: the engine's volume in flight, else -1 */
   uint64_t requests, responses, bad;
   wsp_shuffle_stats_t st;
   int have_st;
@@ -465,7 +470,10 @@ static int on_response(void *user, int dst, const void *req, size_t n,
   return 0;
 }
 
-static void run_engine(run_t *r, wsp_comm_t *comm, int fixed, double rate) {
+/* Opens the engine's shuffle (collective; before the clock starts, as the
+ * baselines duplicate their communicator before it). */
+static wsp_shuffle_t *open_engine(run_t *r, wsp_comm_t *comm, int fixed,
+                                  double rate) {
   wsp_shuffle_config_t cfg;
   wsp_shuffle_config_init(&cfg);
   if (wsp_shuffle_config_from_env(&cfg) != WSP_OK) die(r->rank, wsp_last_error());
@@ -480,6 +488,10 @@ static void run_engine(run_t *r, wsp_comm_t *comm, int fixed, double rate) {
   const wsp_shuffle_handlers_t h = {on_request, on_response};
   wsp_shuffle_t *sh = NULL;
   if (wsp_shuffle_open(comm, &cfg, &h, r, &sh) != WSP_OK) die(r->rank, wsp_last_error());
+  return sh;
+}
+
+static void run_engine(run_t *r, wsp_shuffle_t *sh) {
   int cursor = (int)((r->rank + r->o->seed) % r->size);
   int sec = 0;
   double now;
@@ -487,7 +499,8 @@ static void run_engine(run_t *r, wsp_comm_t *comm, int fixed, double rate) {
     while (sec < r->nsec && now - r->t0 >= sec) {
       wsp_shuffle_stats_t st;
       wsp_shuffle_stats(sh, &st);
-      r->window[sec++] = st.window;
+      r->window[sec] = st.rate;
+      r->inflight[sec++] = st.inflight;
     }
     if (r->size == 1) break;
     if (wsp_shuffle_post(sh, next_peer(r, &cursor), r->req_buf, r->o->req) != WSP_OK)
@@ -497,6 +510,13 @@ static void run_engine(run_t *r, wsp_comm_t *comm, int fixed, double rate) {
   if (wsp_shuffle_close(sh, &r->st) != WSP_OK) die(r->rank, wsp_last_error());
   r->have_st = 1;
   wsp_shuffle_free(&sh);
+}
+
+static double cpu_seconds(void) {
+  struct rusage u;
+  if (getrusage(RUSAGE_SELF, &u) != 0) return 0;
+  return (double)u.ru_utime.tv_sec + 1e-6 * (double)u.ru_utime.tv_usec +
+         (double)u.ru_stime.tv_sec + 1e-6 * (double)u.ru_stime.tv_usec;
 }
 
 /* ---- memory ---- */
@@ -698,13 +718,15 @@ int wsp_bench_shuffle(int argc, char **argv, int rank, int size,
 
   double *bytes = calloc((size_t)nsec, sizeof *bytes);
   double *window = malloc((size_t)nsec * sizeof *window);
+  double *inflight = malloc((size_t)nsec * sizeof *inflight);
+  double *iall = rank == 0 ? malloc((size_t)size * nsec * sizeof *iall) : NULL;
   double *all = rank == 0 ? malloc((size_t)size * nsec * sizeof *all) : NULL;
   double *wall = rank == 0 ? malloc((size_t)size * nsec * sizeof *wall) : NULL;
   double *hostsum = rank == 0 ? malloc((size_t)nhosts * nsec * sizeof *hostsum) : NULL;
   long *hwm = rank == 0 ? malloc((size_t)size * sizeof *hwm) : NULL;
   char *req_buf = malloc(o.req), *resp_buf = malloc(resp ? resp : 1);
-  if (!bytes || !window || !req_buf || !resp_buf ||
-      (rank == 0 && (!all || !wall || !hostsum || !hwm)))
+  if (!bytes || !window || !inflight || !req_buf || !resp_buf ||
+      (rank == 0 && (!all || !wall || !iall || !hostsum || !hwm)))
     die(rank, "out of memory");
   memset(req_buf, 0, o.req);
   for (size_t i = 0; i < resp; i++) resp_buf[i] = (char)(i * 131 + 7);
@@ -716,23 +738,33 @@ int wsp_bench_shuffle(int argc, char **argv, int rank, int size,
     run_t r = {.o = &o, .rank = rank, .size = size, .nhosts = nhosts,
                .myhost = host[rank], .host_ranks = host_ranks, .host = host,
                .resp = resp, .nsec = nsec, .bytes = bytes, .window = window,
+               .inflight = inflight,
                .req_buf = req_buf, .resp_buf = resp_buf};
     memset(bytes, 0, (size_t)nsec * sizeof *bytes);
-    for (int i = 0; i < nsec; i++) window[i] = -1;
+    for (int i = 0; i < nsec; i++) window[i] = inflight[i] = -1;
     if (MPI_Comm_dup(MPI_COMM_WORLD, &r.comm) != MPI_SUCCESS) die(rank, "MPI_Comm_dup");
     hwm_reset();
     double rate_rank = o.rate / (double)host_ranks;
+    double t_open = MPI_Wtime();
+    wsp_shuffle_t *sh = sgy == ADAPTIVE || sgy == FIXED
+                            ? open_engine(&r, comm, sgy == FIXED, rate_rank)
+                            : NULL;
+    t_open = MPI_Wtime() - t_open;
     MPI_Barrier(MPI_COMM_WORLD);
+    double cpu0 = cpu_seconds();
     r.t0 = MPI_Wtime();
     r.t_end = r.t0 + o.duration;
     switch (sgy) {
       case S1: run_s1(&r); break;
       case S2: run_servers(&r, 0); break;
       case S3: run_servers(&r, rate_rank); break;
-      case ADAPTIVE: run_engine(&r, comm, 0, 0); break;
-      case FIXED: run_engine(&r, comm, 1, rate_rank); break;
+      case ADAPTIVE:
+      case FIXED: run_engine(&r, sh); break;
     }
     double t_done = MPI_Wtime() - r.t0;
+    double cpu = cpu_seconds() - cpu0, cpu_sum = 0, open_max = 0;
+    MPI_Reduce(&cpu, &cpu_sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&t_open, &open_max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Comm_free(&r.comm);
     long myhwm = hwm_kib();
     unsigned long long mine[4] = {r.requests, r.responses, r.bad, 0}, tot[4];
@@ -744,6 +776,7 @@ int wsp_bench_shuffle(int argc, char **argv, int rank, int size,
     MPI_Reduce(&t_done, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Gather(bytes, nsec, MPI_DOUBLE, all, nsec, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     MPI_Gather(window, nsec, MPI_DOUBLE, wall, nsec, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    MPI_Gather(inflight, nsec, MPI_DOUBLE, iall, nsec, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     MPI_Gather(&myhwm, 1, MPI_LONG, hwm, 1, MPI_LONG, 0, MPI_COMM_WORLD);
     if (rank != 0) continue;
     bad_total += tot[2];
@@ -807,6 +840,10 @@ int wsp_bench_shuffle(int argc, char **argv, int rank, int size,
     json_object_set_new(sj, "resp_bytes", json_integer((json_int_t)resp));
     json_object_set_new(sj, "duration_s", json_real(o.duration));
     json_object_set_new(sj, "finished_s", json_real(tmax));
+    json_object_set_new(sj, "open_s",
+                        sgy >= ADAPTIVE ? json_real(open_max) : json_null());
+    json_object_set_new(sj, "cpu_s_sum", json_real(cpu_sum));
+    json_object_set_new(sj, "cpu_cores", json_real(tmax > 0 ? cpu_sum / tmax : 0));
     json_object_set_new(sj, "link_Bps", B > 0 ? json_real(B) : json_null());
     json_object_set_new(sj, "rate_Bps",
                         sgy == S3 || sgy == FIXED ? json_real(o.rate) : json_null());
@@ -841,13 +878,14 @@ int wsp_bench_shuffle(int argc, char **argv, int rank, int size,
     json_line(files, sj);
     for (int t = 0; t < nsec && (files[0] || files[1]); t++) {
       json_t *j = json_object();
-      double hv[4096], rv[4096], wsum = 0;
+      double hv[4096], rv[4096], wsum = 0, isum = 0;
       int nw = 0;
       for (int h = 0; h < nhosts && h < 4096; h++) hv[h] = hostsum[h * nsec + t];
       for (int q = 0; q < size && q < 4096; q++) {
         rv[q] = all[q * nsec + t];
         if (wall[q * nsec + t] >= 0) {
           wsum += wall[q * nsec + t];
+          isum += iall[q * nsec + t];
           nw++;
         }
       }
@@ -861,7 +899,8 @@ int wsp_bench_shuffle(int argc, char **argv, int rank, int size,
       json_object_set_new(j, "link_Bps", B > 0 ? json_real(B) : json_null());
       json_object_set_new(j, "goodput_host_Bps", json_doubles(hv, nhosts < 4096 ? nhosts : 4096));
       json_object_set_new(j, "goodput_rank_Bps", json_doubles(rv, size < 4096 ? size : 4096));
-      json_object_set_new(j, "window_mean_bytes", nw ? json_real(wsum / nw) : json_null());
+      json_object_set_new(j, "rate_mean_Bps", nw ? json_real(wsum / nw) : json_null());
+      json_object_set_new(j, "inflight_mean_bytes", nw ? json_real(isum / nw) : json_null());
       json_line(files, j);
     }
     free(hmean);
@@ -872,11 +911,12 @@ int wsp_bench_shuffle(int argc, char **argv, int rank, int size,
     printf("\n# summary: goodput per host (mean over hosts and seconds)%s; "
            "min5/mean = worst host's lowest 5-s window / its mean; engine "
            "memory = peak of the engine's own accounting, max over ranks; "
-           "VmHWM = peak resident set, max over ranks\n",
+           "VmHWM = peak resident set, max over ranks; cores = CPU seconds of "
+           "all ranks / wall seconds\n",
            B > 0 ? ", frac = / B" : "");
-    printf("%-9s %10s %8s %10s %9s %12s %10s %12s\n", "strategy", "Mbit/s",
+    printf("%-9s %10s %8s %10s %9s %12s %10s %12s %6s\n", "strategy", "Mbit/s",
            B > 0 ? "frac" : "-", B > 0 ? "min-host" : "-", "min5/mean",
-           "engine-KiB", "VmHWM-MiB", "requests");
+           "engine-KiB", "VmHWM-MiB", "requests", "cores");
     size_t n = json_array_size(summaries);
     for (size_t i = 0; i < n; i++) {
       json_t *s = json_array_get(summaries, i);
@@ -894,9 +934,10 @@ int wsp_bench_shuffle(int argc, char **argv, int rank, int size,
         printf(" %12.1f", (double)json_integer_value(e) / 1024.0);
       else
         printf(" %12s", "-");
-      printf(" %10.1f %12lld\n",
+      printf(" %10.1f %12lld %6.2f\n",
              (double)json_integer_value(json_object_get(s, "vmhwm_kib_max")) / 1024.0,
-             (long long)json_integer_value(json_object_get(s, "requests")));
+             (long long)json_integer_value(json_object_get(s, "requests")),
+             json_real_value(json_object_get(s, "cpu_cores")));
     }
     if (bad_total)
       fprintf(stderr, "error: %llu responses had the wrong size\n",
@@ -909,6 +950,8 @@ int wsp_bench_shuffle(int argc, char **argv, int rank, int size,
     if (files[i]) fclose(files[i]);
   free(bytes);
   free(window);
+  free(inflight);
+  free(iall);
   free(all);
   free(wall);
   free(hostsum);
