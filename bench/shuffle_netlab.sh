@@ -8,7 +8,12 @@
 # Environment: WSP_STRATEGIES (s1,s2,s3,adaptive), WSP_MPIS (openmpi),
 # WSP_S3_RATE (s3's --rate; default B), WSP_LAB_NAME (shuf), WSP_REQ_SIZE
 # (1K), WSP_FOLD (100), WSP_CALIBRATE (1: netlab calibrate ring,a2a first, to
-# show that the CPU is not the limit), WSP_BENCH_ARGS (more options).
+# show that the CPU is not the limit), WSP_BENCH_ARGS (more options),
+# WSP_OMPI_MCA ("btl_tcp_links 2": Open MPI MCA settings for every strategy,
+# as name value pairs; empty for Open MPI's defaults). Why two TCP links:
+# with one connection per pair, Open MPI gets about half of B in each
+# direction when both directions are busy (LAB-FACTS; 0.47 B for every
+# strategy on 2 hosts here), and in an all-pairs exchange they are.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/results}
@@ -34,10 +39,17 @@ for m in $mpis; do
   echo "== $label"
   s3=()
   [ -n "${WSP_S3_RATE:-}" ] && s3=(--rate "$WSP_S3_RATE")
+  mca=()
+  if [ "$m" = openmpi ]; then
+    set -- ${WSP_OMPI_MCA-btl_tcp_links 2}
+    while [ $# -ge 2 ]; do mca+=(--mpi-arg=--mca --mpi-arg="$1" --mpi-arg="$2"); shift 2; done
+    mcadesc=$(printf '%s' "${WSP_OMPI_MCA-btl_tcp_links 2}" | tr ' ' '=')
+    label="$label${mcadesc:+-$mcadesc}"
+  fi
   # MPICH 4.0.2 + UCX tcp can hang in MPI_Finalize after the results are
   # written (docs/netlab.md): the timeout ends such a job, and its exit code
   # 124 is not an error here.
-  "$root/lab/netlab" run --name "$name" --mpi "$m" --ppn "$ppn" \
+  "$root/lab/netlab" run --name "$name" --mpi "$m" --ppn "$ppn" "${mca[@]}" \
     --timeout $(( duration * 8 + 600 )) -- \
     "$root/build/$m/tools/wsp-bench" shuffle \
     --strategies "${WSP_STRATEGIES:-s1,s2,s3,adaptive}" \

@@ -1047,10 +1047,12 @@ int wsp_shuffle_open(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
 #endif
   }
   wsp_shuffle_t *sh = NULL;
+  unsigned long long *hosts = NULL; /* processor-name hash of every rank */
   if (local_rc == WSP_OK) {
     sh = calloc(1, sizeof *sh);
     if (sh) sh->peers = calloc((size_t)comm->size, sizeof *sh->peers);
-    if (sh == NULL || sh->peers == NULL ||
+    hosts = malloc((size_t)comm->size * sizeof *hosts);
+    if (sh == NULL || sh->peers == NULL || hosts == NULL ||
         wsp__pace_init(&sh->pace, c.mode, c.rate, (double)c.batch_bytes,
                        (double)c.window, MPI_Wtime()) != WSP_OK) {
       local_rc = wsp__fail(comm, WSP_ERR_NOMEM, "%s: out of memory", fn);
@@ -1059,6 +1061,8 @@ int wsp_shuffle_open(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
         free(sh);
         sh = NULL;
       }
+      free(hosts);
+      hosts = NULL;
     }
   }
   if (local_rc != WSP_OK) snprintf(local_msg, sizeof local_msg, "%s", wsp_last_error());
@@ -1066,38 +1070,11 @@ int wsp_shuffle_open(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
   /* Collective: the shuffle's own communicator, who shares a node, and
    * the agreement on configuration and local failures. */
   int rc = WSP_OK;
-  MPI_Comm dup = MPI_COMM_NULL, node = MPI_COMM_NULL;
+  MPI_Comm dup = MPI_COMM_NULL;
   WSP__MPI_GOTO(comm, MPI_Comm_dup(comm->mpi, &dup), rc, fail);
   WSP__MPI_GOTO(comm, MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN), rc, fail);
   {
-    /* Ranks on this node talk through shared memory, not the network:
-     * they are not paced. Where the MPI cannot tell, every peer counts as
-     * a network peer (always safe). */
-    int nrc = MPI_Comm_split_type(dup, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    if (nrc == MPI_SUCCESS && node != MPI_COMM_NULL && sh) {
-      MPI_Group wg, ng;
-      int nn = 0;
-      if (MPI_Comm_group(dup, &wg) == MPI_SUCCESS) {
-        if (MPI_Comm_group(node, &ng) == MPI_SUCCESS) {
-          if (MPI_Group_size(ng, &nn) == MPI_SUCCESS && nn > 0) {
-            int *a = malloc((size_t)nn * sizeof *a), *b = malloc((size_t)nn * sizeof *b);
-            if (a && b) {
-              for (int i = 0; i < nn; i++) a[i] = i;
-              if (MPI_Group_translate_ranks(ng, nn, a, wg, b) == MPI_SUCCESS)
-                for (int i = 0; i < nn; i++)
-                  if (b[i] >= 0 && b[i] < comm->size) sh->peers[b[i]].local = 1;
-            }
-            free(a);
-            free(b);
-          }
-          MPI_Group_free(&ng);
-        }
-        MPI_Group_free(&wg);
-      }
-    }
-    if (node != MPI_COMM_NULL) MPI_Comm_free(&node);
-  }
-  {
+    /* Agreement: every fingerprint equal, nobody failed locally. */
     uint64_t fp = wsp__shuffle_config_fingerprint(&c);
     unsigned long long v[3] = {fp, ~fp, local_rc != WSP_OK}, r[3];
     WSP__MPI_GOTO(comm, MPI_Allreduce(v, r, 3, MPI_UNSIGNED_LONG_LONG, MPI_MAX, dup),
@@ -1119,6 +1096,26 @@ int wsp_shuffle_open(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
                      fn);
       goto fail;
     }
+  }
+  {
+    /* Who shares this node: ranks there talk through shared memory, not
+     * the network, and are not paced. A node is a processor name
+     * (MPI_Get_processor_name names the host; each netlab namespace has its
+     * own). An allgather of name hashes, not MPI_Comm_split_type: building
+     * a communicator costs another agreement on context ids, and on the
+     * loaded 16-host lab open took about a second. */
+    uint64_t host = 1469598103934665603ULL;
+    char name[MPI_MAX_PROCESSOR_NAME + 1];
+    int len = 0;
+    if (MPI_Get_processor_name(name, &len) == MPI_SUCCESS)
+      for (int i = 0; i < len; i++)
+        host = (host ^ (unsigned char)name[i]) * 1099511628211ULL;
+    unsigned long long mine = host;
+    WSP__MPI_GOTO(comm, MPI_Allgather(&mine, 1, MPI_UNSIGNED_LONG_LONG, hosts, 1,
+                                      MPI_UNSIGNED_LONG_LONG, dup),
+                  rc, fail);
+    for (int q = 0; q < comm->size; q++)
+      if (hosts[q] == host) sh->peers[q].local = 1;
   }
   sh->c = *comm;
   sh->c.mpi = dup;
@@ -1164,10 +1161,12 @@ int wsp_shuffle_open(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
            sh->p, lim.mem, lim.backlog, lim.inflight, lim.intake, lim.resp_out,
            lim.resp_in, lim.peer_req, lim.max_request, lim.max_response,
            lim.chunk, c.mode == WSP_SHUFFLE_FIXED ? "fixed" : "adaptive");
+  free(hosts);
   *out = sh;
   return WSP_OK;
 
 fail:
+  free(hosts);
   if (dup != MPI_COMM_NULL) MPI_Comm_free(&dup);
   if (sh) {
     free(sh->peers);

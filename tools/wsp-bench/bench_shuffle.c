@@ -47,7 +47,11 @@
  * Memory per rank: the engine's own accounting (peak of every buffer it
  * held; 0 for the baselines, whose buffers are the benchmark's) and the
  * process's peak resident set (VmHWM, reset before each strategy through
- * /proc/self/clear_refs where Linux allows it, else the peak so far).
+ * /proc/self/clear_refs where Linux allows it, else the peak so far). A
+ * reset sets the peak to the current resident set, which after s2 or s3
+ * would still hold their freed buffers (glibc keeps freed heap), so the heap
+ * is trimmed first (malloc_trim) and the resident set at the reset is
+ * reported too (vmrss_kib_at_start).
  *
  * The engine's shuffle is opened before the clock starts, as the baselines
  * duplicate their communicator before it; its open time is in the JSON
@@ -72,6 +76,9 @@
 #include <time.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "bench.h"
 #include "opts.h"
@@ -102,7 +109,8 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: mpirun -np N wsp-bench shuffle [options]\n\n"
           "  --strategies LIST  among s1,s2,s3,adaptive,fixed (default\n"
-          "                     s1,s2,s3,adaptive); run one after the other\n"
+          "                     s1,s2,s3,adaptive; s3 only with a rate); run\n"
+          "                     one after the other\n"
           "  --req-size SIZE    request payload (default 1K; at least 1)\n"
           "  --fold N           response = N x request (default 100)\n"
           "  --duration SEC     seconds per strategy (default 10)\n"
@@ -528,12 +536,14 @@ static void hwm_reset(void) {
   }
 }
 
-static long hwm_kib(void) {
+/* A field of /proc/self/status in KiB ("VmHWM:", "VmRSS:"); -1 if none. */
+static long status_kib(const char *field) {
   FILE *f = fopen("/proc/self/status", "r");
   long kib = -1;
   char line[256];
+  size_t n = strlen(field);
   while (f && fgets(line, sizeof line, f))
-    if (strncmp(line, "VmHWM:", 6) == 0) kib = strtol(line + 6, NULL, 10);
+    if (strncmp(line, field, n) == 0) kib = strtol(line + n, NULL, 10);
   if (f) fclose(f);
   return kib;
 }
@@ -587,6 +597,7 @@ int wsp_bench_shuffle(int argc, char **argv, int rank, int size,
               .fold = 100, .duration = 10, .rate = 0, .link = 0,
               .s2_window = 32, .seed = 1, .label = ""};
   memset(post, 0, sizeof *post);
+  int explicit_strategies = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -606,8 +617,10 @@ int wsp_bench_shuffle(int argc, char **argv, int rank, int size,
       return 2;
     }
     i++;
-    if (!strcmp(a, "--strategies"))
+    if (!strcmp(a, "--strategies")) {
       bad = parse_strategies(a, v, &o, rank);
+      explicit_strategies = 1;
+    }
     else if (!strcmp(a, "--req-size"))
       bad = wsp_opt_size(a, v, &o.req) || o.req == 0 || o.req > (1u << 20);
     else if (!strcmp(a, "--fold"))
@@ -646,6 +659,15 @@ int wsp_bench_shuffle(int argc, char **argv, int rank, int size,
     return 2;
   }
   if (!(o.rate > 0)) o.rate = o.link;
+  if (!(o.rate > 0) && !explicit_strategies) { /* the default list: no s3 */
+    int k = 0;
+    for (int i = 0; i < o.nstrat; i++)
+      if (o.strat[i] != S3) o.strat[k++] = o.strat[i];
+    o.nstrat = k;
+    if (rank == 0)
+      printf("# s3 left out: it needs --rate or --link-rate (G-thinker's rule "
+             "paces at a chosen rate)\n");
+  }
   for (int i = 0; i < o.nstrat; i++)
     if ((o.strat[i] == S3 || o.strat[i] == FIXED) && !(o.rate > 0)) {
       if (rank == 0)
@@ -743,7 +765,11 @@ int wsp_bench_shuffle(int argc, char **argv, int rank, int size,
     memset(bytes, 0, (size_t)nsec * sizeof *bytes);
     for (int i = 0; i < nsec; i++) window[i] = inflight[i] = -1;
     if (MPI_Comm_dup(MPI_COMM_WORLD, &r.comm) != MPI_SUCCESS) die(rank, "MPI_Comm_dup");
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
     hwm_reset();
+    long rss0 = status_kib("VmRSS:");
     double rate_rank = o.rate / (double)host_ranks;
     double t_open = MPI_Wtime();
     wsp_shuffle_t *sh = sgy == ADAPTIVE || sgy == FIXED
@@ -766,7 +792,7 @@ int wsp_bench_shuffle(int argc, char **argv, int rank, int size,
     MPI_Reduce(&cpu, &cpu_sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Reduce(&t_open, &open_max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Comm_free(&r.comm);
-    long myhwm = hwm_kib();
+    long myhwm = status_kib("VmHWM:");
     unsigned long long mine[4] = {r.requests, r.responses, r.bad, 0}, tot[4];
     MPI_Reduce(mine, tot, 3, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     unsigned long long emem[2] = {r.have_st ? r.st.mem_peak : 0,
@@ -778,6 +804,8 @@ int wsp_bench_shuffle(int argc, char **argv, int rank, int size,
     MPI_Gather(window, nsec, MPI_DOUBLE, wall, nsec, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     MPI_Gather(inflight, nsec, MPI_DOUBLE, iall, nsec, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     MPI_Gather(&myhwm, 1, MPI_LONG, hwm, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+    long rss0_max = 0;
+    MPI_Reduce(&rss0, &rss0_max, 1, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
     if (rank != 0) continue;
     bad_total += tot[2];
 
@@ -873,6 +901,7 @@ int wsp_bench_shuffle(int argc, char **argv, int rank, int size,
     for (int q = 0; q < size; q++) json_array_append_new(hw, json_integer(hwm[q]));
     json_object_set_new(sj, "vmhwm_kib_per_rank", hw);
     json_object_set_new(sj, "vmhwm_kib_max", json_integer(hwm_max));
+    json_object_set_new(sj, "vmrss_kib_at_start_max", json_integer(rss0_max));
     json_object_set_new(sj, "wirespeed", json_string(wsp_version_string()));
     json_array_append(summaries, sj);
     json_line(files, sj);
