@@ -7,17 +7,18 @@
  * How it works. Each rank is requester and responder at once, and every
  * call into the engine (post when it must wait, progress, close, or the
  * optional progress thread) runs passes. A pass:
+ *   0. tests every pending receive with one MPI_Testsome;
  *   1. receives response chunks (MPI_Iprobe on any source, then MPI_Irecv of
  *      exactly that message, as src/exchange/sparse.c does) and hands each
- *      response, with the request it answers, to on_response, in the order
- *      the requests to that peer were posted;
+ *      complete response, with the request it answers, to on_response, in
+ *      the order the requests to that peer were posted;
  *   2. receives request batches the same way;
- *   3. completes response sends;
+ *   3. completes response sends (one MPI_Testsome);
  *   4. serves received request batches, round robin over their sources:
  *      on_request for each request, replies collected in a response chunk
  *      that is sent when it is large enough and at the end of the batch;
  *   5. seals batches being filled that are old enough (cfg.batch_delay);
- *   6. sends sealed batches, round robin over destinations, as far as the
+ *   6. sends sealed batches in the order they were sealed, as far as the
  *      flow control and the pacing controller allow.
  * Requests to this rank itself take the same path without MPI: the sealed
  * batch is served from the requester's own buffer and its chunks are
@@ -79,10 +80,11 @@
  * counted, so every rank learns it and nobody hangs.
  *
  * No spinning: every loop that waits runs passes and calls the back-off of
- * src/core/backoff.c after a pass that made no progress.
+ * src/core/backoff.c after a pass that made no progress (two idle passes,
+ * then sleeps up to 1/32 of the round trip; see wsp__shuffle_backoff_init).
  *
  * The shuffle's traffic runs on its own duplicate of the wsp_comm_t's
- * private communicator, so its tags (1, 2, 3 below) meet nothing else.
+ * private communicator, so its tags (1 to 4 below) meet nothing else.
  */
 #include "shuffle_internal.h"
 

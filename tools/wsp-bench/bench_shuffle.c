@@ -676,27 +676,34 @@ int wsp_bench_shuffle(int argc, char **argv, int rank, int size,
       return 2;
     }
 
-  /* Hosts: ranks that share memory (a netlab namespace is a host). */
+  /* Hosts: ranks with the same processor name (MPI_Get_processor_name
+   * names the host; each netlab namespace has its own hostname). Not
+   * MPI_Comm_split_type(MPI_COMM_TYPE_SHARED): under Open MPI 4.1.4 on
+   * netlab with two ranks per host it gave inconsistent groups (ranks 0
+   * and 1 saw a node of 3, ranks 2 and 3 one of 2), and a collective on the
+   * result hung. */
   int *host = malloc((size_t)size * sizeof *host);
-  int *leader = malloc((size_t)size * sizeof *leader);
-  if (!host || !leader) die(rank, "out of memory");
-  MPI_Comm node;
-  int lead = rank, host_ranks = 1;
-  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
-                          &node) == MPI_SUCCESS) {
-    MPI_Allreduce(&rank, &lead, 1, MPI_INT, MPI_MIN, node);
-    MPI_Comm_size(node, &host_ranks);
-    MPI_Comm_free(&node);
-  }
-  MPI_Allgather(&lead, 1, MPI_INT, leader, 1, MPI_INT, MPI_COMM_WORLD);
+  char *names = malloc((size_t)size * (MPI_MAX_PROCESSOR_NAME + 1));
+  char myname[MPI_MAX_PROCESSOR_NAME + 1];
+  if (!host || !names) die(rank, "out of memory");
+  memset(myname, 0, sizeof myname);
+  int namelen = 0;
+  mpi_ok(MPI_Get_processor_name(myname, &namelen), rank, "MPI_Get_processor_name");
+  mpi_ok(MPI_Allgather(myname, MPI_MAX_PROCESSOR_NAME + 1, MPI_CHAR, names,
+                       MPI_MAX_PROCESSOR_NAME + 1, MPI_CHAR, MPI_COMM_WORLD),
+         rank, "MPI_Allgather");
   int nhosts = 0;
   for (int i = 0; i < size; i++) {
     int h = -1;
     for (int j = 0; j < i && h < 0; j++)
-      if (leader[j] == leader[i]) h = host[j];
+      if (!strcmp(names + (size_t)j * (MPI_MAX_PROCESSOR_NAME + 1),
+                  names + (size_t)i * (MPI_MAX_PROCESSOR_NAME + 1)))
+        h = host[j];
     host[i] = h >= 0 ? h : nhosts++;
   }
-  free(leader);
+  int host_ranks = 0;
+  for (int i = 0; i < size; i++) host_ranks += host[i] == host[rank];
+  free(names);
 
   wsp_comm_t *comm = NULL;
   if (wsp_comm_create(MPI_COMM_WORLD, NULL, &comm) != WSP_OK) die(rank, wsp_last_error());
