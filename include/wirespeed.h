@@ -291,14 +291,16 @@ int wsp_coll_select(const wsp_comm_t *comm, wsp_coll_t coll, size_t bytes,
  * Contract:
  *  - Each request gets exactly one response (possibly zero bytes: a request
  *    handler that does not call wsp_shuffle_reply answers with an empty
- *    response). Responses from one peer are handled in the order the
- *    requests to that peer were posted.
+ *    response). Responses from one peer are handled in the order the posts
+ *    to that peer returned (a follow-up posted by a response handler while
+ *    an outer post waits for room returns first).
  *  - Request handlers may only call wsp_shuffle_reply (at most once per
  *    request). Response handlers may call wsp_shuffle_post (follow-up
  *    requests; such a post never waits) and wsp_shuffle_stats. Anything
  *    else from a handler is refused with WSP_ERR_ARG.
  *  - wsp_shuffle_post copies the request; it may progress the shuffle
- *    (serving other ranks meanwhile) while the configured bounds are
+ *    (serving other ranks and calling handlers meanwhile, so `data` must not
+ *    be a buffer the handlers write) while the configured bounds are
  *    reached, so it can wait but never deadlocks as long as every rank keeps
  *    calling post, progress or close.
  *  - Memory: every payload buffer the engine holds (batches being filled,
