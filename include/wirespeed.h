@@ -40,7 +40,8 @@ extern "C" {
   XX(ERR_REMOTE, -6,                                                           \
      "another rank failed this collective operation; it was abandoned on "    \
      "every rank")                                                             \
-  XX(ERR_INTERNAL, -7, "internal error (a bug in wirespeed)")
+  XX(ERR_INTERNAL, -7, "internal error (a bug in wirespeed)")                 \
+  XX(ERR_HANDLER, -8, "a user handler (callback) returned an error")
 
 typedef enum wsp_status {
 #define WSP__STATUS_ENUM(name, value, text) WSP_##name = (value),
@@ -310,6 +311,148 @@ int wsp_coll_predict(const wsp_comm_t *comm, wsp_coll_t coll, int alg,
 /* The algorithm auto would run for this size (rules file, then model). */
 int wsp_coll_select(const wsp_comm_t *comm, wsp_coll_t coll, size_t bytes,
                     int commutative, int *alg);
+
+/* ------------------------------------------------------------------------
+ * All-pairs shuffle: a request/response engine (docs/shuffle.md).
+ *
+ * Every rank posts requests to any rank; the engine batches them per
+ * destination, sends them under flow control and adaptive pacing, calls
+ * the destination's request handler on each, which answers with
+ * wsp_shuffle_reply, and calls the requester's response handler with the
+ * original request and its response. wsp_shuffle_close is collective and
+ * returns once every request of every rank has been answered and its
+ * response handled.
+ *
+ * Contract:
+ *  - Each request gets exactly one response (possibly zero bytes: a request
+ *    handler that does not call wsp_shuffle_reply answers with an empty
+ *    response). Responses from one peer are handled in the order the posts
+ *    to that peer returned (a follow-up posted by a response handler while
+ *    an outer post waits for room returns first).
+ *  - Request handlers may only call wsp_shuffle_reply (at most once per
+ *    request). Response handlers may call wsp_shuffle_post (follow-up
+ *    requests; such a post never waits) and wsp_shuffle_stats. Anything
+ *    else from a handler is refused with WSP_ERR_ARG.
+ *  - wsp_shuffle_post copies the request; it may progress the shuffle
+ *    (serving other ranks and calling handlers meanwhile, so `data` must not
+ *    be a buffer the handlers write) while the configured bounds are
+ *    reached, so it can wait but never deadlocks as long as every rank keeps
+ *    calling post, progress or close.
+ *  - Memory: every payload buffer the engine holds (batches being filled,
+ *    requests in flight, received requests, responses being built, sent or
+ *    received) is counted; the sum never exceeds cfg.mem_limit for posts
+ *    made outside handlers (stats.mem_peak shows it). Requests larger than
+ *    stats.max_request and responses larger than stats.max_response are
+ *    refused with WSP_ERR_ARG, as the bound could not hold for them.
+ *  - A handler that returns non-zero makes the shuffle fail: the engine goes
+ *    on serving other ranks (nobody hangs), and close returns
+ *    WSP_ERR_HANDLER on that rank and WSP_ERR_REMOTE on the others.
+ * ---------------------------------------------------------------------- */
+typedef struct wsp_shuffle wsp_shuffle_t;
+/* The answer to one request, valid only during the request handler call. */
+typedef struct wsp_shuffle_reply wsp_shuffle_reply_t;
+
+typedef struct wsp_shuffle_handlers {
+  /* Called on the destination rank for each request from `source`.
+   * Answers with wsp_shuffle_reply(reply, ...) at most once. Returns 0, or
+   * non-zero to fail the shuffle. */
+  int (*on_request)(void *user, int source, const void *req, size_t req_bytes,
+                    wsp_shuffle_reply_t *reply);
+  /* Called on the requesting rank with the request it posted to `dest` and
+   * the response. Both buffers are valid during the call only. */
+  int (*on_response)(void *user, int dest, const void *req, size_t req_bytes,
+                     const void *resp, size_t resp_bytes);
+} wsp_shuffle_handlers_t;
+
+typedef enum wsp_shuffle_mode {
+  WSP_SHUFFLE_ADAPTIVE = 0, /* paced at a rate found by AIMD, no tuning */
+  WSP_SHUFFLE_FIXED = 1     /* fixed rate (cfg.rate), the hand-tuned way */
+} wsp_shuffle_mode_t;
+
+typedef struct wsp_shuffle_config {
+  /* A batch to one destination is sent once its requests plus their
+   * expected responses reach this many bytes (a batch always holds at least
+   * one request). WSP_SHUFFLE_BATCH; default 64K. */
+  size_t batch_bytes;
+  /* ... or once its oldest request has waited this long (seconds).
+   * WSP_SHUFFLE_BATCH_DELAY_US (microseconds); default 2000 us. */
+  double batch_delay;
+  /* Largest volume (requests plus expected responses, bytes) in flight to
+   * one peer. WSP_SHUFFLE_PEER_WINDOW; default 1M. */
+  size_t peer_window;
+  /* Largest volume (requests plus expected responses, bytes) in flight in
+   * total, whatever the pacing rate. WSP_SHUFFLE_WINDOW; default 16M. */
+  size_t window;
+  /* Bound on the payload bytes the engine holds on this rank, all buffers
+   * together (see above). WSP_SHUFFLE_MEMORY; default 64M. */
+  size_t mem_limit;
+  wsp_shuffle_mode_t mode; /* WSP_SHUFFLE_MODE=adaptive|fixed */
+  /* Fixed mode: bytes per second (requests plus expected responses) this
+   * rank lets into the network. WSP_SHUFFLE_RATE (e.g. 3M, 24mbit; setting
+   * it selects fixed mode). */
+  double rate;
+  /* 1: a thread progresses the shuffle in the background (needs
+   * MPI_THREAD_MULTIPLE; handlers then run on that thread).
+   * WSP_SHUFFLE_PROGRESS_THREAD=0|1; default 0. */
+  int progress_thread;
+} wsp_shuffle_config_t;
+
+typedef struct wsp_shuffle_stats {
+  /* This rank. */
+  uint64_t requests_posted;     /* by wsp_shuffle_post (self included) */
+  uint64_t requests_served;     /* request handler calls */
+  uint64_t responses_handled;   /* response handler calls */
+  uint64_t request_bytes;       /* payload of posted requests */
+  uint64_t response_bytes_sent; /* payload of replies given */
+  uint64_t response_bytes_received; /* payload handed to on_response */
+  uint64_t batches_sent, chunks_sent; /* MPI messages of requests/responses */
+  uint64_t post_waits;          /* posts that had to wait for room */
+  double post_wait_seconds;
+  /* Memory: the bound, the current and peak total, and the peak of each
+   * part (each part has a share of mem_limit; see docs/shuffle.md). */
+  size_t mem_limit, mem_current, mem_peak;
+  size_t peak_backlog, peak_inflight, peak_intake, peak_resp_out, peak_resp_in;
+  size_t max_request, max_response; /* largest payloads accepted */
+  /* Pacing (network peers only): the rate requests and their expected
+   * responses are let into the network at (bytes/s; fixed mode: cfg.rate),
+   * its smallest and largest value so far, the smallest round-trip time per
+   * byte seen (seconds), the smoothed round-trip time of a batch (s). */
+  double rate, rate_min, rate_max, rtt_min_per_byte, srtt;
+  /* Bytes of cost (requests plus expected responses) now in flight to
+   * network peers (cfg.window caps it). */
+  double inflight;
+  /* Filled by wsp_shuffle_close: sums over all ranks. */
+  uint64_t global_requests_posted, global_requests_served;
+} wsp_shuffle_stats_t;
+
+/* Defaults; from_env applies WSP_SHUFFLE_* (docs/env.md) and leaves *cfg
+ * untouched on error (WSP_ERR_CONFIG naming the variable). */
+int wsp_shuffle_config_init(wsp_shuffle_config_t *cfg);
+int wsp_shuffle_config_from_env(wsp_shuffle_config_t *cfg);
+/* Collective over comm. cfg == NULL: defaults + environment. Every rank must
+ * pass the same configuration. A rank with a bad argument returns
+ * WSP_ERR_ARG and the others WSP_ERR_REMOTE; nobody hangs. */
+int wsp_shuffle_open(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
+                     const wsp_shuffle_handlers_t *handlers, void *user,
+                     wsp_shuffle_t **out);
+/* Copies `bytes` bytes (data may be NULL when bytes == 0) into a request to
+ * rank `dest` (any rank, this one included). */
+int wsp_shuffle_post(wsp_shuffle_t *sh, int dest, const void *data,
+                     size_t bytes);
+/* From a request handler: the response (copied). */
+int wsp_shuffle_reply(wsp_shuffle_reply_t *reply, const void *data,
+                      size_t bytes);
+/* One non-blocking pass: receive, serve, send what the bounds allow. */
+int wsp_shuffle_progress(wsp_shuffle_t *sh);
+/* Collective. Sends what is batched, keeps serving, and returns when every
+ * rank's requests are all answered and handled. Releases the shuffle's
+ * communication resources; the handle stays for wsp_shuffle_stats until
+ * wsp_shuffle_free. stats may be NULL. */
+int wsp_shuffle_close(wsp_shuffle_t *sh, wsp_shuffle_stats_t *stats);
+int wsp_shuffle_stats(const wsp_shuffle_t *sh, wsp_shuffle_stats_t *stats);
+/* Frees a closed shuffle and sets *sh to NULL (NULL is accepted). An open
+ * shuffle is refused (WSP_ERR_ARG): close it first. */
+int wsp_shuffle_free(wsp_shuffle_t **sh);
 
 /* Build information for wsp-info. */
 const char *wsp_version_string(void);

@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""Plot `wsp-bench coll` JSON lines: busbw against message size.
+"""Plot `wsp-bench coll` or `wsp-bench shuffle` JSON lines.
+
+coll: busbw against message size.
 
 One subplot per (collective, p, label); in each, one line per algorithm
 with busbw (GB/s = 1e9 bytes/s, as nccl-tests) against the message size S
@@ -12,6 +14,13 @@ several files or runs) are reduced to their median.
     /usr/bin/python3 python/wsp_plot.py results.json --out coll.png
     /usr/bin/python3 python/wsp_plot.py a.json b.json --out c.png --link-gbps 1
 
+shuffle: goodput over time, one line per strategy (the mean over hosts of
+the response payload each host received per second from other hosts), with
+the range from the slowest to the fastest host shaded, as a fraction of the
+link rate B when the run knew it (--link-rate), else in Mbit/s. One subplot
+per (p, label). The input decides which plot is drawn (coll rows win when a
+file holds both; --bench chooses).
+
 Needs matplotlib (Debian: apt install python3-matplotlib; the python3 of
 pyenv or a virtualenv may lack it: use /usr/bin/python3).
 """
@@ -23,7 +32,7 @@ import statistics
 import sys
 
 
-def load(paths):
+def load(paths, bench="coll"):
     rows = []
     for path in paths:
         try:
@@ -39,7 +48,7 @@ def load(paths):
                     r = json.loads(line)
                 except json.JSONDecodeError as e:
                     sys.exit(f"wsp_plot: {path}:{n}: not JSON: {e}")
-                if isinstance(r, dict) and r.get("bench") == "coll":
+                if isinstance(r, dict) and r.get("bench") == bench:
                     rows.append(r)
     return rows
 
@@ -50,6 +59,72 @@ def fmt_size(b, _pos=None):
         if b >= 1 << k and b % (1 << k) == 0:
             return f"{b >> k}{unit}"
     return str(b)
+
+
+SHUFFLE_ORDER = ["s1", "s2", "s3", "fixed", "adaptive"]
+SHUFFLE_STYLE = {"s1": dict(color="tab:gray"), "s2": dict(color="tab:orange"),
+                 "s3": dict(color="tab:blue"), "fixed": dict(color="tab:purple"),
+                 "adaptive": dict(color="tab:red", linewidth=2.4)}
+
+
+def plot_shuffle(rows, a, plt):
+    """Goodput per second of each strategy: mean over hosts, min..max shaded."""
+    groups = collections.OrderedDict()
+    for r in rows:
+        if r.get("kind") != "second":
+            continue
+        key = (r["p"], r.get("label", ""))
+        groups.setdefault(key, collections.OrderedDict()).setdefault(
+            r["strategy"], []).append(r)
+    if not groups:
+        sys.exit("wsp_plot: no per-second shuffle rows in the input")
+    keys = sorted(groups)
+    n = len(keys)
+    ncols = 1 if n == 1 else 2
+    nrows = math.ceil(n / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(8.0 * ncols, 4.4 * nrows),
+                             squeeze=False)
+    for i, key in enumerate(keys):
+        ax = axes[i // ncols][i % ncols]
+        p, label = key
+        strategies = sorted(groups[key], key=lambda s: (SHUFFLE_ORDER.index(s)
+                                                        if s in SHUFFLE_ORDER else 99, s))
+        link = None
+        for strat in strategies:
+            pts = sorted(groups[key][strat], key=lambda r: r["t"])
+            link = link or pts[0].get("link_Bps")
+            scale = (1.0 / link) if link else 8e-6
+            ts = [r["t"] + 0.5 for r in pts]
+            hv = [r["goodput_host_Bps"] for r in pts]
+            mean = [statistics.fmean(h) * scale for h in hv]
+            lo = [min(h) * scale for h in hv]
+            hi = [max(h) * scale for h in hv]
+            style = dict(linewidth=1.4)
+            style.update(SHUFFLE_STYLE.get(strat, {}))
+            line, = ax.plot(ts, mean, label=strat, **style)
+            ax.fill_between(ts, lo, hi, color=line.get_color(), alpha=0.12)
+        if link:
+            ax.axhline(1.0, color="black", linestyle=":", linewidth=1,
+                       label=f"B = {link * 8e-6:g} Mbit/s")
+            ax.set_ylabel("goodput per host / B")
+        else:
+            ax.set_ylabel("goodput per host (Mbit/s)")
+        ax.set_xlabel("time (s)")
+        hosts = groups[key][strategies[0]][0].get("hosts", "?")
+        ax.set_title(f"p = {p}, {hosts} hosts" + (f", {label}" if label else ""))
+        ax.set_ylim(bottom=0)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize="small", ncol=3)
+    for j in range(n, nrows * ncols):
+        axes[j // ncols][j % ncols].set_visible(False)
+    if a.title:
+        fig.suptitle(a.title)
+    fig.tight_layout()
+    try:
+        fig.savefig(a.out, dpi=110)
+    except OSError as e:
+        sys.exit(f"wsp_plot: cannot write {a.out}: {e}")
+    print(f"wsp_plot: wrote {a.out} ({n} subplot{'s' if n != 1 else ''})")
 
 
 COLL_ORDER = ["bcast", "reduce", "allreduce", "gather", "scatter",
@@ -68,6 +143,8 @@ def main():
     ap.add_argument("--colls", default="", help="comma list of collectives to draw (default all)")
     ap.add_argument("--labels", default="", help="comma list of labels to draw (default all)")
     ap.add_argument("--logy", action="store_true", help="logarithmic busbw axis")
+    ap.add_argument("--bench", choices=["auto", "coll", "shuffle"], default="auto",
+                    help="which rows to draw (default: coll if any, else shuffle)")
     a = ap.parse_args()
 
     try:
@@ -80,7 +157,14 @@ def main():
                  "it (Debian/Ubuntu: apt install python3-matplotlib) and run this "
                  "script with /usr/bin/python3")
 
-    rows = load(a.json)
+    rows = load(a.json) if a.bench in ("auto", "coll") else []
+    if not rows and a.bench in ("auto", "shuffle"):
+        srows = load(a.json, "shuffle")
+        labels = set(filter(None, a.labels.split(",")))
+        srows = [r for r in srows if not labels or r.get("label", "") in labels]
+        if srows:
+            plot_shuffle(srows, a, plt)
+            return
     colls = set(filter(None, a.colls.split(",")))
     labels = set(filter(None, a.labels.split(",")))
     rows = [r for r in rows

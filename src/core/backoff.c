@@ -44,16 +44,24 @@ static unsigned wsp__min_u(unsigned a, unsigned b) { return a < b ? a : b; }
 
 void wsp__backoff_init(wsp__backoff_t *b, const wsp_comm_t *comm) {
   b->cap_us = wsp__min_u(WSP__SHORT_SLEEP_US, comm->cfg.poll_max_sleep_us);
+  b->spin_passes = WSP__SPIN_PASSES;
+  b->yield_passes = WSP__YIELD_PASSES - WSP__SPIN_PASSES;
   wsp__backoff_reset(b);
+}
+
+void wsp__backoff_expect(wsp__backoff_t *b, const wsp_comm_t *comm,
+                         double expect_seconds) {
+  b->cap_us = wsp__min_u(WSP__SHORT_SLEEP_US, comm->cfg.poll_max_sleep_us);
+  double us = expect_seconds * 1e6 / WSP__BULK_FRACTION;
+  if (us > b->cap_us)
+    b->cap_us = us >= comm->cfg.poll_max_sleep_us ? comm->cfg.poll_max_sleep_us
+                                                  : (unsigned)us;
 }
 
 void wsp__backoff_init_bulk(wsp__backoff_t *b, const wsp_comm_t *comm,
                             double expect_seconds) {
   wsp__backoff_init(b, comm);
-  double us = expect_seconds * 1e6 / WSP__BULK_FRACTION;
-  if (us > b->cap_us)
-    b->cap_us = us >= comm->cfg.poll_max_sleep_us ? comm->cfg.poll_max_sleep_us
-                                                  : (unsigned)us;
+  wsp__backoff_expect(b, comm, expect_seconds);
 }
 
 void wsp__backoff_reset(wsp__backoff_t *b) {
@@ -66,8 +74,8 @@ void wsp__backoff_idle(wsp__backoff_t *b) {
 #ifdef WSP_SIMGRID
   if (b->cap_us == 0) return;
 #else
-  if (b->idle <= WSP__SPIN_PASSES) return;
-  if (b->idle <= WSP__YIELD_PASSES || b->cap_us == 0) {
+  if (b->idle <= b->spin_passes) return;
+  if (b->idle <= b->spin_passes + b->yield_passes || b->cap_us == 0) {
     sched_yield();
     return;
   }

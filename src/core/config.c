@@ -25,7 +25,7 @@ int wsp_config_init(wsp_config_t *cfg) {
   return WSP_OK;
 }
 
-static int wsp__env_size(const char *var, size_t lo, size_t hi, size_t *out) {
+int wsp__env_size(const char *var, size_t lo, size_t hi, size_t *out) {
   const char *s = getenv(var);
   if (s == NULL || *s == '\0') return WSP_OK;
   char *end = NULL;

@@ -108,6 +108,10 @@ wsp_log_level_t wsp__env_log_level(void);
 /* ---- configuration ---- */
 /* Parses a log level name or number; -1 if invalid. */
 int wsp__parse_log_level(const char *s);
+/* Reads environment variable `var` as a size (K/M/G suffixes, powers of
+ * two) in [lo, hi] into *out; unset or empty leaves *out alone. On a bad
+ * value returns WSP_ERR_CONFIG naming the variable. */
+int wsp__env_size(const char *var, size_t lo, size_t hi, size_t *out);
 /* A fingerprint of the fields that must agree on every rank. */
 uint64_t wsp__config_fingerprint(const wsp_config_t *cfg);
 
@@ -141,9 +145,17 @@ typedef struct wsp__backoff {
   unsigned idle;     /* idle passes since the last progress */
   unsigned sleep_us; /* the next sleep */
   unsigned cap_us;
+  /* Idle passes that spin, then that yield, before the first sleep. Init
+   * sets the library's defaults; a loop that waits on long transfers (the
+   * shuffle) lowers them. */
+  unsigned spin_passes, yield_passes;
 } wsp__backoff_t;
 
 void wsp__backoff_init(wsp__backoff_t *b, const wsp_comm_t *comm);
+/* Sets the cap for waits expected to take `expect_seconds` (as
+ * wsp__backoff_init_bulk) without restarting the back-off. */
+void wsp__backoff_expect(wsp__backoff_t *b, const wsp_comm_t *comm,
+                         double expect_seconds);
 void wsp__backoff_init_bulk(wsp__backoff_t *b, const wsp_comm_t *comm,
                             double expect_seconds);
 void wsp__backoff_reset(wsp__backoff_t *b);

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <math.h>
 
 int wsp_opt_size(const char *opt, const char *s, size_t *out) {
   char *end = NULL;
@@ -117,4 +119,41 @@ const char *wsp_fmt_size(size_t bytes, char *buf, size_t len) {
   else
     snprintf(buf, len, "%zu", bytes);
   return buf;
+}
+
+int wsp_opt_rate(const char *opt, const char *s, double *bytes_per_s) {
+  static const struct {
+    const char *unit;
+    double factor;
+  } units[] = {{"", 1},           {"b", 1},           {"kb", 1e3},
+               {"mb", 1e6},       {"gb", 1e9},        {"bit", 1.0 / 8},
+               {"kbit", 1e3 / 8}, {"mbit", 1e6 / 8}, {"gbit", 1e9 / 8}};
+  char *end = NULL;
+  errno = 0;
+  double v = s ? strtod(s, &end) : 0;
+  if (s && !errno && end != s && isfinite(v) && v > 0)
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+      if (strcasecmp(end, units[i].unit) == 0) {
+        *bytes_per_s = v * units[i].factor;
+        return 0;
+      }
+  fprintf(stderr,
+          "error: %s: \"%s\" is not a rate > 0 (bytes/s: 3000000, 3MB; "
+          "bits/s: 25mbit, 1gbit)\n",
+          opt, s ? s : "");
+  return -1;
+}
+
+int wsp_opt_seconds(const char *opt, const char *s, double lo, double hi,
+                    double *out) {
+  char *end = NULL;
+  errno = 0;
+  double v = s ? strtod(s, &end) : 0;
+  if (s == NULL || errno || end == s || *end != '\0' || !(v >= lo) || v > hi) {
+    fprintf(stderr, "error: %s: \"%s\" is not a number of seconds in [%g, %g]\n",
+            opt, s ? s : "", lo, hi);
+    return -1;
+  }
+  *out = v;
+  return 0;
 }

@@ -19,6 +19,8 @@ typedef struct wsp_bench_post {
 int wsp_bench_sparse(int argc, char **argv, int rank, int size);
 int wsp_bench_coll(int argc, char **argv, int rank, int size,
                    wsp_bench_post_t *post);
+int wsp_bench_shuffle(int argc, char **argv, int rank, int size,
+                      wsp_bench_post_t *post);
 /* Runs what `post` holds; returns an exit code (0 when there was nothing). */
 int wsp_bench_post_run(wsp_bench_post_t *post);
 

@@ -12,13 +12,16 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: wsp-bench SUBCOMMAND [options]\n"
-          "       mpirun -np N wsp-bench sparse|coll [--help]\n\n"
+          "       mpirun -np N wsp-bench sparse|coll|shuffle [--help]\n\n"
           "subcommands:\n"
           "  sparse   dynamic sparse data exchange: nbx, pex, alltoallv, auto\n"
           "           across densities and message sizes\n"
           "  coll     collectives: every algorithm of each collective, auto\n"
           "           and the plain MPI collective, across message sizes\n"
-          "           (time, algbw, busbw as in nccl-tests)\n\n"
+          "           (time, algbw, busbw as in nccl-tests)\n"
+          "  shuffle  all-pairs request/response goodput: synchronous rounds\n"
+          "           (s1), unpaced servers (s2), G-thinker's paced batches\n"
+          "           (s3) and wsp_shuffle (adaptive, fixed)\n\n"
           "Run 'wsp-bench SUBCOMMAND --help' for its options.\n");
 }
 
@@ -48,7 +51,8 @@ int main(int argc, char **argv) {
     return argc < 2 ? 2 : 0;
   }
   int coll = strcmp(argv[1], "coll") == 0;
-  if (!coll && strcmp(argv[1], "sparse") != 0) {
+  int shuffle = strcmp(argv[1], "shuffle") == 0;
+  if (!coll && !shuffle && strcmp(argv[1], "sparse") != 0) {
     fprintf(stderr, "error: unknown subcommand \"%s\"\n", argv[1]);
     usage(stderr);
     return 2;
@@ -58,8 +62,9 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   wsp_bench_post_t post = {0};
-  int rc = coll ? wsp_bench_coll(argc - 1, argv + 1, rank, size, &post)
-                : wsp_bench_sparse(argc - 1, argv + 1, rank, size);
+  int rc = coll      ? wsp_bench_coll(argc - 1, argv + 1, rank, size, &post)
+           : shuffle ? wsp_bench_shuffle(argc - 1, argv + 1, rank, size, &post)
+                     : wsp_bench_sparse(argc - 1, argv + 1, rank, size);
   MPI_Finalize();
   if (rank == 0 && post.plot_png) {
     int prc = wsp_bench_post_run(&post);

@@ -1,0 +1,155 @@
+/*
+ * Internal interface of the all-pairs shuffle (src/exchange/shuffle*.c).
+ *
+ * The pure parts live here so that unit tests can drive them without MPI:
+ * the memory shares derived from cfg.mem_limit (shuffle_limits.c), the wire
+ * format of batches, and the pacing controller (shuffle_pace.c). The engine
+ * itself (shuffle.c) owns MPI, buffers and handlers.
+ */
+#ifndef WSP_SHUFFLE_INTERNAL_H
+#define WSP_SHUFFLE_INTERNAL_H
+
+#include "../core/wsp_internal.h"
+
+/* ---- wire format ----
+ * Both kinds of message are a 16-byte header followed by `count` entries of
+ * (u64 length, payload). Integers are in the host's byte order: ranks are
+ * assumed to share one (as MPI_BYTE transfers imply).
+ *   request batch:  u64 seq | u32 count | u32 0     | entries
+ *   response chunk: u64 seq | u32 count | u32 flags | entries
+ * `seq` numbers the request batches from one rank to one peer (0, 1, ...);
+ * a response chunk carries the seq of the batch it answers. A batch's
+ * responses may span several chunks; the last one has WSP__CHUNK_LAST. */
+enum {
+  WSP__HDR_BYTES = 16,
+  WSP__ENTRY_BYTES = 8,
+  WSP__CHUNK_LAST = 1
+};
+
+/* ---- memory shares ----
+ * cfg.mem_limit M is split so that the parts can never add up to more than
+ * M (docs/shuffle.md proves each bound):
+ *   backlog   M/4  requests posted but not sent (batches being filled or
+ *                  waiting for the window); a post waits while it would
+ *                  exceed this
+ *   inflight  M/4  requests sent and not yet answered (kept: the response
+ *                  handler gets the request back)
+ *   intake    M/4  requests received from other ranks, not yet answered;
+ *                  bounded because every requester keeps at most peer_req
+ *                  bytes unanswered per peer and peer_req = intake/(p-1)
+ *   resp_out  M/8  responses being built or sent; the next request is only
+ *                  served while at most half of it is used, and one reply
+ *                  (<= max_response) can at most double a chunk
+ *   resp_in   rest responses received and not yet handled; a probed chunk
+ *                  is only received while it fits (or nothing is held)
+ * The largest request follows from peer_req, the largest response from
+ * resp_out: larger ones are refused, since no bound would hold for them. */
+typedef struct wsp__shuffle_limits {
+  size_t mem, backlog, inflight, intake, resp_out, resp_in;
+  size_t peer_req;     /* wire bytes of requests unanswered per peer */
+  size_t max_request;  /* payload bytes */
+  size_t max_response; /* payload bytes */
+  size_t chunk;        /* a response chunk is sent once it holds this many */
+} wsp__shuffle_limits_t;
+
+/* Smallest mem_limit accepted, and the smallest request/response payload
+ * limit a configuration must leave (else it is refused as too small). */
+#define WSP__SHUFFLE_MIN_MEM ((size_t)64 << 10)
+#define WSP__SHUFFLE_MIN_PAYLOAD ((size_t)64)
+
+/* wsp_shuffle_open's checks of a configuration (WSP_ERR_ARG naming the
+ * field), and a fingerprint of the fields all ranks must agree on. */
+int wsp__shuffle_config_check(const wsp_shuffle_config_t *cfg);
+uint64_t wsp__shuffle_config_fingerprint(const wsp_shuffle_config_t *cfg);
+
+/* Fills *l for p ranks; WSP_ERR_ARG (message naming mem_limit) when mem is
+ * too small to leave WSP__SHUFFLE_MIN_PAYLOAD per request and response. */
+int wsp__shuffle_limits(size_t mem, int p, size_t batch_bytes,
+                        wsp__shuffle_limits_t *l);
+
+/* The capacity to grow a buffer of capacity `cap` to so that it holds
+ * `need` bytes: doubling (from 256), at least `need`, and at most `max`
+ * when need <= max (so the result is <= max(max, 2 need)). Batches and
+ * chunks grow this way; the accounting counts capacity. */
+size_t wsp__grow_cap(size_t cap, size_t need, size_t max);
+
+/* Constants of the adaptive controller (shuffle_pace.c). */
+#define WSP__PACE_HISTORY 8      /* intervals of delivered rate kept */
+#define WSP__PACE_MIN_ACKS 8     /* answers per interval at least ... */
+#define WSP__PACE_MIN_IV 0.2     /* ... and seconds at least ... */
+#define WSP__PACE_MIN_IV_RTTS 2  /* ... and unloaded round trips at least */
+#define WSP__PACE_D_GAIN 4.0     /* 1/weight of an interval in smoothed D */
+#define WSP__PACE_STALL_RTTS 16  /* no answers for this long: a stall */
+#define WSP__PACE_STALL_MIN 2.0  /* (at least this many seconds) */
+#define WSP__PACE_GROW 2.0       /* standing queue > floor + this many batches */
+#define WSP__PACE_LEVEL 12.0     /* ... or > this many batches at all */
+#define WSP__PACE_MD 0.85        /* decrease to this x delivered */
+#define WSP__PACE_AI 0.05        /* probe: +this fraction, then +2x, 3x, ... */
+#define WSP__PACE_AI_MAX 0.25    /* ... up to this fraction per interval */
+#define WSP__PACE_DRAIN 0.5      /* still draining: q fell by > this */
+#define WSP__PACE_HOLD_MAX 4     /* intervals of holding at most */
+#define WSP__PACE_DRAIN_IV 4.0   /* drain the excess within this many intervals */
+#define WSP__PACE_WIN_GAIN 2.0   /* paced: in flight <= this x rate x srtt */
+#define WSP__PACE_WIN_MIN 4.0    /* ... or this many batches */
+#define WSP__PACE_START_S 0.01   /* rate before the first measurement */
+#define WSP__PACE_FLOOR_S 10.0   /* slowest rate: one batch per this */
+#define WSP__PACE_CAP 2.0        /* rate <= this x recent delivered rate */
+#define WSP__PACE_GAIN 8.0       /* 1/weight of the moving averages */
+
+/* ---- pacing controller (shuffle_pace.c) ----
+ * Decides whether one more batch may enter the network. Both modes pace
+ * with a token bucket: fixed mode at cfg.rate, adaptive mode at a rate it
+ * adjusts by AIMD on the trend of the standing queue (see shuffle_pace.c
+ * for the rule and why the trend, not the level). cfg.window caps the
+ * volume in flight in both. Costs are bytes of requests plus (expected)
+ * responses of a batch. */
+typedef struct wsp__pace {
+  wsp_shuffle_mode_t mode;
+  double batch;      /* cfg.batch_bytes */
+  double window_max; /* cfg.window */
+  double rate;       /* bytes/s: cfg.rate (fixed) or the adaptive rate */
+  double cwnd;       /* adaptive slow start: the window (bytes of cost) */
+  double good;       /* delivered rate before the last decrease */
+  double dsmooth;    /* delivered rate, smoothed over intervals */
+  int probe;         /* intervals of probing since the last decrease */
+  double rate_lo_seen, rate_hi_seen;
+  int slow_start;
+  double avg_cost; /* smoothed cost of an answered batch; 0 before any */
+  double srtt;     /* smoothed round-trip time of a batch (s) */
+  double base;     /* smallest round-trip time per byte of cost (s/byte) */
+  /* The current interval (adaptive): start, answered cost and answers,
+   * smallest rtt per byte of cost in it. */
+  double iv_start, iv_acked, iv_smin;
+  int iv_acks;
+  /* The previous intervals: standing queue (bytes), whether it is known,
+   * recent delivered rates (a ring), and a hold after a decrease. */
+  double prev_q, floor;
+  int have_prev_q, have_floor, hold;
+  double delivered[WSP__PACE_HISTORY];
+  int ndelivered;
+  /* The token bucket. */
+  double tokens, t_last;
+  uint64_t n_increase, n_decrease, n_stall, n_intervals;
+} wsp__pace_t;
+
+int wsp__pace_init(wsp__pace_t *p, wsp_shuffle_mode_t mode, double rate,
+                   double batch, double window_max, double now);
+/* The pacing rate in force (bytes of cost per second). */
+double wsp__pace_rate(const wsp__pace_t *p);
+/* The cap on the volume in flight (cfg.window). */
+double wsp__pace_window(const wsp__pace_t *p);
+/* One batch's cost: max(batch, smoothed cost of answered batches). */
+double wsp__pace_unit(const wsp__pace_t *p);
+/* 1 if a batch may be sent now with `inflight` bytes of cost in flight to
+ * network peers. Advances the token bucket and, in adaptive mode, ends an
+ * interval that has lasted too long without answers. */
+int wsp__pace_may_send(wsp__pace_t *p, double inflight, double now);
+/* A batch of (expected) `cost` was sent. */
+void wsp__pace_sent(wsp__pace_t *p, double cost);
+/* A batch of actual cost `cost` to a network peer was answered `rtt`
+ * seconds after it was sent; `inflight` is what is still in flight (it
+ * excluded), `now` the time of the answer. */
+void wsp__pace_ack(wsp__pace_t *p, double rtt, double cost, double inflight,
+                   double now);
+
+#endif

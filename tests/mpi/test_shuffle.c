@@ -1,0 +1,638 @@
+/*
+ * The all-pairs shuffle against an independent reference.
+ *
+ * Request number k that rank s makes for rank d is a pure function of
+ * (seed, s, d, k): its size (zero 10% of the time, else at least 8 bytes,
+ * now and then large) and every byte; its first 8 bytes encode k. The
+ * response to a request is a pure function of the request's bytes and the
+ * responder's rank. So without trusting the engine:
+ *  - a responder decodes k, regenerates request k of s and compares every
+ *    byte, and flags a k it has seen before (answered twice);
+ *  - a requester records the order in which its posts to d returned (a
+ *    follow-up posted by a handler while an outer post waits returns, and
+ *    is queued, first); the j-th response from d must carry exactly the
+ *    j-th request posted to d and the response d must give to it;
+ *  - after close, each rank's count of requests served from s must equal
+ *    s's count of requests posted to it (an MPI_Alltoall of the counts),
+ *    and every posted request must have had exactly one response.
+ * Phases: close with no traffic; skewed random traffic (one rank posts 100x
+ * more, random sleeps in the posting loop and in handlers, requests and
+ * responses of zero bytes, large ones past the eager limits) with follow-up
+ * requests posted from the response handler; the same with a small
+ * mem_limit, where posts must wait and the memory bound is asserted from the
+ * engine's accounting; fixed-rate mode; a progress thread when the MPI
+ * provides MPI_THREAD_MULTIPLE; then bad arguments, each of which must give
+ * WSP_ERR_ARG (or the documented code) with a message naming it, no hang,
+ * and a handler failure that every rank learns about.
+ *
+ * usage: test_shuffle [--requests N] [--phase all|basic|args]
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "pattern.h"
+#include "wirespeed.h"
+
+static int rank, size;
+static long failures;
+
+#define CHECK(cond, ...)                                                      \
+  do {                                                                        \
+    if (!(cond)) {                                                            \
+      if (failures++ < 30) {                                                  \
+        fprintf(stderr, "FAIL rank %d %s:%d: ", rank, __FILE__, __LINE__);    \
+        fprintf(stderr, __VA_ARGS__);                                         \
+        fprintf(stderr, "\n");                                                \
+      }                                                                       \
+    }                                                                         \
+  } while (0)
+
+/* ---- the reference: requests and responses as pure functions ---- */
+
+typedef struct traffic {
+  uint64_t seed;
+  size_t max_req, max_resp; /* the usual sizes */
+  size_t big_req, big_resp; /* the occasional large one (0: never) */
+} traffic_t;
+
+static uint64_t mix(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
+  uint64_t s = a ^ (b * 0x9E3779B97F4A7C15ULL) ^ (c * 0xC2B2AE3D27D4EB4FULL) ^
+               (d * 0x165667B19E3779F9ULL);
+  return wsp_splitmix64(&s);
+}
+
+/* Zero 10% of the time, else in [lo, usual + lo), now and then near big. */
+static size_t draw_size(uint64_t h, size_t lo, size_t usual, size_t big) {
+  if (h % 10 == 0) return 0;
+  if (big && h % 97 == 1) return big - (size_t)((h >> 20) % 64);
+  return lo + (size_t)((h >> 8) % (usual ? usual : 1));
+}
+
+#define KEY_BYTES 8 /* a non-empty request starts with its encoded k */
+
+static void fill(uint64_t h, unsigned char *buf, size_t n) {
+  uint64_t s = h;
+  for (size_t i = 0; i < n; i += 8) {
+    uint64_t v = wsp_splitmix64(&s);
+    size_t m = n - i < 8 ? n - i : 8;
+    memcpy(buf + i, &v, m);
+  }
+}
+
+static uint64_t key_mask(const traffic_t *t, int src, int dst) {
+  return mix(t->seed, (uint64_t)src, (uint64_t)dst, 0xfeed);
+}
+
+/* Request k from src to dst: size and content. buf has room for big_req. */
+static size_t make_request(const traffic_t *t, int src, int dst, uint64_t k,
+                           unsigned char *buf) {
+  uint64_t h = mix(t->seed, (uint64_t)src, (uint64_t)dst, k);
+  size_t n = draw_size(h, KEY_BYTES, t->max_req, t->big_req);
+  if (n == 0) return 0;
+  uint64_t key = k ^ key_mask(t, src, dst);
+  memcpy(buf, &key, KEY_BYTES);
+  fill(h ^ 0xabcdef, buf + KEY_BYTES, n - KEY_BYTES);
+  return n;
+}
+
+static uint64_t hash_bytes(const unsigned char *b, size_t n) {
+  uint64_t h = 1469598103934665603ULL;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
+  return h ^ n;
+}
+
+/* The response responder `who` gives to a request. */
+static size_t make_response(const traffic_t *t, int who, const unsigned char *req,
+                            size_t n, unsigned char *buf) {
+  uint64_t h = mix(t->seed, hash_bytes(req, n), (uint64_t)who, 77);
+  size_t m = draw_size(h, 1, t->max_resp, t->big_resp);
+  fill(h ^ 0x12345, buf, m);
+  return m;
+}
+
+/* ---- the test's handlers ---- */
+
+typedef struct ctx {
+  traffic_t t;
+  wsp_shuffle_t *sh;
+  uint64_t *posted;   /* per destination: requests made (indices taken) */
+  uint64_t *answered; /* per destination: responses handled */
+  uint64_t *served;   /* per source */
+  uint64_t **order;   /* per destination: k of each post, in return order */
+  uint64_t *norder, *caporder;
+  unsigned char **seen; /* per source: k already served */
+  uint64_t *capseen;
+  uint64_t *empty_served; /* per source: zero-byte requests served */
+  unsigned char *a, *b; /* scratch of the handlers */
+  unsigned char *top;   /* the posting loop's request: handlers run while a
+                           post waits, so they must not share it */
+  int in_handler;
+  /* With a progress thread, handlers run on it while the main thread posts:
+   * a response may be handled before the main thread has seen its post
+   * return. There are no follow-ups then, so the j-th response from d
+   * answers request j, and handlers read nothing the main thread writes. */
+  int threaded;
+  uint64_t rng;
+  long followups; /* follow-up posts the response handler may still make */
+  int sleepy;     /* random short sleeps in handlers */
+  int skip_empty_reply; /* answer empty responses by not replying */
+  int fail_in;    /* 1: on_request fails once, 2: on_response fails once */
+  wsp_shuffle_reply_t *stale; /* a reply context kept past its handler */
+  int post_in_request; /* try a post from a request handler (must fail) */
+  int saw_post_refused;
+} ctx_t;
+
+static void maybe_sleep(ctx_t *c) {
+  if (!c->sleepy || wsp_splitmix64(&c->rng) % 64) return;
+  struct timespec ts = {0, (long)(wsp_splitmix64(&c->rng) % 200) * 1000L};
+  nanosleep(&ts, NULL);
+}
+
+static int post_next(ctx_t *c, int dst) {
+  unsigned char *buf = c->in_handler ? c->a : c->top;
+  /* The index is taken before posting: a follow-up posted by a handler
+   * while this post waits gets the next one. */
+  uint64_t k = c->posted[dst]++;
+  size_t n = make_request(&c->t, rank, dst, k, buf);
+  int rc = wsp_shuffle_post(c->sh, dst, n ? buf : NULL, n);
+  if (rc != WSP_OK) return rc; /* k stays unused */
+  if (c->norder[dst] == c->caporder[dst]) {
+    c->caporder[dst] = c->caporder[dst] ? 2 * c->caporder[dst] : 64;
+    c->order[dst] = realloc(c->order[dst], c->caporder[dst] * sizeof **c->order);
+    if (c->order[dst] == NULL) MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  c->order[dst][c->norder[dst]++] = k;
+  return rc;
+}
+
+static int on_request(void *user, int src, const void *req, size_t n,
+                      wsp_shuffle_reply_t *reply) {
+  ctx_t *c = user;
+  c->served[src]++;
+  CHECK((n == 0) == (req == NULL), "request pointer vs size");
+  if (n == 0) {
+    c->empty_served[src]++;
+  } else if (n < KEY_BYTES) {
+    CHECK(0, "a %zu-byte request from %d (none is made)", n, src);
+  } else {
+    uint64_t key;
+    memcpy(&key, req, KEY_BYTES);
+    uint64_t k = key ^ key_mask(&c->t, src, rank);
+    size_t want = k < (1u << 30) ? make_request(&c->t, src, rank, k, c->b) : 0;
+    CHECK(n == want && memcmp(req, c->b, n) == 0,
+          "request from %d: %zu bytes with key %llu does not match request "
+          "%llu of %zu bytes", src, n, (unsigned long long)key,
+          (unsigned long long)k, want);
+    if (n == want) {
+      if (k >= c->capseen[src]) {
+        uint64_t cap = c->capseen[src] ? c->capseen[src] : 64;
+        while (cap <= k) cap *= 2;
+        c->seen[src] = realloc(c->seen[src], cap);
+        if (c->seen[src] == NULL) MPI_Abort(MPI_COMM_WORLD, 2);
+        memset(c->seen[src] + c->capseen[src], 0, cap - c->capseen[src]);
+        c->capseen[src] = cap;
+      }
+      CHECK(!c->seen[src][k], "request %llu from %d served twice",
+            (unsigned long long)k, src);
+      c->seen[src][k] = 1;
+    }
+  }
+  size_t m = make_response(&c->t, rank, req, n, c->b);
+  maybe_sleep(c);
+  if (c->post_in_request) {
+    c->post_in_request = 0;
+    int rc = wsp_shuffle_post(c->sh, src, NULL, 0);
+    CHECK(rc == WSP_ERR_ARG && strstr(wsp_last_error(), "request handler"),
+          "post from a request handler: %s %s", wsp_err_name(rc), wsp_last_error());
+    rc = wsp_shuffle_progress(c->sh);
+    CHECK(rc == WSP_ERR_ARG && strstr(wsp_last_error(), "handler"),
+          "progress from a handler: %s", wsp_err_name(rc));
+    c->saw_post_refused = 1;
+  }
+  if (m == 0 && c->skip_empty_reply && (c->served[src] & 1))
+    return 0; /* an implicit empty response */
+  int rc = wsp_shuffle_reply(reply, m ? c->b : NULL, m);
+  CHECK(rc == WSP_OK, "reply: %s", wsp_last_error());
+  if (c->stale == NULL) {
+    rc = wsp_shuffle_reply(reply, NULL, 0);
+    CHECK(rc == WSP_ERR_ARG && strstr(wsp_last_error(), "already answered"),
+          "second reply: %s %s", wsp_err_name(rc), wsp_last_error());
+    c->stale = reply;
+  }
+  if (c->fail_in == 1) {
+    c->fail_in = 0;
+    return -7;
+  }
+  return 0;
+}
+
+static int on_response(void *user, int dst, const void *req, size_t n,
+                       const void *resp, size_t m) {
+  ctx_t *c = user;
+  uint64_t j = c->answered[dst]++;
+  if (!c->threaded && j >= c->norder[dst]) {
+    /* Possible only for a follow-up still inside wsp_shuffle_post, which
+     * cannot be answered yet: an engine error either way. */
+    CHECK(0, "response %llu from %d, but only %llu posts to it returned",
+          (unsigned long long)j, dst, (unsigned long long)c->norder[dst]);
+    return 0;
+  }
+  uint64_t k = c->threaded ? j : c->order[dst][j];
+  size_t want = make_request(&c->t, rank, dst, k, c->a);
+  CHECK(n == want && (n == 0 || memcmp(req, c->a, n) == 0),
+        "response %llu from %d carries the wrong request (%zu bytes, expected "
+        "%zu of request %llu)", (unsigned long long)j, dst, n, want,
+        (unsigned long long)k);
+  size_t wm = make_response(&c->t, dst, c->a, want, c->b);
+  CHECK(m == wm && (m == 0 || memcmp(resp, c->b, m) == 0),
+        "response %llu from %d: %zu bytes, expected %zu (or content differs)",
+        (unsigned long long)k, dst, m, wm);
+  CHECK((m == 0) == (resp == NULL), "response pointer vs size");
+  maybe_sleep(c);
+  if (c->followups > 0 && wsp_splitmix64(&c->rng) % 3 == 0) {
+    c->followups--;
+    int to = (int)(wsp_splitmix64(&c->rng) % (uint64_t)size);
+    c->in_handler = 1;
+    int rc = post_next(c, to);
+    c->in_handler = 0;
+    CHECK(rc == WSP_OK, "follow-up post: %s", wsp_last_error());
+  }
+  if (c->fail_in == 2) {
+    c->fail_in = 0;
+    return 3;
+  }
+  return 0;
+}
+
+static const wsp_shuffle_handlers_t handlers = {on_request, on_response};
+
+static void ctx_init(ctx_t *c, const traffic_t *t) {
+  memset(c, 0, sizeof *c);
+  c->t = *t;
+  c->posted = calloc((size_t)size, sizeof *c->posted);
+  c->answered = calloc((size_t)size, sizeof *c->answered);
+  c->served = calloc((size_t)size, sizeof *c->served);
+  c->order = calloc((size_t)size, sizeof *c->order);
+  c->norder = calloc((size_t)size, sizeof *c->norder);
+  c->caporder = calloc((size_t)size, sizeof *c->caporder);
+  c->seen = calloc((size_t)size, sizeof *c->seen);
+  c->capseen = calloc((size_t)size, sizeof *c->capseen);
+  c->empty_served = calloc((size_t)size, sizeof *c->empty_served);
+  size_t big = t->big_req > t->max_req ? t->big_req : t->max_req;
+  size_t bigr = t->big_resp > t->max_resp ? t->big_resp : t->max_resp;
+  size_t scratch = (big > bigr ? big : bigr) + 64;
+  c->a = malloc(scratch);
+  c->b = malloc(scratch);
+  c->top = malloc(scratch);
+  c->rng = 99 + (uint64_t)rank * 7919;
+  if (!c->posted || !c->answered || !c->served || !c->order || !c->norder ||
+      !c->caporder || !c->seen || !c->capseen || !c->empty_served || !c->a || !c->b || !c->top) {
+    fprintf(stderr, "test: out of memory\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+}
+
+static void ctx_free(ctx_t *c) {
+  for (int i = 0; i < size; i++) {
+    free(c->order[i]);
+    free(c->seen[i]);
+  }
+  free(c->order);
+  free(c->norder);
+  free(c->caporder);
+  free(c->seen);
+  free(c->capseen);
+  free(c->empty_served);
+  free(c->posted);
+  free(c->answered);
+  free(c->served);
+  free(c->a);
+  free(c->b);
+  free(c->top);
+}
+
+/* After close: exactly one response per request, and every rank served
+ * exactly what the others posted to it. */
+static void check_counts(const ctx_t *c, const wsp_shuffle_stats_t *st,
+                         const char *what) {
+  uint64_t total = 0, served = 0;
+  uint64_t *empties = calloc((size_t)size, sizeof *empties);
+  for (int d = 0; d < size; d++) {
+    CHECK(c->norder[d] == c->posted[d], "%s: a post to %d failed", what, d);
+    for (uint64_t j = 0; j < c->norder[d]; j++)
+      empties[d] += make_request(&c->t, rank, d, c->order[d][j], c->a) == 0;
+    CHECK(c->answered[d] == c->posted[d],
+          "%s: %llu responses from %d for %llu requests", what,
+          (unsigned long long)c->answered[d], d,
+          (unsigned long long)c->posted[d]);
+    total += c->posted[d];
+    served += c->served[d];
+  }
+  uint64_t *theirs = malloc((size_t)size * sizeof *theirs);
+  MPI_Alltoall(c->posted, 1, MPI_UINT64_T, theirs, 1, MPI_UINT64_T,
+               MPI_COMM_WORLD);
+  for (int s = 0; s < size; s++)
+    CHECK(theirs[s] == c->served[s],
+          "%s: rank %d posted %llu requests to me, I served %llu", what, s,
+          (unsigned long long)theirs[s], (unsigned long long)c->served[s]);
+  /* Zero-byte requests carry no key: counted instead. */
+  MPI_Alltoall(empties, 1, MPI_UINT64_T, theirs, 1, MPI_UINT64_T,
+               MPI_COMM_WORLD);
+  for (int s = 0; s < size; s++)
+    CHECK(theirs[s] == c->empty_served[s],
+          "%s: rank %d posted %llu empty requests to me, I served %llu", what,
+          s, (unsigned long long)theirs[s],
+          (unsigned long long)c->empty_served[s]);
+  free(theirs);
+  free(empties);
+  CHECK(st->requests_posted == total, "%s: stats posted %llu, counted %llu",
+        what, (unsigned long long)st->requests_posted, (unsigned long long)total);
+  CHECK(st->requests_served == served, "%s: stats served %llu, counted %llu",
+        what, (unsigned long long)st->requests_served, (unsigned long long)served);
+  uint64_t gsum = 0;
+  MPI_Allreduce(&total, &gsum, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  CHECK(st->global_requests_posted == gsum &&
+            st->global_requests_served == gsum,
+        "%s: global sums %llu/%llu, expected %llu", what,
+        (unsigned long long)st->global_requests_posted,
+        (unsigned long long)st->global_requests_served, (unsigned long long)gsum);
+}
+
+/* The engine's accounting against the documented shares of mem_limit. */
+static void check_memory(const wsp_shuffle_stats_t *st, size_t mem,
+                         int handler_posts, const char *what) {
+  CHECK(st->mem_limit == mem, "%s: mem_limit %zu, configured %zu", what,
+        st->mem_limit, mem);
+  CHECK(st->peak_inflight <= mem / 4, "%s: inflight peak %zu > %zu", what,
+        st->peak_inflight, mem / 4);
+  CHECK(st->peak_intake <= mem / 4, "%s: intake peak %zu > %zu", what,
+        st->peak_intake, mem / 4);
+  CHECK(st->peak_resp_out <= mem / 8, "%s: resp_out peak %zu > %zu", what,
+        st->peak_resp_out, mem / 8);
+  CHECK(st->peak_resp_in <= mem - 3 * (mem / 4) - mem / 8,
+        "%s: resp_in peak %zu", what, st->peak_resp_in);
+  if (!handler_posts) {
+    CHECK(st->peak_backlog <= mem / 4, "%s: backlog peak %zu > %zu", what,
+          st->peak_backlog, mem / 4);
+    CHECK(st->mem_peak <= mem, "%s: memory peak %zu > bound %zu", what,
+          st->mem_peak, mem);
+  }
+  CHECK(st->mem_peak >= st->peak_backlog && st->mem_peak >= st->peak_intake,
+        "%s: total peak below a part's peak", what);
+  CHECK(st->mem_current == 0, "%s: %zu bytes still held after close", what,
+        st->mem_current);
+}
+
+/* One shuffle of skewed random traffic; returns the stats. */
+static void run_traffic(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
+                        const traffic_t *t, long base, long followups,
+                        const char *what, wsp_shuffle_stats_t *out) {
+  ctx_t c;
+  ctx_init(&c, t);
+  c.sleepy = 1;
+  c.skip_empty_reply = 1;
+  c.threaded = cfg && cfg->progress_thread;
+  c.followups = c.threaded ? 0 : followups;
+  int rc = wsp_shuffle_open(comm, cfg, &handlers, &c, &c.sh);
+  CHECK(rc == WSP_OK, "%s: open: %s", what, wsp_last_error());
+  if (rc != WSP_OK) MPI_Abort(MPI_COMM_WORLD, 3);
+  /* Skew: the last rank posts 100x the base, rank 0 nothing at all when
+   * there are at least 3 ranks, the others a random amount up to 2x. */
+  uint64_t r = 4242 + (uint64_t)rank;
+  long n = rank == size - 1 ? 100 * base
+           : (rank == 0 && size >= 3) ? 0
+                                      : (long)(wsp_splitmix64(&r) % (uint64_t)(2 * base + 1));
+  for (long i = 0; i < n; i++) {
+    int dst = (int)(wsp_splitmix64(&r) % (uint64_t)size);
+    rc = post_next(&c, dst);
+    CHECK(rc == WSP_OK, "%s: post: %s", what, wsp_last_error());
+    if (wsp_splitmix64(&r) % 128 == 0) {
+      struct timespec ts = {0, (long)(wsp_splitmix64(&r) % 300) * 1000L};
+      nanosleep(&ts, NULL);
+    }
+    if (i % 16 == 0) CHECK(wsp_shuffle_progress(c.sh) == WSP_OK, "progress");
+  }
+  wsp_shuffle_stats_t st;
+  rc = wsp_shuffle_close(c.sh, &st);
+  CHECK(rc == WSP_OK, "%s: close: %s: %s", what, wsp_err_name(rc), wsp_last_error());
+  check_counts(&c, &st, what);
+  check_memory(&st, cfg ? cfg->mem_limit : ((size_t)64 << 20), followups > 0, what);
+  CHECK(wsp_shuffle_free(&c.sh) == WSP_OK && c.sh == NULL, "free");
+  if (out) *out = st;
+  ctx_free(&c);
+}
+
+static void phase_basic(wsp_comm_t *comm, long base, int thread_ok) {
+  traffic_t t = {.seed = 5, .max_req = 200, .max_resp = 3000,
+                 .big_req = 40000, .big_resp = 200000};
+  wsp_shuffle_stats_t st;
+
+  /* Close with no traffic at all. */
+  {
+    ctx_t c;
+    ctx_init(&c, &t);
+    CHECK(wsp_shuffle_open(comm, NULL, &handlers, &c, &c.sh) == WSP_OK,
+          "open: %s", wsp_last_error());
+    CHECK(wsp_shuffle_close(c.sh, &st) == WSP_OK, "empty close: %s",
+          wsp_last_error());
+    check_counts(&c, &st, "empty");
+    CHECK(st.mem_peak == 0, "empty: memory used %zu", st.mem_peak);
+    wsp_shuffle_free(&c.sh);
+    ctx_free(&c);
+  }
+  /* Defaults, follow-ups from the response handler. */
+  run_traffic(comm, NULL, &t, base, base / 2, "default", &st);
+  /* A small memory bound (so posts must wait) and small batches. */
+  wsp_shuffle_config_t cfg;
+  wsp_shuffle_config_init(&cfg);
+  cfg.mem_limit = (size_t)256 << 10;
+  cfg.batch_bytes = 4096;
+  cfg.batch_delay = 0.0005;
+  traffic_t small = {.seed = 6, .max_req = 300, .max_resp = 2000,
+                     .big_req = 2000, .big_resp = 7000};
+  run_traffic(comm, &cfg, &small, base, 0, "small-mem", &st);
+  long waits = (long)st.post_waits, any = 0;
+  MPI_Allreduce(&waits, &any, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0) printf("small-mem: %ld posts waited for room\n", any);
+  /* Fixed-rate mode (correctness only; tests never assert timings). */
+  wsp_shuffle_config_init(&cfg);
+  cfg.mode = WSP_SHUFFLE_FIXED;
+  cfg.rate = 200e6;
+  run_traffic(comm, &cfg, &t, base / 2 + 1, base / 4, "fixed", &st);
+  /* A progress thread. */
+  if (thread_ok) {
+    wsp_shuffle_config_init(&cfg);
+    cfg.progress_thread = 1;
+    run_traffic(comm, &cfg, &t, base / 2 + 1, 0, "thread", &st);
+  } else if (rank == 0) {
+    printf("progress thread: skipped (MPI_THREAD_MULTIPLE not provided)\n");
+  }
+}
+
+/* Every rank opens; `culprit` passes something bad. */
+static void phase_args(wsp_comm_t *comm) {
+  traffic_t t = {.seed = 8, .max_req = 50, .max_resp = 50};
+  const int culprit = size - 1;
+  ctx_t c;
+  ctx_init(&c, &t);
+  int rc;
+
+  /* Open: bad handlers / config on one rank: ERR_ARG there, REMOTE elsewhere. */
+  wsp_shuffle_handlers_t no_req = {NULL, on_response};
+  wsp_shuffle_handlers_t no_resp = {on_request, NULL};
+  wsp_shuffle_config_t bad;
+  wsp_shuffle_config_init(&bad);
+  bad.batch_bytes = 0;
+  struct {
+    const wsp_shuffle_handlers_t *h;
+    const wsp_shuffle_config_t *cfg;
+    int null_out;
+    const char *text;
+  } cases[] = {{NULL, NULL, 0, "handlers is NULL"},
+               {&no_req, NULL, 0, "on_request is NULL"},
+               {&no_resp, NULL, 0, "on_response is NULL"},
+               {&handlers, &bad, 0, "batch_bytes"},
+               {&handlers, NULL, 1, "out is NULL"}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    wsp_shuffle_t *sh = NULL;
+    int me = rank == culprit;
+    rc = wsp_shuffle_open(comm, me ? cases[i].cfg : NULL,
+                          me ? cases[i].h : &handlers, &c,
+                          me && cases[i].null_out ? NULL : &sh);
+    if (me)
+      CHECK(rc == WSP_ERR_ARG && strstr(wsp_last_error(), cases[i].text),
+            "open case %zu: %s: %s", i, wsp_err_name(rc), wsp_last_error());
+    else if (size > 1)
+      CHECK(rc == WSP_ERR_REMOTE, "open case %zu: others got %s", i,
+            wsp_err_name(rc));
+    CHECK(sh == NULL, "open case %zu left a handle", i);
+  }
+  /* A configuration that differs between ranks. */
+  if (size > 1) {
+    wsp_shuffle_config_t d;
+    wsp_shuffle_config_init(&d);
+    if (rank == culprit) d.batch_bytes = 8192;
+    wsp_shuffle_t *sh = NULL;
+    rc = wsp_shuffle_open(comm, &d, &handlers, &c, &sh);
+    CHECK(rc == WSP_ERR_CONFIG && strstr(wsp_last_error(), "differs"),
+          "mismatched config: %s %s", wsp_err_name(rc), wsp_last_error());
+  }
+  /* Posts with bad arguments (local: no collective involved). */
+  rc = wsp_shuffle_open(comm, NULL, &handlers, &c, &c.sh);
+  CHECK(rc == WSP_OK, "open: %s", wsp_last_error());
+  wsp_shuffle_stats_t st;
+  wsp_shuffle_stats(c.sh, &st);
+  char buf[16] = {0};
+  rc = wsp_shuffle_post(c.sh, size, buf, 1);
+  CHECK(rc == WSP_ERR_ARG && strstr(wsp_last_error(), "dest"), "dest = p: %s",
+        wsp_last_error());
+  rc = wsp_shuffle_post(c.sh, -1, buf, 1);
+  CHECK(rc == WSP_ERR_ARG && strstr(wsp_last_error(), "dest = -1"),
+        "dest = -1: %s", wsp_last_error());
+  rc = wsp_shuffle_post(c.sh, 0, NULL, 5);
+  CHECK(rc == WSP_ERR_ARG && strstr(wsp_last_error(), "data is NULL"),
+        "NULL data: %s", wsp_last_error());
+  rc = wsp_shuffle_post(c.sh, 0, buf, (size_t)-5);
+  CHECK(rc == WSP_ERR_ARG && strstr(wsp_last_error(), "bytes") &&
+            strstr(wsp_last_error(), "largest request"),
+        "absurd size: %s", wsp_last_error());
+  rc = wsp_shuffle_post(c.sh, 0, buf, st.max_request + 1);
+  CHECK(rc == WSP_ERR_ARG, "max_request + 1 accepted");
+  CHECK(wsp_shuffle_post(NULL, 0, buf, 1) == WSP_ERR_ARG &&
+            strstr(wsp_last_error(), "sh is NULL"),
+        "NULL sh");
+  CHECK(wsp_shuffle_stats(c.sh, NULL) == WSP_ERR_ARG, "NULL stats");
+  CHECK(wsp_shuffle_reply(NULL, buf, 1) == WSP_ERR_ARG, "NULL reply");
+  wsp_shuffle_t *open_sh = c.sh;
+  CHECK(wsp_shuffle_free(&open_sh) == WSP_ERR_ARG &&
+            strstr(wsp_last_error(), "close it first") && open_sh == c.sh,
+        "free of an open shuffle");
+  /* Some real traffic: a post and a progress from inside a request handler
+   * are refused, a second reply is refused, and a stale reply context too. */
+  c.post_in_request = 1;
+  for (int d = 0; d < size; d++) CHECK(post_next(&c, d) == WSP_OK, "post");
+  rc = wsp_shuffle_close(c.sh, &st);
+  CHECK(rc == WSP_OK, "close: %s", wsp_last_error());
+  check_counts(&c, &st, "args");
+  CHECK(c.saw_post_refused, "the request handler ran");
+  if (c.stale) {
+    rc = wsp_shuffle_reply(c.stale, buf, 1);
+    CHECK(rc == WSP_ERR_ARG && strstr(wsp_last_error(), "not inside"),
+          "stale reply: %s %s", wsp_err_name(rc), wsp_last_error());
+  }
+  /* After close. */
+  rc = wsp_shuffle_post(c.sh, 0, buf, 1);
+  CHECK(rc == WSP_ERR_ARG && strstr(wsp_last_error(), "closed"),
+        "post after close: %s", wsp_last_error());
+  CHECK(wsp_shuffle_progress(c.sh) == WSP_ERR_ARG, "progress after close");
+  rc = wsp_shuffle_close(c.sh, NULL);
+  CHECK(rc == WSP_ERR_ARG && strstr(wsp_last_error(), "already closed"),
+        "second close: %s", wsp_last_error());
+  CHECK(wsp_shuffle_stats(c.sh, &st) == WSP_OK, "stats after close");
+  CHECK(wsp_shuffle_free(&c.sh) == WSP_OK && c.sh == NULL, "free");
+  CHECK(wsp_shuffle_free(&c.sh) == WSP_OK, "free of NULL");
+  CHECK(wsp_shuffle_free(NULL) == WSP_ERR_ARG, "free(NULL)");
+  CHECK(wsp_shuffle_close(NULL, NULL) == WSP_ERR_ARG, "close(NULL)");
+  ctx_free(&c);
+
+  /* A handler that fails: every request is still answered, close reports
+   * WSP_ERR_HANDLER on that rank and WSP_ERR_REMOTE on the others. */
+  for (int where = 1; where <= 2; where++) {
+    ctx_init(&c, &t);
+    if (rank == culprit) c.fail_in = where;
+    CHECK(wsp_shuffle_open(comm, NULL, &handlers, &c, &c.sh) == WSP_OK, "open");
+    for (int d = 0; d < size; d++)
+      for (int k = 0; k < 3; k++) CHECK(post_next(&c, d) == WSP_OK, "post");
+    rc = wsp_shuffle_close(c.sh, &st);
+    if (rank == culprit)
+      CHECK(rc == WSP_ERR_HANDLER && strstr(wsp_last_error(),
+                                            where == 1 ? "on_request" : "on_response"),
+            "failing handler %d: %s %s", where, wsp_err_name(rc), wsp_last_error());
+    else
+      CHECK(rc == WSP_ERR_REMOTE, "failing handler %d elsewhere: %s", where,
+            wsp_err_name(rc));
+    for (int d = 0; d < size; d++)
+      CHECK(c.answered[d] == c.posted[d], "answered despite the failure");
+    wsp_shuffle_free(&c.sh);
+    ctx_free(&c);
+  }
+}
+
+int main(int argc, char **argv) {
+  long base = 400;
+  const char *phase = "all";
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!strcmp(argv[i], "--requests")) base = atol(argv[i + 1]);
+    else if (!strcmp(argv[i], "--phase")) phase = argv[i + 1];
+  }
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  wsp_comm_t *comm = NULL;
+  if (wsp_comm_create(MPI_COMM_WORLD, NULL, &comm) != WSP_OK) {
+    fprintf(stderr, "wsp_comm_create: %s\n", wsp_last_error());
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  if (!strcmp(phase, "all") || !strcmp(phase, "basic"))
+  {
+#ifdef WSP_SIMGRID
+    int thread_ok = 0; /* no progress thread under SimGrid (documented) */
+#else
+    int thread_ok = provided == MPI_THREAD_MULTIPLE;
+#endif
+    phase_basic(comm, base, thread_ok);
+  }
+  if (!strcmp(phase, "all") || !strcmp(phase, "args")) phase_args(comm);
+  long total = 0;
+  MPI_Allreduce(&failures, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0)
+    printf("test_shuffle: p=%d, %ld base requests: %ld failures\n", size, base,
+           total);
+  wsp_comm_free(&comm);
+  MPI_Finalize();
+  return total ? 1 : 0;
+}
