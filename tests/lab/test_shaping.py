@@ -3,7 +3,10 @@
   cluster: one iperf3 stream between two hosts is within +-10% of B;
   twosite (W >= 4F): one WAN stream <= 1.15 F, four parallel streams >= 2.5 F;
   hetero: a slow pair gets its own class rate (+-15%), not B.
-Runtime ~35 s."""
+A rate below its lower bound is measured once more, for 5 s: on a machine
+whose cores are busy (CI beside a simulation) iperf3 itself can be starved for
+a second, while a shaping mistake shows in both measurements. Upper bounds are
+never retried. Runtime ~35 s."""
 import json
 import os
 import sys
@@ -25,6 +28,14 @@ def calib(name, only, seconds=3):
         return {r["test"]: r for r in json.load(open(f.name))["results"]}
 
 
+def hetero_pairs(name, seconds):
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        p = netlab("calibrate", "--name", name, "--only", "pair", "--seconds", str(seconds),
+                   "--json", f.name, timeout=120)
+        print(p.stdout, flush=True)
+        return [r for r in json.load(open(f.name))["results"] if r["test"] == "pair"]
+
+
 def main():
     require_lab(("iperf3",))
     name = lab_name("sh")
@@ -34,6 +45,9 @@ def main():
     try:
         netlab("up", "cluster", "--name", name, "--hosts", "2", "--rate", "100mbit")
         r = calib(name, "pair")["pair"]["fraction"][0]
+        if r < 0.90:
+            print("cluster pair: %.3f of B, measuring again" % r)
+            r = calib(name, "pair", seconds=5)["pair"]["fraction"][0]
         print("cluster pair: %.3f of B" % r)
         if not 0.90 <= r <= 1.10:
             errors.append("cluster: iperf3 %.3f of B is outside +-10%%" % r)
@@ -60,20 +74,19 @@ def main():
         if not any(m[i][j] == 0.2 for i in range(3) for j in range(3) if i != j):
             errors.append("hetero: seed 7 gave no slow pair (matrix %s)" % m)
         # calibrate measures one pair per rate class on hetero; check every one of them
-        with tempfile.NamedTemporaryFile(suffix=".json") as f:
-            p = netlab("calibrate", "--name", name, "--only", "pair", "--seconds", "2",
-                       "--json", f.name, timeout=120)
-            print(p.stdout, flush=True)
-            pairs = [r for r in json.load(open(f.name))["results"] if r["test"] == "pair"]
+        pairs = hetero_pairs(name, 2)
         if len(pairs) < 2:
             errors.append("hetero: expected a pair per class, got %d" % len(pairs))
+        if any(r["fraction"][0] < 0.85 for r in pairs):
+            print("hetero: a pair below 0.85 of its class, measuring again", flush=True)
+            pairs = hetero_pairs(name, 5)
         for r in pairs:
             fr = r["fraction"][0]
             print("hetero %s: %.3f" % (r["desc"], fr))
             if not 0.85 <= fr <= 1.15:
                 errors.append("hetero: %s: %.3f of the class rate" % (r["desc"], fr))
         netlab("down", "--name", name)
-        if time.time() - t0 > 150:
+        if time.time() - t0 > 240:
             errors.append("test exceeded its time bound")
     finally:
         cleanup(name)
