@@ -15,9 +15,13 @@ mkdir -p "$out"
 args=(sparse --densities 1/p,0.1,0.5 --sizes 1K,64K --warmup 12)
 echo "== Open MPI, np=$np"
 mpirun --allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader -np "$np" \
-  "$root/build/openmpi/tools/wsp-bench" "${args[@]}" --iters 50 --reps 7 \
+  "$root/build/openmpi/tools/wsp-bench" "${args[@]}" --iters 20 --reps 25 \
   --label loopback-openmpi --json "$out/sparse-loopback.json"
 # MPICH 4.0 busy-polls when ranks outnumber cores (LAB-FACTS), so fewer rounds.
+# Many short repetitions rather than a few long ones: with 16 ranks on 2 cores
+# one repetition's time swings with the scheduler (forced pex took 180-480 us
+# per round in different runs of the same command), and the median of 25
+# interleaved repetitions is steadier than that of 7.
 echo "== MPICH, np=$np"
-mpiexec.mpich -np "$np" "$root/build/mpich/tools/wsp-bench" "${args[@]}" --iters 10 --reps 5 \
+mpiexec.mpich -np "$np" "$root/build/mpich/tools/wsp-bench" "${args[@]}" --iters 10 --reps 11 \
   --label loopback-mpich --json "$out/sparse-loopback.json"
