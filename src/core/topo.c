@@ -88,20 +88,16 @@ static void wsp__leaders_by_key(const uint64_t *key, int p, int *lead,
   }
 }
 
+#define WSP__TOPO_WHAT "wsp_comm_create: node topology"
+
 int wsp__topo_create(wsp_comm_t *comm) {
   int rc = WSP_OK, p = comm->size, me = comm->rank;
   wsp_topology_t *t = &comm->topo.pub;
   MPI_Comm local = MPI_COMM_NULL, leaders = MPI_COMM_NULL;
-  int *lead = malloc((size_t)p * sizeof *lead);
-  int failed = lead == NULL, any = 0;
+  int *lead = malloc((size_t)p * sizeof *lead), failed = 0;
   /* Nobody goes on alone after a local allocation failure. */
-  WSP__MPI_GOTO(comm, MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, comm->mpi), rc, out);
-  if (any) {
-    rc = wsp__fail(comm, failed ? WSP_ERR_NOMEM : WSP_ERR_REMOTE,
-                   "wsp_comm_create: node topology: %s",
-                   failed ? "out of memory" : "another rank ran out of memory");
-    goto out;
-  }
+  rc = wsp__agree_alloc(comm, comm->mpi, lead == NULL, WSP__TOPO_WHAT);
+  if (rc != WSP_OK) goto out;
   /* Every rank's leader (its node's lowest rank), the same map on all. */
   if (comm->cfg.node_split == WSP_NODES_HOST) {
     char name[MPI_MAX_PROCESSOR_NAME + 1] = "";
@@ -110,13 +106,9 @@ int wsp__topo_create(wsp_comm_t *comm) {
     uint64_t h = 1469598103934665603ULL, *all = NULL;
     for (int k = 0; k < len; k++) h = (h ^ (unsigned char)name[k]) * 1099511628211ULL;
     all = malloc((size_t)p * (sizeof *all + sizeof(wsp__keyrank_t)));
-    failed = all == NULL;
-    WSP__MPI_GOTO(comm, MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, comm->mpi), rc, out);
-    if (any) {
+    rc = wsp__agree_alloc(comm, comm->mpi, all == NULL, WSP__TOPO_WHAT);
+    if (rc != WSP_OK) {
       free(all);
-      rc = wsp__fail(comm, failed ? WSP_ERR_NOMEM : WSP_ERR_REMOTE,
-                     "wsp_comm_create: node topology: %s",
-                     failed ? "out of memory" : "another rank ran out of memory");
       goto out;
     }
     int mrc = MPI_Allgather(&h, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, comm->mpi);
@@ -157,13 +149,8 @@ int wsp__topo_create(wsp_comm_t *comm) {
   }
   free(count);
   t->node_ranks = lsize;
-  WSP__MPI_GOTO(comm, MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, comm->mpi), rc, out);
-  if (any) {
-    rc = wsp__fail(comm, failed ? WSP_ERR_NOMEM : WSP_ERR_REMOTE,
-                   "wsp_comm_create: node topology: %s",
-                   failed ? "out of memory" : "another rank ran out of memory");
-    goto out;
-  }
+  rc = wsp__agree_alloc(comm, comm->mpi, failed, WSP__TOPO_WHAT);
+  if (rc != WSP_OK) goto out;
   if (t->nodes < 2 || t->max_node_ranks < 2) goto out; /* nothing to split */
   WSP__MPI_GOTO(comm, MPI_Comm_split(comm->mpi, lrank == 0 ? 0 : MPI_UNDEFINED, me, &leaders),
                 rc, out);
@@ -174,13 +161,8 @@ int wsp__topo_create(wsp_comm_t *comm) {
     if (comm->topo.leaders) leaders = MPI_COMM_NULL;
   }
   failed = comm->topo.local == NULL || (lrank == 0 && comm->topo.leaders == NULL);
-  WSP__MPI_GOTO(comm, MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, comm->mpi), rc, out);
-  if (any) {
-    rc = wsp__fail(comm, failed ? WSP_ERR_NOMEM : WSP_ERR_REMOTE,
-                   "wsp_comm_create: node sub-communicators: %s",
-                   failed ? "out of memory" : "another rank failed");
-    goto out;
-  }
+  rc = wsp__agree_alloc(comm, comm->mpi, failed, "wsp_comm_create: node sub-communicators");
+  if (rc != WSP_OK) goto out;
   /* The sub-communicators see themselves as one node (local) or as nodes
    * of one rank each (leaders): the node-aware algorithms never nest. */
   comm->topo.local->topo.pub = (wsp_topology_t){

@@ -80,6 +80,14 @@ int wsp__fail(const wsp_comm_t *comm, int status, const char *fmt, ...)
 int wsp__mpi_fail(const wsp_comm_t *comm, int mpi_rc, const char *call,
                   const char *where);
 
+/* Collective: every rank of `mc` learns whether any of them had a local
+ * allocation failure (`failed`), so that nobody goes on alone into traffic
+ * its partners will not join. WSP_OK when none did; otherwise records
+ * "<what>: out of memory" (WSP_ERR_NOMEM) on the rank that failed and
+ * "<what>: another rank ran out of memory" (WSP_ERR_REMOTE) on the others. */
+int wsp__agree_alloc(const wsp_comm_t *comm, MPI_Comm mc, int failed,
+                     const char *what);
+
 #define WSP__STR2(x) #x
 #define WSP__STR(x) WSP__STR2(x)
 #define WSP__WHERE __FILE__ ":" WSP__STR(__LINE__)

@@ -128,15 +128,10 @@ int wsp__model_calibrate(wsp_comm_t *comm, wsp_model_t *out) {
   double local[7] = {0, 0, 0, 0, 0, 0, 0}, global[7];
   char *buf = calloc(1 + WSP__CAL_WINDOW, WSP__CAL_LARGE);
   double *red = calloc(WSP__CAL_LARGE / sizeof(double), sizeof(double) * 2);
-  int failed = (buf == NULL || red == NULL), any_failed = 0;
   /* Everybody learns of a local allocation failure before any pair starts
    * (a rank that skipped its ping-pong would leave its partner waiting). */
-  WSP__MPI_GOTO(comm, MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, comm->mpi), rc, out);
-  if (any_failed) {
-    rc = wsp__fail(comm, failed ? WSP_ERR_NOMEM : WSP_ERR_REMOTE, "model calibration: %s",
-                   failed ? "out of memory" : "another rank ran out of memory");
-    goto out;
-  }
+  rc = wsp__agree_alloc(comm, comm->mpi, buf == NULL || red == NULL, "model calibration");
+  if (rc != WSP_OK) goto out;
   /* Pairing: i <-> i + h with h = floor(p/2); the last rank of an odd p
    * sits out (its figures are 0 and do not count in the maximum). */
   int h = p / 2, peer = -1;
@@ -144,7 +139,7 @@ int wsp__model_calibrate(wsp_comm_t *comm, wsp_model_t *out) {
     if (me < h) peer = me + h;
     else if (me < 2 * h) peer = me - h;
   }
-  if (!failed && peer >= 0) {
+  if (peer >= 0) {
     double ts, tl;
     if ((rc = wsp__pingpong(comm, peer, buf, WSP__CAL_SMALL, WSP__CAL_REPS_SMALL, &ts)))
       goto out;
@@ -158,7 +153,7 @@ int wsp__model_calibrate(wsp_comm_t *comm, wsp_model_t *out) {
   }
   /* Inside nodes (shared memory): local ranks 2i and 2i+1 pair up. */
   wsp_comm_t *node = comm->topo.local;
-  if (!failed && node && node->size >= 2 && (node->rank ^ 1) < node->size) {
+  if (node && node->size >= 2 && (node->rank ^ 1) < node->size) {
     double ts, tl;
     int npeer = node->rank ^ 1;
     if ((rc = wsp__pingpong(node, npeer, buf, WSP__CAL_SMALL, WSP__CAL_REPS_SMALL, &ts)) ||
@@ -167,7 +162,7 @@ int wsp__model_calibrate(wsp_comm_t *comm, wsp_model_t *out) {
     local[5] = ts / 2;
     local[6] = (tl - ts) / ((double)WSP__CAL_WINDOW * WSP__CAL_LARGE);
   }
-  if (!failed) {
+  {
     size_t n = WSP__CAL_LARGE / sizeof(double);
     double best = INFINITY;
     for (int i = 0; i < 4; i++) {
@@ -178,17 +173,9 @@ int wsp__model_calibrate(wsp_comm_t *comm, wsp_model_t *out) {
     }
     local[2] = best / WSP__CAL_LARGE;
   }
-  {
-    /* A local allocation failure is reported to all; everybody fails. */
-    local[3] = failed;
-    WSP__MPI_GOTO(comm, MPI_Allreduce(local, global, 7, MPI_DOUBLE, MPI_MAX, comm->mpi), rc, out);
-    if (global[3] != 0) {
-      rc = wsp__fail(comm, failed ? WSP_ERR_NOMEM : WSP_ERR_REMOTE,
-                     "model calibration: %s",
-                     failed ? "out of memory" : "another rank failed");
-      goto out;
-    }
-  }
+  /* local[3] is unused (it once carried the allocation failure, agreed on
+   * above now). */
+  WSP__MPI_GOTO(comm, MPI_Allreduce(local, global, 7, MPI_DOUBLE, MPI_MAX, comm->mpi), rc, out);
   /* Floors keep the model meaningful when a timer cannot resolve a term
    * (shared memory, simulated computation). */
   out->alpha = fmax(global[0], 1e-7);
