@@ -1460,16 +1460,24 @@ int wsp_shuffle_close(wsp_shuffle_t *sh, wsp_shuffle_stats_t *stats) {
 
   /* 2. The termination sum, serving others until it completes. What a rank
    * has posted is final when it enters; what it has served is not (it keeps
-   * serving), so served requests are summed once more afterwards. */
-  wsp__sum_t sum, check;
-  memset(&sum, 0, sizeof sum);
-  memset(&check, 0, sizeof check);
+   * serving), nor whether one of its handlers failed, so both are summed
+   * once more afterwards. The sums live on the heap: if a pass fails while
+   * one is pending, close returns with MPI still owning its buffers, and
+   * they are left allocated on purpose (as the shuffle's other buffers). */
+  wsp__sum_t *sum = calloc(2, sizeof *sum), *check = sum ? sum + 1 : NULL;
+  if (sum == NULL) rc = wsp__fail(&sh->c, WSP_ERR_NOMEM, "%s: out of memory", fn);
+  int sum_pending = 0;
   if (rc == WSP_OK && !sh->fatal) {
-    uint64_t mine[2] = {sh->failed != 0, sh->st.requests_posted};
-    rc = wsp__sum_start(&sum, &sh->c, WSP__TAG_DONE, mine, 2);
+    uint64_t mine = sh->st.requests_posted;
+    sum_pending = 1; /* until it completes (a failed start may have posted) */
+    rc = wsp__sum_start(sum, &sh->c, WSP__TAG_DONE, &mine, 1);
     int done = 0;
     while (rc == WSP_OK && !sh->fatal) {
-      if ((rc = wsp__sum_test(&sum, &done)) != WSP_OK || done) break;
+      if ((rc = wsp__sum_test(sum, &done)) != WSP_OK) break;
+      if (done) {
+        sum_pending = 0;
+        break;
+      }
       rc = wsp__wait_step(sh, &bo);
     }
   }
@@ -1477,19 +1485,28 @@ int wsp_shuffle_close(wsp_shuffle_t *sh, wsp_shuffle_stats_t *stats) {
   while (rc == WSP_OK && !sh->fatal && sh->n_osend) rc = wsp__wait_step(sh, &bo);
   if (rc == WSP_OK && sh->fatal) rc = sh->fatal;
   wsp__stop_thread(sh);
-  /* 4. Nothing is in flight any more: the served requests, summed. */
+  /* 4. Nothing is in flight any more: the served requests and the handler
+   * failures, summed. */
   if (rc == WSP_OK) {
-    uint64_t served = sh->st.requests_served;
-    rc = wsp__sum_start(&check, &sh->c, WSP__TAG_CHECK, &served, 1);
-    if (rc == WSP_OK) rc = wsp__sum_wait(&check);
+    uint64_t mine[2] = {sh->failed != 0, sh->st.requests_served};
+    sum_pending = 1;
+    rc = wsp__sum_start(check, &sh->c, WSP__TAG_CHECK, mine, 2);
+    if (rc == WSP_OK && (rc = wsp__sum_wait(check)) == WSP_OK) sum_pending = 0;
   }
+  uint64_t posted = 0, served = 0, failed_ranks = 0;
+  if (rc == WSP_OK) {
+    posted = sum->val[0];
+    failed_ranks = check->val[0];
+    served = check->val[1];
+  }
+  if (!sum_pending) free(sum);
 
   if (rc == WSP_OK && (sh->n_in || sh->chunk_len))
     rc = wsp__broken(sh, "requests left unserved after termination");
   if (rc == WSP_OK) {
-    sh->st.global_requests_posted = sum.val[1];
-    sh->st.global_requests_served = check.val[0];
-    if (sum.val[1] != check.val[0])
+    sh->st.global_requests_posted = posted;
+    sh->st.global_requests_served = served;
+    if (posted != served)
       rc = wsp__broken(sh, "the ranks posted and served different numbers "
                            "of requests");
   }
@@ -1507,11 +1524,11 @@ int wsp_shuffle_close(wsp_shuffle_t *sh, wsp_shuffle_stats_t *stats) {
   if (rc != WSP_OK) return sh->fatal ? wsp__refail(sh) : rc;
   if (sh->failed)
     return wsp__fail(&sh->c, sh->failed, "%s", sh->failed_msg);
-  if (sum.val[0])
+  if (failed_ranks)
     return wsp__fail(&sh->c, WSP_ERR_REMOTE,
                      "%s: a handler failed on %llu other rank(s); every "
                      "request was still answered",
-                     fn, (unsigned long long)sum.val[0]);
+                     fn, (unsigned long long)failed_ranks);
   return WSP_OK;
 }
 

@@ -2,7 +2,7 @@
  * Internal interface of the all-pairs shuffle (src/exchange/shuffle*.c).
  *
  * The pure parts live here so that unit tests can drive them without MPI:
- * the memory shares derived from cfg.mem_limit (shuffle_limits.c), the wire
+ * the memory shares derived from cfg.mem_limit (wsp__shuffle_limits in shuffle_config.c), the wire
  * format of batches, and the pacing controller (shuffle_pace.c). The engine
  * itself (shuffle.c) owns MPI, buffers and handlers.
  */

@@ -579,17 +579,21 @@ static void phase_args(wsp_comm_t *comm) {
   ctx_free(&c);
 
   /* A handler that fails: every request is still answered, close reports
-   * WSP_ERR_HANDLER on that rank and WSP_ERR_REMOTE on the others. */
-  for (int where = 1; where <= 2; where++) {
+   * WSP_ERR_HANDLER on that rank and WSP_ERR_REMOTE on the others. Case 3:
+   * the request handler of a rank that posts nothing fails, so it fails
+   * after that rank has entered the termination sum (it keeps serving). */
+  for (int where = 1; where <= 3; where++) {
+    if (where == 3 && size < 2) break; /* nobody would send it a request */
     ctx_init(&c, &t);
-    if (rank == culprit) c.fail_in = where;
+    if (rank == culprit) c.fail_in = where == 3 ? 1 : where;
     CHECK(wsp_shuffle_open(comm, NULL, &handlers, &c, &c.sh) == WSP_OK, "open");
-    for (int d = 0; d < size; d++)
-      for (int k = 0; k < 3; k++) CHECK(post_next(&c, d) == WSP_OK, "post");
+    if (!(where == 3 && rank == culprit))
+      for (int d = 0; d < size; d++)
+        for (int k = 0; k < 3; k++) CHECK(post_next(&c, d) == WSP_OK, "post");
     rc = wsp_shuffle_close(c.sh, &st);
     if (rank == culprit)
       CHECK(rc == WSP_ERR_HANDLER && strstr(wsp_last_error(),
-                                            where == 1 ? "on_request" : "on_response"),
+                                            where == 2 ? "on_response" : "on_request"),
             "failing handler %d: %s %s", where, wsp_err_name(rc), wsp_last_error());
     else
       CHECK(rc == WSP_ERR_REMOTE, "failing handler %d elsewhere: %s", where,
