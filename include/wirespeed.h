@@ -392,7 +392,8 @@ typedef struct wsp_shuffle_config {
    * it selects fixed mode). */
   double rate;
   /* 1: a thread progresses the shuffle in the background (needs
-   * MPI_THREAD_MULTIPLE; handlers then run on that thread).
+   * MPI_THREAD_MULTIPLE; handlers then run on that thread, possibly before
+   * wsp_shuffle_open has returned).
    * WSP_SHUFFLE_PROGRESS_THREAD=0|1; default 0. */
   int progress_thread;
 } wsp_shuffle_config_t;
