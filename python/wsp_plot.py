@@ -67,6 +67,20 @@ SHUFFLE_STYLE = {"s1": dict(color="tab:gray"), "s2": dict(color="tab:orange"),
                  "adaptive": dict(color="tab:red", linewidth=2.4)}
 
 
+def save(fig, axes, n, nrows, ncols, a):
+    """Hides the unused subplots of the grid, adds the title, writes a.out."""
+    for j in range(n, nrows * ncols):
+        axes[j // ncols][j % ncols].set_visible(False)
+    if a.title:
+        fig.suptitle(a.title)
+    fig.tight_layout()
+    try:
+        fig.savefig(a.out, dpi=110)
+    except OSError as e:
+        sys.exit(f"wsp_plot: cannot write {a.out}: {e}")
+    print(f"wsp_plot: wrote {a.out} ({n} subplot{'s' if n != 1 else ''})")
+
+
 def plot_shuffle(rows, a, plt):
     """Goodput per second of each strategy: mean over hosts, min..max shaded."""
     groups = collections.OrderedDict()
@@ -115,16 +129,7 @@ def plot_shuffle(rows, a, plt):
         ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize="small", ncol=3)
-    for j in range(n, nrows * ncols):
-        axes[j // ncols][j % ncols].set_visible(False)
-    if a.title:
-        fig.suptitle(a.title)
-    fig.tight_layout()
-    try:
-        fig.savefig(a.out, dpi=110)
-    except OSError as e:
-        sys.exit(f"wsp_plot: cannot write {a.out}: {e}")
-    print(f"wsp_plot: wrote {a.out} ({n} subplot{'s' if n != 1 else ''})")
+    save(fig, axes, n, nrows, ncols, a)
 
 
 COLL_ORDER = ["bcast", "reduce", "allreduce", "gather", "scatter",
@@ -222,16 +227,7 @@ def main():
         ax.set_title(f"{coll}, p = {p}" + (f", {label}" if label else ""))
         ax.grid(True, which="major", alpha=0.3)
         ax.legend(fontsize="small")
-    for j in range(n, nrows * ncols):
-        axes[j // ncols][j % ncols].set_visible(False)
-    if a.title:
-        fig.suptitle(a.title)
-    fig.tight_layout()
-    try:
-        fig.savefig(a.out, dpi=110)
-    except OSError as e:
-        sys.exit(f"wsp_plot: cannot write {a.out}: {e}")
-    print(f"wsp_plot: wrote {a.out} ({n} subplot{'s' if n != 1 else ''})")
+    save(fig, axes, n, nrows, ncols, a)
 
 
 if __name__ == "__main__":
