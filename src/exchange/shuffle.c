@@ -177,6 +177,11 @@ struct wsp_shuffle {
   int p, rank;
   wsp__peer_t *peers;
   wsp__pace_t pace;
+  /* The two termination sums of close, allocated at open (where a failure
+   * is agreed on) and kept if close fails with one pending (MPI may still
+   * write into it). */
+  wsp__sum_t *close_sums;
+  int close_sums_pending;
 
   /* Memory accounting (bytes of buffer capacity) and peaks. */
   size_t m_backlog, m_inflight, m_intake, m_resp_out, m_resp_in;
@@ -1050,14 +1055,18 @@ int wsp_shuffle_open(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
   unsigned long long *hosts = NULL; /* processor-name hash of every rank */
   if (local_rc == WSP_OK) {
     sh = calloc(1, sizeof *sh);
-    if (sh) sh->peers = calloc((size_t)comm->size, sizeof *sh->peers);
+    if (sh) {
+      sh->peers = calloc((size_t)comm->size, sizeof *sh->peers);
+      sh->close_sums = calloc(2, sizeof *sh->close_sums);
+    }
     hosts = malloc((size_t)comm->size * sizeof *hosts);
-    if (sh == NULL || sh->peers == NULL || hosts == NULL ||
+    if (sh == NULL || sh->peers == NULL || sh->close_sums == NULL || hosts == NULL ||
         wsp__pace_init(&sh->pace, c.mode, c.rate, (double)c.batch_bytes,
                        (double)c.window, MPI_Wtime()) != WSP_OK) {
       local_rc = wsp__fail(comm, WSP_ERR_NOMEM, "%s: out of memory", fn);
       if (sh) {
         free(sh->peers);
+        free(sh->close_sums);
         free(sh);
         sh = NULL;
       }
@@ -1170,6 +1179,7 @@ fail:
   if (dup != MPI_COMM_NULL) MPI_Comm_free(&dup);
   if (sh) {
     free(sh->peers);
+    free(sh->close_sums);
     free(sh);
   }
   return rc;
@@ -1461,11 +1471,8 @@ int wsp_shuffle_close(wsp_shuffle_t *sh, wsp_shuffle_stats_t *stats) {
   /* 2. The termination sum, serving others until it completes. What a rank
    * has posted is final when it enters; what it has served is not (it keeps
    * serving), nor whether one of its handlers failed, so both are summed
-   * once more afterwards. The sums live on the heap: if a pass fails while
-   * one is pending, close returns with MPI still owning its buffers, and
-   * they are left allocated on purpose (as the shuffle's other buffers). */
-  wsp__sum_t *sum = calloc(2, sizeof *sum), *check = sum ? sum + 1 : NULL;
-  if (sum == NULL) rc = wsp__fail(&sh->c, WSP_ERR_NOMEM, "%s: out of memory", fn);
+   * once more afterwards. */
+  wsp__sum_t *sum = &sh->close_sums[0], *check = &sh->close_sums[1];
   int sum_pending = 0;
   if (rc == WSP_OK && !sh->fatal) {
     uint64_t mine = sh->st.requests_posted;
@@ -1499,7 +1506,7 @@ int wsp_shuffle_close(wsp_shuffle_t *sh, wsp_shuffle_stats_t *stats) {
     failed_ranks = check->val[0];
     served = check->val[1];
   }
-  if (!sum_pending) free(sum);
+  sh->close_sums_pending = sum_pending;
 
   if (rc == WSP_OK && (sh->n_in || sh->chunk_len))
     rc = wsp__broken(sh, "requests left unserved after termination");
@@ -1541,6 +1548,7 @@ int wsp_shuffle_free(wsp_shuffle_t **sh) {
                      "wsp_shuffle_free: the shuffle is open; close it first "
                      "(wsp_shuffle_close is collective)");
   free(s->peers);
+  if (!s->close_sums_pending) free(s->close_sums); /* else MPI may write it */
   free(s);
   *sh = NULL;
   return WSP_OK;
