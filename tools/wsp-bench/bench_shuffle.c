@@ -563,6 +563,19 @@ static void json_line(FILE *const *files, json_t *o) {
   json_decref(o);
 }
 
+/* The keys every JSON line of this benchmark starts with. */
+static json_t *json_head(const char *kind, const char *strategy, const char *label,
+                         int p, int hosts) {
+  json_t *j = json_object();
+  json_object_set_new(j, "bench", json_string("shuffle"));
+  json_object_set_new(j, "kind", json_string(kind));
+  json_object_set_new(j, "strategy", json_string(strategy));
+  json_object_set_new(j, "label", json_string(label));
+  json_object_set_new(j, "p", json_integer(p));
+  json_object_set_new(j, "hosts", json_integer(hosts));
+  return j;
+}
+
 static json_t *json_doubles(const double *v, int n) {
   json_t *a = json_array();
   for (int i = 0; i < n; i++) json_array_append_new(a, json_real(v[i]));
@@ -865,14 +878,8 @@ int wsp_bench_shuffle(int argc, char **argv, int rank, int size,
     long hwm_max = 0;
     for (int q = 0; q < size; q++)
       if (hwm[q] > hwm_max) hwm_max = hwm[q];
-    json_t *sj = json_object();
-    json_object_set_new(sj, "bench", json_string("shuffle"));
-    json_object_set_new(sj, "kind", json_string("summary"));
-    json_object_set_new(sj, "strategy", json_string(strat_names[sgy]));
-    json_object_set_new(sj, "label", json_string(o.label));
+    json_t *sj = json_head("summary", strat_names[sgy], o.label, size, nhosts);
     json_object_set_new(sj, "mpi", json_string(mpiv));
-    json_object_set_new(sj, "p", json_integer(size));
-    json_object_set_new(sj, "hosts", json_integer(nhosts));
     json_object_set_new(sj, "req_bytes", json_integer((json_int_t)o.req));
     json_object_set_new(sj, "fold", json_integer(o.fold));
     json_object_set_new(sj, "resp_bytes", json_integer((json_int_t)resp));
@@ -916,7 +923,7 @@ int wsp_bench_shuffle(int argc, char **argv, int rank, int size,
     json_array_append(summaries, sj);
     json_line(files, sj);
     for (int t = 0; t < nsec && (files[0] || files[1]); t++) {
-      json_t *j = json_object();
+      json_t *j = json_head("second", strat_names[sgy], o.label, size, nhosts);
       double hv[4096], rv[4096], wsum = 0, isum = 0;
       int nw = 0;
       for (int h = 0; h < nhosts && h < 4096; h++) hv[h] = hostsum[h * nsec + t];
@@ -928,12 +935,6 @@ int wsp_bench_shuffle(int argc, char **argv, int rank, int size,
           nw++;
         }
       }
-      json_object_set_new(j, "bench", json_string("shuffle"));
-      json_object_set_new(j, "kind", json_string("second"));
-      json_object_set_new(j, "strategy", json_string(strat_names[sgy]));
-      json_object_set_new(j, "label", json_string(o.label));
-      json_object_set_new(j, "p", json_integer(size));
-      json_object_set_new(j, "hosts", json_integer(nhosts));
       json_object_set_new(j, "t", json_integer(t));
       json_object_set_new(j, "link_Bps", B > 0 ? json_real(B) : json_null());
       json_object_set_new(j, "goodput_host_Bps", json_doubles(hv, nhosts < 4096 ? nhosts : 4096));
