@@ -282,6 +282,13 @@ int main(int argc, char **argv) {
   }
   unsetenv("WSP_NODES");
   CHECK(wsp_comm_topology(NULL, NULL) == WSP_ERR_ARG, "topology of NULL");
+  {
+    wsp_comm_t *tw = make(NULL);
+    rc = wsp_comm_topology(tw, NULL);
+    CHECK(rc == WSP_ERR_ARG && strstr(wsp_last_error(), "topo is NULL"),
+          "topology into NULL: %s %s", wsp_err_name(rc), wsp_last_error());
+    wsp_comm_free(&tw);
+  }
 
   long all = 0;
   MPI_Allreduce(&failures, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
