@@ -21,7 +21,8 @@
  * requests posted from the response handler; the same with a small
  * mem_limit, where posts must wait and the memory bound is asserted from the
  * engine's accounting; fixed-rate mode; a progress thread when the MPI
- * provides MPI_THREAD_MULTIPLE; then bad arguments, each of which must give
+ * provides MPI_THREAD_MULTIPLE; a peer that does not serve for a while,
+ * where the posts to it must wait for room; then bad arguments, each of which must give
  * WSP_ERR_ARG (or the documented code) with a message naming it, no hang,
  * and a handler failure that every rank learns about.
  *
@@ -472,6 +473,48 @@ static void phase_basic(wsp_comm_t *comm, long base, int thread_ok) {
   }
 }
 
+/* A peer that does not serve for a while: posts to it must wait for room
+ * (stats.post_waits > 0 on the poster) instead of holding more memory than
+ * the bound. Rank 1 sleeps 300 ms after open before it first calls into the
+ * shuffle; meanwhile rank 0 posts it 4096 requests averaging ~140 bytes,
+ * over four times the backlog and in-flight shares of a 256 KiB bound,
+ * so with nobody answering the posting loop cannot finish without waiting.
+ * (The random-traffic phases cannot assert this: whether a post ever finds
+ * the memory full there depends on the MPI and on scheduling.) */
+static void phase_backpressure(wsp_comm_t *comm) {
+  if (size < 2) {
+    if (rank == 0) printf("back-pressure: skipped (needs 2 ranks)\n");
+    return;
+  }
+  traffic_t t = {.seed = 9, .max_req = 300, .max_resp = 2000};
+  wsp_shuffle_config_t cfg;
+  wsp_shuffle_config_init(&cfg);
+  cfg.mem_limit = (size_t)256 << 10;
+  cfg.batch_bytes = 4096;
+  ctx_t c;
+  ctx_init(&c, &t);
+  int rc = wsp_shuffle_open(comm, &cfg, &handlers, &c, &c.sh);
+  CHECK(rc == WSP_OK, "back-pressure: open: %s", wsp_last_error());
+  if (rc != WSP_OK) MPI_Abort(MPI_COMM_WORLD, 3);
+  if (rank == 1) {
+    struct timespec ts = {0, 300L * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+  for (long i = 0; rank == 0 && i < 4096; i++)
+    CHECK(post_next(&c, 1) == WSP_OK, "back-pressure: post: %s", wsp_last_error());
+  wsp_shuffle_stats_t st;
+  rc = wsp_shuffle_close(c.sh, &st);
+  CHECK(rc == WSP_OK, "back-pressure: close: %s", wsp_last_error());
+  check_counts(&c, &st, "back-pressure");
+  check_memory(&st, cfg.mem_limit, 0, "back-pressure");
+  if (rank == 0)
+    CHECK(st.post_waits > 0, "back-pressure: no post waited for room although "
+          "rank 1 did not serve (backlog peak %zu, in-flight peak %zu)",
+          st.peak_backlog, st.peak_inflight);
+  CHECK(wsp_shuffle_free(&c.sh) == WSP_OK, "free");
+  ctx_free(&c);
+}
+
 /* Every rank opens; `culprit` passes something bad. */
 static void phase_args(wsp_comm_t *comm) {
   traffic_t t = {.seed = 8, .max_req = 50, .max_resp = 50};
@@ -629,6 +672,7 @@ int main(int argc, char **argv) {
     int thread_ok = provided == MPI_THREAD_MULTIPLE;
 #endif
     phase_basic(comm, base, thread_ok);
+    phase_backpressure(comm);
   }
   if (!strcmp(phase, "all") || !strcmp(phase, "args")) phase_args(comm);
   long total = 0;
