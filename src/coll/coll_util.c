@@ -62,15 +62,16 @@ int wsp__recv_bytes(wsp_comm_t *comm, void *buf, size_t bytes, int peer,
 int wsp__sendrecv_typed(wsp_comm_t *comm, const void *sbuf, size_t scount,
                         int dst, void *rbuf, size_t rcount, int src,
                         MPI_Datatype type, int tag) {
+  /* Send first, then receive: see the note on exchanges in coll_internal.h. */
   MPI_Request r[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-  int rc = wsp__irecv_typed(comm, rbuf, rcount, type, src, tag, &r[0]);
+  int rc = wsp__isend_typed(comm, sbuf, scount, type, dst, tag, &r[1]);
   if (rc == WSP_OK)
-    rc = wsp__isend_typed(comm, sbuf, scount, type, dst, tag, &r[1]);
+    rc = wsp__irecv_typed(comm, rbuf, rcount, type, src, tag, &r[0]);
   if (rc != WSP_OK) {
-    /* Never leave a posted receive behind: cancel it and complete it. */
-    if (r[0] != MPI_REQUEST_NULL) {
-      MPI_Cancel(&r[0]);
-      MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+    /* Never leave a posted send behind: cancel it and complete it. */
+    if (r[1] != MPI_REQUEST_NULL) {
+      MPI_Cancel(&r[1]);
+      MPI_Wait(&r[1], MPI_STATUS_IGNORE);
     }
     return rc;
   }

@@ -41,11 +41,12 @@ static inline int wsp__red_abandon(int rc, int n, MPI_Request *reqs) {
 static inline int wsp__red_exchange(wsp_comm_t *comm, const wsp__coll_args_t *a,
                                     const void *sbuf, size_t sn, void *rbuf,
                                     size_t rn, int peer) {
+  /* Send first, then receive: see the note on exchanges in coll_internal.h. */
   MPI_Request r[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   int rc = WSP_OK;
-  if (rn && (rc = wsp__irecv_typed(comm, rbuf, rn, a->dtype, peer, a->tag, &r[0])))
-    return rc;
   if (sn && (rc = wsp__isend_typed(comm, sbuf, sn, a->dtype, peer, a->tag, &r[1])))
+    return rc;
+  if (rn && (rc = wsp__irecv_typed(comm, rbuf, rn, a->dtype, peer, a->tag, &r[0])))
     return wsp__red_abandon(rc, 2, r);
   return wsp__coll_waitall(comm, 2, r, (sn > rn ? sn : rn) * a->type_size);
 }
