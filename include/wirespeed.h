@@ -56,6 +56,14 @@ const char *wsp_err_name(int status);
 /* Details of the last failure on the calling thread, e.g.
  * "wsp_sparse_exchange: sends[3].peer = 17 is out of range [0, 16)". */
 const char *wsp_last_error(void);
+/* Parses a rate into bytes per second: a number > 0 with an optional unit,
+ * in any case. Bytes per second: none, "B", "KB", "MB", "GB" (decimal, as
+ * rates are quoted: 1 MB/s = 10^6 B/s); bits per second in tc's syntax:
+ * "bit", "kbit", "mbit", "gbit". "25mbit" is 3125000. Returns WSP_OK, or
+ * WSP_ERR_ARG with a message naming the text when s or bytes_per_s is NULL
+ * or s is not such a rate; *bytes_per_s is only written on success. Used by
+ * WSP_SHUFFLE_RATE and wsp-bench's rate options, so both read the same. */
+int wsp_parse_rate(const char *s, double *bytes_per_s);
 /* The MPI error code behind the last WSP_ERR_MPI on this thread
  * (MPI_SUCCESS if there was none). */
 int wsp_last_mpi_error(void);

@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 int wsp_config_init(wsp_config_t *cfg) {
   if (cfg == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "wsp_config_init: cfg is NULL");
@@ -23,6 +24,30 @@ int wsp_config_init(wsp_config_t *cfg) {
   cfg->big_message = INT_MAX;
   for (int c = 0; c < WSP_COLL_COUNT; c++) cfg->coll_alg[c] = WSP_ALG_AUTO;
   return WSP_OK;
+}
+
+int wsp_parse_rate(const char *s, double *bytes_per_s) {
+  static const struct {
+    const char *unit;
+    double factor;
+  } units[] = {{"", 1},           {"b", 1},           {"kb", 1e3},
+               {"mb", 1e6},       {"gb", 1e9},        {"bit", 1.0 / 8},
+               {"kbit", 1e3 / 8}, {"mbit", 1e6 / 8}, {"gbit", 1e9 / 8}};
+  if (bytes_per_s == NULL)
+    return wsp__fail_quiet(WSP_ERR_ARG, "wsp_parse_rate: bytes_per_s is NULL");
+  char *end = NULL;
+  errno = 0;
+  double v = s ? strtod(s, &end) : 0;
+  if (s && !errno && end != s && isfinite(v) && v > 0)
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+      if (strcasecmp(end, units[i].unit) == 0) {
+        *bytes_per_s = v * units[i].factor;
+        return WSP_OK;
+      }
+  return wsp__fail_quiet(WSP_ERR_ARG,
+                         "wsp_parse_rate: \"%s\" is not a rate > 0 (bytes/s: "
+                         "3000000, 3MB; bits/s: 25mbit, 1gbit)",
+                         s ? s : "(null)");
 }
 
 int wsp__env_size(const char *var, size_t lo, size_t hi, size_t *out) {

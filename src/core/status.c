@@ -59,6 +59,15 @@ int wsp__fail(const wsp_comm_t *comm, int status, const char *fmt, ...) {
   return status;
 }
 
+int wsp__fail_quiet(int status, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(wsp__errmsg, sizeof wsp__errmsg, fmt, ap);
+  va_end(ap);
+  wsp__errmpi = MPI_SUCCESS;
+  return status;
+}
+
 int wsp__mpi_fail(const wsp_comm_t *comm, int mpi_rc, const char *call,
                   const char *where) {
   char text[MPI_MAX_ERROR_STRING + 1];

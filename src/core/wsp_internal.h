@@ -76,6 +76,13 @@ int wsp__fail(const wsp_comm_t *comm, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+/* The same without the log line: for parsers such as wsp_parse_rate, whose
+ * callers report the failure in their own words (naming their option). */
+int wsp__fail_quiet(int status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 /* Records an MPI failure (keeping its code) and returns WSP_ERR_MPI. */
 int wsp__mpi_fail(const wsp_comm_t *comm, int mpi_rc, const char *call,
                   const char *where);

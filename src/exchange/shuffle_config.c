@@ -44,28 +44,6 @@ int wsp_shuffle_config_init(wsp_shuffle_config_t *cfg) {
   return WSP_OK;
 }
 
-/* A rate: a number with an optional unit. Bytes per second: none or "B",
- * "KB", "MB", "GB" (decimal: 1 MB/s = 10^6 bytes/s, as rates are usually
- * quoted). Bits per second in tc's syntax: "bit", "kbit", "mbit", "gbit". */
-static int wsp__parse_rate(const char *s, double *out) {
-  char *end = NULL;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (errno || end == s || !isfinite(v) || !(v > 0)) return -1;
-  static const struct {
-    const char *unit;
-    double factor;
-  } units[] = {{"", 1},          {"b", 1},          {"kb", 1e3},
-               {"mb", 1e6},      {"gb", 1e9},       {"bit", 1.0 / 8},
-               {"kbit", 1e3 / 8}, {"mbit", 1e6 / 8}, {"gbit", 1e9 / 8}};
-  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-    if (strcasecmp(end, units[i].unit) == 0) {
-      *out = v * units[i].factor;
-      return 0;
-    }
-  return -1;
-}
-
 int wsp_shuffle_config_from_env(wsp_shuffle_config_t *cfg) {
   if (cfg == NULL)
     return wsp__fail(NULL, WSP_ERR_ARG,
@@ -103,7 +81,7 @@ int wsp_shuffle_config_from_env(wsp_shuffle_config_t *cfg) {
   }
   const char *rate = getenv("WSP_SHUFFLE_RATE");
   if (rate && *rate) {
-    if (wsp__parse_rate(rate, &c.rate) != 0)
+    if (wsp_parse_rate(rate, &c.rate) != WSP_OK)
       return wsp__fail(NULL, WSP_ERR_CONFIG,
                        "WSP_SHUFFLE_RATE=\"%s\": expected a rate > 0 such as "
                        "3000000, 3MB (bytes/s) or 24mbit (bits/s)",

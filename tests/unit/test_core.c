@@ -2,6 +2,7 @@
  * algorithm table, and auto's choice (a pure function). */
 #include <limits.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 #include "../../src/exchange/sparse_internal.h"
@@ -265,10 +266,41 @@ static void test_backoff(void) {
   CHECK(b.idle == 0 && b.sleep_us == 1, "reset");
 }
 
+/* Rates against values worked out by hand: 25 Mbit/s is 25e6 / 8 bytes/s. */
+static void test_parse_rate(void) {
+  static const struct {
+    const char *s;
+    double want;
+  } ok[] = {{"100", 100},          {"3MB", 3e6},          {"3mb", 3e6},
+            {"2.5KB", 2500},       {"1gb", 1e9},          {"7B", 7},
+            {"25mbit", 3125000},   {"1.5GBIT", 1.875e8},  {"800bit", 100},
+            {"64kbit", 8000}};
+  for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+    double v = -1;
+    CHECK(wsp_parse_rate(ok[i].s, &v) == WSP_OK && fabs(v - ok[i].want) < 1e-9 * ok[i].want,
+          "rate \"%s\": %g, want %g", ok[i].s, v, ok[i].want);
+  }
+  const char *bad[] = {"", "fast", "-5mbit", "0", "0mbit", "3 mb", "5mbits",
+                       "mbit", "inf", "nan", "1e999"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    double v = 42;
+    CHECK(wsp_parse_rate(bad[i], &v) == WSP_ERR_ARG && v == 42,
+          "bad rate \"%s\" accepted or *out written (%g)", bad[i], v);
+    CHECK(strstr(wsp_last_error(), "wsp_parse_rate") != NULL,
+          "bad rate: message names the function: %s", wsp_last_error());
+  }
+  double v = 42;
+  CHECK(wsp_parse_rate(NULL, &v) == WSP_ERR_ARG && v == 42, "NULL text");
+  CHECK(wsp_parse_rate("1mbit", NULL) == WSP_ERR_ARG &&
+            strstr(wsp_last_error(), "bytes_per_s"),
+        "NULL out: %s", wsp_last_error());
+}
+
 int main(void) {
   test_status();
   test_backoff();
   test_config();
+  test_parse_rate();
   test_table();
   test_auto();
   return check_summary("test_core");

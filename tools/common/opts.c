@@ -1,5 +1,7 @@
 #include "opts.h"
 
+#include "wirespeed.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,21 +124,7 @@ const char *wsp_fmt_size(size_t bytes, char *buf, size_t len) {
 }
 
 int wsp_opt_rate(const char *opt, const char *s, double *bytes_per_s) {
-  static const struct {
-    const char *unit;
-    double factor;
-  } units[] = {{"", 1},           {"b", 1},           {"kb", 1e3},
-               {"mb", 1e6},       {"gb", 1e9},        {"bit", 1.0 / 8},
-               {"kbit", 1e3 / 8}, {"mbit", 1e6 / 8}, {"gbit", 1e9 / 8}};
-  char *end = NULL;
-  errno = 0;
-  double v = s ? strtod(s, &end) : 0;
-  if (s && !errno && end != s && isfinite(v) && v > 0)
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-      if (strcasecmp(end, units[i].unit) == 0) {
-        *bytes_per_s = v * units[i].factor;
-        return 0;
-      }
+  if (wsp_parse_rate(s, bytes_per_s) == WSP_OK) return 0;
   fprintf(stderr,
           "error: %s: \"%s\" is not a rate > 0 (bytes/s: 3000000, 3MB; "
           "bits/s: 25mbit, 1gbit)\n",
