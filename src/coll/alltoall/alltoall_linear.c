@@ -6,7 +6,7 @@
  * the block of (r-i) mod p, straight between sendbuf and recvbuf. At most
  * W = 8 such exchanges (8 receives and 8 sends) are in flight at once; as
  * soon as both requests of one complete, the next peer's pair is posted in
- * its slot. The rotated order means that at any moment each rank is the
+ * its slot (the send is posted before the receive). The rotated order means that at any moment each rank is the
  * target of about W senders, not all p-1 at once, and the window bounds
  * the requests and unexpected messages in flight. Deadlock-free: the
  * lowest step not yet done anywhere is posted on every rank (its
@@ -51,11 +51,13 @@ int wsp__alltoall_linear(wsp_comm_t *comm, const wsp__coll_args_t *a) {
     for (int s = 0; s < W && next < p && rc == WSP_OK; s++) {
       if (busy[s]) continue;
       int dst = (r + next) % p, src = ((r - next) % p + p) % p;
-      rc = wsp__irecv_typed(comm, out + (size_t)src * n, n, MPI_BYTE, src, a->tag,
-                            &req[2 * s]);
+      /* Send first (the note on exchanges in coll_internal.h): at small p
+       * the windows of r and its peers pair up into exchanges. */
+      rc = wsp__isend_typed(comm, in + (size_t)dst * n, n, MPI_BYTE, dst, a->tag,
+                            &req[2 * s + 1]);
       if (rc == WSP_OK)
-        rc = wsp__isend_typed(comm, in + (size_t)dst * n, n, MPI_BYTE, dst, a->tag,
-                              &req[2 * s + 1]);
+        rc = wsp__irecv_typed(comm, out + (size_t)src * n, n, MPI_BYTE, src, a->tag,
+                              &req[2 * s]);
       if (req[2 * s] != MPI_REQUEST_NULL || req[2 * s + 1] != MPI_REQUEST_NULL)
         busy[s] = 1, active++;
       next++;
