@@ -41,7 +41,9 @@ int wsp_parse_rate(const char *s, double *bytes_per_s) {
   if (s && !errno && end != s && isfinite(v) && v > 0)
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
       if (strcasecmp(end, units[i].unit) == 0) {
-        *bytes_per_s = v * units[i].factor;
+        double b = v * units[i].factor; /* "1e308gbit" overflows here */
+        if (!isfinite(b) || !(b > 0)) break;
+        *bytes_per_s = b;
         return WSP_OK;
       }
   return wsp__fail_quiet(WSP_ERR_ARG,

@@ -281,7 +281,8 @@ static void test_parse_rate(void) {
           "rate \"%s\": %g, want %g", ok[i].s, v, ok[i].want);
   }
   const char *bad[] = {"", "fast", "-5mbit", "0", "0mbit", "3 mb", "5mbits",
-                       "mbit", "inf", "nan", "1e999"};
+                       "mbit", "inf", "nan", "1e999", "1e308gbit",
+                       "1e-320bit"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     double v = 42;
     CHECK(wsp_parse_rate(bad[i], &v) == WSP_ERR_ARG && v == 42,
