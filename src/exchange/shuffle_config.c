@@ -8,7 +8,6 @@
 #include "shuffle_internal.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -6,8 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <math.h>
 
 int wsp_opt_size(const char *opt, const char *s, size_t *out) {
   char *end = NULL;

@@ -6,9 +6,10 @@
  * the block of (r-i) mod p, straight between sendbuf and recvbuf. At most
  * W = 8 such exchanges (8 receives and 8 sends) are in flight at once; as
  * soon as both requests of one complete, the next peer's pair is posted in
- * its slot (the send is posted before the receive). The rotated order means that at any moment each rank is the
- * target of about W senders, not all p-1 at once, and the window bounds
- * the requests and unexpected messages in flight. Deadlock-free: the
+ * its slot, the send before the receive. The rotated order means that at
+ * any moment each rank is the target of about W senders, not all p-1 at
+ * once, and the window bounds the requests and unexpected messages in
+ * flight. Deadlock-free: the
  * lowest step not yet done anywhere is posted on every rank (its
  * predecessors are all complete), so it can complete.
  *
