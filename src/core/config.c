@@ -58,11 +58,16 @@ int wsp__env_size(const char *var, size_t lo, size_t hi, size_t *out) {
   char *end = NULL;
   errno = 0;
   unsigned long long v = strtoull(s, &end, 10);
-  /* Accept K/M/G suffixes (powers of two), as users write sizes that way. */
-  if (end && (*end == 'k' || *end == 'K')) v <<= 10, end++;
-  else if (end && (*end == 'm' || *end == 'M')) v <<= 20, end++;
-  else if (end && (*end == 'g' || *end == 'G')) v <<= 30, end++;
-  if (errno || end == s || *end != '\0' || s[0] == '-' || v < lo || v > hi)
+  /* Accept K/M/G suffixes (powers of two), as users write sizes that way;
+   * a value the suffix would shift past 64 bits is out of range (it must
+   * not wrap around into it). */
+  int shift = 0;
+  if (end && (*end == 'k' || *end == 'K')) shift = 10, end++;
+  else if (end && (*end == 'm' || *end == 'M')) shift = 20, end++;
+  else if (end && (*end == 'g' || *end == 'G')) shift = 30, end++;
+  int wraps = v > (ULLONG_MAX >> shift);
+  v <<= shift;
+  if (errno || wraps || end == s || *end != '\0' || s[0] == '-' || v < lo || v > hi)
     return wsp__fail(NULL, WSP_ERR_CONFIG,
                      "%s=\"%s\": expected an integer in [%zu, %zu]", var, s, lo,
                      hi);

@@ -46,8 +46,10 @@ static void test_config(void) {
         "message names variable and valid values: %s", wsp_last_error());
   CHECK(memcmp(&before, &c, sizeof c) == 0, "untouched on error");
   setenv("WSP_SPARSE_ALGORITHM", "nbx", 1);
-  const char *bad_sizes[] = {"-1", "12x", "", "100", "99999999999"};
-  for (int i = 0; i < 5; i++) {
+  /* The last one is (2^54 + 1) KiB: shifted into 64 bits it wraps around to
+   * 1 KiB, which would be in range. */
+  const char *bad_sizes[] = {"-1", "12x", "", "100", "99999999999", "18014398509481985K"};
+  for (int i = 0; i < 6; i++) {
     setenv("WSP_BIG_MESSAGE", bad_sizes[i], 1);
     int rc = wsp_config_from_env(&c);
     if (bad_sizes[i][0] == '\0')
