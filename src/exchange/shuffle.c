@@ -217,6 +217,12 @@ struct wsp_shuffle {
   wsp_shuffle_reply_t reply;
   wsp_shuffle_stats_t st;
   double t_open; /* MPI_Wtime at open (for traces) */
+  /* Testing aid (WSP_SHUFFLE_FAULT_NOMEM=N): an allocation inside a pass
+   * fails with probability 1/N (0: never), to exercise the out-of-memory
+   * paths. Random, not every Nth: a pass that needs two allocations in a
+   * row would otherwise fail the same way on every retry. */
+  size_t fault_n;
+  uint64_t fault_rng;
   int fatal;      /* first MPI/internal error: the shuffle is unusable */
   int failed;     /* first local failure (handler, memory): reported at close */
   char fatal_msg[256], failed_msg[256];
@@ -305,6 +311,33 @@ static void wsp__set_failed(wsp_shuffle_t *sh, int rc) {
     snprintf(sh->failed_msg, sizeof sh->failed_msg, "%s", wsp_last_error());
   }
 }
+
+/* Allocations inside a pass. Running out of memory there is back-pressure,
+ * not an error: the caller leaves what needed the memory where it is (a
+ * message stays queued in MPI, a batch stays unserved, a receive stays
+ * untested), counts a wait in stats.nomem_waits, and a later pass tries
+ * again once completed sends and handed-over responses have given memory
+ * back. Failing instead would leave the other ranks waiting in close for
+ * answers this rank will never give. */
+static int wsp__fault(wsp_shuffle_t *sh) {
+  if (sh->fault_n == 0) return 0;
+  uint64_t x = sh->fault_rng; /* xorshift64 */
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  sh->fault_rng = x;
+  return x % sh->fault_n == 0;
+}
+static void *wsp__sh_malloc(wsp_shuffle_t *sh, size_t n) {
+  return wsp__fault(sh) ? NULL : malloc(n ? n : 1);
+}
+static void *wsp__sh_calloc(wsp_shuffle_t *sh, size_t n) {
+  return wsp__fault(sh) ? NULL : calloc(1, n);
+}
+static void *wsp__sh_realloc(wsp_shuffle_t *sh, void *p, size_t n) {
+  return wsp__fault(sh) ? NULL : realloc(p, n);
+}
+static void wsp__nomem_wait(wsp_shuffle_t *sh) { sh->st.nomem_waits++; }
 
 /* Returns the fatal error again in the calling thread (the progress thread
  * may have recorded it). */
@@ -488,29 +521,32 @@ static int wsp__test_receives(wsp_shuffle_t *sh, int *progress) {
   }
   if (n == 0) return WSP_OK;
   if (sh->cap_tr < n) {
-    MPI_Request *r = realloc(sh->tr_req, n * sizeof *r);
+    /* Each array that grew is kept; cap_tr is what all three hold. */
+    MPI_Request *r = wsp__sh_realloc(sh, sh->tr_req, n * sizeof *r);
     if (r) sh->tr_req = r;
-    int **f = realloc(sh->tr_flag, n * sizeof *f);
+    int **f = r ? wsp__sh_realloc(sh, sh->tr_flag, n * sizeof *f) : NULL;
     if (f) sh->tr_flag = f;
-    int *ix = realloc(sh->tr_idx, n * sizeof *ix);
+    int *ix = f ? wsp__sh_realloc(sh, sh->tr_idx, n * sizeof *ix) : NULL;
     if (ix) sh->tr_idx = ix;
-    if (!r || !f || !ix) {
-      wsp__fail(&sh->c, WSP_ERR_NOMEM, "wsp_shuffle: out of memory");
-      return wsp__set_fatal(sh, WSP_ERR_NOMEM);
+    if (ix) {
+      sh->cap_tr = n;
+    } else { /* test as many as fit now, the others on a later pass */
+      wsp__nomem_wait(sh);
+      if (sh->cap_tr == 0) return WSP_OK;
+      n = sh->cap_tr;
     }
-    sh->cap_tr = n;
   }
   /* The requests are copied; MPI_Testsome frees the completed ones, and
    * their originals are never used again (only `received` is). */
   size_t k = 0;
-  for (int q = 0; q < sh->p; q++) {
+  for (int q = 0; q < sh->p && k < n; q++) {
     wsp__peer_t *pe = &sh->peers[q];
-    for (wsp__ichunk_t *ch = pe->rin_head; ch; ch = ch->next)
+    for (wsp__ichunk_t *ch = pe->rin_head; ch && k < n; ch = ch->next)
       if (!ch->received) {
         sh->tr_req[k] = ch->req;
         sh->tr_flag[k++] = &ch->received;
       }
-    for (wsp__ibatch_t *ib = pe->in_head; ib; ib = ib->next)
+    for (wsp__ibatch_t *ib = pe->in_head; ib && k < n; ib = ib->next)
       if (!ib->received) {
         sh->tr_req[k] = ib->req;
         sh->tr_flag[k++] = &ib->received;
@@ -539,16 +575,12 @@ static int wsp__pass_responses(wsp_shuffle_t *sh, double now, int *progress) {
     size_t bytes;
     if ((rc = wsp__status_bytes(&sh->c, &st, &bytes)) != WSP_OK) goto out;
     if (sh->m_resp_in > 0 && sh->m_resp_in + bytes > sh->lim.resp_in) break;
-    wsp__ichunk_t *ch = calloc(1, sizeof *ch);
-    unsigned char *buf = malloc(bytes ? bytes : 1);
-    if (ch == NULL || buf == NULL) {
+    wsp__ichunk_t *ch = wsp__sh_calloc(sh, sizeof *ch);
+    unsigned char *buf = ch ? wsp__sh_malloc(sh, bytes) : NULL;
+    if (buf == NULL) { /* the chunk stays queued in MPI until memory frees */
       free(ch);
-      free(buf);
-      /* The protocol cannot go on without this chunk. */
-      rc = wsp__fail(&sh->c, WSP_ERR_NOMEM,
-                     "wsp_shuffle: no memory for a %zu-byte response chunk",
-                     bytes);
-      goto out;
+      wsp__nomem_wait(sh);
+      break;
     }
     ch->buf = buf;
     ch->len = bytes;
@@ -611,15 +643,12 @@ static int wsp__pass_requests(wsp_shuffle_t *sh, int *progress) {
     if (!flag) break;
     size_t bytes;
     if ((rc = wsp__status_bytes(&sh->c, &st, &bytes)) != WSP_OK) goto out;
-    wsp__ibatch_t *ib = calloc(1, sizeof *ib);
-    unsigned char *buf = malloc(bytes ? bytes : 1);
-    if (ib == NULL || buf == NULL) {
+    wsp__ibatch_t *ib = wsp__sh_calloc(sh, sizeof *ib);
+    unsigned char *buf = ib ? wsp__sh_malloc(sh, bytes) : NULL;
+    if (buf == NULL) { /* the batch stays queued in MPI until memory frees */
       free(ib);
-      free(buf);
-      rc = wsp__fail(&sh->c, WSP_ERR_NOMEM,
-                     "wsp_shuffle: no memory for a %zu-byte request batch",
-                     bytes);
-      goto out;
+      wsp__nomem_wait(sh);
+      break;
     }
     ib->buf = buf;
     ib->len = bytes;
@@ -646,18 +675,20 @@ out:
  * with a dozen chunks out, separate tests cost a dozen polls per pass. */
 static int wsp__pass_sends(wsp_shuffle_t *sh, int *progress) {
   if (sh->n_osend == 0) return WSP_OK;
-  if (sh->cap_idx < sh->n_osend) {
-    int *ni = realloc(sh->idx, sh->n_osend * sizeof *ni);
-    if (ni == NULL) {
-      wsp__fail(&sh->c, WSP_ERR_NOMEM, "wsp_shuffle: out of memory");
-      return wsp__set_fatal(sh, WSP_ERR_NOMEM);
+  size_t n = sh->n_osend;
+  if (sh->cap_idx < n) {
+    int *ni = wsp__sh_realloc(sh, sh->idx, n * sizeof *ni);
+    if (ni) {
+      sh->idx = ni;
+      sh->cap_idx = n;
+    } else { /* test the first ones now, the others on a later pass */
+      wsp__nomem_wait(sh);
+      if (sh->cap_idx == 0) return WSP_OK;
+      n = sh->cap_idx;
     }
-    sh->idx = ni;
-    sh->cap_idx = sh->n_osend;
   }
   int out = 0;
-  int mrc = MPI_Testsome((int)sh->n_osend, sh->osend, &out, sh->idx,
-                         MPI_STATUSES_IGNORE);
+  int mrc = MPI_Testsome((int)n, sh->osend, &out, sh->idx, MPI_STATUSES_IGNORE);
   if (mrc != MPI_SUCCESS)
     return wsp__set_fatal(sh, wsp__mpi_fail(&sh->c, mrc, "MPI_Testsome", WSP__WHERE));
   if (out == MPI_UNDEFINED || out == 0) return WSP_OK;
@@ -680,11 +711,13 @@ static int wsp__pass_sends(wsp_shuffle_t *sh, int *progress) {
   return WSP_OK;
 }
 
-/* Makes room for `need` bytes in the chunk being built. */
-static int wsp__chunk_room(wsp_shuffle_t *sh, size_t need) {
+/* Makes room for `need` bytes in the chunk being built. `pass`: called by
+ * a pass (its allocation may be made to fail, WSP_SHUFFLE_FAULT_NOMEM), not
+ * by wsp_shuffle_reply. */
+static int wsp__chunk_room(wsp_shuffle_t *sh, size_t need, int pass) {
   if (need <= sh->chunk_cap) return WSP_OK;
   size_t cap = wsp__grow_cap(sh->chunk_cap, need, sh->lim.resp_out / 2);
-  unsigned char *nb = realloc(sh->chunk, cap);
+  unsigned char *nb = pass ? wsp__sh_realloc(sh, sh->chunk, cap) : realloc(sh->chunk, cap);
   if (nb == NULL) return WSP_ERR_NOMEM;
   sh->m_resp_out += cap - sh->chunk_cap;
   sh->chunk = nb;
@@ -693,13 +726,40 @@ static int wsp__chunk_room(wsp_shuffle_t *sh, size_t need) {
   return WSP_OK;
 }
 
-/* Sends (or, to self, hands over) the chunk being built. */
+/* Makes sure a response send has a slot in osend/obuf/ocap. */
+static int wsp__osend_room(wsp_shuffle_t *sh) {
+  if (sh->n_osend < sh->cap_osend) return WSP_OK;
+  size_t n = sh->cap_osend ? 2 * sh->cap_osend : 16;
+  /* Each array that grew is kept; cap_osend is what all three hold. */
+  MPI_Request *r = wsp__sh_realloc(sh, sh->osend, n * sizeof *r);
+  if (r) sh->osend = r;
+  unsigned char **b = r ? wsp__sh_realloc(sh, sh->obuf, n * sizeof *b) : NULL;
+  if (b) sh->obuf = b;
+  size_t *c = b ? wsp__sh_realloc(sh, sh->ocap, n * sizeof *c) : NULL;
+  if (c == NULL) return WSP_ERR_NOMEM;
+  sh->ocap = c;
+  sh->cap_osend = n;
+  return WSP_OK;
+}
+
+/* Reserves what serving one more request (extra = WSP__ENTRY_BYTES, room
+ * for at least an empty response) or sending the chunk (extra = 0) needs:
+ * room in the chunk and a slot for its send. Reserved before the request
+ * handler runs, so that nothing after it can fail for lack of memory (the
+ * handler cannot be called twice); a failure leaves everything as it was,
+ * and serving resumes there on a later pass. */
+static int wsp__serve_room(wsp_shuffle_t *sh, size_t extra) {
+  size_t len = sh->chunk_len ? sh->chunk_len : WSP__HDR_BYTES;
+  if (wsp__chunk_room(sh, len + extra, 1) != WSP_OK) return WSP_ERR_NOMEM;
+  return wsp__osend_room(sh);
+}
+
+/* Sends (or, to self, hands over) the chunk being built; its memory and
+ * send slot were reserved by wsp__serve_room. */
 static int wsp__send_chunk(wsp_shuffle_t *sh, int dest, uint64_t seq, int last) {
   int rc;
-  if (sh->chunk == NULL && (rc = wsp__chunk_room(sh, WSP__HDR_BYTES)) != WSP_OK) {
-    wsp__fail(&sh->c, WSP_ERR_NOMEM, "wsp_shuffle: no memory for a response");
-    return wsp__set_fatal(sh, WSP_ERR_NOMEM);
-  }
+  if (sh->chunk == NULL || (dest != sh->rank && sh->n_osend == sh->cap_osend))
+    return wsp__broken(sh, "response chunk sent without its reservation");
   if (sh->chunk_len == 0) sh->chunk_len = WSP__HDR_BYTES;
   wsp__put_hdr(sh->chunk, seq, sh->chunk_count, last ? WSP__CHUNK_LAST : 0);
   unsigned char *buf = sh->chunk;
@@ -712,22 +772,6 @@ static int wsp__send_chunk(wsp_shuffle_t *sh, int dest, uint64_t seq, int last) 
     free(buf);
     sh->m_resp_out -= cap;
     return rc;
-  }
-  if (sh->n_osend == sh->cap_osend) {
-    size_t n = sh->cap_osend ? 2 * sh->cap_osend : 16;
-    MPI_Request *r = realloc(sh->osend, n * sizeof *r);
-    if (r) sh->osend = r;
-    unsigned char **b = realloc(sh->obuf, n * sizeof *b);
-    if (b) sh->obuf = b;
-    size_t *c = realloc(sh->ocap, n * sizeof *c);
-    if (c) sh->ocap = c;
-    if (!r || !b || !c) {
-      free(buf);
-      sh->m_resp_out -= cap;
-      wsp__fail(&sh->c, WSP_ERR_NOMEM, "wsp_shuffle: out of memory");
-      return wsp__set_fatal(sh, WSP_ERR_NOMEM);
-    }
-    sh->cap_osend = n;
   }
   rc = wsp__isend_bytes(&sh->c, buf, len, dest, WSP__TAG_RESP, 0,
                         &sh->osend[sh->n_osend]);
@@ -775,13 +819,12 @@ static int wsp__pass_serve(wsp_shuffle_t *sh, int *progress) {
         if (ql > ib->len - ib->cursor - WSP__ENTRY_BYTES)
           return wsp__broken(sh, "malformed request batch");
         const unsigned char *req = ib->buf + ib->cursor + WSP__ENTRY_BYTES;
-        if (sh->chunk_len == 0) {
-          if (wsp__chunk_room(sh, WSP__HDR_BYTES) != WSP_OK) {
-            wsp__fail(&sh->c, WSP_ERR_NOMEM, "wsp_shuffle: no memory for a response");
-            return wsp__set_fatal(sh, WSP_ERR_NOMEM);
-          }
-          sh->chunk_len = WSP__HDR_BYTES;
+        if (wsp__serve_room(sh, WSP__ENTRY_BYTES) != WSP_OK) {
+          wsp__nomem_wait(sh);
+          sh->rr_serve = q; /* resume here */
+          return WSP_OK;
         }
+        if (sh->chunk_len == 0) sh->chunk_len = WSP__HDR_BYTES;
         sh->reply.active = 1;
         sh->reply.replied = 0;
         sh->in_handler = WSP__IN_REQUEST;
@@ -795,11 +838,9 @@ static int wsp__pass_serve(wsp_shuffle_t *sh, int *progress) {
                     hrc, q);
           wsp__set_failed(sh, WSP_ERR_HANDLER);
         }
-        if (!sh->reply.replied) { /* an empty response */
-          if (wsp__chunk_room(sh, sh->chunk_len + WSP__ENTRY_BYTES) != WSP_OK) {
-            wsp__fail(&sh->c, WSP_ERR_NOMEM, "wsp_shuffle: no memory for a response");
-            return wsp__set_fatal(sh, WSP_ERR_NOMEM);
-          }
+        if (!sh->reply.replied) { /* an empty response, its room reserved */
+          if (sh->chunk_len + WSP__ENTRY_BYTES > sh->chunk_cap)
+            return wsp__broken(sh, "no room reserved for an empty response");
           wsp__put64(sh->chunk + sh->chunk_len, 0);
           sh->chunk_len += WSP__ENTRY_BYTES;
           sh->chunk_count++;
@@ -813,7 +854,14 @@ static int wsp__pass_serve(wsp_shuffle_t *sh, int *progress) {
           return rc;
       }
       /* The batch is answered: release it before the last chunk goes out
-       * (for self, handing that chunk over frees the borrowed buffer). */
+       * (for self, handing that chunk over frees the borrowed buffer). An
+       * empty batch has no chunk yet: reserve one first. */
+      if (wsp__serve_room(sh, 0) != WSP_OK) {
+        wsp__nomem_wait(sh);
+        sh->rr_serve = q;
+        return WSP_OK;
+      }
+      if (sh->chunk_len == 0) sh->chunk_len = WSP__HDR_BYTES;
       uint64_t seq = ib->seq;
       pe->in_head = ib->next;
       if (pe->in_head == NULL) pe->in_tail = NULL;
@@ -875,6 +923,11 @@ static int wsp__pass_send(wsp_shuffle_t *sh, double now, int *progress) {
       continue;
     }
     wsp__obatch_t *next = b->next;
+    wsp__ibatch_t *self_ib = NULL;
+    if (q == sh->rank && (self_ib = wsp__sh_calloc(sh, sizeof *self_ib)) == NULL) {
+      wsp__nomem_wait(sh); /* b stays queued */
+      return WSP_OK;
+    }
     b->t_sent = now;
     if (q != sh->rank) {
       int rc = wsp__isend_bytes(&sh->c, b->buf, b->len, q, WSP__TAG_REQ, 0,
@@ -882,11 +935,7 @@ static int wsp__pass_send(wsp_shuffle_t *sh, double now, int *progress) {
       if (rc != WSP_OK) return wsp__set_fatal(sh, rc); /* b stays queued */
     } else {
       /* Self: served from this very buffer. */
-      wsp__ibatch_t *ib = calloc(1, sizeof *ib);
-      if (ib == NULL) {
-        wsp__fail(&sh->c, WSP_ERR_NOMEM, "wsp_shuffle: out of memory");
-        return wsp__set_fatal(sh, WSP_ERR_NOMEM);
-      }
+      wsp__ibatch_t *ib = self_ib;
       ib->buf = b->buf;
       ib->len = b->len;
       ib->owned = 0;
@@ -1036,6 +1085,11 @@ int wsp_shuffle_open(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
   else
     local_rc = wsp_shuffle_config_from_env(&c);
   if (local_rc == WSP_OK && cfg) c = *cfg;
+  /* Testing aid, local to this rank and not part of the configuration
+   * (docs/env.md): an allocation inside a pass fails with probability 1/N. */
+  size_t fault_n = 0;
+  if (local_rc == WSP_OK)
+    local_rc = wsp__env_size("WSP_SHUFFLE_FAULT_NOMEM", 0, (size_t)1 << 30, &fault_n);
   wsp__shuffle_limits_t lim;
   if (local_rc == WSP_OK) local_rc = wsp__shuffle_limits(c.mem_limit, comm->size, c.batch_bytes, &lim);
   if (local_rc == WSP_OK && c.progress_thread) {
@@ -1130,6 +1184,8 @@ int wsp_shuffle_open(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
   sh->c.mpi = dup;
   sh->cfg = c;
   sh->lim = lim;
+  sh->fault_n = fault_n;
+  sh->fault_rng = 0x9E3779B97F4A7C15ULL ^ (uint64_t)(comm->rank + 1);
   sh->h = *handlers;
   sh->user = user;
   sh->state = WSP__ST_OPEN;
@@ -1312,7 +1368,7 @@ int wsp_shuffle_reply(wsp_shuffle_reply_t *reply, const void *data,
                      "(an eighth of mem_limit = %zu, over 4; raise "
                      "WSP_SHUFFLE_MEMORY for larger responses)",
                      fn, bytes, sh->lim.max_response, sh->lim.mem);
-  if (wsp__chunk_room(sh, sh->chunk_len + WSP__ENTRY_BYTES + bytes) != WSP_OK) {
+  if (wsp__chunk_room(sh, sh->chunk_len + WSP__ENTRY_BYTES + bytes, 0) != WSP_OK) {
     int rc = wsp__fail(&sh->c, WSP_ERR_NOMEM,
                        "%s: no memory for a %zu-byte response", fn, bytes);
     wsp__set_failed(sh, rc);

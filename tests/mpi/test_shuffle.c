@@ -515,6 +515,48 @@ static void phase_backpressure(wsp_comm_t *comm) {
   ctx_free(&c);
 }
 
+/* Running out of memory in the middle of a shuffle is back-pressure: with
+ * WSP_SHUFFLE_FAULT_NOMEM=4 a quarter of the engine's allocations inside its
+ * passes fail (receive buffers, response chunks, send slots, test arrays),
+ * and the same random traffic must still be answered exactly once with the
+ * right payloads, within the memory bound, on every rank. Before allocation
+ * failures were retried, the first one was fatal on its rank and the others
+ * hung in close (the test's timeout). A bad value of the variable is a
+ * configuration error naming it. */
+static void phase_nomem(wsp_comm_t *comm, long base) {
+  traffic_t t = {.seed = 11, .max_req = 200, .max_resp = 3000,
+                 .big_req = 20000, .big_resp = 100000};
+  wsp_shuffle_config_t cfg;
+  wsp_shuffle_config_init(&cfg);
+  cfg.mem_limit = (size_t)4 << 20; /* largest response 128 KiB */
+  cfg.batch_bytes = 8192;
+  MPI_Barrier(MPI_COMM_WORLD);
+  setenv("WSP_SHUFFLE_FAULT_NOMEM", "4", 1);
+  MPI_Barrier(MPI_COMM_WORLD);
+  wsp_shuffle_stats_t st;
+  run_traffic(comm, &cfg, &t, base / 2 + 1, base / 4, "nomem", &st);
+  unsigned long long mine = st.nomem_waits, all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  CHECK(all > 0, "nomem: no allocation failed, so the injection did not run");
+  if (rank == 0) printf("nomem: %llu allocations failed and were retried\n", all);
+
+  /* The barriers keep one rank's setenv/unsetenv away from another's open
+   * where ranks share one environment (SimGrid runs them in one process). */
+  MPI_Barrier(MPI_COMM_WORLD);
+  setenv("WSP_SHUFFLE_FAULT_NOMEM", "often", 1);
+  MPI_Barrier(MPI_COMM_WORLD);
+  ctx_t c;
+  ctx_init(&c, &t);
+  int rc = wsp_shuffle_open(comm, &cfg, &handlers, &c, &c.sh);
+  CHECK(rc == WSP_ERR_CONFIG && c.sh == NULL &&
+            strstr(wsp_last_error(), "WSP_SHUFFLE_FAULT_NOMEM") != NULL,
+        "nomem: a bad WSP_SHUFFLE_FAULT_NOMEM gave %s: %s", wsp_err_name(rc),
+        wsp_last_error());
+  MPI_Barrier(MPI_COMM_WORLD);
+  unsetenv("WSP_SHUFFLE_FAULT_NOMEM");
+  ctx_free(&c);
+}
+
 /* Every rank opens; `culprit` passes something bad. */
 static void phase_args(wsp_comm_t *comm) {
   traffic_t t = {.seed = 8, .max_req = 50, .max_resp = 50};
@@ -673,6 +715,7 @@ int main(int argc, char **argv) {
 #endif
     phase_basic(comm, base, thread_ok);
     phase_backpressure(comm);
+    phase_nomem(comm, base);
   }
   if (!strcmp(phase, "all") || !strcmp(phase, "args")) phase_args(comm);
   long total = 0;
