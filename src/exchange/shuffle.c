@@ -162,9 +162,17 @@ typedef struct wsp__peer {
   unsigned stamp; /* == the shuffle's stamp: skipped in this send pass */
 } wsp__peer_t;
 
+/* A reply handle. Each request handler call gets the next of
+ * WSP__REPLY_SLOTS handles, stamped with the call's number, so a handle
+ * kept from an earlier call is recognised (its stamp is not the current
+ * call's) unless exactly a multiple of WSP__REPLY_SLOTS calls lie between
+ * (then it is the current call's handle again). The handles live as long as
+ * the shuffle's handle, so a stale one used after close is still safe to
+ * read. */
+#define WSP__REPLY_SLOTS 1024
 struct wsp_shuffle_reply {
   struct wsp_shuffle *sh;
-  int active, replied;
+  uint64_t call; /* the request handler call it was given to */
 };
 
 struct wsp_shuffle {
@@ -214,7 +222,9 @@ struct wsp_shuffle {
   int *tr_idx;
   size_t cap_tr;
 
-  wsp_shuffle_reply_t reply;
+  wsp_shuffle_reply_t replies[WSP__REPLY_SLOTS];
+  uint64_t reply_call; /* number of the current (or last) handler call */
+  int reply_active, reply_replied;
   wsp_shuffle_stats_t st;
   double t_open; /* MPI_Wtime at open (for traces) */
   /* Testing aid (WSP_SHUFFLE_FAULT_NOMEM=N): an allocation inside a pass
@@ -825,20 +835,21 @@ static int wsp__pass_serve(wsp_shuffle_t *sh, int *progress) {
           return WSP_OK;
         }
         if (sh->chunk_len == 0) sh->chunk_len = WSP__HDR_BYTES;
-        sh->reply.active = 1;
-        sh->reply.replied = 0;
+        wsp_shuffle_reply_t *reply = &sh->replies[++sh->reply_call % WSP__REPLY_SLOTS];
+        reply->call = sh->reply_call;
+        sh->reply_active = 1;
+        sh->reply_replied = 0;
         sh->in_handler = WSP__IN_REQUEST;
-        int hrc = sh->h.on_request(sh->user, q, ql ? req : NULL, (size_t)ql,
-                                   &sh->reply);
+        int hrc = sh->h.on_request(sh->user, q, ql ? req : NULL, (size_t)ql, reply);
         sh->in_handler = WSP__IN_NONE;
-        sh->reply.active = 0;
+        sh->reply_active = 0;
         if (hrc != 0) {
           wsp__fail(&sh->c, WSP_ERR_HANDLER,
                     "wsp_shuffle: on_request returned %d (request from rank %d)",
                     hrc, q);
           wsp__set_failed(sh, WSP_ERR_HANDLER);
         }
-        if (!sh->reply.replied) { /* an empty response, its room reserved */
+        if (!sh->reply_replied) { /* an empty response, its room reserved */
           if (sh->chunk_len + WSP__ENTRY_BYTES > sh->chunk_cap)
             return wsp__broken(sh, "no room reserved for an empty response");
           wsp__put64(sh->chunk + sh->chunk_len, 0);
@@ -1192,7 +1203,7 @@ int wsp_shuffle_open(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
   sh->p = comm->size;
   sh->rank = comm->rank;
   sh->resp_per_req = -1;
-  sh->reply.sh = sh;
+  for (int i = 0; i < WSP__REPLY_SLOTS; i++) sh->replies[i].sh = sh;
   sh->t_open = MPI_Wtime();
   sh->peers[sh->rank].local = 1;
 #ifndef WSP_SIMGRID
@@ -1349,12 +1360,18 @@ int wsp_shuffle_reply(wsp_shuffle_reply_t *reply, const void *data,
   const char *fn = "wsp_shuffle_reply";
   if (reply == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "%s: reply is NULL", fn);
   wsp_shuffle_t *sh = reply->sh;
-  if (!reply->active)
+  if (!sh->reply_active)
     return wsp__fail(&sh->c, WSP_ERR_ARG,
                      "%s: not inside a request handler (the reply context is "
                      "only valid during the on_request call)",
                      fn);
-  if (reply->replied)
+  if (reply->call != sh->reply_call)
+    return wsp__fail(&sh->c, WSP_ERR_ARG,
+                     "%s: this reply context belongs to an earlier request "
+                     "(it is only valid during the on_request call it was "
+                     "given to)",
+                     fn);
+  if (sh->reply_replied)
     return wsp__fail(&sh->c, WSP_ERR_ARG,
                      "%s: this request was already answered (at most one "
                      "reply per request)",
@@ -1378,7 +1395,7 @@ int wsp_shuffle_reply(wsp_shuffle_reply_t *reply, const void *data,
   if (bytes) memcpy(sh->chunk + sh->chunk_len + WSP__ENTRY_BYTES, data, bytes);
   sh->chunk_len += WSP__ENTRY_BYTES + bytes;
   sh->chunk_count++;
-  reply->replied = 1;
+  sh->reply_replied = 1;
   sh->st.response_bytes_sent += bytes;
   return WSP_OK;
 }

@@ -142,6 +142,7 @@ typedef struct ctx {
   int skip_empty_reply; /* answer empty responses by not replying */
   int fail_in;    /* 1: on_request fails once, 2: on_response fails once */
   wsp_shuffle_reply_t *stale; /* a reply context kept past its handler */
+  int stale_tried; /* the kept context was used in a later handler call */
   int post_in_request; /* try a post from a request handler (must fail) */
   int saw_post_refused;
 } ctx_t;
@@ -212,6 +213,15 @@ static int on_request(void *user, int src, const void *req, size_t n,
     CHECK(rc == WSP_ERR_ARG && strstr(wsp_last_error(), "handler"),
           "progress from a handler: %s", wsp_err_name(rc));
     c->saw_post_refused = 1;
+  }
+  if (c->stale && !c->stale_tried && c->stale != reply) {
+    /* The context kept from an earlier call must not answer this request
+     * (this request's own reply below must still succeed). */
+    c->stale_tried = 1;
+    int stale_rc = wsp_shuffle_reply(c->stale, NULL, 0);
+    CHECK(stale_rc == WSP_ERR_ARG && strstr(wsp_last_error(), "earlier request"),
+          "reply through a context kept from an earlier call: %s %s",
+          wsp_err_name(stale_rc), wsp_last_error());
   }
   if (m == 0 && c->skip_empty_reply && (c->served[src] & 1))
     return 0; /* an implicit empty response */
@@ -421,6 +431,9 @@ static void run_traffic(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
   CHECK(rc == WSP_OK, "%s: close: %s: %s", what, wsp_err_name(rc), wsp_last_error());
   check_counts(&c, &st, what);
   check_memory(&st, cfg ? cfg->mem_limit : ((size_t)64 << 20), followups > 0, what);
+  int tried = 0;
+  MPI_Allreduce(&c.stale_tried, &tried, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  CHECK(tried, "%s: no rank tried a reply context from an earlier call", what);
   CHECK(wsp_shuffle_free(&c.sh) == WSP_OK && c.sh == NULL, "free");
   if (out) *out = st;
   ctx_free(&c);
