@@ -417,9 +417,6 @@ typedef struct wsp_shuffle_stats {
   uint64_t batches_sent, chunks_sent; /* MPI messages of requests/responses */
   uint64_t post_waits;          /* posts that had to wait for room */
   double post_wait_seconds;
-  /* Times an allocation inside the engine failed and what needed it was
-   * left for a later pass (running out of memory is back-pressure). */
-  uint64_t nomem_waits;
   /* Memory: the bound, the current and peak total, and the peak of each
    * part (each part has a share of mem_limit; see docs/shuffle.md). */
   size_t mem_limit, mem_current, mem_peak;
@@ -435,6 +432,10 @@ typedef struct wsp_shuffle_stats {
   double inflight;
   /* Filled by wsp_shuffle_close: sums over all ranks. */
   uint64_t global_requests_posted, global_requests_served;
+  /* This rank (last, so that the fields above keep their offsets): times an
+   * allocation inside the engine failed and what needed it was left for a
+   * later pass (running out of memory is back-pressure). */
+  uint64_t nomem_waits;
 } wsp_shuffle_stats_t;
 
 /* Defaults; from_env applies WSP_SHUFFLE_* (docs/env.md) and leaves *cfg

@@ -55,19 +55,26 @@ int wsp_parse_rate(const char *s, double *bytes_per_s) {
 int wsp__env_size(const char *var, size_t lo, size_t hi, size_t *out) {
   const char *s = getenv(var);
   if (s == NULL || *s == '\0') return WSP_OK;
-  char *end = NULL;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
+  /* Digits first: strtoull would skip blanks and take a sign (wrapping
+   * "-1" around to ULLONG_MAX), and a bare suffix would read as 0. */
+  int ok = isdigit((unsigned char)s[0]);
+  char *end = (char *)s;
+  unsigned long long v = 0;
+  if (ok) {
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    ok = errno == 0;
+  }
   /* Accept K/M/G suffixes (powers of two), as users write sizes that way;
    * a value the suffix would shift past 64 bits is out of range (it must
    * not wrap around into it). */
   int shift = 0;
-  if (end && (*end == 'k' || *end == 'K')) shift = 10, end++;
-  else if (end && (*end == 'm' || *end == 'M')) shift = 20, end++;
-  else if (end && (*end == 'g' || *end == 'G')) shift = 30, end++;
-  int wraps = v > (ULLONG_MAX >> shift);
+  if (*end == 'k' || *end == 'K') shift = 10, end++;
+  else if (*end == 'm' || *end == 'M') shift = 20, end++;
+  else if (*end == 'g' || *end == 'G') shift = 30, end++;
+  ok = ok && *end == '\0' && v <= (ULLONG_MAX >> shift);
   v <<= shift;
-  if (errno || wraps || end == s || *end != '\0' || s[0] == '-' || v < lo || v > hi)
+  if (!ok || v < lo || v > hi)
     return wsp__fail(NULL, WSP_ERR_CONFIG,
                      "%s=\"%s\": expected an integer in [%zu, %zu]", var, s, lo,
                      hi);

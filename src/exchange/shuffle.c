@@ -214,8 +214,7 @@ struct wsp_shuffle {
   unsigned char **obuf;
   size_t *ocap;
   size_t n_osend, cap_osend;
-  int *idx; /* MPI_Testsome's indices */
-  size_t cap_idx;
+  int *idx; /* MPI_Testsome's indices (cap_osend of them too) */
   /* wsp__test_receives' arrays. */
   MPI_Request *tr_req;
   int **tr_flag;
@@ -516,6 +515,32 @@ static int wsp__dispatch(wsp_shuffle_t *sh, int src, const unsigned char *buf,
   return WSP_OK;
 }
 
+/* Tests the pending receives with one MPI_Test each: wsp__test_receives's
+ * way when it has no memory for its arrays (completed receives are what
+ * lets memory be given back, so testing them must not need any). */
+static int wsp__test_receives_each(wsp_shuffle_t *sh, int *progress) {
+  for (int q = 0; q < sh->p; q++) {
+    wsp__peer_t *pe = &sh->peers[q];
+    for (int kind = 0; kind < 2; kind++) {
+      wsp__ichunk_t *ch = kind == 0 ? pe->rin_head : NULL;
+      wsp__ibatch_t *ib = kind == 1 ? pe->in_head : NULL;
+      while (ch || ib) {
+        int *received = ch ? &ch->received : &ib->received;
+        MPI_Request *req = ch ? &ch->req : &ib->req;
+        if (!*received) {
+          int mrc = MPI_Test(req, received, MPI_STATUS_IGNORE);
+          if (mrc != MPI_SUCCESS)
+            return wsp__set_fatal(sh, wsp__mpi_fail(&sh->c, mrc, "MPI_Test", WSP__WHERE));
+          if (*received) *progress = 1;
+        }
+        if (ch) ch = ch->next;
+        else ib = ib->next;
+      }
+    }
+  }
+  return WSP_OK;
+}
+
 /* Tests every pending receive (response chunks and request batches) with
  * one MPI_Testsome and marks the completed ones (see wsp__pass_sends for
  * why one call). The passes then hand over what is complete, in order. */
@@ -538,25 +563,23 @@ static int wsp__test_receives(wsp_shuffle_t *sh, int *progress) {
     if (f) sh->tr_flag = f;
     int *ix = f ? wsp__sh_realloc(sh, sh->tr_idx, n * sizeof *ix) : NULL;
     if (ix) sh->tr_idx = ix;
-    if (ix) {
-      sh->cap_tr = n;
-    } else { /* test as many as fit now, the others on a later pass */
+    if (ix == NULL) {
       wsp__nomem_wait(sh);
-      if (sh->cap_tr == 0) return WSP_OK;
-      n = sh->cap_tr;
+      return wsp__test_receives_each(sh, progress);
     }
+    sh->cap_tr = n;
   }
   /* The requests are copied; MPI_Testsome frees the completed ones, and
    * their originals are never used again (only `received` is). */
   size_t k = 0;
-  for (int q = 0; q < sh->p && k < n; q++) {
+  for (int q = 0; q < sh->p; q++) {
     wsp__peer_t *pe = &sh->peers[q];
-    for (wsp__ichunk_t *ch = pe->rin_head; ch && k < n; ch = ch->next)
+    for (wsp__ichunk_t *ch = pe->rin_head; ch; ch = ch->next)
       if (!ch->received) {
         sh->tr_req[k] = ch->req;
         sh->tr_flag[k++] = &ch->received;
       }
-    for (wsp__ibatch_t *ib = pe->in_head; ib && k < n; ib = ib->next)
+    for (wsp__ibatch_t *ib = pe->in_head; ib; ib = ib->next)
       if (!ib->received) {
         sh->tr_req[k] = ib->req;
         sh->tr_flag[k++] = &ib->received;
@@ -685,20 +708,11 @@ out:
  * with a dozen chunks out, separate tests cost a dozen polls per pass. */
 static int wsp__pass_sends(wsp_shuffle_t *sh, int *progress) {
   if (sh->n_osend == 0) return WSP_OK;
-  size_t n = sh->n_osend;
-  if (sh->cap_idx < n) {
-    int *ni = wsp__sh_realloc(sh, sh->idx, n * sizeof *ni);
-    if (ni) {
-      sh->idx = ni;
-      sh->cap_idx = n;
-    } else { /* test the first ones now, the others on a later pass */
-      wsp__nomem_wait(sh);
-      if (sh->cap_idx == 0) return WSP_OK;
-      n = sh->cap_idx;
-    }
-  }
+  /* No allocation here: completing sends is what gives memory back, so
+   * idx grows with osend (wsp__osend_room). */
   int out = 0;
-  int mrc = MPI_Testsome((int)n, sh->osend, &out, sh->idx, MPI_STATUSES_IGNORE);
+  int mrc = MPI_Testsome((int)sh->n_osend, sh->osend, &out, sh->idx,
+                         MPI_STATUSES_IGNORE);
   if (mrc != MPI_SUCCESS)
     return wsp__set_fatal(sh, wsp__mpi_fail(&sh->c, mrc, "MPI_Testsome", WSP__WHERE));
   if (out == MPI_UNDEFINED || out == 0) return WSP_OK;
@@ -736,18 +750,20 @@ static int wsp__chunk_room(wsp_shuffle_t *sh, size_t need, int pass) {
   return WSP_OK;
 }
 
-/* Makes sure a response send has a slot in osend/obuf/ocap. */
+/* Makes sure a response send has a slot in osend/obuf/ocap/idx. */
 static int wsp__osend_room(wsp_shuffle_t *sh) {
   if (sh->n_osend < sh->cap_osend) return WSP_OK;
   size_t n = sh->cap_osend ? 2 * sh->cap_osend : 16;
-  /* Each array that grew is kept; cap_osend is what all three hold. */
+  /* Each array that grew is kept; cap_osend is what all four hold. */
   MPI_Request *r = wsp__sh_realloc(sh, sh->osend, n * sizeof *r);
   if (r) sh->osend = r;
   unsigned char **b = r ? wsp__sh_realloc(sh, sh->obuf, n * sizeof *b) : NULL;
   if (b) sh->obuf = b;
   size_t *c = b ? wsp__sh_realloc(sh, sh->ocap, n * sizeof *c) : NULL;
-  if (c == NULL) return WSP_ERR_NOMEM;
-  sh->ocap = c;
+  if (c) sh->ocap = c;
+  int *x = c ? wsp__sh_realloc(sh, sh->idx, n * sizeof *x) : NULL;
+  if (x == NULL) return WSP_ERR_NOMEM;
+  sh->idx = x;
   sh->cap_osend = n;
   return WSP_OK;
 }
@@ -758,10 +774,10 @@ static int wsp__osend_room(wsp_shuffle_t *sh) {
  * handler runs, so that nothing after it can fail for lack of memory (the
  * handler cannot be called twice); a failure leaves everything as it was,
  * and serving resumes there on a later pass. */
-static int wsp__serve_room(wsp_shuffle_t *sh, size_t extra) {
+static int wsp__serve_room(wsp_shuffle_t *sh, int dest, size_t extra) {
   size_t len = sh->chunk_len ? sh->chunk_len : WSP__HDR_BYTES;
   if (wsp__chunk_room(sh, len + extra, 1) != WSP_OK) return WSP_ERR_NOMEM;
-  return wsp__osend_room(sh);
+  return dest == sh->rank ? WSP_OK : wsp__osend_room(sh); /* self: no send */
 }
 
 /* Sends (or, to self, hands over) the chunk being built; its memory and
@@ -829,7 +845,7 @@ static int wsp__pass_serve(wsp_shuffle_t *sh, int *progress) {
         if (ql > ib->len - ib->cursor - WSP__ENTRY_BYTES)
           return wsp__broken(sh, "malformed request batch");
         const unsigned char *req = ib->buf + ib->cursor + WSP__ENTRY_BYTES;
-        if (wsp__serve_room(sh, WSP__ENTRY_BYTES) != WSP_OK) {
+        if (wsp__serve_room(sh, q, WSP__ENTRY_BYTES) != WSP_OK) {
           wsp__nomem_wait(sh);
           sh->rr_serve = q; /* resume here */
           return WSP_OK;
@@ -867,7 +883,7 @@ static int wsp__pass_serve(wsp_shuffle_t *sh, int *progress) {
       /* The batch is answered: release it before the last chunk goes out
        * (for self, handing that chunk over frees the borrowed buffer). An
        * empty batch has no chunk yet: reserve one first. */
-      if (wsp__serve_room(sh, 0) != WSP_OK) {
+      if (wsp__serve_room(sh, q, 0) != WSP_OK) {
         wsp__nomem_wait(sh);
         sh->rr_serve = q;
         return WSP_OK;
@@ -936,8 +952,11 @@ static int wsp__pass_send(wsp_shuffle_t *sh, double now, int *progress) {
     wsp__obatch_t *next = b->next;
     wsp__ibatch_t *self_ib = NULL;
     if (q == sh->rank && (self_ib = wsp__sh_calloc(sh, sizeof *self_ib)) == NULL) {
-      wsp__nomem_wait(sh); /* b stays queued */
-      return WSP_OK;
+      wsp__nomem_wait(sh); /* b stays queued, and so do later self batches */
+      pe->stamp = sh->stamp;
+      prev = b;
+      b = next;
+      continue;
     }
     b->t_sent = now;
     if (q != sh->rank) {
@@ -1101,6 +1120,11 @@ int wsp_shuffle_open(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
   size_t fault_n = 0;
   if (local_rc == WSP_OK)
     local_rc = wsp__env_size("WSP_SHUFFLE_FAULT_NOMEM", 0, (size_t)1 << 30, &fault_n);
+  if (local_rc == WSP_OK && fault_n == 1) /* nothing could ever be received */
+    local_rc = wsp__fail(comm, WSP_ERR_CONFIG,
+                         "WSP_SHUFFLE_FAULT_NOMEM=1: every allocation would fail "
+                         "and the shuffle could never progress; use 0 (off) or "
+                         "N >= 2 (one in N fails)");
   wsp__shuffle_limits_t lim;
   if (local_rc == WSP_OK) local_rc = wsp__shuffle_limits(c.mem_limit, comm->size, c.batch_bytes, &lim);
   if (local_rc == WSP_OK && c.progress_thread) {
@@ -1355,11 +1379,9 @@ int wsp_shuffle_post(wsp_shuffle_t *sh, int dest, const void *data,
   return WSP_OK;
 }
 
-int wsp_shuffle_reply(wsp_shuffle_reply_t *reply, const void *data,
-                      size_t bytes) {
+static int wsp__reply(wsp_shuffle_t *sh, wsp_shuffle_reply_t *reply,
+                      const void *data, size_t bytes) {
   const char *fn = "wsp_shuffle_reply";
-  if (reply == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "%s: reply is NULL", fn);
-  wsp_shuffle_t *sh = reply->sh;
   if (!sh->reply_active)
     return wsp__fail(&sh->c, WSP_ERR_ARG,
                      "%s: not inside a request handler (the reply context is "
@@ -1398,6 +1420,20 @@ int wsp_shuffle_reply(wsp_shuffle_reply_t *reply, const void *data,
   sh->reply_replied = 1;
   sh->st.response_bytes_sent += bytes;
   return WSP_OK;
+}
+
+/* Under the shuffle's lock: with a progress thread, a handle used from
+ * another thread then waits for the pass and finds no handler running,
+ * instead of writing the response chunk beside the handler. */
+int wsp_shuffle_reply(wsp_shuffle_reply_t *reply, const void *data,
+                      size_t bytes) {
+  if (reply == NULL)
+    return wsp__fail(NULL, WSP_ERR_ARG, "wsp_shuffle_reply: reply is NULL");
+  wsp_shuffle_t *sh = reply->sh;
+  wsp__lock(sh);
+  int rc = wsp__reply(sh, reply, data, bytes);
+  wsp__unlock(sh);
+  return rc;
 }
 
 int wsp_shuffle_progress(wsp_shuffle_t *sh) {
@@ -1485,7 +1521,6 @@ static void wsp__release(wsp_shuffle_t *sh) {
   free(sh->ocap);
   free(sh->idx);
   sh->idx = NULL;
-  sh->cap_idx = 0;
   free(sh->tr_req);
   free(sh->tr_flag);
   free(sh->tr_idx);

@@ -536,7 +536,7 @@ static void phase_backpressure(wsp_comm_t *comm) {
  * failures were retried, the first one was fatal on its rank and the others
  * hung in close (the test's timeout). A bad value of the variable is a
  * configuration error naming it. */
-static void phase_nomem(wsp_comm_t *comm, long base) {
+static void phase_nomem(wsp_comm_t *comm, long base, int thread_ok) {
   traffic_t t = {.seed = 11, .max_req = 200, .max_resp = 3000,
                  .big_req = 20000, .big_resp = 100000};
   wsp_shuffle_config_t cfg;
@@ -552,22 +552,34 @@ static void phase_nomem(wsp_comm_t *comm, long base) {
   MPI_Allreduce(&mine, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
   CHECK(all > 0, "nomem: no allocation failed, so the injection did not run");
   if (rank == 0) printf("nomem: %llu allocations failed and were retried\n", all);
+  if (thread_ok) { /* the same with the passes on a progress thread */
+    cfg.progress_thread = 1;
+    run_traffic(comm, &cfg, &t, base / 4 + 1, 0, "nomem-thread", &st);
+    mine = st.nomem_waits;
+    MPI_Allreduce(&mine, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(all > 0, "nomem-thread: no allocation failed");
+    cfg.progress_thread = 0;
+  }
 
   /* The barriers keep one rank's setenv/unsetenv away from another's open
    * where ranks share one environment (SimGrid runs them in one process). */
-  MPI_Barrier(MPI_COMM_WORLD);
-  setenv("WSP_SHUFFLE_FAULT_NOMEM", "often", 1);
-  MPI_Barrier(MPI_COMM_WORLD);
-  ctx_t c;
-  ctx_init(&c, &t);
-  int rc = wsp_shuffle_open(comm, &cfg, &handlers, &c, &c.sh);
-  CHECK(rc == WSP_ERR_CONFIG && c.sh == NULL &&
-            strstr(wsp_last_error(), "WSP_SHUFFLE_FAULT_NOMEM") != NULL,
-        "nomem: a bad WSP_SHUFFLE_FAULT_NOMEM gave %s: %s", wsp_err_name(rc),
-        wsp_last_error());
+  /* "1" would fail every allocation: nothing could ever be received. */
+  const char *bad[] = {"often", "1"};
+  for (int i = 0; i < 2; i++) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    setenv("WSP_SHUFFLE_FAULT_NOMEM", bad[i], 1);
+    MPI_Barrier(MPI_COMM_WORLD);
+    ctx_t c;
+    ctx_init(&c, &t);
+    int rc = wsp_shuffle_open(comm, &cfg, &handlers, &c, &c.sh);
+    CHECK(rc == WSP_ERR_CONFIG && c.sh == NULL &&
+              strstr(wsp_last_error(), "WSP_SHUFFLE_FAULT_NOMEM") != NULL,
+          "nomem: WSP_SHUFFLE_FAULT_NOMEM=%s gave %s: %s", bad[i], wsp_err_name(rc),
+          wsp_last_error());
+    ctx_free(&c);
+  }
   MPI_Barrier(MPI_COMM_WORLD);
   unsetenv("WSP_SHUFFLE_FAULT_NOMEM");
-  ctx_free(&c);
 }
 
 /* Every rank opens; `culprit` passes something bad. */
@@ -728,7 +740,7 @@ int main(int argc, char **argv) {
 #endif
     phase_basic(comm, base, thread_ok);
     phase_backpressure(comm);
-    phase_nomem(comm, base);
+    phase_nomem(comm, base, thread_ok);
   }
   if (!strcmp(phase, "all") || !strcmp(phase, "args")) phase_args(comm);
   long total = 0;

@@ -48,8 +48,10 @@ static void test_config(void) {
   setenv("WSP_SPARSE_ALGORITHM", "nbx", 1);
   /* The last one is (2^54 + 1) KiB: shifted into 64 bits it wraps around to
    * 1 KiB, which would be in range. */
-  const char *bad_sizes[] = {"-1", "12x", "", "100", "99999999999", "18014398509481985K"};
-  for (int i = 0; i < 6; i++) {
+  /* " 4096" and "+4096": strtoull would take them; "K": a bare suffix. */
+  const char *bad_sizes[] = {"-1", "12x", "", "100", "99999999999", "18014398509481985K",
+                             " -1", " 4096", "+4096", "K"};
+  for (int i = 0; i < 10; i++) {
     setenv("WSP_BIG_MESSAGE", bad_sizes[i], 1);
     int rc = wsp_config_from_env(&c);
     if (bad_sizes[i][0] == '\0')
