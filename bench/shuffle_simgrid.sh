@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# wsp-bench shuffle under SimGrid: p simulated hosts with one rank each
+# (NICs of rate B, 50 us), every strategy (s1, s2, s3 at B, adaptive) one
+# after the other. SimGrid shares links as a fluid: no packets, no queue
+# overflow, no retransmission timeouts, so this shows what the strategies do
+# on an ideal network, not TCP's behaviour (netlab shows that,
+# bench/shuffle_netlab.sh). Simulated time does not depend on how busy this
+# machine is; 30 simulated seconds per strategy take about 7 minutes at p = 16.
+#   bench/shuffle_simgrid.sh [outdir] [p] [rate] [seconds]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-$root/results}
+p=${2:-16}
+rate=${3:-25mbit}
+secs=${4:-30}
+mkdir -p "$out"
+"$root/scripts/deps.sh"
+"$root/scripts/build.sh" simgrid >/dev/null
+# SimGrid writes bandwidths as 25Mbps where tc writes 25mbit.
+bw=$(echo "$rate" | sed -E 's/([kmg])bit$/\U\1bps/; s/KBPS$/kbps/; s/MBPS$/Mbps/; s/GBPS$/Gbps/')
+plat="$out/cluster$p-$bw.xml" hosts="$out/cluster$p-$bw.hosts"
+python3 "$root/lab/simgrid/wsp_platform.py" cluster --hosts "$p" --bw "$bw" --lat 50us \
+  -o "$plat" --hostfile "$hosts"
+cfg=(--cfg=smpi/grow-injected-times:no
+     --cfg=smpi/iprobe:1e-6 --cfg=smpi/test:1e-6 --cfg=smpi/simulate-computation:no
+     --log=root.thres:warning --log=xbt_cfg.thres:warning)
+smpirun -np "$p" -platform "$plat" -hostfile "$hosts" "${cfg[@]}" \
+  "$root/build/simgrid/tools/wsp-bench" shuffle --duration "$secs" --link-rate "$rate" \
+  --quiet --label "simgrid-cluster$p-$bw" --json "$out/shuffle-simgrid.json"
