@@ -323,10 +323,10 @@ static void wsp__set_failed(wsp_shuffle_t *sh, int rc) {
 
 /* Allocations inside a pass. Running out of memory there is back-pressure,
  * not an error: the caller leaves what needed the memory where it is (a
- * message stays queued in MPI, a batch stays unserved, a receive stays
- * untested), counts a wait in stats.nomem_waits, and a later pass tries
- * again once completed sends and handed-over responses have given memory
- * back. Failing instead would leave the other ranks waiting in close for
+ * message stays queued in MPI, a batch stays unserved), counts a wait in
+ * stats.nomem_waits, and a later pass tries again once completed sends and
+ * handed-over responses have given memory back (finding those completions
+ * allocates nothing, or falls back to a way that does not). Failing instead would leave the other ranks waiting in close for
  * answers this rank will never give. */
 static int wsp__fault(wsp_shuffle_t *sh) {
   if (sh->fault_n == 0) return 0;
