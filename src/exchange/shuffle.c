@@ -326,8 +326,9 @@ static void wsp__set_failed(wsp_shuffle_t *sh, int rc) {
  * message stays queued in MPI, a batch stays unserved), counts a wait in
  * stats.nomem_waits, and a later pass tries again once completed sends and
  * handed-over responses have given memory back (finding those completions
- * allocates nothing, or falls back to a way that does not). Failing instead would leave the other ranks waiting in close for
- * answers this rank will never give. */
+ * allocates nothing, or falls back to a way that does not). Failing
+ * instead would leave the other ranks waiting in close for answers this
+ * rank will never give. */
 static int wsp__fault(wsp_shuffle_t *sh) {
   if (sh->fault_n == 0) return 0;
   uint64_t x = sh->fault_rng; /* xorshift64 */
@@ -515,30 +516,30 @@ static int wsp__dispatch(wsp_shuffle_t *sh, int src, const unsigned char *buf,
   return WSP_OK;
 }
 
+/* One MPI_Test of a pending receive (see wsp__test_receives_each). */
+static int wsp__test_one(wsp_shuffle_t *sh, MPI_Request *req, int *received,
+                         int *progress) {
+  if (*received) return WSP_OK;
+  int mrc = MPI_Test(req, received, MPI_STATUS_IGNORE);
+  if (mrc != MPI_SUCCESS)
+    return wsp__set_fatal(sh, wsp__mpi_fail(&sh->c, mrc, "MPI_Test", WSP__WHERE));
+  if (*received) *progress = 1;
+  return WSP_OK;
+}
+
 /* Tests the pending receives with one MPI_Test each: wsp__test_receives's
  * way when it has no memory for its arrays (completed receives are what
  * lets memory be given back, so testing them must not need any). */
 static int wsp__test_receives_each(wsp_shuffle_t *sh, int *progress) {
-  for (int q = 0; q < sh->p; q++) {
+  int rc = WSP_OK;
+  for (int q = 0; q < sh->p && rc == WSP_OK; q++) {
     wsp__peer_t *pe = &sh->peers[q];
-    for (int kind = 0; kind < 2; kind++) {
-      wsp__ichunk_t *ch = kind == 0 ? pe->rin_head : NULL;
-      wsp__ibatch_t *ib = kind == 1 ? pe->in_head : NULL;
-      while (ch || ib) {
-        int *received = ch ? &ch->received : &ib->received;
-        MPI_Request *req = ch ? &ch->req : &ib->req;
-        if (!*received) {
-          int mrc = MPI_Test(req, received, MPI_STATUS_IGNORE);
-          if (mrc != MPI_SUCCESS)
-            return wsp__set_fatal(sh, wsp__mpi_fail(&sh->c, mrc, "MPI_Test", WSP__WHERE));
-          if (*received) *progress = 1;
-        }
-        if (ch) ch = ch->next;
-        else ib = ib->next;
-      }
-    }
+    for (wsp__ichunk_t *ch = pe->rin_head; ch && rc == WSP_OK; ch = ch->next)
+      rc = wsp__test_one(sh, &ch->req, &ch->received, progress);
+    for (wsp__ibatch_t *ib = pe->in_head; ib && rc == WSP_OK; ib = ib->next)
+      rc = wsp__test_one(sh, &ib->req, &ib->received, progress);
   }
-  return WSP_OK;
+  return rc;
 }
 
 /* Tests every pending receive (response chunks and request batches) with
@@ -770,23 +771,26 @@ static int wsp__osend_room(wsp_shuffle_t *sh) {
 
 /* Reserves what serving one more request (extra = WSP__ENTRY_BYTES, room
  * for at least an empty response) or sending the chunk (extra = 0) needs:
- * room in the chunk and a slot for its send. Reserved before the request
- * handler runs, so that nothing after it can fail for lack of memory (the
- * handler cannot be called twice); a failure leaves everything as it was,
- * and serving resumes there on a later pass. */
+ * room in the chunk and a slot for its send; then starts the chunk (its
+ * header) if none is being built. Reserved before the request handler
+ * runs, so that nothing after it can fail for lack of memory (the handler
+ * cannot be called twice); a failure leaves everything as it was, and
+ * serving resumes there on a later pass. */
 static int wsp__serve_room(wsp_shuffle_t *sh, int dest, size_t extra) {
   size_t len = sh->chunk_len ? sh->chunk_len : WSP__HDR_BYTES;
-  if (wsp__chunk_room(sh, len + extra, 1) != WSP_OK) return WSP_ERR_NOMEM;
-  return dest == sh->rank ? WSP_OK : wsp__osend_room(sh); /* self: no send */
+  if (wsp__chunk_room(sh, len + extra, 1) != WSP_OK ||
+      (dest != sh->rank && wsp__osend_room(sh) != WSP_OK)) /* self: no send */
+    return WSP_ERR_NOMEM;
+  sh->chunk_len = len;
+  return WSP_OK;
 }
 
 /* Sends (or, to self, hands over) the chunk being built; its memory and
  * send slot were reserved by wsp__serve_room. */
 static int wsp__send_chunk(wsp_shuffle_t *sh, int dest, uint64_t seq, int last) {
   int rc;
-  if (sh->chunk == NULL || (dest != sh->rank && sh->n_osend == sh->cap_osend))
+  if (sh->chunk_len == 0 || (dest != sh->rank && sh->n_osend == sh->cap_osend))
     return wsp__broken(sh, "response chunk sent without its reservation");
-  if (sh->chunk_len == 0) sh->chunk_len = WSP__HDR_BYTES;
   wsp__put_hdr(sh->chunk, seq, sh->chunk_count, last ? WSP__CHUNK_LAST : 0);
   unsigned char *buf = sh->chunk;
   size_t len = sh->chunk_len, cap = sh->chunk_cap;
@@ -850,7 +854,6 @@ static int wsp__pass_serve(wsp_shuffle_t *sh, int *progress) {
           sh->rr_serve = q; /* resume here */
           return WSP_OK;
         }
-        if (sh->chunk_len == 0) sh->chunk_len = WSP__HDR_BYTES;
         wsp_shuffle_reply_t *reply = &sh->replies[++sh->reply_call % WSP__REPLY_SLOTS];
         reply->call = sh->reply_call;
         sh->reply_active = 1;
@@ -888,7 +891,6 @@ static int wsp__pass_serve(wsp_shuffle_t *sh, int *progress) {
         sh->rr_serve = q;
         return WSP_OK;
       }
-      if (sh->chunk_len == 0) sh->chunk_len = WSP__HDR_BYTES;
       uint64_t seq = ib->seq;
       pe->in_head = ib->next;
       if (pe->in_head == NULL) pe->in_tail = NULL;

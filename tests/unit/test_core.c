@@ -46,9 +46,9 @@ static void test_config(void) {
         "message names variable and valid values: %s", wsp_last_error());
   CHECK(memcmp(&before, &c, sizeof c) == 0, "untouched on error");
   setenv("WSP_SPARSE_ALGORITHM", "nbx", 1);
-  /* The last one is (2^54 + 1) KiB: shifted into 64 bits it wraps around to
-   * 1 KiB, which would be in range. */
-  /* " 4096" and "+4096": strtoull would take them; "K": a bare suffix. */
+  /* "18014398509481985K" is (2^54 + 1) KiB: shifted into 64 bits it wraps
+   * around to 1 KiB, which would be in range; " 4096" and "+4096" strtoull
+   * would take; "K" is a bare suffix. */
   const char *bad_sizes[] = {"-1", "12x", "", "100", "99999999999", "18014398509481985K",
                              " -1", " 4096", "+4096", "K"};
   for (int i = 0; i < 10; i++) {
