@@ -499,9 +499,12 @@ static int wsp__dispatch(wsp_shuffle_t *sh, int src, const unsigned char *buf,
     if (sh->pace.n_intervals != iv && sh->c.cfg.log_level >= WSP_LOG_TRACE)
       wsp__log(&sh->c, WSP_LOG_TRACE,
                "shuffle pace: t %.4f interval %llu: rate %.0f B/s, queue %.0f "
-               "B over a floor of %.0f B, %llu up, %llu down, %llu stalls%s",
+               "B over a floor of %.0f B, delivered %.0f B/s (smoothed %.0f), "
+               "srtt %.4f s, in flight %.0f B, %llu up, %llu down, %llu stalls%s",
                now - sh->t_open, (unsigned long long)sh->pace.n_intervals,
                wsp__pace_rate(&sh->pace), sh->pace.prev_q, sh->pace.floor,
+               sh->pace.ndelivered > 0 ? sh->pace.delivered[sh->pace.ndelivered - 1] : 0.0,
+               sh->pace.dsmooth, sh->pace.srtt, sh->net_cost,
                (unsigned long long)sh->pace.n_increase,
                (unsigned long long)sh->pace.n_decrease,
                (unsigned long long)sh->pace.n_stall,
