@@ -7,6 +7,8 @@
 # bench/shuffle_netlab.sh). Simulated time does not depend on how busy this
 # machine is; 30 simulated seconds per strategy take about 7 minutes at p = 16.
 #   bench/shuffle_simgrid.sh [outdir] [p] [rate] [seconds]
+# Environment: WSP_STRATEGIES (s1,s2,s3,adaptive), WSP_BENCH_ARGS (more
+# options of wsp-bench shuffle, e.g. "--dest random").
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/results}
@@ -26,4 +28,5 @@ cfg=(--cfg=smpi/grow-injected-times:no
      --log=root.thres:warning --log=xbt_cfg.thres:warning)
 smpirun -np "$p" -platform "$plat" -hostfile "$hosts" "${cfg[@]}" \
   "$root/build/simgrid/tools/wsp-bench" shuffle --duration "$secs" --link-rate "$rate" \
-  --quiet --label "simgrid-cluster$p-$bw" --json "$out/shuffle-simgrid.json"
+  --strategies "${WSP_STRATEGIES:-s1,s2,s3,adaptive}" \
+  --quiet --label "simgrid-cluster$p-$bw" --json "$out/shuffle-simgrid.json" ${WSP_BENCH_ARGS:-}

@@ -104,6 +104,7 @@ typedef struct opts {
   double duration, rate, link;
   long s2_window;
   long seed;
+  int dest_random; /* --dest random: uniform destinations, else round robin */
   const char *json, *label, *plot;
   int quiet, per_rank;
 } opts_t;
@@ -124,7 +125,12 @@ static void usage(FILE *f) {
           "                     without it)\n"
           "  --s2-window N      s2/s3: unanswered requests per peer at most\n"
           "                     (default 32), only so that memory is bounded\n"
-          "  --seed N           start of each rank's round robin (default 1)\n"
+          "  --dest rr|random   destinations of s2's and the engine's\n"
+          "                     requests: round robin (default) or uniformly\n"
+          "                     random among the other ranks (s1 and s3 ask\n"
+          "                     every other rank in each round)\n"
+          "  --seed N           start of each rank's round robin, or seed of\n"
+          "                     its random destinations (default 1)\n"
           "  --per-rank         per-second table per rank instead of per host\n"
           "  --json FILE        append JSON lines: a summary per strategy and\n"
           "                     one line per second\n"
@@ -186,6 +192,7 @@ typedef struct run {
   double *window; /* per second: the engine's pacing rate (B/s), else -1 */
   double *inflight; /* per second: the engine's volume in flight, else -1 */
   uint64_t requests, responses, bad;
+  uint64_t rng; /* --dest random: xorshift64* state, per rank */
   wsp_shuffle_stats_t st;
   int have_st;
   char *req_buf, *resp_buf; /* static contents */
@@ -199,7 +206,28 @@ static void account(run_t *r, int src, size_t bytes) {
   if (s >= 0 && s < r->nsec) r->bytes[(int)s] += (double)bytes;
 }
 
-static int next_peer(const run_t *r, int *cursor) {
+/* A nonzero per-rank state for --dest random (splitmix64 of seed and rank). */
+static uint64_t seed_rng(uint64_t seed, int rank) {
+  uint64_t z = seed * 0x9E3779B97F4A7C15ULL + (uint64_t)rank + 1;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  z ^= z >> 31;
+  return z ? z : 1;
+}
+
+/* The next destination: round robin from *cursor, or with --dest random a
+ * uniformly random rank other than this one (xorshift64*; the modulo bias
+ * is below 1e-15 for any communicator size). */
+static int next_peer(run_t *r, int *cursor) {
+  if (r->o->dest_random && r->size > 1) {
+    r->rng ^= r->rng >> 12;
+    r->rng ^= r->rng << 25;
+    r->rng ^= r->rng >> 27;
+    uint64_t x = (r->rng * 0x2545F4914F6CDD1DULL) >> 11;
+    *cursor = (int)(x % (uint64_t)(r->size - 1));
+    if (*cursor >= r->rank) ++*cursor;
+    return *cursor;
+  }
   *cursor = (*cursor + 1) % r->size;
   if (*cursor == r->rank) *cursor = (*cursor + 1) % r->size;
   return *cursor;
@@ -649,7 +677,12 @@ int wsp_bench_shuffle(int argc, char **argv, int rank, int size,
       bad = wsp_opt_rate(a, v, &o.link);
     else if (!strcmp(a, "--s2-window"))
       bad = wsp_opt_int(a, v, 1, 1000000, &o.s2_window);
-    else if (!strcmp(a, "--seed"))
+    else if (!strcmp(a, "--dest")) {
+      bad = strcmp(v, "rr") != 0 && strcmp(v, "random") != 0;
+      if (bad && rank == 0)
+        fprintf(stderr, "error: --dest: \"%s\" is neither rr nor random\n", v);
+      o.dest_random = !strcmp(v, "random");
+    } else if (!strcmp(a, "--seed"))
       bad = wsp_opt_int(a, v, 0, 1L << 40, &o.seed);
     else if (!strcmp(a, "--json"))
       o.json = v;
@@ -784,7 +817,8 @@ int wsp_bench_shuffle(int argc, char **argv, int rank, int size,
                .myhost = host[rank], .host_ranks = host_ranks, .host = host,
                .resp = resp, .nsec = nsec, .bytes = bytes, .window = window,
                .inflight = inflight,
-               .req_buf = req_buf, .resp_buf = resp_buf};
+               .req_buf = req_buf, .resp_buf = resp_buf,
+               .rng = seed_rng((uint64_t)o.seed, rank)};
     memset(bytes, 0, (size_t)nsec * sizeof *bytes);
     for (int i = 0; i < nsec; i++) window[i] = inflight[i] = -1;
     if (MPI_Comm_dup(MPI_COMM_WORLD, &r.comm) != MPI_SUCCESS) die(rank, "MPI_Comm_dup");
@@ -892,6 +926,9 @@ int wsp_bench_shuffle(int argc, char **argv, int rank, int size,
     json_object_set_new(sj, "link_Bps", B > 0 ? json_real(B) : json_null());
     json_object_set_new(sj, "rate_Bps",
                         sgy == S3 || sgy == FIXED ? json_real(o.rate) : json_null());
+    json_object_set_new(sj, "dest", json_string(sgy == S1 || sgy == S3 ? "all"
+                                                : o.dest_random ? "random" : "rr"));
+    json_object_set_new(sj, "seed", json_integer((json_int_t)o.seed));
     json_object_set_new(sj, "s2_window",
                         sgy == S2 || sgy == S3 ? json_integer(o.s2_window) : json_null());
     json_object_set_new(sj, "counted",
