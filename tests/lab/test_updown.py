@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """netlab up/down leaves no residue: normal down, rollback after an error, down from the
 state file after a crash (SIGKILL of `netlab up` midway), all three profiles, two labs at once,
-clear error when not root. Runtime ~15 s."""
+clear error when not root, TCP between hosts under the lab's congestion control (--tcp-cc).
+Runtime ~15 s."""
 import json
 import os
 import shutil
@@ -23,6 +24,40 @@ def check_clean(before, name, what):
     if bad:
         fail("%s left residue: %s" % (what, ", ".join(bad)))
     print("ok: %s left no residue" % what, flush=True)
+
+
+# Accepts one connection on port 5299 and reports nothing; the client prints the congestion
+# control its socket uses.
+SERVER = ("import socket; s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, "
+          "socket.SO_REUSEADDR, 1); s.bind(('0.0.0.0', 5299)); s.listen(1); s.settimeout(20); "
+          "c, _ = s.accept(); c.recv(1)")
+CLIENT = ("import socket, sys, time\n"
+          "for i in range(100):\n"
+          "    try:\n"
+          "        c = socket.create_connection((sys.argv[1], 5299), timeout=5); break\n"
+          "    except OSError:\n"
+          "        time.sleep(0.1)\n"
+          "print(c.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16)"
+          ".split(b'\\0')[0].decode())\n"
+          "c.send(b'x')\n")
+
+
+def connection_cc(client, server):
+    """The congestion control of a TCP connection from host `client` to host `server`."""
+    srv = subprocess.Popen(["ip", "netns", "exec", server["ns"], sys.executable, "-c", SERVER])
+    try:
+        r = subprocess.run(["ip", "netns", "exec", client["ns"], sys.executable, "-c", CLIENT,
+                            server["ip"]], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, timeout=30)
+        if r.returncode != 0:
+            fail("TCP probe between lab hosts failed: %s" % r.stderr.strip())
+        return r.stdout.strip()
+    finally:
+        try:
+            srv.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            srv.kill()
+            srv.wait()
 
 
 def main():
@@ -56,9 +91,33 @@ def main():
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             if r.returncode != 0:
                 fail("no route between lab hosts")
+            # TCP between hosts uses the lab's congestion control (cubic by default), whatever
+            # the machine's own default is
+            cc = connection_cc(h0, hl)
+            if cc != "cubic":
+                fail("%s: a TCP connection between hosts uses %r, not cubic" % (prof, cc))
+            print("ok: %s: TCP between hosts uses %s (machine default: %s)"
+                  % (prof, cc, open("/proc/sys/net/ipv4/tcp_congestion_control").read().strip()),
+                  flush=True)
             netlab("status", "--name", n1, "--counters")
             netlab("down", "--name", n1)
             check_clean(before, n1, "up/down %s" % prof)
+
+        # 1b. --tcp-cc: an unknown algorithm is refused before anything is created; "default"
+        # leaves the machine's own
+        p = netlab("up", "cluster", "--name", n1, "--hosts", "2", "--tcp-cc", "nosuchcc",
+                   check=False)
+        if p.returncode != 2 or "--tcp-cc" not in p.stderr or "nosuchcc" not in p.stderr:
+            fail("--tcp-cc nosuchcc: rc %d, %s" % (p.returncode, p.stderr.strip()))
+        check_clean(before, n1, "refused --tcp-cc")
+        netlab("up", "cluster", "--name", n1, "--hosts", "2", "--tcp-cc", "default")
+        st = json.load(open("/run/netlab/%s.json" % n1))
+        mine = open("/proc/sys/net/ipv4/tcp_congestion_control").read().strip()
+        cc = connection_cc(st["hosts"][0], st["hosts"][1])
+        if cc != mine:
+            fail("--tcp-cc default: the connection uses %r, the machine %r" % (cc, mine))
+        netlab("down", "--name", n1)
+        check_clean(before, n1, "up/down --tcp-cc default")
 
         # 2. error midway (test hook) -> up rolls back by itself
         p = netlab("up", "cluster", "--name", n1, "--hosts", "6", check=False,
