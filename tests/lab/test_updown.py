@@ -62,6 +62,7 @@ def connection_cc(client, server):
 
 def main():
     require_lab()
+    os.environ.pop("NETLAB_TCP_CC", None)  # the checks below expect netlab's own default
     n1, n2 = lab_name("ua"), lab_name("ub")
     before = machine_objects()
     try:
@@ -110,6 +111,11 @@ def main():
         if p.returncode != 2 or "--tcp-cc" not in p.stderr or "nosuchcc" not in p.stderr:
             fail("--tcp-cc nosuchcc: rc %d, %s" % (p.returncode, p.stderr.strip()))
         check_clean(before, n1, "refused --tcp-cc")
+        p = netlab("up", "cluster", "--name", n1, "--hosts", "2", check=False,
+                   env={"NETLAB_TCP_CC": "nosuchcc"})
+        if p.returncode != 2 or "nosuchcc" not in p.stderr:
+            fail("NETLAB_TCP_CC=nosuchcc: rc %d, %s" % (p.returncode, p.stderr.strip()))
+        check_clean(before, n1, "refused NETLAB_TCP_CC")
         netlab("up", "cluster", "--name", n1, "--hosts", "2", "--tcp-cc", "default")
         st = json.load(open("/run/netlab/%s.json" % n1))
         mine = open("/proc/sys/net/ipv4/tcp_congestion_control").read().strip()
