@@ -192,7 +192,7 @@ typedef struct run {
   double *window; /* per second: the engine's pacing rate (B/s), else -1 */
   double *inflight; /* per second: the engine's volume in flight, else -1 */
   uint64_t requests, responses, bad;
-  uint64_t rng; /* --dest random: xorshift64* state, per rank */
+  uint64_t rng; /* --dest random: splitmix64 state of (seed, rank) */
   wsp_shuffle_stats_t st;
   int have_st;
   char *req_buf, *resp_buf; /* static contents */
@@ -206,25 +206,12 @@ static void account(run_t *r, int src, size_t bytes) {
   if (s >= 0 && s < r->nsec) r->bytes[(int)s] += (double)bytes;
 }
 
-/* A nonzero per-rank state for --dest random (splitmix64 of seed and rank). */
-static uint64_t seed_rng(uint64_t seed, int rank) {
-  uint64_t z = seed * 0x9E3779B97F4A7C15ULL + (uint64_t)rank + 1;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  z ^= z >> 31;
-  return z ? z : 1;
-}
-
 /* The next destination: round robin from *cursor, or with --dest random a
- * uniformly random rank other than this one (xorshift64*; the modulo bias
- * is below 1e-15 for any communicator size). */
+ * uniformly random rank other than this one (the modulo bias of a 64-bit
+ * draw is below 1e-9 for any communicator size). */
 static int next_peer(run_t *r, int *cursor) {
   if (r->o->dest_random && r->size > 1) {
-    r->rng ^= r->rng >> 12;
-    r->rng ^= r->rng << 25;
-    r->rng ^= r->rng >> 27;
-    uint64_t x = (r->rng * 0x2545F4914F6CDD1DULL) >> 11;
-    *cursor = (int)(x % (uint64_t)(r->size - 1));
+    *cursor = (int)(wsp_splitmix64(&r->rng) % (uint64_t)(r->size - 1));
     if (*cursor >= r->rank) ++*cursor;
     return *cursor;
   }
@@ -818,7 +805,7 @@ int wsp_bench_shuffle(int argc, char **argv, int rank, int size,
                .resp = resp, .nsec = nsec, .bytes = bytes, .window = window,
                .inflight = inflight,
                .req_buf = req_buf, .resp_buf = resp_buf,
-               .rng = seed_rng((uint64_t)o.seed, rank)};
+               .rng = ((uint64_t)o.seed << 24) ^ (uint64_t)rank};
     memset(bytes, 0, (size_t)nsec * sizeof *bytes);
     for (int i = 0; i < nsec; i++) window[i] = inflight[i] = -1;
     if (MPI_Comm_dup(MPI_COMM_WORLD, &r.comm) != MPI_SUCCESS) die(rank, "MPI_Comm_dup");
