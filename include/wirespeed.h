@@ -286,10 +286,10 @@ typedef struct wsp_model {
   double alpha; /* seconds per message */
   double beta;  /* seconds per byte sent */
   double gamma; /* seconds per byte reduced */
-  /* Seconds per byte when two ranks send to each other at the same time
-   * (the steps of recursive doubling/halving and pairwise exchange). On
-   * some networks this is much worse than beta: on netlab's shaped TCP
-   * links each direction of an exchange got about half the link. */
+  /* Seconds per byte when a rank sends and receives at the same time
+   * (exchanges, rings, Bruck steps, the middle of a pipelined chain); the
+   * calibration measures it with both ranks of a pair streaming at once.
+   * On netlab's shaped TCP links it is 5-9% above beta. */
   double beta_x;
   /* Latency and inverse bandwidth between two ranks of the same node
    * (shared memory), for the node-aware algorithms. Calibrated when some

@@ -24,6 +24,17 @@
  * figure is the best of a few repetitions on a rank, and then the largest
  * over all ranks: the slowest pair bounds a collective. The whole
  * calibration costs about 25 small and 32 large messages per rank.
+ *
+ * Which per-byte cost an algorithm uses: beta_x wherever a rank sends and
+ * receives at the same time in its steady state (exchanges, rings, Bruck
+ * steps, the middle of a pipelined chain), beta where a rank only sends or
+ * only receives at a time (trees, linear gather and scatter). On a host's
+ * link, sending to one rank while receiving from another loads the link
+ * exactly as an exchange with one partner does (data one way, the other
+ * flow's acknowledgements with it), so pricing rings at beta and exchanges
+ * at beta_x favoured rings by the difference: on netlab (8 x 1, 100 Mbit/s,
+ * cubic) beta_x was 5-9% above beta, and auto took the ring allreduce
+ * (0.89-0.91 of B) over Rabenseifner (0.93-0.94) in both MPIs.
  */
 #include "../coll/coll_internal.h"
 

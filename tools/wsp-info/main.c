@@ -102,7 +102,7 @@ static int print_model(int json, int rank) {
                         : "configured (WSP_MODEL)");
     printf("  alpha %.4g s per message, beta %.4g s per byte (%.4g GB/s), "
            "gamma %.4g s per byte reduced,\n  beta_x %.4g s per byte when "
-           "two ranks exchange (%.4g GB/s each way)\n",
+           "a rank sends and receives at once (%.4g GB/s each way)\n",
            m.alpha, m.beta, m.beta > 0 ? 1e-9 / m.beta : 0.0, m.gamma, m.beta_x,
            m.beta_x > 0 ? 1e-9 / m.beta_x : 0.0);
     printf("  inside a node: alpha %.4g s, beta %.4g s per byte (%.4g GB/s)\n",

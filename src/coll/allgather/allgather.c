@@ -21,7 +21,7 @@ static const wsp__coll_alg_t wsp__allgather_algs[WSP__ALLGATHER_COUNT] = {
                                       .desc = "p-1 steps around the ring; each "
                                               "rank forwards the block it "
                                               "received last",
-                                      .cost = "(p-1).alpha + (p-1).n.beta"},
+                                      .cost = "(p-1).alpha + (p-1).n.beta_x"},
                              .cost = wsp__allgather_ring_cost,
                              .run = wsp__allgather_ring},
     [WSP__ALLGATHER_RECURSIVE_DOUBLING] = {
@@ -37,7 +37,7 @@ static const wsp__coll_alg_t wsp__allgather_algs[WSP__ALLGATHER_COUNT] = {
                                        .desc = "Bruck's algorithm: ceil(lg p) "
                                                "steps at distance 2^k, then a "
                                                "local rotation; any p",
-                                       .cost = "ceil(lg p).alpha + (p-1).n.beta"},
+                                       .cost = "ceil(lg p).alpha + (p-1).n.beta_x"},
                               .cost = wsp__allgather_bruck_cost,
                               .run = wsp__allgather_bruck},
 };

@@ -15,7 +15,9 @@
  *
  * Preconditions: none (any p, any block size).
  *
- * Cost = ceil(lg p).alpha + (p-1).n.beta   (n = block bytes)
+ * Each step a rank sends and receives at once: beta_x (src/model/model.c).
+ *
+ * Cost = ceil(lg p).alpha + (p-1).n.beta_x   (n = block bytes)
  */
 #include "allgather.h"
 
@@ -25,7 +27,7 @@ double wsp__allgather_bruck_cost(const wsp_model_t *m, const wsp__coll_shape_t *
                                  wsp__coll_tune_t *t) {
   (void)t;
   return wsp__ceil_log2(s->p) * m->alpha +
-         (double)(s->p - 1) * (double)s->bytes * m->beta;
+         (double)(s->p - 1) * (double)s->bytes * m->beta_x;
 }
 
 int wsp__allgather_bruck(wsp_comm_t *comm, const wsp__coll_args_t *a) {

@@ -10,7 +10,9 @@
  *
  * Preconditions: none (any p, any block size).
  *
- * Cost = (p-1).alpha + (p-1).n.beta   (n = block bytes)
+ * Each step a rank sends and receives at once: beta_x (src/model/model.c).
+ *
+ * Cost = (p-1).alpha + (p-1).n.beta_x   (n = block bytes)
  */
 #include "allgather.h"
 
@@ -19,7 +21,7 @@
 double wsp__allgather_ring_cost(const wsp_model_t *m, const wsp__coll_shape_t *s,
                                 wsp__coll_tune_t *t) {
   (void)t;
-  return (s->p - 1) * m->alpha + (double)(s->p - 1) * (double)s->bytes * m->beta;
+  return (s->p - 1) * m->alpha + (double)(s->p - 1) * (double)s->bytes * m->beta_x;
 }
 
 int wsp__allgather_ring(wsp_comm_t *comm, const wsp__coll_args_t *a) {

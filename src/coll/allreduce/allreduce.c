@@ -31,9 +31,9 @@ static const wsp__coll_alg_t wsp__allreduce_algs[WSP__ALLREDUCE_COUNT] = {
         {.info = {.name = "ring",
                   .desc = "segmented ring: reduce-scatter then allgather "
                           "around the ring, segments pipelined",
-                  .cost = "2.(p-1).k.alpha + ((p-1)/p).n.(beta + max(beta, "
-                          "gamma)) + (p-1).(n/(p.k)).min(beta, gamma), k = "
-                          "ceil(n / (p.seg))"},
+                  .cost = "2.(p-1).k.alpha + ((p-1)/p).n.(beta_x + "
+                          "max(beta_x, gamma)) + (p-1).(n/(p.k)).min(beta_x, "
+                          "gamma), k = ceil(n / (p.seg))"},
          .pre = WSP__PRE_COMMUTATIVE,
          .fallback = "recursive_doubling",
          .cost = wsp__allreduce_ring_cost,

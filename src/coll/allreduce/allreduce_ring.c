@@ -23,15 +23,17 @@
  * Model: with k = ceil(n / (p.seg)) segments per block, each link carries
  * 2(p-1)k messages and 2((p-1)/p).n bytes; the reduction of a segment is
  * hidden behind the transfer of the next except for one segment per
- * reduce-scatter step (for gamma > beta, the transfers hide behind the
+ * reduce-scatter step (for gamma > beta_x, the transfers hide behind the
  * reductions instead). The segment size minimising it is sqrt(2.(n/p).alpha
- * / min(beta, gamma)) (wsp__pipeline_seg over one block, 2 stages).
+ * / min(beta_x, gamma)) (wsp__pipeline_seg over one block, 2 stages). Every
+ * rank sends and receives at once, so a byte costs beta_x, as in the
+ * exchanges of Rabenseifner's algorithm (src/model/model.c).
  *
  * Preconditions: commutative op.
  *
- * Cost = 2.(p-1).k.alpha + ((p-1)/p).n.(beta + max(beta, gamma))
- *        + (p-1).(n/(p.k)).min(beta, gamma), k = ceil(n / (p.seg))
- *        (k = 1: 2.(p-1).alpha + 2.((p-1)/p).n.beta + ((p-1)/p).n.gamma)
+ * Cost = 2.(p-1).k.alpha + ((p-1)/p).n.(beta_x + max(beta_x, gamma))
+ *        + (p-1).(n/(p.k)).min(beta_x, gamma), k = ceil(n / (p.seg))
+ *        (k = 1: 2.(p-1).alpha + 2.((p-1)/p).n.beta_x + ((p-1)/p).n.gamma)
  */
 #include "allreduce.h"
 
@@ -43,13 +45,14 @@ double wsp__allreduce_ring_cost(const wsp_model_t *m, const wsp__coll_shape_t *s
                                 wsp__coll_tune_t *t) {
   int p = s->p;
   size_t blk = (s->bytes + (size_t)p - 1) / (size_t)p;
-  double lo = m->beta < m->gamma ? m->beta : m->gamma;
-  double hi = m->beta < m->gamma ? m->gamma : m->beta;
+  double bx = m->beta_x;
+  double lo = bx < m->gamma ? bx : m->gamma;
+  double hi = bx < m->gamma ? m->gamma : bx;
   size_t seg = wsp__pipeline_seg(m, blk, 2, lo / 2, wsp__red_elem_bytes(s));
   if (t) t->seg = seg;
   double k = seg && blk ? (double)((blk + seg - 1) / seg) : 1.0;
   double n = (double)s->bytes;
-  return 2.0 * (p - 1) * k * m->alpha + (double)(p - 1) / p * n * (m->beta + hi) +
+  return 2.0 * (p - 1) * k * m->alpha + (double)(p - 1) / p * n * (bx + hi) +
          (p - 1) * (n / ((double)p * k)) * lo;
 }
 

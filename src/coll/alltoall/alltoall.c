@@ -21,14 +21,14 @@ static const wsp__coll_alg_t wsp__alltoall_algs[WSP__ALLTOALL_COUNT] = {
                                          .desc = "p-1 steps, one exchange per "
                                                  "step (rank XOR i for "
                                                  "power-of-two p, else r+i / r-i)",
-                                         .cost = "(p-1).(alpha + n.b), b = beta_x if p is a power of two, else beta"},
+                                         .cost = "(p-1).(alpha + n.beta_x)"},
                                 .cost = wsp__alltoall_pairwise_cost,
                                 .run = wsp__alltoall_pairwise},
     [WSP__ALLTOALL_BRUCK] = {.info = {.name = "bruck",
                                       .desc = "Bruck's algorithm: ceil(lg p) "
                                               "steps of about p/2 packed "
                                               "blocks, local rotations; any p",
-                                      .cost = "ceil(lg p).(alpha + (p/2).n.beta)"},
+                                      .cost = "ceil(lg p).(alpha + (p/2).n.beta_x)"},
                              .cost = wsp__alltoall_bruck_cost,
                              .run = wsp__alltoall_bruck},
     [WSP__ALLTOALL_LINEAR] = {.info = {.name = "linear",

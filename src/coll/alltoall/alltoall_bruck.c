@@ -20,7 +20,9 @@
  *
  * Preconditions: none (any p, any block size).
  *
- * Cost = ceil(lg p).(alpha + (p/2).n.beta)   (n = block bytes)
+ * Each step a rank sends and receives at once: beta_x.
+ *
+ * Cost = ceil(lg p).(alpha + (p/2).n.beta_x)   (n = block bytes)
  */
 #include "alltoall.h"
 
@@ -32,7 +34,7 @@ double wsp__alltoall_bruck_cost(const wsp_model_t *m, const wsp__coll_shape_t *s
                                 wsp__coll_tune_t *t) {
   (void)t;
   return wsp__ceil_log2(s->p) *
-         (m->alpha + (double)s->p / 2.0 * (double)s->bytes * m->beta);
+         (m->alpha + (double)s->p / 2.0 * (double)s->bytes * m->beta_x);
 }
 
 int wsp__alltoall_bruck(wsp_comm_t *comm, const wsp__coll_args_t *a) {

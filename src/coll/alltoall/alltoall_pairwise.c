@@ -10,8 +10,10 @@
  *
  * Preconditions: none (any p, any block size).
  *
- * Cost = (p-1).(alpha + n.b), b = beta_x for p a power of two (exchanges),
- *        beta otherwise   (n = block bytes)
+ * Every step a rank sends one block and receives one at once (from the
+ * same partner for a power of two, else from another): beta_x.
+ *
+ * Cost = (p-1).(alpha + n.beta_x)   (n = block bytes)
  */
 #include "alltoall.h"
 
@@ -20,8 +22,7 @@
 double wsp__alltoall_pairwise_cost(const wsp_model_t *m, const wsp__coll_shape_t *s,
                                    wsp__coll_tune_t *t) {
   (void)t;
-  /* Powers of two pair up (rank XOR i): exchanges, at beta_x. */
-  double b = (s->p & (s->p - 1)) == 0 ? m->beta_x : m->beta;
+  double b = m->beta_x;
   return (s->p - 1) * (m->alpha + (double)s->bytes * b);
 }
 

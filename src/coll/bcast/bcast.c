@@ -40,7 +40,8 @@ static const wsp__coll_alg_t wsp__bcast_algs[WSP__BCAST_COUNT] = {
                                            "are forwarded while the next "
                                            "ones arrive",
                                    .cost = "(p - 1 + s - 1).(alpha + "
-                                           "(n/s).beta), s = ceil(n/seg)"},
+                                           "(n/s).b), s = ceil(n/seg), b = "
+                                           "beta_x (beta for p = 2)"},
                           .cost = wsp__bcast_chain_cost,
                           .run = wsp__bcast_chain},
     [WSP__BCAST_SCATTER_RING] =
@@ -48,7 +49,7 @@ static const wsp__coll_alg_t wsp__bcast_algs[WSP__BCAST_COUNT] = {
                   .desc = "van de Geijn: binomial scatter of p blocks from "
                           "the root, then ring allgather",
                   .cost = "ceil(lg p).alpha + ((p-1)/p).n.beta + "
-                          "(p-1).alpha + ((p-1)/p).n.beta"},
+                          "(p-1).alpha + ((p-1)/p).n.beta_x"},
          .cost = wsp__bcast_scatter_ring_cost,
          .run = wsp__bcast_scatter_ring},
     [WSP__BCAST_SCATTER_RDB] =

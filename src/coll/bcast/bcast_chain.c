@@ -14,12 +14,16 @@
  *
  * The segment size is a->tune.seg: the cost function sets it to the
  * optimum of the formula below (wsp__pipeline_seg with p - 1 stages),
- * sqrt(n.alpha / ((p-2).beta)); the user may force any value >= 1
+ * sqrt(n.alpha / ((p-2).b)); the user may force any value >= 1
  * (WSP_COLL_SEGMENT); 0 means 64 KiB.
  *
  * Preconditions: none (any p, any n).
  *
- * Cost = (p - 1 + s - 1).(alpha + (n/s).beta), s = ceil(n/seg)
+ * Every rank but the ends receives and sends at once, so a byte costs
+ * b = beta_x (src/model/model.c); b = beta for p = 2, a single send.
+ *
+ * Cost = (p - 1 + s - 1).(alpha + (n/s).b), s = ceil(n/seg),
+ *        b = beta_x (p > 2) or beta (p = 2)
  */
 #include "bcast.h"
 
@@ -31,11 +35,12 @@ enum { WSP__CHAIN_AHEAD = 4 };
 double wsp__bcast_chain_cost(const wsp_model_t *m, const wsp__coll_shape_t *s,
                              wsp__coll_tune_t *t) {
   size_t n = s->bytes;
-  size_t seg = wsp__pipeline_seg(m, n, s->p - 1, m->beta, 1);
+  double b = s->p > 2 ? m->beta_x : m->beta;
+  size_t seg = wsp__pipeline_seg(m, n, s->p - 1, b, 1);
   if (t) t->seg = seg;
   size_t nseg = n ? n / seg + (n % seg != 0) : 1;
   double segs = (double)nseg;
-  return (s->p - 1 + segs - 1) * (m->alpha + (double)n / segs * m->beta);
+  return (s->p - 1 + segs - 1) * (m->alpha + (double)n / segs * b);
 }
 
 int wsp__bcast_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {

@@ -30,8 +30,9 @@ static const wsp__coll_alg_t wsp__reduce_algs[WSP__REDUCE_COUNT] = {
                   .desc = "pipelined chain of segments ending at the root (at "
                           "rank 0, then one hop to the root, for "
                           "non-commutative ops)",
-                  .cost = "(p - 1 + s - 1).(alpha + (n/s).beta + "
-                          "(n/s).gamma), s = ceil(n / seg)"},
+                  .cost = "(p - 1 + s - 1).(alpha + (n/s).b + "
+                          "(n/s).gamma), s = ceil(n / seg), b = beta_x (beta "
+                          "for p = 2)"},
          .cost = wsp__reduce_chain_cost,
          .run = wsp__reduce_chain},
     [WSP__REDUCE_RABENSEIFNER] =

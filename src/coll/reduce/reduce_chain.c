@@ -20,12 +20,15 @@
  * Cost grows by one segment time (alpha + (n/s).(beta + gamma)), which the
  * model below, knowing neither root nor op order, does not count.
  *
- * The segment size minimises the model: seg = sqrt(n.alpha / ((p-2).(beta +
- * gamma))) (wsp__pipeline_seg with p-1 stages).
+ * The segment size minimises the model: seg = sqrt(n.alpha / ((p-2).(b +
+ * gamma))) (wsp__pipeline_seg with p-1 stages). Every rank but the ends
+ * receives and sends at once, so a byte costs b = beta_x (src/model/model.c);
+ * b = beta for p = 2, a single send.
  *
  * Preconditions: none (any p, any count, any op).
  *
- * Cost = (p - 1 + s - 1).(alpha + (n/s).beta + (n/s).gamma), s = ceil(n / seg)
+ * Cost = (p - 1 + s - 1).(alpha + (n/s).b + (n/s).gamma), s = ceil(n / seg),
+ *        b = beta_x (p > 2) or beta (p = 2)
  */
 #include "reduce.h"
 
@@ -35,7 +38,7 @@
 
 double wsp__reduce_chain_cost(const wsp_model_t *m, const wsp__coll_shape_t *s,
                               wsp__coll_tune_t *t) {
-  double per_byte = m->beta + m->gamma;
+  double per_byte = (s->p > 2 ? m->beta_x : m->beta) + m->gamma;
   size_t seg = wsp__pipeline_seg(m, s->bytes, s->p - 1, per_byte,
                                  wsp__red_elem_bytes(s));
   if (t) t->seg = seg;
