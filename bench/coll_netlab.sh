@@ -26,9 +26,10 @@ for m in $mpis; do
   label="netlab-cluster${hosts}x${ppn}-${rate}-$m"
   echo "== $label"
   # MPICH 4.0.2 + UCX tcp can hang in MPI_Finalize after the results are
-  # written (docs/netlab.md): the timeout ends such a job, and its exit code
-  # 124 is not an error here.
-  "$root/scripts/cpu-busy" "$root/lab/netlab" run --name "$name" --mpi "$m" --ppn "$ppn" --timeout 3600 -- \
+  # written (docs/netlab.md): 60 s after wsp-bench's "finished" line netlab
+  # ends such a job, and its exit code 124 is not an error here.
+  "$root/scripts/cpu-busy" "$root/lab/netlab" run --name "$name" --mpi "$m" --ppn "$ppn" --timeout 3600 \
+    --done-line "# wsp-bench coll: finished" --done-grace 60 -- \
     "$root/build/$m/tools/wsp-bench" coll --colls "${WSP_COLLS:-allreduce,bcast}" \
     --sizes "${WSP_SIZES:-8,64,512,4K,1M,16M,64M}" --reps "${WSP_REPS:-3}" \
     --label "$label" --json "$json" || [ $? = 124 ]

@@ -47,10 +47,11 @@ for m in $mpis; do
     label="$label${mcadesc:+-$mcadesc}"
   fi
   # MPICH 4.0.2 + UCX tcp can hang in MPI_Finalize after the results are
-  # written (docs/netlab.md): the timeout ends such a job, and its exit code
-  # 124 is not an error here.
+  # written (docs/netlab.md): 60 s after wsp-bench's "finished" line netlab
+  # ends such a job, and its exit code 124 is not an error here.
   "$root/lab/netlab" run --name "$name" --mpi "$m" --ppn "$ppn" "${mca[@]}" \
-    --timeout $(( duration * 8 + 600 )) -- \
+    --timeout $(( duration * 8 + 600 )) \
+    --done-line "# wsp-bench shuffle: finished" --done-grace 60 -- \
     "$root/build/$m/tools/wsp-bench" shuffle \
     --strategies "${WSP_STRATEGIES:-s1,s2,s3,adaptive}" \
     --req-size "${WSP_REQ_SIZE:-1K}" --fold "${WSP_FOLD:-100}" \

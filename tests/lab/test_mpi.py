@@ -2,6 +2,8 @@
 """An MPI program (tests/lab/mpi_check.c: seeded data, MPI_Allreduce + MPI_Alltoall, checksums)
 gives the same output on loopback and across 4 netlab hosts, under Open MPI and MPICH, and the
 shaped devices' counters account for at least the alltoall bytes that had to cross hosts.
+`netlab run --done-line` ends a job that printed the line and then hangs, and leaves alone one
+that exits.
 
 MPICH 4.0.2 (ch4:ucx, UCX 1.13) sometimes hangs in MPI_Finalize when ranks talk over UCX's tcp
 transport -- also on loopback without netlab (UCX_TLS=tcp,self MPIR_CVAR_NOLOCAL=1). A run that
@@ -97,6 +99,21 @@ def main():
             if not ok and not any(e.startswith(mpi) for e in errors):
                 warnings.append("%s: correct results and counters, but every attempt hung in "
                                 "MPI_Finalize (MPICH/UCX tcp bug, see docs/netlab.md)" % mpi)
+        # --done-line: a job that printed the line and then does not exit (as MPICH in its
+        # finalize hang) is ended --done-grace seconds later with exit 124, long before
+        # --timeout; its output still passes through. A job that exits by itself keeps its code.
+        r = netlab("run", "--name", name, "--np", "1", "--timeout", "300", "--done-line",
+                   "all written", "--done-grace", "2", "--", "sh", "-c",
+                   "echo all written; exec sleep 200", check=False, timeout=100)
+        if r.returncode != 124 or "all written" not in r.stdout or "has not exited" not in r.stderr:
+            errors.append("--done-line: expected exit 124 after the grace period with the output "
+                          "passed through, got rc %d, stdout %r, stderr %r"
+                          % (r.returncode, r.stdout[-300:], r.stderr[-300:]))
+        r = netlab("run", "--name", name, "--np", "1", "--done-line", "all written", "--", "sh",
+                   "-c", "echo all written; exit 3", check=False, timeout=100)
+        if r.returncode != 3 or "all written" not in r.stdout:
+            errors.append("--done-line: a job that exits by itself should keep its exit code 3 "
+                          "and its output, got rc %d, stdout %r" % (r.returncode, r.stdout[-300:]))
         netlab("down", "--name", name)
     finally:
         cleanup(name)

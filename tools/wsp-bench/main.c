@@ -65,6 +65,13 @@ int main(int argc, char **argv) {
   int rc = coll      ? wsp_bench_coll(argc - 1, argv + 1, rank, size, &post)
            : shuffle ? wsp_bench_shuffle(argc - 1, argv + 1, rank, size, &post)
                      : wsp_bench_sparse(argc - 1, argv + 1, rank, size);
+  /* A marker for launchers: everything is written, only MPI_Finalize is
+   * left (lab/netlab run --done-line uses it against MPIs that hang
+   * there). */
+  if (rank == 0) {
+    printf("# wsp-bench %s: finished (exit %d), entering MPI_Finalize\n", argv[1], rc);
+    fflush(stdout);
+  }
   MPI_Finalize();
   if (rank == 0 && post.plot_png) {
     int prc = wsp_bench_post_run(&post);
