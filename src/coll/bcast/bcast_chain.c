@@ -5,12 +5,21 @@
  * root+p-1 (mod p). The message is cut into s = ceil(n/seg) segments of
  * seg bytes (the last one shorter). Every rank but the root receives the
  * segments in order from its predecessor, and every rank but the last
- * forwards segment i to its successor as soon as it has it, while segment
- * i+1 (and a few more: WSP__CHAIN_AHEAD receives stay posted ahead) is
- * already arriving; at most WSP__CHAIN_AHEAD sends are in flight. Once the
- * pipeline is full every link carries a segment at a time, so for long
- * messages the time approaches n.beta whatever p is; the price is the
- * p - 2 extra segment times it takes to fill it.
+ * forwards segment i to its successor as soon as it has it, while the
+ * next segments are already arriving: a window of `ahead` receives stays
+ * posted, and at most `ahead` sends are in flight. Once the pipeline is
+ * full every link carries a segment at a time, so for long messages the
+ * time approaches n.beta whatever p is; the price is the p - 2 extra
+ * segment times it takes to fill it.
+ *
+ * The window is counted in bytes: ahead = ceil(WSP__CHAIN_WINDOW / seg),
+ * at least 4 and at most WSP__CHAIN_MAX_AHEAD segments. Each segment
+ * above the MPI's eager limit needs a rendezvous answer from the receiver,
+ * and that answer leaves through the receiver's own link, queued behind the
+ * segments it is forwarding; the window has to cover that queue. With a
+ * fixed 4 segments (80-160 KiB each) the chain ran at 0.74-0.85 of B on
+ * netlab (8 x 1, 100 Mbit/s, cubic, Open MPI), with 16 at 0.86-0.91 in the
+ * same runs (docs/coll.md, "Chain window").
  *
  * The segment size is a->tune.seg: the cost function sets it to the
  * optimum of the formula below (wsp__pipeline_seg with p - 1 stages),
@@ -29,8 +38,17 @@
 
 #include "../../patterns/tree.h"
 
-enum { WSP__CHAIN_AHEAD = 4 };
+enum { WSP__CHAIN_MIN_AHEAD = 4, WSP__CHAIN_MAX_AHEAD = 32 };
+#define WSP__CHAIN_WINDOW ((size_t)2 << 20)
 #define WSP__CHAIN_DEFAULT_SEG ((size_t)64 * 1024)
+
+/* Segments kept posted ahead for segments of seg bytes (see above). */
+static size_t wsp__chain_ahead(size_t seg) {
+  size_t k = WSP__CHAIN_WINDOW / seg + (WSP__CHAIN_WINDOW % seg != 0);
+  if (k < WSP__CHAIN_MIN_AHEAD) k = WSP__CHAIN_MIN_AHEAD;
+  if (k > WSP__CHAIN_MAX_AHEAD) k = WSP__CHAIN_MAX_AHEAD;
+  return k;
+}
 
 double wsp__bcast_chain_cost(const wsp_model_t *m, const wsp__coll_shape_t *s,
                              wsp__coll_tune_t *t) {
@@ -46,26 +64,26 @@ double wsp__bcast_chain_cost(const wsp_model_t *m, const wsp__coll_shape_t *s,
 int wsp__bcast_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   int p = comm->size, r = wsp_tree_rel(comm->rank, a->root, p), rc = WSP_OK;
   size_t n = a->block, seg = a->tune.seg ? a->tune.seg : WSP__CHAIN_DEFAULT_SEG;
-  size_t nseg = n / seg + (n % seg != 0);
+  size_t nseg = n / seg + (n % seg != 0), ahead = wsp__chain_ahead(seg);
   int prev = r > 0 ? wsp_tree_abs(r - 1, a->root, p) : -1;
   int next = r + 1 < p ? wsp_tree_abs(r + 1, a->root, p) : -1;
   char *buf = a->recvbuf;
-  MPI_Request rreq[WSP__CHAIN_AHEAD], sreq[WSP__CHAIN_AHEAD];
-  for (int k = 0; k < WSP__CHAIN_AHEAD; k++)
+  MPI_Request rreq[WSP__CHAIN_MAX_AHEAD], sreq[WSP__CHAIN_MAX_AHEAD];
+  for (size_t k = 0; k < WSP__CHAIN_MAX_AHEAD; k++)
     rreq[k] = sreq[k] = MPI_REQUEST_NULL;
 #define WSP__SEG_LEN(i) ((i) + 1 < nseg ? seg : n - (i) * seg)
   if (prev >= 0)
-    for (size_t i = 0; i < nseg && i < WSP__CHAIN_AHEAD; i++)
+    for (size_t i = 0; i < nseg && i < ahead; i++)
       if ((rc = wsp__irecv_typed(comm, buf + i * seg, WSP__SEG_LEN(i), MPI_BYTE,
                                  prev, a->tag, &rreq[i])))
         goto fail;
   for (size_t i = 0; i < nseg; i++) {
-    size_t slot = i % WSP__CHAIN_AHEAD;
+    size_t slot = i % ahead;
     if (prev >= 0) {
       if ((rc = wsp__coll_waitall(comm, 1, &rreq[slot], seg))) goto fail;
-      size_t ahead = i + WSP__CHAIN_AHEAD;
-      if (ahead < nseg &&
-          (rc = wsp__irecv_typed(comm, buf + ahead * seg, WSP__SEG_LEN(ahead),
+      size_t j = i + ahead;
+      if (j < nseg &&
+          (rc = wsp__irecv_typed(comm, buf + j * seg, WSP__SEG_LEN(j),
                                  MPI_BYTE, prev, a->tag, &rreq[slot])))
         goto fail;
     }
@@ -77,13 +95,13 @@ int wsp__bcast_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {
     }
   }
 #undef WSP__SEG_LEN
-  return wsp__coll_waitall(comm, WSP__CHAIN_AHEAD, sreq, 0);
+  return wsp__coll_waitall(comm, (int)ahead, sreq, 0);
 fail:
   /* Complete what was started: posted receives are cancelled, sends
    * finish. The first error stays the one reported. */
-  for (int k = 0; k < WSP__CHAIN_AHEAD; k++)
+  for (size_t k = 0; k < WSP__CHAIN_MAX_AHEAD; k++)
     if (rreq[k] != MPI_REQUEST_NULL) MPI_Cancel(&rreq[k]);
-  MPI_Waitall(WSP__CHAIN_AHEAD, rreq, MPI_STATUSES_IGNORE);
-  MPI_Waitall(WSP__CHAIN_AHEAD, sreq, MPI_STATUSES_IGNORE);
+  MPI_Waitall(WSP__CHAIN_MAX_AHEAD, rreq, MPI_STATUSES_IGNORE);
+  MPI_Waitall(WSP__CHAIN_MAX_AHEAD, sreq, MPI_STATUSES_IGNORE);
   return rc;
 }
