@@ -221,5 +221,8 @@ int wsp__ceil_logk(int p, int k);
  * b)), rounded to a multiple of `align` and clamped to [align, n]. */
 size_t wsp__pipeline_seg(const wsp_model_t *m, size_t n, int stages,
                          double per_byte, size_t align);
+/* Per-byte cost of a pipelined chain of p ranks: beta_x when some rank is
+ * in the middle, receiving and forwarding at once (p > 2), else beta. */
+double wsp__chain_beta(const wsp_model_t *m, int p);
 
 #endif

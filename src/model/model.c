@@ -54,6 +54,10 @@ int wsp__ceil_logk(int p, int k) {
   return l;
 }
 
+double wsp__chain_beta(const wsp_model_t *m, int p) {
+  return p > 2 ? m->beta_x : m->beta;
+}
+
 size_t wsp__pipeline_seg(const wsp_model_t *m, size_t n, int stages,
                          double per_byte, size_t align) {
   if (align == 0) align = 1;

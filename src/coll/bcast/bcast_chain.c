@@ -56,7 +56,7 @@ static size_t wsp__chain_ahead(size_t seg) {
 double wsp__bcast_chain_cost(const wsp_model_t *m, const wsp__coll_shape_t *s,
                              wsp__coll_tune_t *t) {
   size_t n = s->bytes;
-  double b = s->p > 2 ? m->beta_x : m->beta;
+  double b = wsp__chain_beta(m, s->p);
   size_t seg = wsp__pipeline_seg(m, n, s->p - 1, b, 1);
   if (t) t->seg = seg;
   size_t nseg = n ? n / seg + (n % seg != 0) : 1;

@@ -38,7 +38,7 @@
 
 double wsp__reduce_chain_cost(const wsp_model_t *m, const wsp__coll_shape_t *s,
                               wsp__coll_tune_t *t) {
-  double per_byte = (s->p > 2 ? m->beta_x : m->beta) + m->gamma;
+  double per_byte = wsp__chain_beta(m, s->p) + m->gamma;
   size_t seg = wsp__pipeline_seg(m, s->bytes, s->p - 1, per_byte,
                                  wsp__red_elem_bytes(s));
   if (t) t->seg = seg;
