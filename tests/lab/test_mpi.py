@@ -114,6 +114,13 @@ def main():
         if r.returncode != 3 or "all written" not in r.stdout:
             errors.append("--done-line: a job that exits by itself should keep its exit code 3 "
                           "and its output, got rc %d, stdout %r" % (r.returncode, r.stdout[-300:]))
+        for bad in (["--done-grace", "-1"], ["--done-line", ""], ["--timeout", "0"]):
+            r = netlab("run", "--name", name, "--np", "1", *bad, "--", "true", check=False,
+                       timeout=30)
+            if r.returncode != 2 or bad[0] not in r.stderr:
+                errors.append("netlab run %s: expected a usage error (exit 2) naming %s, got rc "
+                              "%d, stderr %r" % (" ".join(bad), bad[0], r.returncode,
+                                                 r.stderr[-300:]))
         netlab("down", "--name", name)
     finally:
         cleanup(name)
