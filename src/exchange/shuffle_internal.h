@@ -81,11 +81,11 @@ size_t wsp__grow_cap(size_t cap, size_t need, size_t max);
 #define WSP__PACE_D_GAIN 4.0     /* 1/weight of an interval in smoothed D */
 #define WSP__PACE_STALL_RTTS 16  /* no answers for this long: a stall */
 #define WSP__PACE_STALL_MIN 2.0  /* (at least this many seconds) */
+#define WSP__PACE_Q_GAIN 2.0     /* 1/weight of an interval in the smoothed queue */
 #define WSP__PACE_GROW 2.0       /* standing queue > floor + this many batches */
 #define WSP__PACE_LEVEL 12.0     /* ... or > this many batches at all */
 #define WSP__PACE_MD 0.85        /* decrease to this x delivered */
-#define WSP__PACE_AI 0.05        /* probe: +this fraction, then +2x, 3x, ... */
-#define WSP__PACE_AI_MAX 0.25    /* ... up to this fraction per interval */
+#define WSP__PACE_AI 0.05        /* probe: +this fraction per interval */
 #define WSP__PACE_DRAIN 0.5      /* still draining: q fell by > this */
 #define WSP__PACE_HOLD_MAX 4     /* intervals of holding at most */
 #define WSP__PACE_DRAIN_IV 4.0   /* drain the excess within this many intervals */
@@ -111,7 +111,6 @@ typedef struct wsp__pace {
   double cwnd;       /* adaptive slow start: the window (bytes of cost) */
   double good;       /* delivered rate before the last decrease */
   double dsmooth;    /* delivered rate, smoothed over intervals */
-  int probe;         /* intervals of probing since the last decrease */
   double rate_lo_seen, rate_hi_seen;
   int slow_start;
   double avg_cost; /* smoothed cost of an answered batch; 0 before any */
@@ -121,7 +120,8 @@ typedef struct wsp__pace {
    * smallest rtt per byte of cost in it. */
   double iv_start, iv_acked, iv_smin;
   int iv_acks;
-  /* The previous intervals: standing queue (bytes), whether it is known,
+  /* The previous intervals: standing queue (bytes, smoothed over
+   * intervals), whether it is known, the lowest since the last decrease,
    * recent delivered rates (a ring), and a hold after a decrease. */
   double prev_q, floor;
   int have_prev_q, have_floor, hold;

@@ -29,7 +29,14 @@
  * standing queue is
  *     q_k = (s_k - b) . c . D
  * bytes (c: a batch's cost): the delay even the least delayed batch of the
- * interval met, times the rate at which the path drains. Then:
+ * interval met, times the rate at which the path drains, smoothed over
+ * intervals into q (the newest weighs 1/WSP__PACE_Q_GAIN). The smallest of
+ * a few round trips is a noisy sample: on netlab (16 hosts x 25 Mbit/s) it
+ * swung between 1 and 4 batches from one interval to the next, and against
+ * a floor that is the lowest sample since the last decrease the raw value
+ * triggered a decrease every 3-4 s whatever the rate, a sawtooth between
+ * 0.65 and 1.0 of B that delivered 0.75 of B where a fixed 0.8 B delivered
+ * 0.80. Then:
  *   - q exceeds its floor (the smallest q since the last decrease: the
  *     level the queue drained to) by more than WSP__PACE_GROW batches:
  *     requests arrive faster than they are served somewhere on the path.
@@ -47,10 +54,12 @@
  *     would let the standing queue ratchet upwards from cycle to cycle;
  *   - otherwise, below the last good rate, close half the gap to it per
  *     interval (as CUBIC returns quickly to its last window), and above it
- *     probe: add WSP__PACE_AI of the rate in the first interval, a further
- *     WSP__PACE_AI in each next one up to WSP__PACE_AI_MAX (the longer no
- *     queue builds, the faster the probe; +5% per interval alone needed 7 s
- *     on netlab to climb from a low start);
+ *     probe: add WSP__PACE_AI of the rate per interval. (A probe that grew
+ *     by a further WSP__PACE_AI in each interval without a rise, up to +25%,
+ *     climbed faster from a low start but overshot to 1.5-2 B on netlab
+ *     before the queue it built was seen, a round trip and an interval
+ *     later; the burst and the deeper decrease that followed cost more
+ *     than the faster climb gained.)
  *   - the rate never exceeds WSP__PACE_CAP times the largest recent D (a
  *     requester with little to send does not bank a huge rate, like TCP's
  *     window validation), nor falls below one batch per WSP__PACE_FLOOR_S;
@@ -100,7 +109,6 @@ int wsp__pace_init(wsp__pace_t *p, wsp_shuffle_mode_t mode, double rate,
   p->cwnd = batch;
   p->good = 0;
   p->dsmooth = 0;
-  p->probe = 0;
   p->rate_lo_seen = p->rate_hi_seen = p->rate;
   p->slow_start = mode == WSP_SHUFFLE_ADAPTIVE;
   p->avg_cost = 0;
@@ -180,6 +188,7 @@ static void wsp__pace_decide(wsp__pace_t *p, double now, int stalled) {
     double c = p->avg_cost > 0 ? p->avg_cost : u;
     double q = (p->iv_smin - p->base) * c * d;
     if (q < 0) q = 0;
+    if (p->have_prev_q) q = p->prev_q + (q - p->prev_q) / WSP__PACE_Q_GAIN;
     if (!p->have_floor || q < p->floor) p->floor = q;
     p->have_floor = 1;
     if (q - p->floor > WSP__PACE_GROW * u || q > WSP__PACE_LEVEL * u) {
@@ -192,7 +201,6 @@ static void wsp__pace_decide(wsp__pace_t *p, double now, int stalled) {
       p->slow_start = 0;
       p->hold = 1;
       p->have_floor = 0; /* a new epoch: its floor is where it drains to */
-      p->probe = 0;
       p->n_decrease++;
     } else if (p->hold) {
       /* Still draining? Then keep holding, for a while. */
@@ -200,13 +208,9 @@ static void wsp__pace_decide(wsp__pace_t *p, double now, int stalled) {
           ++p->hold > WSP__PACE_HOLD_MAX)
         p->hold = 0;
     } else if (!p->slow_start) {
-      if (p->probe < WSP__PACE_AI_MAX / WSP__PACE_AI) p->probe++;
-      double up = p->rate * WSP__PACE_AI * p->probe;
-      if (p->rate < p->good) {
+      double up = p->rate * WSP__PACE_AI;
+      if (p->rate < p->good && up < 0.5 * (p->good - p->rate))
         up = 0.5 * (p->good - p->rate);
-        if (up < p->rate * WSP__PACE_AI) up = p->rate * WSP__PACE_AI;
-        p->probe = 0;
-      }
       p->rate += up;
       p->n_increase++;
     }

@@ -219,8 +219,14 @@ static void test_state_machine(void) {
   CHECK(p.slow_start && p.n_decrease == 0, "still slow start");
   /* A standing queue well over the floor: rtt 0.07 s for 1000 B vs a base
    * of 1e-5 s/B is 6e-5 s/B of queue x 1000 B x D (about 5e4 B/s) = about
-   * 3000 B, three batches (> GROW). Slow start ends with the rate below MD
-   * x D (the excess is drained too) and at least D/2; D is the good rate. */
+   * 3000 B, three batches (> GROW). q is smoothed over intervals (half
+   * weight for the newest), so one such interval reads as 1.5 batches and
+   * is not yet a rise; the second makes it 2.25. Slow start ends with the
+   * rate below MD x D (the excess is drained too) and at least D/2; D is
+   * the good rate. */
+  feed(&p, &t, 4, 0.07, 0.02, 8 * u);
+  CHECK(WSP__PACE_Q_GAIN == 2.0 && p.slow_start && p.n_decrease == 0,
+        "one interval of queue is smoothed, not yet a rise");
   double r = feed(&p, &t, 4, 0.07, 0.02, 8 * u);
   double want = r;
   CHECK(!p.slow_start && p.n_decrease == 1 && r < WSP__PACE_MD * p.good &&
