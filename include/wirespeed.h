@@ -64,6 +64,15 @@ const char *wsp_last_error(void);
  * or s is not such a rate; *bytes_per_s is only written on success. Used by
  * WSP_SHUFFLE_RATE and wsp-bench's rate options, so both read the same. */
 int wsp_parse_rate(const char *s, double *bytes_per_s);
+/* Parses a size in bytes: digits with an optional unit, in any case: none
+ * or "B"; "K", "KB", "KiB"; "M", "MB", "MiB"; "G", "GB", "GiB", all powers
+ * of two (as message sizes are written: 4K is 4096; unlike rates, where
+ * "KB" is 1000). No sign, blanks or fractions. Returns WSP_OK, or
+ * WSP_ERR_ARG with a message naming the text when s or bytes is NULL, s is
+ * not such a size, or it does not fit in size_t; *bytes is only written on
+ * success. Used by every WSP_* size variable and wsp-bench's size options,
+ * so both read the same. */
+int wsp_parse_size(const char *s, size_t *bytes);
 /* The MPI error code behind the last WSP_ERR_MPI on this thread
  * (MPI_SUCCESS if there was none). */
 int wsp_last_mpi_error(void);

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -52,33 +53,46 @@ int wsp_parse_rate(const char *s, double *bytes_per_s) {
                          s ? s : "(null)");
 }
 
+int wsp_parse_size(const char *s, size_t *bytes) {
+  static const struct {
+    const char *unit;
+    int shift;
+  } units[] = {{"", 0},    {"b", 0},    {"k", 10},   {"kb", 10},
+               {"kib", 10}, {"m", 20},   {"mb", 20},  {"mib", 20},
+               {"g", 30},   {"gb", 30},  {"gib", 30}};
+  if (bytes == NULL)
+    return wsp__fail_quiet(WSP_ERR_ARG, "wsp_parse_size: bytes is NULL");
+  /* Digits first: strtoull would skip blanks and take a sign (wrapping
+   * "-1" around to ULLONG_MAX), and a bare unit would read as 0. */
+  if (s && isdigit((unsigned char)s[0])) {
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    for (size_t i = 0; !errno && i < sizeof units / sizeof units[0]; i++)
+      if (strcasecmp(end, units[i].unit) == 0) {
+        /* A value the unit would shift past size_t is refused, not
+         * wrapped around into range. */
+        if (v > (unsigned long long)(SIZE_MAX >> units[i].shift)) break;
+        *bytes = (size_t)(v << units[i].shift);
+        return WSP_OK;
+      }
+  }
+  return wsp__fail_quiet(WSP_ERR_ARG,
+                         "wsp_parse_size: \"%s\" is not a size (bytes: 4096, "
+                         "4K, 4KiB, 1M, 2G; units are powers of two)",
+                         s ? s : "(null)");
+}
+
 int wsp__env_size(const char *var, size_t lo, size_t hi, size_t *out) {
   const char *s = getenv(var);
   if (s == NULL || *s == '\0') return WSP_OK;
-  /* Digits first: strtoull would skip blanks and take a sign (wrapping
-   * "-1" around to ULLONG_MAX), and a bare suffix would read as 0. */
-  int ok = isdigit((unsigned char)s[0]);
-  char *end = (char *)s;
-  unsigned long long v = 0;
-  if (ok) {
-    errno = 0;
-    v = strtoull(s, &end, 10);
-    ok = errno == 0;
-  }
-  /* Accept K/M/G suffixes (powers of two), as users write sizes that way;
-   * a value the suffix would shift past 64 bits is out of range (it must
-   * not wrap around into it). */
-  int shift = 0;
-  if (*end == 'k' || *end == 'K') shift = 10, end++;
-  else if (*end == 'm' || *end == 'M') shift = 20, end++;
-  else if (*end == 'g' || *end == 'G') shift = 30, end++;
-  ok = ok && *end == '\0' && v <= (ULLONG_MAX >> shift);
-  v <<= shift;
-  if (!ok || v < lo || v > hi)
+  size_t v = 0;
+  if (wsp_parse_size(s, &v) != WSP_OK || v < lo || v > hi)
     return wsp__fail(NULL, WSP_ERR_CONFIG,
-                     "%s=\"%s\": expected an integer in [%zu, %zu]", var, s, lo,
-                     hi);
-  *out = (size_t)v;
+                     "%s=\"%s\": expected an integer in [%zu, %zu] (K, M, G: "
+                     "powers of two)",
+                     var, s, lo, hi);
+  *out = v;
   return WSP_OK;
 }
 

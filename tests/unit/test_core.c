@@ -301,11 +301,42 @@ static void test_parse_rate(void) {
         "NULL out: %s", wsp_last_error());
 }
 
+/* wsp_parse_size against values written out by hand. */
+static void test_parse_size(void) {
+  static const struct {
+    const char *s;
+    size_t want;
+  } ok[] = {{"0", 0},           {"4096", 4096},      {"4K", 4096},
+            {"4k", 4096},       {"4KB", 4096},       {"4KiB", 4096},
+            {"4kib", 4096},     {"7B", 7},           {"1M", 1048576},
+            {"3MiB", 3145728},  {"2G", 2147483648u}, {"1gb", 1073741824}};
+  for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+    size_t v = 1;
+    CHECK(wsp_parse_size(ok[i].s, &v) == WSP_OK && v == ok[i].want,
+          "size \"%s\" = %zu (want %zu)", ok[i].s, v, ok[i].want);
+  }
+  /* Signs, blanks, fractions, bare or unknown or doubled units, and values
+   * that a unit would shift past 64 bits ((2^54 + 1) KiB wraps to 1 KiB). */
+  const char *bad[] = {"-1", "+4", " 4", "4 ", "1.5K", "K", "", "4BB", "4KiBB", "4T",
+                       "4Kb/s", "18014398509481985K", "99999999999999999999"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    size_t v = 42;
+    CHECK(wsp_parse_size(bad[i], &v) == WSP_ERR_ARG && v == 42,
+          "size \"%s\" refused, output untouched", bad[i]);
+    CHECK(strstr(wsp_last_error(), "wsp_parse_size") != NULL, "message: %s",
+          wsp_last_error());
+  }
+  size_t v = 42;
+  CHECK(wsp_parse_size(NULL, &v) == WSP_ERR_ARG && v == 42, "NULL text");
+  CHECK(wsp_parse_size("1K", NULL) == WSP_ERR_ARG, "NULL output");
+}
+
 int main(void) {
   test_status();
   test_backoff();
   test_config();
   test_parse_rate();
+  test_parse_size();
   test_table();
   test_auto();
   return check_summary("test_core");

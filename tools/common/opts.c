@@ -8,24 +8,18 @@
 #include <string.h>
 
 int wsp_opt_size(const char *opt, const char *s, size_t *out) {
-  char *end = NULL;
-  errno = 0;
-  if (s == NULL || *s == '\0' || *s == '-') goto bad;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno || end == s) goto bad;
-  int shift = 0;
-  if (*end == 'k' || *end == 'K') shift = 10, end++;
-  else if (*end == 'm' || *end == 'M') shift = 20, end++;
-  else if (*end == 'g' || *end == 'G') shift = 30, end++;
-  if (*end == 'i' || *end == 'B') end++;
-  if (*end == 'B') end++;
-  if (*end != '\0' || v > (1ULL << 40) >> shift) goto bad;
-  *out = (size_t)(v << shift);
+  size_t v = 0;
+  /* wsp_parse_size reads the text (the same rules as WSP_* variables); a
+   * benchmark has no use for more than 1 TiB. */
+  if (wsp_parse_size(s, &v) != WSP_OK || v > ((size_t)1 << 40)) {
+    fprintf(stderr,
+            "error: %s: \"%s\" is not a size of at most 1 TiB (examples: 0, 100, "
+            "4K, 4KiB, 1M)\n",
+            opt, s ? s : "");
+    return -1;
+  }
+  *out = v;
   return 0;
-bad:
-  fprintf(stderr, "error: %s: \"%s\" is not a size (examples: 0, 100, 4K, 1M)\n",
-          opt, s ? s : "");
-  return -1;
 }
 
 /* Splits a comma-separated list and calls parse(opt, item, i, ctx) on each
