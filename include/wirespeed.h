@@ -146,11 +146,16 @@ typedef struct wsp_config {
   int coll_alg[WSP_COLL_COUNT];
   /* The cost model's parameters: latency (s), inverse bandwidth (s/byte)
    * and reduction cost (s/byte). All three > 0 skip the calibration that
-   * wsp_comm_create otherwise runs. WSP_MODEL="alpha,beta,gamma[,beta_x]". */
+   * wsp_comm_create otherwise runs.
+   * WSP_MODEL="alpha,beta,gamma[,beta_x[,gap]]". */
   double model_alpha, model_beta, model_gamma;
   /* Exchange inverse bandwidth (see wsp_model_t.beta_x); 0 means "the same
    * as model_beta" when the model is configured. 4th value of WSP_MODEL. */
   double model_beta_x;
+  /* Per-message gap (see wsp_model_t.gap); 0 means "the same as
+   * model_alpha" (no overlap of messages assumed) when the model is
+   * configured. 5th value of WSP_MODEL. */
+  double model_gap;
   /* A JSON rules file overriding the model by ranges of p and size
    * (docs/coll.md); NULL for none. Read by wsp_comm_create only, so the
    * string need not outlive that call. WSP_RULES_FILE. */
@@ -305,6 +310,13 @@ typedef struct wsp_model {
    * node holds two ranks or more; otherwise, and when the model is
    * configured, equal to alpha and beta. */
   double alpha_node, beta_node;
+  /* Seconds between two small messages a rank receives back to back
+   * (LogGP's g): what each further message costs a root that has all its
+   * receives (or sends) in flight at once, as linear gather and scatter
+   * do, where the latencies overlap and only this per-message overhead
+   * adds up. The calibration streams a window of small messages; when
+   * the model is configured without it, equal to alpha. */
+  double gap;
   int calibrated; /* 1 when measured by wsp_comm_create, 0 when configured */
 } wsp_model_t;
 

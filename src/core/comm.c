@@ -39,14 +39,16 @@ static int wsp__config_check(const wsp_config_t *c) {
                        "WSP_ALG_AUTO or a %s algorithm",
                        k, c->coll_alg[k], wsp_coll_name((wsp_coll_t)k));
   {
-    double m[3] = {c->model_alpha, c->model_beta, c->model_gamma};
+    static const char *const name[5] = {"alpha", "beta", "gamma", "beta_x", "gap"};
+    double m[5] = {c->model_alpha, c->model_beta, c->model_gamma, c->model_beta_x,
+                   c->model_gap};
     int set = 0;
-    for (int k = 0; k < 3; k++) {
-      if (!(m[k] >= 0) || m[k] > 1e6 || !(c->model_beta_x >= 0) || c->model_beta_x > 1e6)
+    for (int k = 0; k < 5; k++) {
+      if (!(m[k] >= 0) || m[k] > 1e6)
         return wsp__fail(NULL, WSP_ERR_ARG,
                          "wsp_comm_create: cfg->model_%s = %g is not in [0, 1e6]",
-                         k == 0 ? "alpha" : k == 1 ? "beta" : "gamma", m[k]);
-      set += m[k] > 0;
+                         name[k], m[k]);
+      set += k < 3 && m[k] > 0;
     }
     if (set != 0 && set != 3)
       return wsp__fail(NULL, WSP_ERR_ARG,
@@ -160,13 +162,14 @@ int wsp_comm_create(MPI_Comm comm, const wsp_config_t *cfg, wsp_comm_t **out) {
     w->model.beta = w->model.beta_node = w->cfg.model_beta;
     w->model.gamma = w->cfg.model_gamma;
     w->model.beta_x = w->cfg.model_beta_x > 0 ? w->cfg.model_beta_x : w->cfg.model_beta;
+    w->model.gap = w->cfg.model_gap > 0 ? w->cfg.model_gap : w->cfg.model_alpha;
     w->model.calibrated = 0;
   } else if ((rc = wsp__model_calibrate(w, &w->model)) != WSP_OK) {
     goto fail;
   }
   wsp__topo_set_models(w);
-  wsp__log(w, WSP_LOG_DEBUG, "wsp_comm_create: model alpha %.3g s, beta %.3g s/B, gamma %.3g s/B, beta_x %.3g s/B (%s)",
-           w->model.alpha, w->model.beta, w->model.gamma, w->model.beta_x,
+  wsp__log(w, WSP_LOG_DEBUG, "wsp_comm_create: model alpha %.3g s, beta %.3g s/B, gamma %.3g s/B, beta_x %.3g s/B, gap %.3g s (%s)",
+           w->model.alpha, w->model.beta, w->model.gamma, w->model.beta_x, w->model.gap,
            w->model.calibrated ? "calibrated" : "configured");
   wsp__log(w, WSP_LOG_DEBUG, "wsp_comm_create: size %d, sparse algorithm %s",
            w->size, wsp_sparse_alg_info(w->cfg.sparse_alg)->name);

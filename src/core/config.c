@@ -144,18 +144,22 @@ int wsp_config_from_env(wsp_config_t *cfg) {
   }
   s = getenv("WSP_MODEL");
   if (s && *s) {
-    double a, b, g, bx = 0;
+    double a, b, g, bx = 0, gap = 0;
     char extra;
-    int n = sscanf(s, "%lf,%lf,%lf,%lf%c", &a, &b, &g, &bx, &extra);
-    if ((n != 3 && n != 4) || !(a > 0) || !(b > 0) || !(g > 0) || !(bx >= 0) ||
-        !isfinite(a) || !isfinite(b) || !isfinite(g) || !isfinite(bx))
+    int n = sscanf(s, "%lf,%lf,%lf,%lf,%lf%c", &a, &b, &g, &bx, &gap, &extra);
+    if (n < 3 || n > 5 || !(a > 0) || !(b > 0) || !(g > 0) || !(bx >= 0) ||
+        !(gap >= 0) || !isfinite(a) || !isfinite(b) || !isfinite(g) ||
+        !isfinite(bx) || !isfinite(gap) || a > 1e6 || b > 1e6 || g > 1e6 ||
+        bx > 1e6 || gap > 1e6)
       return wsp__fail(NULL, WSP_ERR_CONFIG,
-                       "WSP_MODEL=\"%s\": expected alpha,beta,gamma[,beta_x] "
-                       "(seconds, seconds per byte sent, per byte reduced, per "
-                       "byte exchanged), all > 0, e.g. \"5e-5,8e-9,2e-10\"",
+                       "WSP_MODEL=\"%s\": expected alpha,beta,gamma[,beta_x[,gap]] "
+                       "(seconds per message, per byte sent, per byte reduced, "
+                       "per byte exchanged, seconds between back-to-back "
+                       "messages), the first three > 0 and all <= 1e6, e.g. "
+                       "\"5e-5,8e-9,2e-10\"",
                        s);
     c.model_alpha = a, c.model_beta = b, c.model_gamma = g;
-    c.model_beta_x = bx;
+    c.model_beta_x = bx, c.model_gap = gap;
   }
   s = getenv("WSP_NODES");
   if (s && *s) {
@@ -202,8 +206,8 @@ uint64_t wsp__config_fingerprint(const wsp_config_t *cfg) {
     int64_t a = cfg->coll_alg[c];
     h = wsp__fnv(h, &a, sizeof a);
   }
-  double m[4] = {cfg->model_alpha, cfg->model_beta, cfg->model_gamma,
-                 cfg->model_beta_x};
+  double m[5] = {cfg->model_alpha, cfg->model_beta, cfg->model_gamma,
+                 cfg->model_beta_x, cfg->model_gap};
   h = wsp__fnv(h, m, sizeof m);
   uint64_t seg = cfg->coll_segment;
   h = wsp__fnv(h, &seg, sizeof seg);

@@ -22,8 +22,13 @@
  * ranks 2i and 2i+1 of each node (when nodes hold two ranks or more).
  * gamma times MPI_Reduce_local(MPI_SUM) over 64 KiB of doubles. Each
  * figure is the best of a few repetitions on a rank, and then the largest
- * over all ranks: the slowest pair bounds a collective. The whole
- * calibration costs about 25 small and 32 large messages per rank.
+ * over all ranks: the slowest pair bounds a collective. gap (LogGP's g)
+ * is the time between small messages arriving back to back: the lower
+ * rank sends a window of 16 messages of 8 bytes at once and the other
+ * answers when all have arrived, gap = (time - 2 alpha) / 15; it is what
+ * each further message costs a root that has all its messages in flight
+ * (linear gather and scatter), where the latencies overlap. The whole
+ * calibration costs about 75 small and 32 large messages per rank.
  *
  * Which per-byte cost an algorithm uses: beta_x wherever a rank sends and
  * receives at the same time in its steady state (exchanges, rings, Bruck
@@ -72,7 +77,8 @@ size_t wsp__pipeline_seg(const wsp_model_t *m, size_t n, int stages,
 }
 
 enum { WSP__CAL_SMALL = 8, WSP__CAL_LARGE = 65536, WSP__CAL_WINDOW = 8,
-       WSP__CAL_REPS_SMALL = 10, WSP__CAL_REPS_LARGE = 3, WSP__CAL_TAG = 0x5b00 };
+       WSP__CAL_GAP_WINDOW = 16, WSP__CAL_REPS_SMALL = 10, WSP__CAL_REPS_LARGE = 3,
+       WSP__CAL_TAG = 0x5b00 };
 
 /* One message each way, waited for like the collectives wait (test and
  * back off, src/core/backoff.c): blocking MPI calls spin in most MPIs, and
@@ -102,27 +108,28 @@ static int wsp__pingpong(wsp_comm_t *comm, int peer, char *buf, int bytes,
   return rc;
 }
 
-/* Best time of a window of `WSP__CAL_WINDOW` large messages to `peer` (or
+/* Best time of a window of `window` messages of `bytes` to `peer` (or
  * from it) followed by a small acknowledgement; with `both`, each side
- * sends its window to the other at the same time (an exchange). */
-static int wsp__stream(wsp_comm_t *comm, int peer, char *buf, int reps,
-                       int both, double *best) {
+ * sends its window to the other at the same time (an exchange). buf holds
+ * 1 + window messages. */
+static int wsp__stream(wsp_comm_t *comm, int peer, char *buf, int bytes, int window,
+                       int reps, int both, double *best) {
   int rc = WSP_OK, first = comm->rank < peer;
-  MPI_Request req[2 * WSP__CAL_WINDOW];
+  MPI_Request req[2 * WSP__CAL_GAP_WINDOW];
   char ack[WSP__CAL_SMALL] = {0};
   /* MPI forbids overlapping receive buffers: each receive of a window
    * gets its own slot. */
-  char *rbuf = buf + WSP__CAL_LARGE;
+  char *rbuf = buf + bytes;
   *best = INFINITY;
   for (int i = 0; i <= reps; i++) { /* repetition 0 is a warm-up */
     double t0 = MPI_Wtime();
     int n = 0;
-    for (int k = 0; k < WSP__CAL_WINDOW; k++) {
+    for (int k = 0; k < window; k++) {
       int mrc = MPI_SUCCESS;
       if (first || both)
-        mrc = MPI_Isend(buf, WSP__CAL_LARGE, MPI_BYTE, peer, WSP__CAL_TAG, comm->mpi, &req[n++]);
+        mrc = MPI_Isend(buf, bytes, MPI_BYTE, peer, WSP__CAL_TAG, comm->mpi, &req[n++]);
       if (mrc == MPI_SUCCESS && (!first || both))
-        mrc = MPI_Irecv(rbuf + (size_t)k * WSP__CAL_LARGE, WSP__CAL_LARGE, MPI_BYTE, peer, WSP__CAL_TAG, comm->mpi, &req[n++]);
+        mrc = MPI_Irecv(rbuf + (size_t)k * bytes, bytes, MPI_BYTE, peer, WSP__CAL_TAG, comm->mpi, &req[n++]);
       if (mrc != MPI_SUCCESS) {
         /* Complete what was started before reporting. */
         wsp__coll_waitall(comm, n, req, 0);
@@ -140,7 +147,7 @@ static int wsp__stream(wsp_comm_t *comm, int peer, char *buf, int reps,
 
 int wsp__model_calibrate(wsp_comm_t *comm, wsp_model_t *out) {
   int rc = WSP_OK, p = comm->size, me = comm->rank;
-  double local[7] = {0, 0, 0, 0, 0, 0, 0}, global[7];
+  double local[8] = {0, 0, 0, 0, 0, 0, 0, 0}, global[8];
   char *buf = calloc(1 + WSP__CAL_WINDOW, WSP__CAL_LARGE);
   double *red = calloc(WSP__CAL_LARGE / sizeof(double), sizeof(double) * 2);
   /* Everybody learns of a local allocation failure before any pair starts
@@ -158,10 +165,18 @@ int wsp__model_calibrate(wsp_comm_t *comm, wsp_model_t *out) {
     double ts, tl;
     if ((rc = wsp__pingpong(comm, peer, buf, WSP__CAL_SMALL, WSP__CAL_REPS_SMALL, &ts)))
       goto out;
-    double tx;
-    if ((rc = wsp__stream(comm, peer, buf, WSP__CAL_REPS_LARGE, 0, &tl))) goto out;
-    if ((rc = wsp__stream(comm, peer, buf, WSP__CAL_REPS_LARGE, 1, &tx))) goto out;
+    double tx, tg;
+    if ((rc = wsp__stream(comm, peer, buf, WSP__CAL_LARGE, WSP__CAL_WINDOW,
+                          WSP__CAL_REPS_LARGE, 0, &tl)) ||
+        (rc = wsp__stream(comm, peer, buf, WSP__CAL_LARGE, WSP__CAL_WINDOW,
+                          WSP__CAL_REPS_LARGE, 1, &tx)) ||
+        (rc = wsp__stream(comm, peer, buf, WSP__CAL_SMALL, WSP__CAL_GAP_WINDOW,
+                          WSP__CAL_REPS_SMALL, 0, &tg)))
+      goto out;
     local[0] = ts / 2;
+    /* Negative when the window was faster than the best ping-pong (noise);
+     * the floor below applies. */
+    local[7] = (tg - ts) / (WSP__CAL_GAP_WINDOW - 1);
     local[1] = (tl - ts) / ((double)WSP__CAL_WINDOW * WSP__CAL_LARGE);
     /* The exchange has no acknowledgement: subtract one way only. */
     local[4] = (tx - ts / 2) / ((double)WSP__CAL_WINDOW * WSP__CAL_LARGE);
@@ -172,7 +187,8 @@ int wsp__model_calibrate(wsp_comm_t *comm, wsp_model_t *out) {
     double ts, tl;
     int npeer = node->rank ^ 1;
     if ((rc = wsp__pingpong(node, npeer, buf, WSP__CAL_SMALL, WSP__CAL_REPS_SMALL, &ts)) ||
-        (rc = wsp__stream(node, npeer, buf, WSP__CAL_REPS_LARGE, 0, &tl)))
+        (rc = wsp__stream(node, npeer, buf, WSP__CAL_LARGE, WSP__CAL_WINDOW,
+                          WSP__CAL_REPS_LARGE, 0, &tl)))
       goto out;
     local[5] = ts / 2;
     local[6] = (tl - ts) / ((double)WSP__CAL_WINDOW * WSP__CAL_LARGE);
@@ -190,13 +206,15 @@ int wsp__model_calibrate(wsp_comm_t *comm, wsp_model_t *out) {
   }
   /* local[3] is unused (it once carried the allocation failure, agreed on
    * above now). */
-  WSP__MPI_GOTO(comm, MPI_Allreduce(local, global, 7, MPI_DOUBLE, MPI_MAX, comm->mpi), rc, out);
+  WSP__MPI_GOTO(comm, MPI_Allreduce(local, global, 8, MPI_DOUBLE, MPI_MAX, comm->mpi), rc, out);
   /* Floors keep the model meaningful when a timer cannot resolve a term
    * (shared memory, simulated computation). */
   out->alpha = fmax(global[0], 1e-7);
   out->beta = fmax(global[1], 1e-12);
   out->gamma = fmax(global[2], 1e-13);
   out->beta_x = fmax(global[4], out->beta);
+  /* Back-to-back messages cannot take longer apart than one alone. */
+  out->gap = fmin(fmax(global[7], 1e-8), out->alpha);
   /* No node holds a pair: the node figures are the network's. */
   out->alpha_node = global[5] > 0 ? fmax(global[5], 1e-7) : out->alpha;
   out->beta_node = global[6] > 0 ? fmax(global[6], 1e-12) : out->beta;

@@ -78,9 +78,9 @@ int main(int argc, char **argv) {
   if (w) {
     CHECK(wsp_comm_model(w, &m) == WSP_OK, "%s", wsp_last_error());
     CHECK(m.calibrated == 1 && m.alpha < 1 && m.beta < 1e-3 && m.gamma < 1e-3 &&
-              m.beta_x >= m.beta,
-          "calibrated %d alpha %g beta %g gamma %g beta_x %g", m.calibrated, m.alpha, m.beta,
-          m.gamma, m.beta_x);
+              m.beta_x >= m.beta && m.gap > 0 && m.gap <= m.alpha,
+          "calibrated %d alpha %g beta %g gamma %g beta_x %g gap %g", m.calibrated, m.alpha,
+          m.beta, m.gamma, m.beta_x, m.gap);
     check_argmin(w, "calibrated");
     wsp_comm_free(&w);
   }
@@ -110,6 +110,64 @@ int main(int argc, char **argv) {
         CHECK(sel != rd && sel > 0, "bandwidth-bound 64 MiB allreduce chose %d", sel);
     }
     wsp_comm_free(&w);
+  }
+
+  /* 2b. The per-message gap decides between linear and binomial gather
+   * and scatter: with all p-1 messages in flight at the root, a gap far
+   * below the latency makes linear (one latency) cheaper than binomial
+   * (ceil(lg p) latencies in sequence) for small blocks; with the gap
+   * equal to the latency (the default of a configured model without it)
+   * p-1 latencies add up and binomial wins from p = 4 on. */
+  if (size >= 4) {
+    for (int g = 0; g < 2; g++) {
+      wsp_config_t cfg;
+      wsp_config_init(&cfg);
+      cfg.model_alpha = 1e-4, cfg.model_beta = 1e-9, cfg.model_gamma = 1e-10;
+      cfg.model_gap = g ? 1e-7 : 0;
+      w = make(&cfg);
+      if (!w) continue;
+      wsp_comm_model(w, &m);
+      CHECK(m.gap == (g ? 1e-7 : 1e-4), "configured gap %d: model gap %g", g, m.gap);
+      const char *want = g ? "linear" : "binomial";
+      for (int c = WSP_COLL_GATHER; c <= WSP_COLL_SCATTER; c++) {
+        int sel = -1, a = -2;
+        wsp_coll_alg_from_name((wsp_coll_t)c, want, &a);
+        wsp_coll_select(w, (wsp_coll_t)c, 64, 1, &sel);
+        CHECK(sel == a, "%s of 64-byte blocks, p = %d, gap %g: selected %d, want %s",
+              wsp_coll_name((wsp_coll_t)c), size, m.gap, sel, want);
+      }
+      wsp_comm_free(&w);
+    }
+  }
+  /* The gap as WSP_MODEL's fifth value, and what WSP_MODEL refuses. */
+  setenv("WSP_MODEL", "5e-5,1e-9,1e-10,0,2e-6", 1);
+  w = make(NULL);
+  if (w) {
+    wsp_comm_model(w, &m);
+    CHECK(m.gap == 2e-6 && m.beta_x == 1e-9 && m.calibrated == 0,
+          "WSP_MODEL with gap: gap %g beta_x %g", m.gap, m.beta_x);
+    wsp_comm_free(&w);
+  }
+  const char *bad_models[] = {"5e-5,1e-9,1e-10,0,-1", "5e-5,1e-9,1e-10,0,1e-6,7",
+                              "5e-5,1e-9,1e-10,0,1e-6x", "5e-5,1e-9,1e-10,0,1e7"};
+  for (size_t i = 0; i < sizeof bad_models / sizeof *bad_models; i++) {
+    setenv("WSP_MODEL", bad_models[i], 1);
+    w = NULL;
+    int brc = wsp_comm_create(MPI_COMM_WORLD, NULL, &w);
+    CHECK(brc == WSP_ERR_CONFIG && w == NULL && strstr(wsp_last_error(), "WSP_MODEL") &&
+              strstr(wsp_last_error(), "gap"),
+          "WSP_MODEL=%s gave %s: %s", bad_models[i], wsp_err_name(brc), wsp_last_error());
+  }
+  unsetenv("WSP_MODEL");
+  {
+    wsp_config_t cfg;
+    wsp_config_init(&cfg);
+    cfg.model_alpha = 1e-4, cfg.model_beta = 1e-9, cfg.model_gamma = 1e-10;
+    cfg.model_gap = -1;
+    w = NULL;
+    int brc = wsp_comm_create(MPI_COMM_WORLD, &cfg, &w);
+    CHECK(brc == WSP_ERR_ARG && w == NULL && strstr(wsp_last_error(), "model_gap"),
+          "cfg.model_gap = -1 gave %s: %s", wsp_err_name(brc), wsp_last_error());
   }
 
   /* 3. Forced by environment, and forced with unmet preconditions. */

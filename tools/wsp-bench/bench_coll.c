@@ -691,8 +691,8 @@ int wsp_bench_coll(int argc, char **argv, int rank, int size,
     wsp_topology_t topo;
     wsp_comm_topology(comm, &topo);
     printf("# model: alpha %.3g s, beta %.3g s/B, gamma %.3g s/B, beta_x "
-           "%.3g s/B, node alpha %.3g s, node beta %.3g s/B (%s)\n",
-           model.alpha, model.beta, model.gamma, model.beta_x, model.alpha_node,
+           "%.3g s/B, gap %.3g s, node alpha %.3g s, node beta %.3g s/B (%s)\n",
+           model.alpha, model.beta, model.gamma, model.beta_x, model.gap, model.alpha_node,
            model.beta_node, model.calibrated ? "calibrated" : "configured");
     printf("# nodes: %d, at most %d ranks per node%s\n", topo.nodes,
            topo.max_node_ranks, topo.blocks ? " (blocks of consecutive ranks)" : "");
@@ -866,10 +866,10 @@ int wsp_bench_coll(int argc, char **argv, int rank, int size,
           json_object_set_new(j, "label", json_string(o.label));
           json_object_set_new(
               j, "model",
-              json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:b}", "alpha", model.alpha,
+              json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b}", "alpha", model.alpha,
                         "beta", model.beta, "gamma", model.gamma, "beta_x",
                         model.beta_x, "alpha_node", model.alpha_node, "beta_node",
-                        model.beta_node, "calibrated", model.calibrated));
+                        model.beta_node, "gap", model.gap, "calibrated", model.calibrated));
           json_object_set_new(j, "wirespeed",
                               json_string(wsp_version_string()));
           json_line(files, 2, j);

@@ -88,10 +88,10 @@ static int print_model(int json, int rank) {
   }
   json_t *doc = NULL, *jcolls = NULL;
   if (json) {
-    doc = json_pack("{s:s, s:i, s:{s:f, s:f, s:f, s:f, s:f, s:f, s:b}, s:{s:i, s:i, s:b}}",
+    doc = json_pack("{s:s, s:i, s:{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b}, s:{s:i, s:i, s:b}}",
                     "wirespeed", wsp_version_string(), "p", p, "model", "alpha",
                     m.alpha, "beta", m.beta, "gamma", m.gamma, "beta_x", m.beta_x,
-                    "alpha_node", m.alpha_node, "beta_node", m.beta_node,
+                    "alpha_node", m.alpha_node, "beta_node", m.beta_node, "gap", m.gap,
                     "calibrated", m.calibrated, "topology", "nodes", topo.nodes,
                     "max_node_ranks", topo.max_node_ranks, "blocks", topo.blocks);
     jcolls = json_object();
@@ -102,9 +102,10 @@ static int print_model(int json, int rank) {
                         : "configured (WSP_MODEL)");
     printf("  alpha %.4g s per message, beta %.4g s per byte (%.4g GB/s), "
            "gamma %.4g s per byte reduced,\n  beta_x %.4g s per byte when "
-           "a rank sends and receives at once (%.4g GB/s each way)\n",
+           "a rank sends and receives at once (%.4g GB/s each way),\n  gap %.4g s "
+           "between small messages received back to back\n",
            m.alpha, m.beta, m.beta > 0 ? 1e-9 / m.beta : 0.0, m.gamma, m.beta_x,
-           m.beta_x > 0 ? 1e-9 / m.beta_x : 0.0);
+           m.beta_x > 0 ? 1e-9 / m.beta_x : 0.0, m.gap);
     printf("  inside a node: alpha %.4g s, beta %.4g s per byte (%.4g GB/s)\n",
            m.alpha_node, m.beta_node, m.beta_node > 0 ? 1e-9 / m.beta_node : 0.0);
     printf("  nodes: %d, at most %d ranks per node%s (WSP_NODES)\n", topo.nodes,
@@ -263,8 +264,9 @@ int main(int argc, char **argv) {
                a == WSP_ALG_AUTO ? "auto" : wsp_coll_alg_info((wsp_coll_t)c, a)->name);
       }
       if (cfg.model_alpha > 0 && cfg.model_beta > 0 && cfg.model_gamma > 0)
-        printf("  WSP_MODEL                %g,%g,%g\n", cfg.model_alpha,
-               cfg.model_beta, cfg.model_gamma);
+        printf("  WSP_MODEL                %g,%g,%g,%g,%g (0: beta_x = beta, gap = alpha)\n",
+               cfg.model_alpha, cfg.model_beta, cfg.model_gamma, cfg.model_beta_x,
+               cfg.model_gap);
       else
         printf("  WSP_MODEL                (unset: calibrated by wsp_comm_create)\n");
       printf("  WSP_RULES_FILE           %s\n",

@@ -20,7 +20,7 @@ static const wsp__coll_alg_t wsp__gather_algs[WSP__GATHER_COUNT] = {
                                      .desc = "every rank sends its block to the "
                                              "root, which receives them all "
                                              "directly into place",
-                                     .cost = "(p-1).alpha + (p-1).n.beta"},
+                                     .cost = "alpha + (p-2).gap + (p-1).n.beta"},
                             .cost = wsp__gather_linear_cost,
                             .run = wsp__gather_linear},
     [WSP__GATHER_BINOMIAL] = {.info = {.name = "binomial",

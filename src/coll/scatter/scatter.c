@@ -19,7 +19,7 @@ static const wsp__coll_alg_t wsp__scatter_algs[WSP__SCATTER_COUNT] = {
     [WSP__SCATTER_LINEAR] = {.info = {.name = "linear",
                                       .desc = "the root sends every rank its "
                                               "block directly",
-                                      .cost = "(p-1).alpha + (p-1).n.beta"},
+                                      .cost = "alpha + (p-2).gap + (p-1).n.beta"},
                              .cost = wsp__scatter_linear_cost,
                              .run = wsp__scatter_linear},
     [WSP__SCATTER_BINOMIAL] = {.info = {.name = "binomial",
