@@ -964,6 +964,13 @@ int wsp_bench_shuffle(int argc, char **argv, int rank, int size,
       json_object_set_new(j, "goodput_host_Bps", json_doubles(hv, nhosts < 4096 ? nhosts : 4096));
       json_object_set_new(j, "goodput_rank_Bps", json_doubles(rv, size < 4096 ? size : 4096));
       json_object_set_new(j, "rate_mean_Bps", nw ? json_real(wsum / nw) : json_null());
+      /* Each rank's pacing rate, to tell a controller's decrease from the
+       * network's doing when one host's goodput dips (null: not paced). */
+      json_t *rr = json_array();
+      for (int q = 0; q < size && q < 4096; q++)
+        json_array_append_new(rr, wall[q * nsec + t] >= 0 ? json_real(wall[q * nsec + t])
+                                                          : json_null());
+      json_object_set_new(j, "rate_rank_Bps", rr);
       json_object_set_new(j, "inflight_mean_bytes", nw ? json_real(isum / nw) : json_null());
       json_line(files, j);
     }
