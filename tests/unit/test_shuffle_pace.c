@@ -222,7 +222,7 @@ static void test_state_machine(void) {
    * 3000 B, three batches (> GROW). q is smoothed over intervals (half
    * weight for the newest), so one such interval reads as 1.5 batches and
    * is not yet a rise; the second makes it 2.25. Slow start ends with the
-   * rate below MD x D (the excess is drained too) and at least D/2; D is
+   * rate below MD x D (the excess is drained too) and at least MD_MIN x D; D is
    * the good rate. */
   feed(&p, &t, 4, 0.07, 0.02, 8 * u);
   CHECK(WSP__PACE_Q_GAIN == 2.0 && p.slow_start && p.n_decrease == 0,
@@ -230,7 +230,7 @@ static void test_state_machine(void) {
   double r = feed(&p, &t, 4, 0.07, 0.02, 8 * u);
   double want = r;
   CHECK(!p.slow_start && p.n_decrease == 1 && r < WSP__PACE_MD * p.good &&
-            r >= 0.5 * p.good - 1e-9,
+            r >= WSP__PACE_MD_MIN * p.good - 1e-9,
         "slow start ends at %g (good %g)", r, p.good);
   CHECK(p.good > 4e4 && p.good < 6e4, "remembers the good rate: %g", p.good);
   /* Paced now: the token bucket and the loose cap. */
