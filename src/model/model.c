@@ -28,7 +28,8 @@
  * answers when all have arrived, gap = (time - 2 alpha) / 15; it is what
  * each further message costs a root that has all its messages in flight
  * (linear gather and scatter), where the latencies overlap. The whole
- * calibration costs about 75 small and 32 large messages per rank.
+ * calibration costs about 210 small messages (most of them in the gap's
+ * windows, which take about 11 round trips) and 32 large ones per rank.
  *
  * Which per-byte cost an algorithm uses: beta_x wherever a rank sends and
  * receives at the same time in its steady state (exchanges, rings, Bruck
@@ -79,6 +80,8 @@ size_t wsp__pipeline_seg(const wsp_model_t *m, size_t n, int stages,
 enum { WSP__CAL_SMALL = 8, WSP__CAL_LARGE = 65536, WSP__CAL_WINDOW = 8,
        WSP__CAL_GAP_WINDOW = 16, WSP__CAL_REPS_SMALL = 10, WSP__CAL_REPS_LARGE = 3,
        WSP__CAL_TAG = 0x5b00 };
+_Static_assert(WSP__CAL_WINDOW <= WSP__CAL_GAP_WINDOW,
+               "wsp__stream's request array holds the largest window");
 
 /* One message each way, waited for like the collectives wait (test and
  * back off, src/core/backoff.c): blocking MPI calls spin in most MPIs, and
