@@ -224,5 +224,9 @@ size_t wsp__pipeline_seg(const wsp_model_t *m, size_t n, int stages,
 /* Per-byte cost of a pipelined chain of p ranks: beta_x when some rank is
  * in the middle, receiving and forwarding at once (p > 2), else beta. */
 double wsp__chain_beta(const wsp_model_t *m, int p);
+/* Cost of a root exchanging a block of `bytes` with each of the other p-1
+ * ranks, all messages in flight at once (linear gather and scatter): the
+ * latencies overlap, so alpha + (p-2).gap + (p-1).bytes.beta; 0 at p = 1. */
+double wsp__fan_cost(const wsp_model_t *m, int p, size_t bytes);
 
 #endif

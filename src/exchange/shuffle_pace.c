@@ -49,11 +49,11 @@
  *     excess over the floor drains within WSP__PACE_DRAIN_IV intervals (at
  *     most to WSP__PACE_MD_MIN x D): a multiplicative decrease that also
  *     removes the queue; D is remembered as the last good rate. Then hold
- *     (no increase) for the next interval, while the queue drains
- *     (WSP__PACE_HOLD_MAX intervals of holding in all; the hold ends early
- *     when q no longer falls by more than half a batch per interval):
- *     increasing before it has drained would let the standing queue
- *     ratchet upwards from cycle to cycle. The decrease was
+ *     (no increase) for WSP__PACE_HOLD_MAX interval(s) while the queue
+ *     drains (fewer if q stops falling by more than half a batch per
+ *     interval; with the limit at 1 that cannot happen): increasing before
+ *     it has drained would let the standing queue ratchet upwards from
+ *     cycle to cycle. The decrease was
  *     once allowed down to D/2 and the hold to 4 intervals; per-rank rates
  *     on netlab (16 x 1) showed that the dips of single hosts' goodput
  *     (0.3-0.5 of B for 3-6 s, which set the worst 5-s window) were exactly

@@ -64,6 +64,11 @@ double wsp__chain_beta(const wsp_model_t *m, int p) {
   return p > 2 ? m->beta_x : m->beta;
 }
 
+double wsp__fan_cost(const wsp_model_t *m, int p, size_t bytes) {
+  if (p < 2) return 0;
+  return m->alpha + (p - 2) * m->gap + (double)(p - 1) * (double)bytes * m->beta;
+}
+
 size_t wsp__pipeline_seg(const wsp_model_t *m, size_t n, int stages,
                          double per_byte, size_t align) {
   if (align == 0) align = 1;

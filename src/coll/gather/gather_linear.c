@@ -28,8 +28,7 @@
 double wsp__gather_linear_cost(const wsp_model_t *m, const wsp__coll_shape_t *s,
                                wsp__coll_tune_t *t) {
   (void)t;
-  if (s->p < 2) return 0;
-  return m->alpha + (s->p - 2) * m->gap + (double)(s->p - 1) * (double)s->bytes * m->beta;
+  return wsp__fan_cost(m, s->p, s->bytes);
 }
 
 int wsp__gather_linear(wsp_comm_t *comm, const wsp__coll_args_t *a) {
