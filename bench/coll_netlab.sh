@@ -6,8 +6,12 @@
 #   bench/coll_netlab.sh [outdir] [hosts] [ranks-per-host] [rate]
 #   (defaults: results 8 1 100mbit; the issue's second table is "4 4")
 # Environment: WSP_COLLS (allreduce,bcast), WSP_SIZES (8,64,512,4K,1M,16M,64M),
-# WSP_MPIS ("openmpi mpich"), WSP_REPS (3). After each MPI's run, a line
-# "cpu-busy: ..." tells how busy the two cores were (scripts/cpu-busy).
+# WSP_MPIS ("openmpi mpich"), WSP_REPS (3), WSP_MPICH_ENV (NAME=VALUE pairs,
+# space-separated, given to MPICH's ranks with -genv and appended to its
+# label; e.g. "UCX_RNDV_THRESH=262144", with which UCX sends the chain
+# broadcast's segments eagerly: docs/coll.md, "MPICH: UCX's rendezvous").
+# After each MPI's run, a line "cpu-busy: ..." tells how busy the two cores
+# were (scripts/cpu-busy).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/results}
@@ -18,17 +22,31 @@ name=wcb$(( $$ % 10000 ))
 mkdir -p "$out"
 "$root/scripts/deps.sh"
 mpis=${WSP_MPIS:-openmpi mpich}
+mpich_env=()
+for kv in ${WSP_MPICH_ENV:-}; do
+  case $kv in
+    [A-Za-z_]*=*) mpich_env+=(--mpi-arg=-genv --mpi-arg="${kv%%=*}" --mpi-arg="${kv#*=}") ;;
+    *) echo "coll_netlab.sh: WSP_MPICH_ENV: '$kv' is not NAME=VALUE" >&2; exit 2 ;;
+  esac
+done
 for m in $mpis; do "$root/scripts/build.sh" "$m" >/dev/null; done
 trap '"$root/lab/netlab" down --name "$name" >/dev/null 2>&1 || true' EXIT
 "$root/lab/netlab" up cluster --name "$name" --hosts "$hosts" --rate "$rate"
 json="$out/coll-netlab.json"
+labels=
 for m in $mpis; do
   label="netlab-cluster${hosts}x${ppn}-${rate}-$m"
+  envargs=()
+  if [ "$m" = mpich ] && [ ${#mpich_env[@]} -gt 0 ]; then
+    envargs=("${mpich_env[@]}")
+    label="$label-$(printf '%s' "$WSP_MPICH_ENV" | tr ' ' '-')"
+  fi
+  labels="$labels$label,"
   echo "== $label"
   # MPICH 4.0.2 + UCX tcp can hang in MPI_Finalize after the results are
   # written (docs/netlab.md): 60 s after wsp-bench's "finished" line netlab
   # ends such a job, and its exit code 124 is not an error here.
-  "$root/scripts/cpu-busy" "$root/lab/netlab" run --name "$name" --mpi "$m" --ppn "$ppn" --timeout 3600 \
+  "$root/scripts/cpu-busy" "$root/lab/netlab" run --name "$name" --mpi "$m" --ppn "$ppn" "${envargs[@]}" --timeout 3600 \
     --done-line "# wsp-bench coll: finished" --done-grace 60 -- \
     "$root/build/$m/tools/wsp-bench" coll --colls "${WSP_COLLS:-allreduce,bcast}" \
     --sizes "${WSP_SIZES:-8,64,512,4K,1M,16M,64M}" --reps "${WSP_REPS:-3}" \
@@ -36,4 +54,4 @@ for m in $mpis; do
 done
 mbit=${rate%mbit}
 /usr/bin/python3 "$root/python/wsp_table.py" "$json" --link-mbit "$mbit" \
-  --labels "$(for m in $mpis; do printf 'netlab-cluster%sx%s-%s-%s,' "$hosts" "$ppn" "$rate" "$m"; done)"
+  --labels "$labels"
