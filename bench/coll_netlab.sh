@@ -23,7 +23,8 @@ mkdir -p "$out"
 "$root/scripts/deps.sh"
 mpis=${WSP_MPIS:-openmpi mpich}
 mpich_env=()
-for kv in ${WSP_MPICH_ENV:-}; do
+read -r -a mpich_kvs <<< "${WSP_MPICH_ENV:-}" # split on blanks, no globbing
+for kv in "${mpich_kvs[@]}"; do
   case $kv in
     [A-Za-z_]*=*) mpich_env+=(--mpi-arg=-genv --mpi-arg="${kv%%=*}" --mpi-arg="${kv#*=}") ;;
     *) echo "coll_netlab.sh: WSP_MPICH_ENV: '$kv' is not NAME=VALUE" >&2; exit 2 ;;
@@ -39,7 +40,7 @@ for m in $mpis; do
   envargs=()
   if [ "$m" = mpich ] && [ ${#mpich_env[@]} -gt 0 ]; then
     envargs=("${mpich_env[@]}")
-    label="$label-$(printf '%s' "$WSP_MPICH_ENV" | tr ' ' '-')"
+    label="$label-$(IFS=-; printf '%s' "${mpich_kvs[*]}")"
   fi
   labels="$labels$label,"
   echo "== $label"
