@@ -7,7 +7,10 @@
 # machine is, and a simulation is deterministic: two calls per row (after one
 # warm-up) are enough.
 #   bench/coll_simgrid.sh [outdir] [p]
-# Environment: WSP_COLLS (all), WSP_SIZES (8,512,32K,1M,16M), WSP_SG_SELECTOR.
+# Environment: WSP_COLLS (all), WSP_SIZES (8,512,32K,1M,16M), WSP_SG_SELECTOR
+# (ompi; mpich for MPICH's choices), WSP_SG_BW and WSP_SG_LAT (the NIC's rate
+# and latency, 1Gbps and 50us; e.g. 100Mbps and 10us for netlab's cluster, to
+# judge small-message latency free of the 2-core lab's CPU scheduling).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/results}
@@ -16,7 +19,8 @@ mkdir -p "$out"
 "$root/scripts/deps.sh"
 "$root/scripts/build.sh" simgrid >/dev/null
 plat="$out/cluster$p.xml" hosts="$out/cluster$p.hosts"
-python3 "$root/lab/simgrid/wsp_platform.py" cluster --hosts "$p" --bw 1Gbps --lat 50us \
+bw=${WSP_SG_BW:-1Gbps} lat=${WSP_SG_LAT:-50us}
+python3 "$root/lab/simgrid/wsp_platform.py" cluster --hosts "$p" --bw "$bw" --lat "$lat" \
   -o "$plat" --hostfile "$hosts"
 # SMPI's default eager/rendezvous switch (sends under 64 KiB are detached),
 # as in real MPIs; the sparse tests force synchronous sends, collectives need not.
@@ -24,7 +28,9 @@ cfg=(--cfg=smpi/grow-injected-times:no
      --cfg=smpi/iprobe:1e-6 --cfg=smpi/test:1e-6 --cfg=smpi/simulate-computation:no
      --cfg=smpi/coll-selector:${WSP_SG_SELECTOR:-ompi}
      --log=root.thres:warning --log=xbt_cfg.thres:warning)
-label="simgrid-cluster$p-1Gbps-${WSP_SG_SELECTOR:-ompi}"
+# The label names the latency only when it is not the default, so that runs
+# with the defaults keep the labels of the earlier data.
+label="simgrid-cluster$p-$bw${WSP_SG_LAT:+-$lat}-${WSP_SG_SELECTOR:-ompi}"
 smpirun -np "$p" -platform "$plat" -hostfile "$hosts" "${cfg[@]}" \
   "$root/build/simgrid/tools/wsp-bench" coll --colls "${WSP_COLLS:-bcast,reduce,allreduce,gather,scatter,allgather,alltoall}" \
   --sizes "${WSP_SIZES:-8,512,32K,1M,16M}" --iters 2 --reps 1 --warmup 1 \

@@ -12,7 +12,7 @@ int wsp__coll_waitall(wsp_comm_t *comm, int n, MPI_Request *reqs,
                       size_t bytes) {
   if (n <= 0) return WSP_OK;
   wsp__backoff_t b;
-  wsp__backoff_init_bulk(&b, comm, (double)bytes * comm->model.beta);
+  wsp__backoff_init_bulk(&b, comm, comm->model.alpha + (double)bytes * comm->model.beta);
   for (;;) {
     int done = 0;
     int mrc = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);

@@ -154,7 +154,8 @@ int wsp__irecv_bytes(const wsp_comm_t *comm, void *buf, size_t bytes, int peer,
  * no progress and wsp__backoff_reset() after one that did. Idle passes first
  * spin, then yield the core, then sleep 1, 2, 4, ... us up to a cap: 50 us,
  * or for a bulk transfer expected to take `expect_seconds`, up to 1/8 of
- * that (wsp__backoff_init_bulk); never more than cfg.poll_max_sleep_us
+ * that (wsp__backoff_init_bulk, which also keeps yielding until a short
+ * expected wait should be over); never more than cfg.poll_max_sleep_us
  * (src/core/backoff.c). */
 typedef struct wsp__backoff {
   unsigned idle;     /* idle passes since the last progress */
@@ -164,6 +165,9 @@ typedef struct wsp__backoff {
    * sets the library's defaults; a loop that waits on long transfers (the
    * shuffle) lowers them. */
   unsigned spin_passes, yield_passes;
+  /* MPI_Wtime() until which an idle pass yields instead of sleeping (0:
+   * none): set by wsp__backoff_init_bulk for short expected waits. */
+  double poll_until;
 } wsp__backoff_t;
 
 void wsp__backoff_init(wsp__backoff_t *b, const wsp_comm_t *comm);
