@@ -64,6 +64,19 @@ enum {
 
 static unsigned wsp__min_u(unsigned a, unsigned b) { return a < b ? a : b; }
 
+/* The clock of the time limits. Real builds read the monotonic clock, which
+ * works before MPI_Init (MPICH refuses MPI_Wtime there); under SimGrid only
+ * MPI_Wtime follows simulated time. */
+double wsp__backoff_now(void) {
+#ifdef WSP_SIMGRID
+  return MPI_Wtime();
+#else
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+#endif
+}
+
 void wsp__backoff_init(wsp__backoff_t *b, const wsp_comm_t *comm) {
   b->cap_us = wsp__min_u(WSP__SHORT_SLEEP_US, comm->cfg.poll_max_sleep_us);
   b->spin_passes = WSP__SPIN_PASSES;
@@ -86,7 +99,7 @@ void wsp__backoff_init_bulk(wsp__backoff_t *b, const wsp_comm_t *comm,
   wsp__backoff_init(b, comm);
   wsp__backoff_expect(b, comm, expect_seconds);
   if (expect_seconds > 0 && expect_seconds <= WSP__POLL_EXPECT_MAX_S)
-    b->poll_until = MPI_Wtime() + WSP__POLL_EXPECT_MARGIN * expect_seconds;
+    b->poll_until = wsp__backoff_now() + WSP__POLL_EXPECT_MARGIN * expect_seconds;
 }
 
 void wsp__backoff_reset(wsp__backoff_t *b) {
@@ -99,7 +112,7 @@ void wsp__backoff_idle(wsp__backoff_t *b) {
   /* Past the spinning and yielding passes, the clock is read only by waits
    * that have a time limit to poll to. */
   const int polling = b->idle <= b->spin_passes + b->yield_passes ||
-                      (b->poll_until > 0 && MPI_Wtime() < b->poll_until);
+                      (b->poll_until > 0 && wsp__backoff_now() < b->poll_until);
 #ifdef WSP_SIMGRID
   if (b->cap_us == 0) return;
   if (polling) {

@@ -165,7 +165,7 @@ typedef struct wsp__backoff {
    * sets the library's defaults; a loop that waits on long transfers (the
    * shuffle) lowers them. */
   unsigned spin_passes, yield_passes;
-  /* MPI_Wtime() until which an idle pass yields instead of sleeping (0:
+  /* wsp__backoff_now() until which an idle pass yields instead of sleeping (0:
    * none): set by wsp__backoff_init_bulk for short expected waits. */
   double poll_until;
 } wsp__backoff_t;
@@ -178,6 +178,8 @@ void wsp__backoff_expect(wsp__backoff_t *b, const wsp_comm_t *comm,
 void wsp__backoff_init_bulk(wsp__backoff_t *b, const wsp_comm_t *comm,
                             double expect_seconds);
 void wsp__backoff_reset(wsp__backoff_t *b);
+/* Seconds on the clock of poll_until (monotonic; simulated under SimGrid). */
+double wsp__backoff_now(void);
 void wsp__backoff_idle(wsp__backoff_t *b);
 
 /* ---- non-blocking sum of a few counters (src/core/sum.c) ----

@@ -268,6 +268,22 @@ static void test_backoff(void) {
         seen[8]);
   wsp__backoff_reset(&b);
   CHECK(b.idle == 0 && b.sleep_us == 1, "reset");
+  /* A short expected wait polls (yields) until 1.25x its length, past the
+   * spinning and yielding passes; a long one and an ordinary wait do not. */
+  wsp__backoff_init(&b, &c);
+  CHECK(b.poll_until == 0, "an ordinary wait has no time to poll to");
+  wsp__backoff_init_bulk(&b, &c, 0.004);
+  CHECK(b.poll_until == 0, "a 4 ms wait sleeps after the passes");
+  double t0 = wsp__backoff_now();
+  wsp__backoff_init_bulk(&b, &c, 4e-4);
+  CHECK(b.poll_until >= t0 + 4.9e-4 && b.poll_until <= wsp__backoff_now() + 5.1e-4,
+        "a 0.4 ms wait polls until 1.25x: %g s after the start", b.poll_until - t0);
+  b.poll_until = wsp__backoff_now() + 600; /* a limit that cannot pass during the loop */
+  for (int i = 0; i < 400; i++) wsp__backoff_idle(&b);
+  CHECK(b.sleep_us == 1, "slept before the time limit (next sleep %u us)", b.sleep_us);
+  b.poll_until = wsp__backoff_now() - 1; /* passed: the next idle pass sleeps */
+  wsp__backoff_idle(&b);
+  CHECK(b.sleep_us == 2, "no sleep after the time limit (next sleep %u us)", b.sleep_us);
 }
 
 /* Rates against values worked out by hand: 25 Mbit/s is 25e6 / 8 bytes/s. */
