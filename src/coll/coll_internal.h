@@ -149,8 +149,9 @@ int wsp__coll_native(wsp_comm_t *comm, const wsp__coll_args_t *a);
 /* Waits for n requests without burning a core (Testall + back-off). NULL
  * requests (MPI_REQUEST_NULL) are fine. `bytes`: the data the awaited
  * transfers carry, or 0 when small or unknown; a wait for a bulk transfer
- * may sleep longer between polls (up to 1/8 of its time under the model,
- * src/core/backoff.c). */
+ * may sleep longer between polls (up to 1/8 of its time under the model),
+ * and one the model expects to take at most 1 ms polls until 1.25x that
+ * time before it sleeps at all (src/core/backoff.c). */
 int wsp__coll_waitall(wsp_comm_t *comm, int n, MPI_Request *reqs, size_t bytes);
 
 /* Typed point-to-point of any count on the private communicator

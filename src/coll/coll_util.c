@@ -12,7 +12,13 @@ int wsp__coll_waitall(wsp_comm_t *comm, int n, MPI_Request *reqs,
                       size_t bytes) {
   if (n <= 0) return WSP_OK;
   wsp__backoff_t b;
-  wsp__backoff_init_bulk(&b, comm, comm->model.alpha + (double)bytes * comm->model.beta);
+  /* 0 bytes means small or unknown (a tree's sends, a wait on an upstream
+   * rank): an ordinary wait. Otherwise the model's time for the transfer,
+   * which sets both the sleep cap and, when short, how long to poll. */
+  if (bytes == 0)
+    wsp__backoff_init(&b, comm);
+  else
+    wsp__backoff_init_bulk(&b, comm, comm->model.alpha + (double)bytes * comm->model.beta);
   for (;;) {
     int done = 0;
     int mrc = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);

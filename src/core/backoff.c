@@ -22,22 +22,27 @@
  * made NBX rounds 25% slower under SimGrid: a rank that waited long for a
  * slow peer then noticed each step of the consensus late.)
  *
- * A wait whose expected length is known and short (at most
- * WSP__POLL_EXPECT_MAX_S: a 4 KiB message on a 100 Mbit/s link, 330 us)
- * keeps polling, yielding the core between polls, until 1.25 times that
- * length has passed, and only then starts to sleep. Otherwise a wait
+ * A wait whose expected length is known and short (at most 1 ms,
+ * WSP__POLL_EXPECT_MAX_S; a 4 KiB message on a 100 Mbit/s link takes
+ * 330 us) keeps polling, yielding the core between polls, until 1.25 times
+ * that length has passed, and only then starts to sleep. Otherwise a wait
  * longer than the spinning and yielding passes (about 250 us) would notice
- * its end up to one 50 us sleep late, and a latency-bound algorithm pays
+ * its end up to one 50 us sleep late (more on Linux, whose timer slack
+ * makes any sleep last 50 us or so), and a latency-bound algorithm pays
  * that on every step: under SimGrid, p = 8 at 100 Mbit/s, recursive
  * doubling at 4 KiB measured 1.59 ms against 1.45 ms for the simulated
- * MPI's own recursive doubling. Yielding, not spinning, leaves the core to
- * any process that has work, as the sleeps would.
+ * MPI's own recursive doubling. Yielding lets another runnable process on
+ * the core go first, but unlike a sleep the waiting rank stays runnable,
+ * so on shared cores this costs CPU for at most 1.25 ms per wait; the
+ * gain was measured only under SimGrid (docs/coll.md, "Small messages
+ * under SimGrid").
  *
  * Under SimGrid (smpicc maps nanosleep to a simulated sleep) a spinning,
- * yielding or polling pass is a simulated sleep of 1 us (WSP__SIM_PASS_US):
- * a pass on a real core (a test of the requests, perhaps a sched_yield)
- * takes about that long, and a pass that cost no simulated time could
- * neither reach a time limit nor let the network move. Until 2026-11-25 the
+ * yielding or polling pass is a simulated sleep of 1 us (WSP__SIM_PASS_US;
+ * with the scripts' smpi/test of 1 us the pass costs about 2 us): a pass
+ * on a real core (a test of the requests, perhaps a sched_yield) takes
+ * about that long, and a pass that cost no simulated time could neither
+ * reach a time limit nor let the network move. Until 2026-11-25 the
  * simulation skipped these passes and went straight to the doubling sleeps,
  * so it charged every wait up to twice what a real core polling for its
  * first 250 us would see (recursive doubling at 8 B, p = 8: 213 us against
@@ -65,8 +70,9 @@ enum {
 static unsigned wsp__min_u(unsigned a, unsigned b) { return a < b ? a : b; }
 
 /* The clock of the time limits. Real builds read the monotonic clock, which
- * works before MPI_Init (MPICH refuses MPI_Wtime there); under SimGrid only
- * MPI_Wtime follows simulated time. */
+ * works before MPI_Init (MPICH refuses MPI_Wtime there); SimGrid builds use
+ * MPI_Wtime, which is simulated time there (the library runs under SMPI
+ * only between MPI_Init and MPI_Finalize). */
 double wsp__backoff_now(void) {
 #ifdef WSP_SIMGRID
   return MPI_Wtime();
@@ -114,8 +120,7 @@ void wsp__backoff_idle(wsp__backoff_t *b) {
   const int polling = b->idle <= b->spin_passes + b->yield_passes ||
                       (b->poll_until > 0 && wsp__backoff_now() < b->poll_until);
 #ifdef WSP_SIMGRID
-  if (b->cap_us == 0) return;
-  if (polling) {
+  if (polling || b->cap_us == 0) {
     struct timespec pass = {0, WSP__SIM_PASS_US * 1000L};
     nanosleep(&pass, NULL);
     return;

@@ -284,6 +284,16 @@ static void test_backoff(void) {
   b.poll_until = wsp__backoff_now() - 1; /* passed: the next idle pass sleeps */
   wsp__backoff_idle(&b);
   CHECK(b.sleep_us == 2, "no sleep after the time limit (next sleep %u us)", b.sleep_us);
+  /* End to end on the real clock: the first sleep comes no earlier than the
+   * limit (a lower bound only, so a loaded machine cannot make it fail). */
+  t0 = wsp__backoff_now();
+  wsp__backoff_init_bulk(&b, &c, 4e-4);
+  for (long i = 0; i < 100000000L && b.sleep_us == 1; i++) wsp__backoff_idle(&b);
+  double waited = wsp__backoff_now() - t0;
+  CHECK(b.sleep_us == 2 && waited >= 5e-4, "first sleep after %g s (limit 5e-4)", waited);
+  /* Beyond 1 ms the wait sleeps as soon as the passes are over. */
+  wsp__backoff_init_bulk(&b, &c, 2e-3);
+  CHECK(b.poll_until == 0, "a 2 ms wait has no time to poll to");
 }
 
 /* Rates against values worked out by hand: 25 Mbit/s is 25e6 / 8 bytes/s. */
