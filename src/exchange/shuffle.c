@@ -88,6 +88,7 @@
  */
 #include "shuffle_internal.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,6 +161,9 @@ typedef struct wsp__peer {
   wsp__ichunk_t *rin_head, *rin_tail; /* response chunks, in order */
   int local; /* on this node: not paced */
   unsigned stamp; /* == the shuffle's stamp: skipped in this send pass */
+  /* The pacing rate this peer reported in its last request batch (0:
+   * none), and when it arrived (MPI_Wtime). */
+  double rate_seen, rate_seen_t;
 } wsp__peer_t;
 
 /* A reply handle. Each request handler call gets the next of
@@ -185,6 +189,14 @@ struct wsp_shuffle {
   int p, rank;
   wsp__peer_t *peers;
   wsp__pace_t pace;
+  /* Room for p rates (the median of the peers' rates), and when that
+   * median was last computed. */
+  double *rate_buf;
+  double peer_ref_t;
+  /* When the controller last held a batch back (MPI_Wtime): a requester
+   * that has not been held back for WSP__PACE_LIMITED_S asks less than its
+   * rate allows and reports no rate. */
+  double paced_at;
   /* The two termination sums of close, allocated at open (where a failure
    * is agreed on) and kept if close fails with one pending (MPI may still
    * write into it). */
@@ -273,6 +285,24 @@ static void wsp__note_peaks(wsp_shuffle_t *sh) {
   if (sh->m_intake > sh->pk_intake) sh->pk_intake = sh->m_intake;
   if (sh->m_resp_out > sh->pk_resp_out) sh->pk_resp_out = sh->m_resp_out;
   if (sh->m_resp_in > sh->pk_resp_in) sh->pk_resp_in = sh->m_resp_in;
+}
+
+/* Hands the controller the median of the rates the other ranks reported
+ * in their request batches during the last WSP__PACE_PEER_AGE seconds
+ * (shuffle_pace.c, "Fairness"), at most every WSP__PACE_PEER_EVERY s. */
+static void wsp__update_peer_ref(wsp_shuffle_t *sh, double now) {
+  if (sh->pace.mode != WSP_SHUFFLE_ADAPTIVE ||
+      now - sh->peer_ref_t < WSP__PACE_PEER_EVERY)
+    return;
+  sh->peer_ref_t = now;
+  int n = 0;
+  for (int q = 0; q < sh->p; q++) {
+    const wsp__peer_t *pe = &sh->peers[q];
+    if (q != sh->rank && pe->rate_seen > 0 &&
+        now - pe->rate_seen_t <= WSP__PACE_PEER_AGE)
+      sh->rate_buf[n++] = pe->rate_seen;
+  }
+  wsp__pace_peers(&sh->pace, wsp__pace_median(sh->rate_buf, n));
 }
 
 /* Little helpers for the wire format (host byte order, unaligned). */
@@ -495,17 +525,20 @@ static int wsp__dispatch(wsp_shuffle_t *sh, int src, const unsigned char *buf,
     sh->net_cost -= b->cost;
     if (sh->net_cost < 0 || sh->n_fly == 0) sh->net_cost = 0; /* rounding */
     uint64_t iv = sh->pace.n_intervals;
+    wsp__update_peer_ref(sh, now);
     wsp__pace_ack(&sh->pace, now - b->t_sent, actual, sh->net_cost, now);
     if (sh->pace.n_intervals != iv && sh->c.cfg.log_level >= WSP_LOG_TRACE)
       wsp__log(&sh->c, WSP_LOG_TRACE,
                "shuffle pace: t %.4f interval %llu: rate %.0f B/s, queue %.0f "
                "B over a floor of %.0f B, delivered %.0f B/s (smoothed %.0f), "
-               "srtt %.4f s, in flight %.0f B, %llu up, %llu down, %llu stalls%s",
+               "srtt %.4f s, in flight %.0f B, peers' median %.0f B/s, %llu up "
+               "(%llu catching up), %llu down, %llu stalls%s",
                now - sh->t_open, (unsigned long long)sh->pace.n_intervals,
                wsp__pace_rate(&sh->pace), sh->pace.prev_q, sh->pace.floor,
                sh->pace.ndelivered > 0 ? sh->pace.delivered[sh->pace.ndelivered - 1] : 0.0,
-               sh->pace.dsmooth, sh->pace.srtt, sh->net_cost,
+               sh->pace.dsmooth, sh->pace.srtt, sh->net_cost, sh->pace.peer_ref,
                (unsigned long long)sh->pace.n_increase,
+               (unsigned long long)sh->pace.n_catch_up,
                (unsigned long long)sh->pace.n_decrease,
                (unsigned long long)sh->pace.n_stall,
                sh->pace.slow_start ? " (slow start)" : "");
@@ -822,7 +855,7 @@ static int wsp__send_chunk(wsp_shuffle_t *sh, int dest, uint64_t seq, int last) 
 
 /* Step 4: serve received request batches, round robin over sources, while
  * the response buffers have room. */
-static int wsp__pass_serve(wsp_shuffle_t *sh, int *progress) {
+static int wsp__pass_serve(wsp_shuffle_t *sh, double now, int *progress) {
   if (sh->n_in == 0) return WSP_OK;
   int rc = WSP_OK;
   for (int k = 0; k < sh->p; k++) {
@@ -837,6 +870,12 @@ static int wsp__pass_serve(wsp_shuffle_t *sh, int *progress) {
         ib->seq = wsp__get64(ib->buf);
         ib->count = wsp__get32(ib->buf + 8);
         ib->cursor = WSP__HDR_BYTES;
+        float rate;
+        memcpy(&rate, ib->buf + 12, sizeof rate);
+        if (rate > 0 && isfinite(rate)) {
+          pe->rate_seen = rate;
+          pe->rate_seen_t = now;
+        }
         if (ib->seq != pe->expect_seq)
           return wsp__broken(sh, "request batches out of order");
         pe->expect_seq++;
@@ -946,8 +985,10 @@ static int wsp__pass_send(wsp_shuffle_t *sh, double now, int *progress) {
       skip = 1;
     if (!skip && sh->m_inflight > 0 && sh->m_inflight + b->cap > sh->lim.inflight)
       return WSP_OK; /* the inflight share: nothing else may go either */
-    if (!skip && net && !wsp__pace_may_send(&sh->pace, sh->net_cost, now))
+    if (!skip && net && !wsp__pace_may_send(&sh->pace, sh->net_cost, now)) {
       skip = paced_out = 1;
+      sh->paced_at = now;
+    }
     if (skip) {
       pe->stamp = sh->stamp; /* later batches of this peer wait too */
       prev = b;
@@ -965,6 +1006,10 @@ static int wsp__pass_send(wsp_shuffle_t *sh, double now, int *progress) {
     }
     b->t_sent = now;
     if (q != sh->rank) {
+      float rate = now - sh->paced_at <= WSP__PACE_LIMITED_S
+                       ? (float)wsp__pace_report(&sh->pace)
+                       : 0.0f;
+      memcpy(b->buf + 12, &rate, sizeof rate);
       int rc = wsp__isend_bytes(&sh->c, b->buf, b->len, q, WSP__TAG_REQ, 0,
                                 &b->req);
       if (rc != WSP_OK) return wsp__set_fatal(sh, rc); /* b stays queued */
@@ -1022,7 +1067,7 @@ static int wsp__pass(wsp_shuffle_t *sh, int *progress) {
   if ((rc = wsp__pass_responses(sh, now, progress)) != WSP_OK) return rc;
   if ((rc = wsp__pass_requests(sh, progress)) != WSP_OK) return rc;
   if ((rc = wsp__pass_sends(sh, progress)) != WSP_OK) return rc;
-  if ((rc = wsp__pass_serve(sh, progress)) != WSP_OK) return rc;
+  if ((rc = wsp__pass_serve(sh, now, progress)) != WSP_OK) return rc;
   wsp__pass_seal(sh, now);
   return wsp__pass_send(sh, MPI_Wtime(), progress);
 }
@@ -1151,15 +1196,18 @@ int wsp_shuffle_open(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
     sh = calloc(1, sizeof *sh);
     if (sh) {
       sh->peers = calloc((size_t)comm->size, sizeof *sh->peers);
+      sh->rate_buf = calloc((size_t)comm->size, sizeof *sh->rate_buf);
       sh->close_sums = calloc(2, sizeof *sh->close_sums);
     }
     hosts = malloc((size_t)comm->size * sizeof *hosts);
-    if (sh == NULL || sh->peers == NULL || sh->close_sums == NULL || hosts == NULL ||
+    if (sh == NULL || sh->peers == NULL || sh->rate_buf == NULL ||
+        sh->close_sums == NULL || hosts == NULL ||
         wsp__pace_init(&sh->pace, c.mode, c.rate, (double)c.batch_bytes,
                        (double)c.window, MPI_Wtime()) != WSP_OK) {
       local_rc = wsp__fail(comm, WSP_ERR_NOMEM, "%s: out of memory", fn);
       if (sh) {
         free(sh->peers);
+        free(sh->rate_buf);
         free(sh->close_sums);
         free(sh);
         sh = NULL;
@@ -1234,6 +1282,7 @@ int wsp_shuffle_open(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
   sh->resp_per_req = -1;
   for (int i = 0; i < WSP__REPLY_SLOTS; i++) sh->replies[i].sh = sh;
   sh->t_open = MPI_Wtime();
+  sh->paced_at = -1e300; /* never held back yet */
   sh->peers[sh->rank].local = 1;
 #ifndef WSP_SIMGRID
   if (c.progress_thread) {
@@ -1275,6 +1324,7 @@ fail:
   if (dup != MPI_COMM_NULL) MPI_Comm_free(&dup);
   if (sh) {
     free(sh->peers);
+    free(sh->rate_buf);
     free(sh->close_sums);
     free(sh);
   }
@@ -1661,6 +1711,7 @@ int wsp_shuffle_free(wsp_shuffle_t **sh) {
                      "wsp_shuffle_free: the shuffle is open; close it first "
                      "(wsp_shuffle_close is collective)");
   free(s->peers);
+  free(s->rate_buf);
   if (!s->close_sums_pending) free(s->close_sums); /* else MPI may write it */
   free(s);
   *sh = NULL;

@@ -15,11 +15,15 @@
  * Both kinds of message are a 16-byte header followed by `count` entries of
  * (u64 length, payload). Integers are in the host's byte order: ranks are
  * assumed to share one (as MPI_BYTE transfers imply).
- *   request batch:  u64 seq | u32 count | u32 0     | entries
+ *   request batch:  u64 seq | u32 count | f32 rate  | entries
  *   response chunk: u64 seq | u32 count | u32 flags | entries
  * `seq` numbers the request batches from one rank to one peer (0, 1, ...);
  * a response chunk carries the seq of the batch it answers. A batch's
- * responses may span several chunks; the last one has WSP__CHUNK_LAST. */
+ * responses may span several chunks; the last one has WSP__CHUNK_LAST.
+ * `rate` is the requester's adaptive pacing rate (bytes of cost per second,
+ * an IEEE single) when it sent the batch, 0 in fixed mode and in slow
+ * start: what lets requesters compare their rates (shuffle_pace.c,
+ * "Fairness"). */
 enum {
   WSP__HDR_BYTES = 16,
   WSP__ENTRY_BYTES = 8,
@@ -96,6 +100,10 @@ size_t wsp__grow_cap(size_t cap, size_t need, size_t max);
 #define WSP__PACE_FLOOR_S 10.0   /* slowest rate: one batch per this */
 #define WSP__PACE_CAP 2.0        /* rate <= this x recent delivered rate */
 #define WSP__PACE_GAIN 8.0       /* 1/weight of the moving averages */
+#define WSP__PACE_FAIR 0.9       /* below this x the peers' median rate: catch up */
+#define WSP__PACE_PEER_AGE 2.0   /* s: older peer rates are not counted */
+#define WSP__PACE_PEER_EVERY 0.1 /* s: the median is recomputed this often */
+#define WSP__PACE_LIMITED_S 1.0  /* s: held back by pacing this recently, or no report */
 
 /* ---- pacing controller (shuffle_pace.c) ----
  * Decides whether one more batch may enter the network. Both modes pace
@@ -128,15 +136,21 @@ typedef struct wsp__pace {
   int have_prev_q, have_floor, hold;
   double delivered[WSP__PACE_HISTORY];
   int ndelivered;
+  /* The median of the other requesters' rates (0: unknown), from the
+   * engine (wsp__pace_peers). */
+  double peer_ref;
   /* The token bucket. */
   double tokens, t_last;
-  uint64_t n_increase, n_decrease, n_stall, n_intervals;
+  uint64_t n_increase, n_decrease, n_stall, n_intervals, n_catch_up;
 } wsp__pace_t;
 
 int wsp__pace_init(wsp__pace_t *p, wsp_shuffle_mode_t mode, double rate,
                    double batch, double window_max, double now);
 /* The pacing rate in force (bytes of cost per second). */
 double wsp__pace_rate(const wsp__pace_t *p);
+/* The rate a request batch reports to its responder (wire format): the
+ * adaptive rate once paced, 0 in slow start and in fixed mode. */
+double wsp__pace_report(const wsp__pace_t *p);
 /* The cap on the volume in flight (cfg.window). */
 double wsp__pace_window(const wsp__pace_t *p);
 /* One batch's cost: max(batch, smoothed cost of answered batches). */
@@ -152,5 +166,11 @@ void wsp__pace_sent(wsp__pace_t *p, double cost);
  * excluded), `now` the time of the answer. */
 void wsp__pace_ack(wsp__pace_t *p, double rtt, double cost, double inflight,
                    double now);
+/* The median of the rates other requesters last reported (0: none known);
+ * the adaptive controller catches up when well below it. */
+void wsp__pace_peers(wsp__pace_t *p, double median);
+/* The median of v[0..n-1] (the mean of the two middle values for even n;
+ * 0 for n <= 0). Reorders v. */
+double wsp__pace_median(double *v, int n);
 
 #endif

@@ -105,10 +105,32 @@
  * keeps slow start on a long path from reading the bytes in flight that
  * its growing rate needs (Little's law) as a queue.
  *
+ * Fairness. Every decrease scales a rate by a factor and every probe by a
+ * fraction, and the queueing signal is shared by all requesters of an
+ * all-pairs exchange, so ratios between requesters' rates stay where they
+ * happen to be: multiplicative increase with multiplicative decrease does
+ * not converge to equal shares (Chiu and Jain 1989). On netlab (16 x 1,
+ * 25 Mbit/s, 60 s) one host's rate sat at 0.55-0.7 of B for 15 s while the
+ * median host's was near 0.9, and its goodput with it: the worst 5-s
+ * windows of the whole run. So request batches carry their requester's
+ * rate (wire format, shuffle_internal.h), each rank hands the controller
+ * the median of the rates its peers reported in the last
+ * WSP__PACE_PEER_AGE seconds (wsp__pace_peers), and where the controller
+ * would increase it first closes half the gap to WSP__PACE_FAIR x that
+ * median from below, or to the median / WSP__PACE_FAIR from above. A
+ * requester only reports while pacing holds it back (it was refused a
+ * batch within WSP__PACE_LIMITED_S): one that asks less than its rate
+ * allows, having little to send, says nothing about the network's share,
+ * and its low rate must not hold back those that have more. Decreases are
+ * left as they are: they answer the queue, which comes first.
+ *
  * Everything here is arithmetic on numbers the engine passes in; the unit
  * test (tests/unit/test_shuffle_pace.c) runs it against a simulated link.
  */
 #include "shuffle_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
 
 int wsp__pace_init(wsp__pace_t *p, wsp_shuffle_mode_t mode, double rate,
                    double batch, double window_max, double now) {
@@ -136,7 +158,9 @@ int wsp__pace_init(wsp__pace_t *p, wsp_shuffle_mode_t mode, double rate,
   p->ndelivered = 0;
   p->tokens = batch;
   p->t_last = now;
+  p->peer_ref = 0;
   p->n_increase = p->n_decrease = p->n_stall = p->n_intervals = 0;
+  p->n_catch_up = 0;
   return WSP_OK;
 }
 
@@ -152,6 +176,10 @@ double wsp__pace_rate(const wsp__pace_t *p) {
 }
 
 double wsp__pace_window(const wsp__pace_t *p) { return p->window_max; }
+
+double wsp__pace_report(const wsp__pace_t *p) {
+  return p->mode == WSP_SHUFFLE_ADAPTIVE && !p->slow_start ? p->rate : 0;
+}
 
 /* The unloaded round trip of one batch (0 before any answer). */
 static double wsp__pace_base_rtt(const wsp__pace_t *p) {
@@ -222,6 +250,14 @@ static void wsp__pace_decide(wsp__pace_t *p, double now, int stalled) {
       double up = p->rate * WSP__PACE_AI;
       if (p->rate < p->good && up < 0.5 * (p->good - p->rate))
         up = 0.5 * (p->good - p->rate);
+      double lo = WSP__PACE_FAIR * p->peer_ref, hi = p->peer_ref / WSP__PACE_FAIR;
+      if (p->peer_ref > 0 && p->rate < lo && up < 0.5 * (lo - p->rate)) {
+        up = 0.5 * (lo - p->rate); /* well below the others: catch up */
+        p->n_catch_up++;
+      } else if (p->peer_ref > 0 && p->rate > hi) {
+        up = -0.5 * (p->rate - hi); /* well above them: give way */
+        p->n_catch_up++;
+      }
       p->rate += up;
       p->n_increase++;
     }
@@ -244,6 +280,21 @@ static void wsp__pace_decide(wsp__pace_t *p, double now, int stalled) {
   if (p->rate < p->rate_lo_seen) p->rate_lo_seen = p->rate;
   if (p->rate > p->rate_hi_seen) p->rate_hi_seen = p->rate;
   wsp__pace_new_interval(p, now);
+}
+
+void wsp__pace_peers(wsp__pace_t *p, double median) {
+  p->peer_ref = median > 0 && isfinite(median) ? median : 0;
+}
+
+static int wsp__cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+double wsp__pace_median(double *v, int n) {
+  if (n <= 0) return 0;
+  qsort(v, (size_t)n, sizeof *v, wsp__cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 int wsp__pace_may_send(wsp__pace_t *p, double inflight, double now) {

@@ -296,6 +296,62 @@ static void test_state_machine(void) {
         "ignored");
 }
 
+/* The pure parts of the fairness rule: the median, what a batch reports,
+ * and the catch-up or giving way against the peers' median rate. */
+static void test_peers_rule(void) {
+  double v0[1] = {0}, v1[] = {5}, v2[] = {4, 2}, v5[] = {9, 1, 7, 3, 5};
+  CHECK(wsp__pace_median(v0, 0) == 0, "median of nothing");
+  CHECK(wsp__pace_median(v1, 1) == 5, "median of one");
+  CHECK(wsp__pace_median(v2, 2) == 3, "median of two: the mean");
+  CHECK(wsp__pace_median(v5, 5) == 5, "median of five");
+  wsp__pace_t p;
+  double t = 0;
+  const double u = 1000;
+  wsp__pace_init(&p, WSP_SHUFFLE_FIXED, 7e5, u, 1e6, 0);
+  CHECK(wsp__pace_report(&p) == 0, "fixed mode reports no rate");
+  wsp__pace_init(&p, WSP_SHUFFLE_ADAPTIVE, 0, u, 1e6, 0);
+  CHECK(wsp__pace_report(&p) == 0, "slow start reports no rate");
+  wsp__pace_peers(&p, NAN);
+  CHECK(p.peer_ref == 0, "a NaN median is ignored");
+  /* Leave slow start as in test_state_machine, then sit at a steady queue
+   * until the rate probes above the good rate (D = 5e4 B/s). */
+  feed(&p, &t, 4, 0.01, 0.02, 8 * u);
+  feed(&p, &t, 4, 0.01, 0.02, 8 * u);
+  feed(&p, &t, 4, 0.07, 0.02, 8 * u);
+  feed(&p, &t, 4, 0.07, 0.02, 8 * u);
+  CHECK(!p.slow_start, "paced");
+  CHECK(wsp__pace_report(&p) == p.rate, "reports its rate once paced");
+  double r = 0;
+  for (int i = 0; i < 20 && !(r > p.good); i++) r = feed(&p, &t, 4, 0.07, 0.02, 0);
+  CHECK(r > p.good && r < 0.6 * WSP__PACE_CAP * 5e4,
+        "probing above the good rate, below the cap: %g", r);
+  /* The others at twice the rate: half the gap to FAIR x their median. */
+  double ref = 2 * r;
+  wsp__pace_peers(&p, ref);
+  double want = r + 0.5 * (WSP__PACE_FAIR * ref - r);
+  r = feed(&p, &t, 4, 0.07, 0.02, 0);
+  CHECK(fabs(r - want) < 1e-6 && p.n_catch_up == 1, "catching up: %g (want %g)",
+        r, want);
+  /* Within [FAIR, 1/FAIR] x the median: the usual probe. */
+  wsp__pace_peers(&p, r);
+  double before = r;
+  r = feed(&p, &t, 4, 0.07, 0.02, 0);
+  CHECK(fabs(r - before * (1 + WSP__PACE_AI)) < 1e-6 && p.n_catch_up == 1,
+        "near the median: +%g%%: %g", 100 * WSP__PACE_AI, r);
+  /* The others at a third: half the way down to their median / FAIR. */
+  ref = r / 3;
+  wsp__pace_peers(&p, ref);
+  want = r - 0.5 * (r - ref / WSP__PACE_FAIR);
+  r = feed(&p, &t, 4, 0.07, 0.02, 0);
+  CHECK(fabs(r - want) < 1e-6 && p.n_catch_up == 2, "giving way: %g (want %g)",
+        r, want);
+  /* No median known: the usual probe again. */
+  wsp__pace_peers(&p, 0);
+  before = r;
+  r = feed(&p, &t, 4, 0.07, 0.02, 0);
+  CHECK(fabs(r - before * (1 + WSP__PACE_AI)) < 1e-6, "no median: %g", r);
+}
+
 static void test_fixed(void) {
   /* A token bucket at 1 MB/s with 64 KiB batches: over 10 s about 10 MB
    * leave, in bursts of at most one batch. */
@@ -452,6 +508,7 @@ int main(void) {
   test_long_path();
   test_capacity_drop();
   test_competition();
+  test_peers_rule();
   test_limits();
   test_grow();
   test_env();
