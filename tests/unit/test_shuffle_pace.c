@@ -334,17 +334,17 @@ static void test_state_machine(void) {
 /* A latecomer behind one FIFO queue. Four requesters share a 25 Mbit/s
  * path with 2 ms; the fourth begins 8 s after the others, while they hold
  * a queue standing, so the smallest round trip it ever sees, its unloaded
- * path, includes that queue: it reads the queue as no queue, stays in slow
- * start until its window is some 170 batches, and takes the others' share.
- * In one FIFO every decrease and probe meets all requesters alike, so the
- * ratios stay (here 1.4 : 0.7 of a fair share over 100-200 s). Told the
- * others' median rate, the requesters converge to equal shares once the
- * queue has drained. (The drain itself takes tens of seconds: decreases
- * to no less than 0.8 D remove a large queue slowly; docs/shuffle.md.)
- * Returns max / min of the requesters' goodput over 100-200 s. */
-static double latecomer(int peers) {
+ * path, includes that queue. Alone, it reads the queue as none, stays in
+ * slow start until its window is some 170 batches, and takes the others'
+ * share; and in one FIFO every decrease and probe meets all requesters
+ * alike, so the ratios stay (2.1 : 0.5 of a fair share over 30-60 s).
+ * Told the others' median rate, it leaves slow start at that rate, and
+ * the requesters converge to equal shares. Returns max / min of the
+ * requesters' goodput over 30-60 s; *window: the latecomer's slow-start
+ * window at its end, in batches. */
+static double latecomer(int peers, double *window) {
   sim_t s = {.k = 4, .C = 25e6 / 8, .L = 0.002, .c = 1032 + 102400, .dt = 1e-4,
-             .T = 200, .cross_from = 1e9, .fifo = 1, .peers = peers,
+             .T = 60, .cross_from = 1e9, .fifo = 1, .peers = peers,
              .start = {0, 0, 0, 8}};
   sim_run(&s, WSP_SHUFFLE_ADAPTIVE, 0);
   double sum = 0, lo = 1e300, hi = 0;
@@ -354,19 +354,24 @@ static double latecomer(int peers) {
     if (g < lo) lo = g;
     if (g > hi) hi = g;
   }
+  *window = s.pace[3].cwnd / s.c;
   printf("latecomer (%s): total %.3f C, latecomer %.3f of fair, the first "
-         "%.3f, %llu catching up\n", peers ? "peers' median" : "alone",
-         sum / s.C, goodput(&s, 3) / (s.C / s.k), goodput(&s, 0) / (s.C / s.k),
-         (unsigned long long)s.pace[3].n_catch_up);
+         "%.3f; its slow start ended at %.1f batches\n",
+         peers ? "peers' median" : "alone", sum / s.C,
+         goodput(&s, 3) / (s.C / s.k), goodput(&s, 0) / (s.C / s.k), *window);
   CHECK(sum >= 0.9 * s.C, "latecomer: total %.3f of C", sum / s.C);
   return lo > 0 ? hi / lo : INFINITY;
 }
 
 static void test_latecomer(void) {
-  double alone = latecomer(0), told = latecomer(1);
+  double w_alone, w_told;
+  double alone = latecomer(0, &w_alone), told = latecomer(1, &w_told);
   CHECK(told <= 1.25, "latecomer, peers' median: goodput max / min %.3f", told);
   CHECK(told < alone, "the peers' median evens the shares: max / min %.3f "
         "(alone %.3f)", told, alone);
+  CHECK(w_told <= 20 && w_told < w_alone,
+        "the latecomer leaves slow start at the median: %.1f batches (alone "
+        "%.1f)", w_told, w_alone);
 }
 
 /* The pure parts of the fairness rule: the median, what a batch reports,
@@ -386,6 +391,18 @@ static void test_peers_rule(void) {
   CHECK(wsp__pace_report(&p) == 0, "slow start reports no rate");
   wsp__pace_peers(&p, NAN);
   CHECK(p.peer_ref == 0, "a NaN median is ignored");
+  /* Others paced already: slow start ends once its rate reaches their
+   * median, at that rate. (cwnd 2u over srtt 0.01 s: 2e5 B/s.) */
+  wsp__pace_ack(&p, 0.01, u, 0, t += 0.001);
+  wsp__pace_peers(&p, 5e5);
+  wsp__pace_ack(&p, 0.01, u, u, t += 0.001);
+  CHECK(p.slow_start && p.n_joined == 0, "below the median: still slow start");
+  wsp__pace_peers(&p, 3e5);
+  wsp__pace_ack(&p, 0.01, u, 2 * u, t += 0.001);
+  CHECK(!p.slow_start && p.rate == 3e5 && p.good == 3e5 && p.n_joined == 1,
+        "joined at the median: %g", p.rate);
+  wsp__pace_init(&p, WSP_SHUFFLE_ADAPTIVE, 0, u, 1e6, 0);
+  t = 0;
   /* Leave slow start as in test_state_machine, then sit at a steady queue
    * until the rate probes above the good rate (D = 5e4 B/s). */
   feed(&p, &t, 4, 0.01, 0.02, 8 * u);
