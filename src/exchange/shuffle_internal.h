@@ -21,9 +21,9 @@
  * a response chunk carries the seq of the batch it answers. A batch's
  * responses may span several chunks; the last one has WSP__CHUNK_LAST.
  * `rate` is the requester's adaptive pacing rate (bytes of cost per second,
- * an IEEE single) when it sent the batch, 0 in fixed mode and in slow
- * start: what lets requesters compare their rates (shuffle_pace.c,
- * "Fairness"). */
+ * an IEEE single) when it sent the batch; 0 in fixed mode, in slow start,
+ * and when pacing has not held it back within WSP__PACE_LIMITED_S. It lets
+ * requesters compare their rates (shuffle_pace.c, "Fairness"). */
 enum {
   WSP__HDR_BYTES = 16,
   WSP__ENTRY_BYTES = 8,
@@ -166,8 +166,10 @@ void wsp__pace_sent(wsp__pace_t *p, double cost);
  * excluded), `now` the time of the answer. */
 void wsp__pace_ack(wsp__pace_t *p, double rtt, double cost, double inflight,
                    double now);
-/* The median of the rates other requesters last reported (0: none known);
- * the adaptive controller catches up when well below it. */
+/* The median of the rates other requesters last reported (0: none known).
+ * Where the adaptive controller would increase, it first moves towards
+ * [WSP__PACE_FAIR, 1/WSP__PACE_FAIR] x the median; in slow start it stops
+ * once its rate reaches the median. */
 void wsp__pace_peers(wsp__pace_t *p, double median);
 /* The median of v[0..n-1] (the mean of the two middle values for even n;
  * 0 for n <= 0). Reorders v. */
