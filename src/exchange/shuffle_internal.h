@@ -141,7 +141,10 @@ typedef struct wsp__pace {
   double peer_ref;
   /* The token bucket. */
   double tokens, t_last;
-  uint64_t n_increase, n_decrease, n_stall, n_intervals, n_catch_up, n_joined;
+  uint64_t n_increase, n_decrease, n_stall, n_intervals;
+  /* Increase steps that moved towards the peers' median instead of
+   * probing (up or down), and slow starts ended at that median. */
+  uint64_t n_toward_median, n_joined;
 } wsp__pace_t;
 
 int wsp__pace_init(wsp__pace_t *p, wsp_shuffle_mode_t mode, double rate,

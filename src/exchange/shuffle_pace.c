@@ -167,7 +167,7 @@ int wsp__pace_init(wsp__pace_t *p, wsp_shuffle_mode_t mode, double rate,
   p->t_last = now;
   p->peer_ref = 0;
   p->n_increase = p->n_decrease = p->n_stall = p->n_intervals = 0;
-  p->n_catch_up = p->n_joined = 0;
+  p->n_toward_median = p->n_joined = 0;
   return WSP_OK;
 }
 
@@ -260,10 +260,10 @@ static void wsp__pace_decide(wsp__pace_t *p, double now, int stalled) {
       double lo = WSP__PACE_FAIR * p->peer_ref, hi = p->peer_ref / WSP__PACE_FAIR;
       if (p->peer_ref > 0 && p->rate < lo && up < 0.5 * (lo - p->rate)) {
         up = 0.5 * (lo - p->rate); /* well below the others: catch up */
-        p->n_catch_up++;
+        p->n_toward_median++;
       } else if (p->peer_ref > 0 && p->rate > hi) {
         up = -0.5 * (p->rate - hi); /* well above them: give way */
-        p->n_catch_up++;
+        p->n_toward_median++;
       }
       p->rate += up;
       p->n_increase++;

@@ -420,20 +420,20 @@ static void test_peers_rule(void) {
   wsp__pace_peers(&p, ref);
   double want = r + 0.5 * (WSP__PACE_FAIR * ref - r);
   r = feed(&p, &t, 4, 0.07, 0.02, 0);
-  CHECK(fabs(r - want) < 1e-6 && p.n_catch_up == 1, "catching up: %g (want %g)",
+  CHECK(fabs(r - want) < 1e-6 && p.n_toward_median == 1, "catching up: %g (want %g)",
         r, want);
   /* Within [FAIR, 1/FAIR] x the median: the usual probe. */
   wsp__pace_peers(&p, r);
   double before = r;
   r = feed(&p, &t, 4, 0.07, 0.02, 0);
-  CHECK(fabs(r - before * (1 + WSP__PACE_AI)) < 1e-6 && p.n_catch_up == 1,
+  CHECK(fabs(r - before * (1 + WSP__PACE_AI)) < 1e-6 && p.n_toward_median == 1,
         "near the median: +%g%%: %g", 100 * WSP__PACE_AI, r);
   /* The others at a third: half the way down to their median / FAIR. */
   ref = r / 3;
   wsp__pace_peers(&p, ref);
   want = r - 0.5 * (r - ref / WSP__PACE_FAIR);
   r = feed(&p, &t, 4, 0.07, 0.02, 0);
-  CHECK(fabs(r - want) < 1e-6 && p.n_catch_up == 2, "giving way: %g (want %g)",
+  CHECK(fabs(r - want) < 1e-6 && p.n_toward_median == 2, "giving way: %g (want %g)",
         r, want);
   /* No median known: the usual probe again. */
   wsp__pace_peers(&p, 0);
