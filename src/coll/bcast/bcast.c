@@ -9,6 +9,7 @@ enum {
   WSP__BCAST_BINOMIAL,
   WSP__BCAST_KNOMIAL,
   WSP__BCAST_CHAIN,
+  WSP__BCAST_SPLIT_BINARY,
   WSP__BCAST_SCATTER_RING,
   WSP__BCAST_SCATTER_RDB,
   WSP__BCAST_COUNT
@@ -44,6 +45,18 @@ static const wsp__coll_alg_t wsp__bcast_algs[WSP__BCAST_COUNT] = {
                                            "beta_x (beta for p = 2)"},
                           .cost = wsp__bcast_chain_cost,
                           .run = wsp__bcast_chain},
+    [WSP__BCAST_SPLIT_BINARY] =
+        {.info = {.name = "split_binary",
+                  .desc = "two binary trees under the root, one per half "
+                          "of the message, pipelined in segments; then "
+                          "each rank swaps halves with its partner in the "
+                          "other tree",
+                  .cost = "(2s + 2(D-1)).(alpha + (h/s).b) + alpha + "
+                          "(n/2).beta_x, h = n/2, s = ceil(h/seg), D = "
+                          "floor(lg ceil((p-1)/2)) + 1, b = beta_x (beta "
+                          "for D = 1)"},
+         .cost = wsp__bcast_split_binary_cost,
+         .run = wsp__bcast_split_binary},
     [WSP__BCAST_SCATTER_RING] =
         {.info = {.name = "scatter_ring",
                   .desc = "van de Geijn: binomial scatter of p blocks from "

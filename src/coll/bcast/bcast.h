@@ -23,6 +23,19 @@ double wsp__bcast_scatter_rdb_cost(const wsp_model_t *m,
                                    const wsp__coll_shape_t *s,
                                    wsp__coll_tune_t *t);
 
+int wsp__bcast_split_binary(wsp_comm_t *comm, const wsp__coll_args_t *a);
+double wsp__bcast_split_binary_cost(const wsp_model_t *m,
+                                    const wsp__coll_shape_t *s,
+                                    wsp__coll_tune_t *t);
+
+/* ---- shared by the pipelined broadcasts (bcast_chain.c) ---- */
+/* Segments a pipelined broadcast keeps posted ahead for segments of seg
+ * bytes: enough to cover 2 MiB, at least 4 and at most
+ * WSP__BCAST_MAX_AHEAD (the bcast chain's header says why). */
+enum { WSP__BCAST_MAX_AHEAD = 32 };
+#define WSP__BCAST_DEFAULT_SEG ((size_t)64 * 1024) /* when tune.seg is 0 */
+size_t wsp__bcast_ahead(size_t seg);
+
 /* ---- shared by the scatter-based broadcasts (bcast_scatter.c) ---- */
 /* The binomial scatter of the p blocks of a->recvbuf from a->root
  * (src/patterns/bcast_sched.h): afterwards relative rank r holds blocks

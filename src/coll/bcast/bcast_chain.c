@@ -13,7 +13,8 @@
  * segment times it takes to fill it.
  *
  * The window is counted in bytes: ahead = ceil(WSP__CHAIN_WINDOW / seg),
- * at least 4 and at most WSP__CHAIN_MAX_AHEAD segments. Each segment
+ * at least 4 and at most WSP__BCAST_MAX_AHEAD segments (wsp__bcast_ahead,
+ * which the split binary tree shares). Each segment
  * above the MPI's eager limit needs a rendezvous answer from the receiver,
  * and that answer leaves through the receiver's own link, queued behind the
  * segments it is forwarding; the window has to cover that queue. With a
@@ -41,15 +42,13 @@
 
 #include "../../patterns/tree.h"
 
-enum { WSP__CHAIN_MIN_AHEAD = 4, WSP__CHAIN_MAX_AHEAD = 32 };
+enum { WSP__CHAIN_MIN_AHEAD = 4 };
 #define WSP__CHAIN_WINDOW ((size_t)2 << 20)
-#define WSP__CHAIN_DEFAULT_SEG ((size_t)64 * 1024)
 
-/* Segments kept posted ahead for segments of seg bytes (see above). */
-static size_t wsp__chain_ahead(size_t seg) {
+size_t wsp__bcast_ahead(size_t seg) {
   size_t k = WSP__CHAIN_WINDOW / seg + (WSP__CHAIN_WINDOW % seg != 0);
   if (k < WSP__CHAIN_MIN_AHEAD) k = WSP__CHAIN_MIN_AHEAD;
-  if (k > WSP__CHAIN_MAX_AHEAD) k = WSP__CHAIN_MAX_AHEAD;
+  if (k > WSP__BCAST_MAX_AHEAD) k = WSP__BCAST_MAX_AHEAD;
   return k;
 }
 
@@ -66,13 +65,13 @@ double wsp__bcast_chain_cost(const wsp_model_t *m, const wsp__coll_shape_t *s,
 
 int wsp__bcast_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   int p = comm->size, r = wsp_tree_rel(comm->rank, a->root, p), rc = WSP_OK;
-  size_t n = a->block, seg = a->tune.seg ? a->tune.seg : WSP__CHAIN_DEFAULT_SEG;
-  size_t nseg = n / seg + (n % seg != 0), ahead = wsp__chain_ahead(seg);
+  size_t n = a->block, seg = a->tune.seg ? a->tune.seg : WSP__BCAST_DEFAULT_SEG;
+  size_t nseg = n / seg + (n % seg != 0), ahead = wsp__bcast_ahead(seg);
   int prev = r > 0 ? wsp_tree_abs(r - 1, a->root, p) : -1;
   int next = r + 1 < p ? wsp_tree_abs(r + 1, a->root, p) : -1;
   char *buf = a->recvbuf;
-  MPI_Request rreq[WSP__CHAIN_MAX_AHEAD], sreq[WSP__CHAIN_MAX_AHEAD];
-  for (size_t k = 0; k < WSP__CHAIN_MAX_AHEAD; k++)
+  MPI_Request rreq[WSP__BCAST_MAX_AHEAD], sreq[WSP__BCAST_MAX_AHEAD];
+  for (size_t k = 0; k < WSP__BCAST_MAX_AHEAD; k++)
     rreq[k] = sreq[k] = MPI_REQUEST_NULL;
 #define WSP__SEG_LEN(i) ((i) + 1 < nseg ? seg : n - (i) * seg)
   if (prev >= 0)
@@ -102,9 +101,9 @@ int wsp__bcast_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {
 fail:
   /* Complete what was started: posted receives are cancelled, sends
    * finish. The first error stays the one reported. */
-  for (size_t k = 0; k < WSP__CHAIN_MAX_AHEAD; k++)
+  for (size_t k = 0; k < WSP__BCAST_MAX_AHEAD; k++)
     if (rreq[k] != MPI_REQUEST_NULL) MPI_Cancel(&rreq[k]);
-  MPI_Waitall(WSP__CHAIN_MAX_AHEAD, rreq, MPI_STATUSES_IGNORE);
-  MPI_Waitall(WSP__CHAIN_MAX_AHEAD, sreq, MPI_STATUSES_IGNORE);
+  MPI_Waitall(WSP__BCAST_MAX_AHEAD, rreq, MPI_STATUSES_IGNORE);
+  MPI_Waitall(WSP__BCAST_MAX_AHEAD, sreq, MPI_STATUSES_IGNORE);
   return rc;
 }

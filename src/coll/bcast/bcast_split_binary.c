@@ -1,0 +1,151 @@
+/*
+ * Split-binary-tree broadcast.
+ *
+ * The message is cut into two halves, and the ranks other than the root
+ * into two binary trees, the sides (src/patterns/splitbin.h: odd relative
+ * ranks in side 0, even ones in side 1, each a binary heap under the root).
+ * The root sends half 0 down side 0 and half 1 down side 1, in segments
+ * and alternating between the two, and every rank forwards each segment of
+ * its side's half to its (up to two) children as soon as it has it, while
+ * the next segments arrive. Then each rank of side 0 swaps halves with its
+ * partner in side 1 (relative ranks 2i-1 and 2i); when p - 1 is odd, the
+ * unpaired last rank gets half 1 from the root.
+ *
+ * Why: a binomial tree sends the whole message ceil(lg p) times from the
+ * root and once on each level, a pipelined chain needs p - 1 hops to fill.
+ * Here the root's link carries n bytes (n/2 to each side), the depth is
+ * about lg(p/2) hops, and the segments keep every level busy at once, so
+ * for mid-sized messages (a few KiB to a few hundred KiB on an Ethernet
+ * cluster) it beats both. It is the algorithm Open MPI's tuned component
+ * uses for such sizes, and the one our scatter_rdb lost to in SimGrid at
+ * p = 8, 4 KiB, 100 Mbit/s (docs/coll.md, "Small messages under SimGrid").
+ *
+ * Segments: a->tune.seg (the model's optimum below, or WSP_COLL_SEGMENT;
+ * 0 means 64 KiB). A window of wsp__bcast_ahead(seg) receives stays posted,
+ * as in the chain; each rank keeps at most that many segments of sends in
+ * flight per child.
+ *
+ * Preconditions: none (any p, any n; p = 2 is a send of half 0 then half 1).
+ *
+ * With h = ceil(n/2), D = the depth in hops (floor(lg ceil((p-1)/2)) + 1),
+ * s = ceil(h/seg) segments per half, sides = 2 (1 for p = 2) and the root
+ * sending one segment per side in turn, while every inner rank forwards two
+ * per segment it receives:
+ *
+ * Cost = (sides.s + 2.(D - 1)).(alpha + (h/s).b) + alpha + (n/2).b_x,
+ *        b = beta_x if D > 1 (inner ranks receive and send) else beta,
+ *        b_x = beta_x if p > 2 (a swap) else beta (the root's last send);
+ *        seg = sqrt(h.alpha / ((D - 1).b)) (wsp__pipeline_seg, D stages).
+ */
+#include "bcast.h"
+
+#include "../../patterns/splitbin.h"
+#include "../../patterns/tree.h"
+
+double wsp__bcast_split_binary_cost(const wsp_model_t *m,
+                                    const wsp__coll_shape_t *s,
+                                    wsp__coll_tune_t *t) {
+  int p = s->p, d = wsp_splitbin_depth(p);
+  if (p < 2) {
+    if (t) t->seg = 0;
+    return 0;
+  }
+  size_t lo, h;
+  wsp_splitbin_half(s->bytes, 0, &lo, &h);
+  double b = d > 1 ? m->beta_x : m->beta, bx = p > 2 ? m->beta_x : m->beta;
+  size_t seg = wsp__pipeline_seg(m, h, d, b, 1);
+  if (t) t->seg = seg;
+  double segs = h ? (double)(h / seg + (h % seg != 0)) : 1;
+  int sides = p > 2 ? 2 : 1;
+  return (sides * segs + 2.0 * (d - 1)) * (m->alpha + (double)h / segs * b) +
+         m->alpha + (double)(s->bytes / 2) * bx;
+}
+
+int wsp__bcast_split_binary(wsp_comm_t *comm, const wsp__coll_args_t *a) {
+  int p = comm->size, r = wsp_tree_rel(comm->rank, a->root, p), rc = WSP_OK;
+  if (p < 2) return WSP_OK;
+  char *buf = a->recvbuf;
+  size_t n = a->block, seg = a->tune.seg ? a->tune.seg : WSP__BCAST_DEFAULT_SEG;
+  size_t ahead = wsp__bcast_ahead(seg);
+  wsp_splitbin_node_t nd;
+  wsp_splitbin_node(r, p, &nd);
+  /* The half each child carries and its segments: the root's children
+   * carry their own sides' halves, everybody else's carry this rank's. */
+  size_t clo[2] = {0, 0}, clen[2] = {0, 0}, cseg[2] = {0, 0};
+  int cabs[2] = {-1, -1};
+  for (int c = 0; c < nd.nchild; c++) {
+    wsp_splitbin_half(n, r == 0 ? c : nd.side, &clo[c], &clen[c]);
+    cseg[c] = clen[c] / seg + (clen[c] % seg != 0);
+    cabs[c] = wsp_tree_abs(nd.child[c], a->root, p);
+  }
+  /* This rank's own half (what it receives from its parent). */
+  size_t mlo = 0, mlen = 0, mseg = 0;
+  if (r != 0) {
+    wsp_splitbin_half(n, nd.side, &mlo, &mlen);
+    mseg = mlen / seg + (mlen % seg != 0);
+  }
+  size_t steps = r != 0 ? mseg : (cseg[0] > cseg[1] ? cseg[0] : cseg[1]);
+  int parent = nd.parent >= 0 ? wsp_tree_abs(nd.parent, a->root, p) : -1;
+  MPI_Request rreq[WSP__BCAST_MAX_AHEAD], sreq[2 * WSP__BCAST_MAX_AHEAD];
+  MPI_Request xreq[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  for (size_t k = 0; k < WSP__BCAST_MAX_AHEAD; k++)
+    rreq[k] = sreq[2 * k] = sreq[2 * k + 1] = MPI_REQUEST_NULL;
+#define WSP__SEG_LEN(len, i) (((i) + 1) * seg < (len) ? seg : (len) - (i) * seg)
+
+  /* Tree phase: receive this half's segments, forward each to the
+   * children. */
+  for (size_t i = 0; i < mseg && i < ahead; i++)
+    if ((rc = wsp__irecv_typed(comm, buf + mlo + i * seg, WSP__SEG_LEN(mlen, i),
+                               MPI_BYTE, parent, a->tag, &rreq[i])))
+      goto fail;
+  for (size_t i = 0; i < steps; i++) {
+    size_t slot = i % ahead;
+    if (r != 0) {
+      if ((rc = wsp__coll_waitall(comm, 1, &rreq[slot], seg))) goto fail;
+      size_t j = i + ahead;
+      if (j < mseg &&
+          (rc = wsp__irecv_typed(comm, buf + mlo + j * seg, WSP__SEG_LEN(mlen, j),
+                                 MPI_BYTE, parent, a->tag, &rreq[slot])))
+        goto fail;
+    }
+    for (int c = 0; c < nd.nchild; c++) {
+      if (i >= cseg[c]) continue;
+      MPI_Request *sr = &sreq[2 * slot + (size_t)c];
+      if ((rc = wsp__coll_waitall(comm, 1, sr, seg)) ||
+          (rc = wsp__isend_typed(comm, buf + clo[c] + i * seg, WSP__SEG_LEN(clen[c], i),
+                                 MPI_BYTE, cabs[c], a->tag, sr)))
+        goto fail;
+    }
+  }
+#undef WSP__SEG_LEN
+
+  /* Swap: send this rank's half to the partner (the root sends half 1),
+   * receive the other half from it (a rank partnered with the root only
+   * receives). The receive is posted after every receive from the parent,
+   * so that for p = 2, where the partner is the parent, MPI's ordering of
+   * messages between one pair matches them right. */
+  size_t slo, slen, olo = 0, olen = 0;
+  if (nd.partner >= 0) {
+    int q = wsp_tree_abs(nd.partner, a->root, p);
+    wsp_splitbin_half(n, r == 0 ? 1 : nd.side, &slo, &slen);
+    if (r != 0) wsp_splitbin_half(n, 1 - nd.side, &olo, &olen);
+    if (nd.partner != 0 && slen &&
+        (rc = wsp__isend_typed(comm, buf + slo, slen, MPI_BYTE, q, a->tag, &xreq[0])))
+      goto fail;
+    if (r != 0 && olen &&
+        (rc = wsp__irecv_typed(comm, buf + olo, olen, MPI_BYTE, q, a->tag, &xreq[1])))
+      goto fail;
+  }
+  if ((rc = wsp__coll_waitall(comm, 2, xreq, olen))) goto fail;
+  return wsp__coll_waitall(comm, (int)(2 * ahead), sreq, 0);
+fail:
+  /* Complete what was started: posted receives are cancelled, sends
+   * finish. The first error stays the one reported. */
+  for (size_t k = 0; k < WSP__BCAST_MAX_AHEAD; k++)
+    if (rreq[k] != MPI_REQUEST_NULL) MPI_Cancel(&rreq[k]);
+  if (xreq[1] != MPI_REQUEST_NULL) MPI_Cancel(&xreq[1]);
+  MPI_Waitall(WSP__BCAST_MAX_AHEAD, rreq, MPI_STATUSES_IGNORE);
+  MPI_Waitall(2 * WSP__BCAST_MAX_AHEAD, sreq, MPI_STATUSES_IGNORE);
+  MPI_Waitall(2, xreq, MPI_STATUSES_IGNORE);
+  return rc;
+}
