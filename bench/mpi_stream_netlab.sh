@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# bench/mpi_stream.c on a netlab cluster: how much of the NIC rate B an
+# all-to-all stream of point-to-point messages gets through Open MPI, with no
+# wirespeed code, beside raw TCP (netlab calibrate --only a2a). The evidence
+# behind "What this lab carries" in docs/shuffle.md: 100 KiB messages (the
+# shuffle's responses) go by rendezvous under Open MPI's TCP defaults and
+# reach less than 32 KiB ones or 100 KiB ones sent eagerly. Needs root; the
+# lab is removed again on exit.
+#   bench/mpi_stream_netlab.sh [outdir] [hosts] [rate] [duration]
+#   (defaults: results 16 25mbit 30)
+# Environment: WSP_STREAM_CASES, a list of "label:bytes:window:mca..." (mca as
+# name=value pairs joined by commas); the default runs the five cases below.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-$root/results}
+hosts=${2:-16}
+rate=${3:-25mbit}
+duration=${4:-30}
+case "$rate" in
+  *mbit) mbit=${rate%mbit} ;;
+  *) echo "mpi_stream_netlab.sh: rate must be given in mbit (e.g. 25mbit), got '$rate'" >&2; exit 2 ;;
+esac
+case "$duration" in
+  ''|*[!0-9]*) echo "mpi_stream_netlab.sh: duration must be whole seconds, got '$duration'" >&2; exit 2 ;;
+esac
+if [ "$duration" -le 5 ]; then
+  echo "mpi_stream_netlab.sh: duration must be above 5 s (the first 3 are left out)" >&2; exit 2
+fi
+eager="btl_tcp_eager_limit=262144,btl_tcp_max_send_size=262144"
+cases=${WSP_STREAM_CASES:-"default-100K:102400:16: links2-100K:102400:16:btl_tcp_links=2 eager256K-100K:102400:16:$eager default-32K:32768:32: links2-32K:32768:32:btl_tcp_links=2"}
+name=wms$(( $$ % 10000 ))
+mkdir -p "$out" "$root/build/probes"
+"$root/scripts/deps.sh"
+mpicc -O2 -std=c11 -o "$root/build/probes/mpi_stream-openmpi" "$root/bench/mpi_stream.c"
+trap '"$root/lab/netlab" down --name "$name" >/dev/null 2>&1 || true' EXIT
+"$root/lab/netlab" up cluster --name "$name" --hosts "$hosts" --rate "$rate"
+"$root/lab/netlab" calibrate --name "$name" --only a2a --seconds 10 \
+  --json "$out/mpi-stream-calibrate.json"
+for c in $cases; do
+  IFS=: read -r label bytes window mca <<<"$c"
+  args=()
+  IFS=, read -r -a pairs <<<"$mca"
+  for kv in "${pairs[@]}"; do
+    [ -n "$kv" ] || continue
+    case "$kv" in
+      *=*) args+=(--mpi-arg=--mca --mpi-arg="${kv%%=*}" --mpi-arg="${kv#*=}") ;;
+      *) echo "mpi_stream_netlab.sh: '$kv' in case '$label' is not name=value" >&2; exit 2 ;;
+    esac
+  done
+  echo "== $label"
+  "$root/lab/netlab" run --name "$name" --timeout $(( duration * 4 + 120 )) "${args[@]}" -- \
+    "$root/build/probes/mpi_stream-openmpi" --bytes "$bytes" --window "$window" \
+    --duration "$duration" --link-mbit "$mbit" \
+    --label "netlab-cluster${hosts}x1-$rate-openmpi-$label" --json "$out/mpi-stream.json"
+done
