@@ -9,11 +9,17 @@
 # WSP_S3_RATE (s3's --rate; default B), WSP_LAB_NAME (shuf), WSP_REQ_SIZE
 # (1K), WSP_FOLD (100), WSP_CALIBRATE (1: netlab calibrate ring,a2a first, to
 # show that the CPU is not the limit), WSP_BENCH_ARGS (more options),
-# WSP_OMPI_MCA ("btl_tcp_links 2": Open MPI MCA settings for every strategy,
-# as name value pairs; empty for Open MPI's defaults). Why two TCP links:
-# with one connection per pair, Open MPI gets about half of B in each
-# direction when both directions are busy (LAB-FACTS; 0.47 B for every
-# strategy on 2 hosts here), and in an all-pairs exchange they are.
+# WSP_OMPI_MCA (Open MPI MCA settings for every strategy, as name value
+# pairs; empty for Open MPI's defaults; default "btl_tcp_eager_limit 262144
+# btl_tcp_max_send_size 262144"). Why: the responses (100 KiB at the default
+# fold) are above Open MPI's TCP eager limit of 64 KiB, so each one waits
+# for a rendezvous answer that queues behind the requester's own outgoing
+# data; that held every strategy, and a plain MPI stream of 100 KiB
+# messages, to 0.82-0.84 of B on 16 x 1, against 0.90-0.94 sent eagerly
+# (bench/mpi_stream_netlab.sh, docs/shuffle.md "What this lab carries").
+# Before 2026-11-25 the default was "btl_tcp_links 2" (two TCP connections
+# per pair, which helps rendezvous traffic both ways); with eager responses
+# one connection measured as well or better.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/results}
@@ -22,6 +28,7 @@ ppn=${3:-1}
 rate=${4:-25mbit}
 duration=${5:-60}
 name=${WSP_LAB_NAME:-shuf}
+default_mca="btl_tcp_eager_limit 262144 btl_tcp_max_send_size 262144"
 mkdir -p "$out"
 "$root/scripts/deps.sh"
 mpis=${WSP_MPIS:-openmpi}
@@ -41,9 +48,9 @@ for m in $mpis; do
   [ -n "${WSP_S3_RATE:-}" ] && s3=(--rate "$WSP_S3_RATE")
   mca=()
   if [ "$m" = openmpi ]; then
-    set -- ${WSP_OMPI_MCA-btl_tcp_links 2}
+    set -- ${WSP_OMPI_MCA-$default_mca}
     while [ $# -ge 2 ]; do mca+=(--mpi-arg=--mca --mpi-arg="$1" --mpi-arg="$2"); shift 2; done
-    mcadesc=$(printf '%s' "${WSP_OMPI_MCA-btl_tcp_links 2}" | tr ' ' '=')
+    mcadesc=$(printf '%s' "${WSP_OMPI_MCA-$default_mca}" | tr ' ' '=')
     label="$label${mcadesc:+-$mcadesc}"
   fi
   # MPICH 4.0.2 + UCX tcp can hang in MPI_Finalize after the results are
