@@ -88,8 +88,9 @@ size_t wsp__grow_cap(size_t cap, size_t need, size_t max);
 #define WSP__PACE_Q_GAIN 2.0     /* 1/weight of an interval in the smoothed queue */
 #define WSP__PACE_GROW 2.0       /* standing queue > floor + this many batches */
 #define WSP__PACE_LEVEL 12.0     /* ... or > this many batches at all */
-#define WSP__PACE_MD 0.85        /* decrease to this x delivered ... */
-#define WSP__PACE_MD_MIN 0.8     /* ... and to no less with the drain */
+#define WSP__PACE_MD 0.95        /* decrease to this x delivered ... */
+#define WSP__PACE_MD_MIN 0.85    /* ... and to no less with the drain ... */
+#define WSP__PACE_MD_DEEP 0.8    /* ... unless the queue passed LEVEL */
 #define WSP__PACE_AI 0.05        /* probe: +this fraction per interval */
 #define WSP__PACE_DRAIN 0.5      /* still draining: q fell by > this */
 #define WSP__PACE_HOLD_MAX 1     /* intervals of holding at most */

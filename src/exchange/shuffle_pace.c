@@ -47,8 +47,18 @@
  *     drop of capacity, the floor alone let 29 batches stand);
  *     Rate = WSP__PACE_MD x min(rate, D), lowered further so that the
  *     excess over the floor drains within WSP__PACE_DRAIN_IV intervals (at
- *     most to WSP__PACE_MD_MIN x D): a multiplicative decrease that also
- *     removes the queue; D is remembered as the last good rate. Then hold
+ *     most to WSP__PACE_MD_MIN x D, or to WSP__PACE_MD_DEEP x D when the
+ *     level guard fired): a multiplicative decrease that also removes the
+ *     queue; D is remembered as the last good rate. (The decrease was
+ *     0.85 D, down to 0.8 D with the drain, whatever the queue. On netlab a
+ *     rise of the minimum 2 batches over 8 answers already gave a drain
+ *     term of about 0.06 D, so every decrease went to 0.8 D, and adaptive
+ *     settled near 0.84 of B where a fixed rate at B carried 0.90 once the
+ *     responses went eagerly; with 0.95 D, no less than 0.85 D, it gave
+ *     0.854-0.855 against 0.839-0.842 side by side, and the unit test's
+ *     long path 0.95 instead of 0.92 of its link. Deep decreases are kept
+ *     for a queue over the level: without them, 0.93 D / 0.9 D let 30
+ *     batches stand after the unit test's capacity drop.) Then hold
  *     (no increase) for WSP__PACE_HOLD_MAX interval(s) while the queue
  *     drains (fewer if q stops falling by more than half a batch per
  *     interval; with the limit at 1 that cannot happen): increasing before
@@ -241,8 +251,9 @@ static void wsp__pace_decide(wsp__pace_t *p, double now, int stalled) {
        * the floor within WSP__PACE_DRAIN_IV intervals (down to
        * WSP__PACE_MD_MIN x D at most). */
       double r = WSP__PACE_MD * (p->slow_start || d < p->rate ? d : p->rate);
+      double lo = (q > WSP__PACE_LEVEL * u ? WSP__PACE_MD_DEEP : WSP__PACE_MD_MIN) * d;
       r -= (q - p->floor) / (WSP__PACE_DRAIN_IV * t);
-      p->rate = r > WSP__PACE_MD_MIN * d ? r : WSP__PACE_MD_MIN * d;
+      p->rate = r > lo ? r : lo;
       p->good = d;
       p->slow_start = 0;
       p->hold = 1;

@@ -229,6 +229,29 @@ static double feed(wsp__pace_t *p, double *t, int n, double rtt, double gap,
   return wsp__pace_rate(p);
 }
 
+/* A queue of more than LEVEL batches (capacity fell, or the rate is far
+ * too high) may be drained by a deeper decrease, down to MD_DEEP x D; a
+ * rise of a few batches over the floor only to MD_MIN x D (checked in
+ * test_state_machine as slow start ends). Answers every 20 ms: D = 5e4 B/s;
+ * a round trip of 1 s for 1000 B over a base of 0.01 s is a queue of
+ * about 50 batches. */
+static void test_deep_decrease(void) {
+  wsp__pace_t p;
+  double t = 0, r = 0;
+  const double u = 1000;
+  CHECK(wsp__pace_init(&p, WSP_SHUFFLE_ADAPTIVE, 0, u, 1e6, 0) == WSP_OK, "init");
+  feed(&p, &t, 0, 0.01, 0.02, 8 * u);
+  feed(&p, &t, 4, 0.01, 0.02, 8 * u);
+  for (int i = 0; i < 10 && p.slow_start; i++) feed(&p, &t, 4, 0.07, 0.02, 8 * u);
+  CHECK(!p.slow_start && p.n_decrease == 1, "slow start ended on a small queue");
+  for (int i = 0; i < 3; i++) feed(&p, &t, 4, 0.07, 0.02, 0); /* steady: the floor */
+  uint64_t dec = p.n_decrease;
+  for (int i = 0; i < 10 && p.n_decrease == dec; i++) r = feed(&p, &t, 4, 1.0, 0.02, 0);
+  CHECK(p.n_decrease == dec + 1 && r < WSP__PACE_MD_MIN * p.good - 1e-9 &&
+            r >= WSP__PACE_MD_DEEP * p.good - 1e-9,
+        "a queue over the level: down to %g (good %g)", r, p.good);
+}
+
 static void test_state_machine(void) {
   wsp__pace_t p;
   double t = 0;
@@ -593,6 +616,7 @@ static void test_env(void) {
 
 int main(void) {
   test_state_machine();
+  test_deep_decrease();
   test_fixed();
   test_short_path();
   test_long_path();
