@@ -14,8 +14,9 @@
  * Waiting: MPI_Testsome over all requests; when nothing completed, the rank
  * sleeps --sleep-us microseconds (default 50; 0 polls without sleeping),
  * as a polite engine does. The run lasts --duration seconds; goodput is the
- * bytes each rank received between second --skip and the end, summed per
- * host of --ppn consecutive ranks (netlab places ranks in blocks). After
+ * bytes each rank received from other hosts between second --skip and the
+ * end, summed per host of --ppn consecutive ranks (netlab places ranks in
+ * blocks). After
  * the time is up no new message is sent; a rank whose sends are done enters
  * MPI_Ibarrier and keeps receiving until everybody has; then every rank
  * learns from MPI_Alltoall how many messages each peer sent it, receives
@@ -127,7 +128,11 @@ int main(int argc, char **argv) {
     if (me == 0) fprintf(stderr, "mpi_stream: --skip must be below --duration\n");
     ok = 0;
   }
-  if (ok && (np < 2 || np % (int)ppn != 0)) {
+  if (ok && label && strpbrk(label, "\"\\") != NULL) {
+    if (me == 0) fprintf(stderr, "mpi_stream: --label must not contain quotes or backslashes\n");
+    ok = 0;
+  }
+  if (ok && (np < 2 || ppn > (unsigned long long)np || np % (int)ppn != 0)) {
     if (me == 0)
       fprintf(stderr, "mpi_stream: needs 2 ranks or more, a multiple of --ppn (%llu); got %d\n",
               ppn, np);
@@ -178,7 +183,9 @@ int main(int argc, char **argv) {
       if (k < nr) {
         int src = (me + 1 + k / (int)recvs) % np;
         got[src]++;
-        if (now >= tskip && now < tend) counted += (double)bytes;
+        /* Goodput is what crosses the NIC: peers on this host do not count. */
+        if (now >= tskip && now < tend && src / (int)ppn != me / (int)ppn)
+          counted += (double)bytes;
         /* Reposted also while stopping: a peer's last sends may need it
          * (rendezvous); whatever is left over is cancelled below. */
         CHECK_MPI(MPI_Irecv(rbuf + (size_t)k * bytes, (int)bytes, MPI_BYTE, src, 7,

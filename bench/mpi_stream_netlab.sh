@@ -16,18 +16,25 @@ out=${1:-$root/results}
 hosts=${2:-16}
 rate=${3:-25mbit}
 duration=${4:-30}
-case "$rate" in
-  *mbit) mbit=${rate%mbit} ;;
-  *) echo "mpi_stream_netlab.sh: rate must be given in mbit (e.g. 25mbit), got '$rate'" >&2; exit 2 ;;
-esac
-case "$duration" in
-  ''|*[!0-9]*) echo "mpi_stream_netlab.sh: duration must be whole seconds, got '$duration'" >&2; exit 2 ;;
-esac
+mbit=${rate%mbit}
+if [ "$mbit" = "$rate" ] || ! [[ $mbit =~ ^[1-9][0-9]*$ ]]; then
+  echo "mpi_stream_netlab.sh: rate must be whole mbit (e.g. 25mbit), got '$rate'" >&2; exit 2
+fi
+if ! [[ $duration =~ ^[1-9][0-9]*$ ]]; then
+  echo "mpi_stream_netlab.sh: duration must be whole seconds, got '$duration'" >&2; exit 2
+fi
 if [ "$duration" -le 5 ]; then
   echo "mpi_stream_netlab.sh: duration must be above 5 s (the first 3 are left out)" >&2; exit 2
 fi
 eager="btl_tcp_eager_limit=262144,btl_tcp_max_send_size=262144"
 cases=${WSP_STREAM_CASES:-"default-100K:102400:16: links2-100K:102400:16:btl_tcp_links=2 eager256K-100K:102400:16:$eager default-32K:32768:32: links2-32K:32768:32:btl_tcp_links=2"}
+for c in $cases; do
+  IFS=: read -r label bytes window mca <<<"$c"
+  if [ -z "$label" ] || ! [[ $bytes =~ ^[1-9][0-9]*$ && $window =~ ^[1-9][0-9]*$ ]]; then
+    echo "mpi_stream_netlab.sh: case '$c' in WSP_STREAM_CASES is not label:bytes:window:mca" >&2
+    exit 2
+  fi
+done
 name=wms$(( $$ % 10000 ))
 mkdir -p "$out" "$root/build/probes"
 "$root/scripts/deps.sh"

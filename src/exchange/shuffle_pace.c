@@ -92,7 +92,8 @@
  * queued 120 batches each in the simulation). So it starts like TCP: slow
  * start is a window of one batch, grown by each answer's cost (doubling per
  * round trip) while it is used, unpaced; the first growth of the standing
- * queue ends it with rate = WSP__PACE_MD x D. After that the volume in
+ * queue ends it with a decrease as above (WSP__PACE_MD x D less the drain
+ * term, at least WSP__PACE_MD_MIN x D). After that the volume in
  * flight is still capped, loosely, at WSP__PACE_WIN_GAIN times rate x srtt
  * (at least WSP__PACE_WIN_MIN batches): a safety net for a rate that is
  * wrong, not the control (the rate is).
@@ -249,9 +250,13 @@ static void wsp__pace_decide(wsp__pace_t *p, double now, int stalled) {
     if (q - p->floor > WSP__PACE_GROW * u || q > WSP__PACE_LEVEL * u) {
       /* Below what was delivered, and by enough to drain the excess over
        * the floor within WSP__PACE_DRAIN_IV intervals (down to
-       * WSP__PACE_MD_MIN x D at most). */
+       * WSP__PACE_MD_MIN x D at most, or WSP__PACE_MD_DEEP x D with a
+       * queue over the level). The floor never lifts the rate: when the
+       * rate was already below it (after a stall, or giving way to the
+       * peers' median while D lags), the decrease is WSP__PACE_MD x rate. */
       double r = WSP__PACE_MD * (p->slow_start || d < p->rate ? d : p->rate);
       double lo = (q > WSP__PACE_LEVEL * u ? WSP__PACE_MD_DEEP : WSP__PACE_MD_MIN) * d;
+      if (lo > r) lo = r;
       r -= (q - p->floor) / (WSP__PACE_DRAIN_IV * t);
       p->rate = r > lo ? r : lo;
       p->good = d;

@@ -11,8 +11,9 @@
  *
  * The message is cut into two halves, half 0 = bytes [0, ceil(n/2)) and
  * half 1 = the rest. Side s carries half s only, so every link inside a
- * side carries n/2 bytes, and the root sends each half once: n bytes in
- * all, against ceil(lg p).n for a binomial tree.
+ * side carries n/2 bytes, and the root sends each half once down the trees
+ * (n bytes, plus half 1 again to its partner when p is even: 1.5 n at
+ * most), against ceil(lg p).n for a binomial tree.
  *
  * Afterwards the sides swap halves pairwise: rank r odd is partnered with
  * r + 1, which is in side 1 (index j in both). When p - 1 is odd, side 0

@@ -229,27 +229,49 @@ static double feed(wsp__pace_t *p, double *t, int n, double rtt, double gap,
   return wsp__pace_rate(p);
 }
 
-/* A queue of more than LEVEL batches (capacity fell, or the rate is far
- * too high) may be drained by a deeper decrease, down to MD_DEEP x D; a
- * rise of a few batches over the floor only to MD_MIN x D (checked in
- * test_state_machine as slow start ends). Answers every 20 ms: D = 5e4 B/s;
- * a round trip of 1 s for 1000 B over a base of 0.01 s is a queue of
- * about 50 batches. */
-static void test_deep_decrease(void) {
-  wsp__pace_t p;
-  double t = 0, r = 0;
+/* How deep a decrease goes. Answers every 20 ms: D = 5e4 B/s; the unloaded
+ * path is 0.01 s for a batch of 1000 B, and a round trip of x s reads as a
+ * queue of about 5e4.x - 500 B (smoothed: half of each new interval). Each
+ * case starts from a paced rank whose floor is a queue of 3 batches. */
+static void paced(wsp__pace_t *p, double *t) {
   const double u = 1000;
-  CHECK(wsp__pace_init(&p, WSP_SHUFFLE_ADAPTIVE, 0, u, 1e6, 0) == WSP_OK, "init");
-  feed(&p, &t, 0, 0.01, 0.02, 8 * u);
-  feed(&p, &t, 4, 0.01, 0.02, 8 * u);
-  for (int i = 0; i < 10 && p.slow_start; i++) feed(&p, &t, 4, 0.07, 0.02, 8 * u);
-  CHECK(!p.slow_start && p.n_decrease == 1, "slow start ended on a small queue");
-  for (int i = 0; i < 3; i++) feed(&p, &t, 4, 0.07, 0.02, 0); /* steady: the floor */
+  *t = 0;
+  CHECK(wsp__pace_init(p, WSP_SHUFFLE_ADAPTIVE, 0, u, 1e6, 0) == WSP_OK, "init");
+  feed(p, t, 0, 0.01, 0.02, 8 * u);
+  feed(p, t, 4, 0.01, 0.02, 8 * u);
+  for (int i = 0; i < 10 && p->slow_start; i++) feed(p, t, 4, 0.07, 0.02, 8 * u);
+  CHECK(!p->slow_start && p->n_decrease == 1, "slow start ended on a small queue");
+  for (int i = 0; i < 3; i++) feed(p, t, 4, 0.07, 0.02, 0); /* steady: the floor */
+}
+
+static void test_decrease_depth(void) {
+  wsp__pace_t p;
+  double t, r = 0;
+  /* A rise of some 6 batches, under the level of 12: the drain term alone
+   * would take the rate to about 0.8 D; it stops at MD_MIN x D. */
+  paced(&p, &t);
   uint64_t dec = p.n_decrease;
+  for (int i = 0; i < 10 && p.n_decrease == dec; i++) r = feed(&p, &t, 4, 0.3, 0.02, 0);
+  CHECK(p.n_decrease == dec + 1 && p.prev_q <= WSP__PACE_LEVEL * 1000 &&
+            fabs(r - WSP__PACE_MD_MIN * p.good) < 1e-6 * p.good,
+        "a rise under the level: down to %g (good %g, q %g)", r, p.good, p.prev_q);
+  /* A queue of about 25 batches, over the level (capacity fell, or the
+   * rate is far too high): deeper, down to MD_DEEP x D. */
+  paced(&p, &t);
+  dec = p.n_decrease;
   for (int i = 0; i < 10 && p.n_decrease == dec; i++) r = feed(&p, &t, 4, 1.0, 0.02, 0);
   CHECK(p.n_decrease == dec + 1 && r < WSP__PACE_MD_MIN * p.good - 1e-9 &&
             r >= WSP__PACE_MD_DEEP * p.good - 1e-9,
         "a queue over the level: down to %g (good %g)", r, p.good);
+  /* A rate already below those floors (after a stall, say) is never
+   * raised by a decrease. */
+  paced(&p, &t);
+  p.rate = 0.5 * p.dsmooth;
+  double before = p.rate;
+  dec = p.n_decrease;
+  for (int i = 0; i < 10 && p.n_decrease == dec; i++) r = feed(&p, &t, 4, 1.0, 0.02, 0);
+  CHECK(p.n_decrease == dec + 1 && r <= WSP__PACE_MD * before + 1e-9,
+        "a decrease from %g went to %g", before, r);
 }
 
 static void test_state_machine(void) {
@@ -616,7 +638,7 @@ static void test_env(void) {
 
 int main(void) {
   test_state_machine();
-  test_deep_decrease();
+  test_decrease_depth();
   test_fixed();
   test_short_path();
   test_long_path();

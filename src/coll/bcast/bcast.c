@@ -52,9 +52,10 @@ static const wsp__coll_alg_t wsp__bcast_algs[WSP__BCAST_COUNT] = {
                           "each rank swaps halves with its partner in the "
                           "other tree",
                   .cost = "(2s + 2(D-1)).(alpha + (h/s).b) + alpha + "
-                          "(n/2).beta_x, h = n/2, s = ceil(h/seg), D = "
+                          "(n/2).beta_x, h = ceil(n/2), s = ceil(h/seg), D = "
                           "floor(lg ceil((p-1)/2)) + 1, b = beta_x (beta "
-                          "for D = 1)"},
+                          "for D = 1); p = 2: s.(alpha + (h/s).beta) + "
+                          "alpha + (n/2).beta"},
          .cost = wsp__bcast_split_binary_cost,
          .run = wsp__bcast_split_binary},
     [WSP__BCAST_SCATTER_RING] =

@@ -97,7 +97,8 @@ int wsp__bcast_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {
     }
   }
 #undef WSP__SEG_LEN
-  return wsp__coll_waitall(comm, (int)ahead, sreq, 0);
+  if ((rc = wsp__coll_waitall(comm, (int)ahead, sreq, 0))) goto fail;
+  return WSP_OK;
 fail:
   /* Complete what was started: posted receives are cancelled, sends
    * finish. The first error stays the one reported. */

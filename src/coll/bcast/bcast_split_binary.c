@@ -13,7 +13,8 @@
  *
  * Why: a binomial tree sends the whole message ceil(lg p) times from the
  * root and once on each level, a pipelined chain needs p - 1 hops to fill.
- * Here the root's link carries n bytes (n/2 to each side), the depth is
+ * Here the root's link carries n bytes (n/2 to each side; 1.5 n when p is
+ * even, where it also sends half 1 to the unpaired rank), the depth is
  * about lg(p/2) hops, and the segments keep every level busy at once, so
  * for mid-sized messages (a few KiB to a few hundred KiB on an Ethernet
  * cluster) it beats both. It is the algorithm Open MPI's tuned component
@@ -136,8 +137,10 @@ int wsp__bcast_split_binary(wsp_comm_t *comm, const wsp__coll_args_t *a) {
         (rc = wsp__irecv_typed(comm, buf + olo, olen, MPI_BYTE, q, a->tag, &xreq[1])))
       goto fail;
   }
-  if ((rc = wsp__coll_waitall(comm, 2, xreq, olen))) goto fail;
-  return wsp__coll_waitall(comm, (int)(2 * ahead), sreq, 0);
+  if ((rc = wsp__coll_waitall(comm, 2, xreq, olen)) ||
+      (rc = wsp__coll_waitall(comm, (int)(2 * ahead), sreq, 0)))
+    goto fail;
+  return WSP_OK;
 fail:
   /* Complete what was started: posted receives are cancelled, sends
    * finish. The first error stays the one reported. */
