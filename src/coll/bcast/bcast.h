@@ -35,6 +35,14 @@ double wsp__bcast_split_binary_cost(const wsp_model_t *m,
 enum { WSP__BCAST_MAX_AHEAD = 32 };
 #define WSP__BCAST_DEFAULT_SEG ((size_t)64 * 1024) /* when tune.seg is 0 */
 size_t wsp__bcast_ahead(size_t seg);
+/* Segments of seg bytes in len bytes (the last one shorter), and the
+ * length of segment i. */
+static inline size_t wsp__bcast_nseg(size_t len, size_t seg) {
+  return len / seg + (len % seg != 0);
+}
+static inline size_t wsp__bcast_seg_len(size_t len, size_t seg, size_t i) {
+  return (i + 1) * seg < len ? seg : len - i * seg;
+}
 
 /* ---- shared by the scatter-based broadcasts (bcast_scatter.c) ---- */
 /* The binomial scatter of the p blocks of a->recvbuf from a->root

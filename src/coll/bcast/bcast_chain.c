@@ -58,7 +58,7 @@ double wsp__bcast_chain_cost(const wsp_model_t *m, const wsp__coll_shape_t *s,
   double b = wsp__chain_beta(m, s->p);
   size_t seg = wsp__pipeline_seg(m, n, s->p - 1, b, 1);
   if (t) t->seg = seg;
-  size_t nseg = n ? n / seg + (n % seg != 0) : 1;
+  size_t nseg = n ? wsp__bcast_nseg(n, seg) : 1;
   double segs = (double)nseg;
   return (s->p - 1 + segs - 1) * (m->alpha + (double)n / segs * b);
 }
@@ -66,17 +66,16 @@ double wsp__bcast_chain_cost(const wsp_model_t *m, const wsp__coll_shape_t *s,
 int wsp__bcast_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   int p = comm->size, r = wsp_tree_rel(comm->rank, a->root, p), rc = WSP_OK;
   size_t n = a->block, seg = a->tune.seg ? a->tune.seg : WSP__BCAST_DEFAULT_SEG;
-  size_t nseg = n / seg + (n % seg != 0), ahead = wsp__bcast_ahead(seg);
+  size_t nseg = wsp__bcast_nseg(n, seg), ahead = wsp__bcast_ahead(seg);
   int prev = r > 0 ? wsp_tree_abs(r - 1, a->root, p) : -1;
   int next = r + 1 < p ? wsp_tree_abs(r + 1, a->root, p) : -1;
   char *buf = a->recvbuf;
   MPI_Request rreq[WSP__BCAST_MAX_AHEAD], sreq[WSP__BCAST_MAX_AHEAD];
   for (size_t k = 0; k < WSP__BCAST_MAX_AHEAD; k++)
     rreq[k] = sreq[k] = MPI_REQUEST_NULL;
-#define WSP__SEG_LEN(i) ((i) + 1 < nseg ? seg : n - (i) * seg)
   if (prev >= 0)
     for (size_t i = 0; i < nseg && i < ahead; i++)
-      if ((rc = wsp__irecv_typed(comm, buf + i * seg, WSP__SEG_LEN(i), MPI_BYTE,
+      if ((rc = wsp__irecv_typed(comm, buf + i * seg, wsp__bcast_seg_len(n, seg, i), MPI_BYTE,
                                  prev, a->tag, &rreq[i])))
         goto fail;
   for (size_t i = 0; i < nseg; i++) {
@@ -85,18 +84,17 @@ int wsp__bcast_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {
       if ((rc = wsp__coll_waitall(comm, 1, &rreq[slot], seg))) goto fail;
       size_t j = i + ahead;
       if (j < nseg &&
-          (rc = wsp__irecv_typed(comm, buf + j * seg, WSP__SEG_LEN(j),
+          (rc = wsp__irecv_typed(comm, buf + j * seg, wsp__bcast_seg_len(n, seg, j),
                                  MPI_BYTE, prev, a->tag, &rreq[slot])))
         goto fail;
     }
     if (next >= 0) {
       if ((rc = wsp__coll_waitall(comm, 1, &sreq[slot], seg))) goto fail;
-      if ((rc = wsp__isend_typed(comm, buf + i * seg, WSP__SEG_LEN(i), MPI_BYTE,
+      if ((rc = wsp__isend_typed(comm, buf + i * seg, wsp__bcast_seg_len(n, seg, i), MPI_BYTE,
                                  next, a->tag, &sreq[slot])))
         goto fail;
     }
   }
-#undef WSP__SEG_LEN
   if ((rc = wsp__coll_waitall(comm, (int)ahead, sreq, 0))) goto fail;
   return WSP_OK;
 fail:

@@ -56,7 +56,7 @@ double wsp__bcast_split_binary_cost(const wsp_model_t *m,
   double b = d > 1 ? m->beta_x : m->beta, bx = p > 2 ? m->beta_x : m->beta;
   size_t seg = wsp__pipeline_seg(m, h, d, b, 1);
   if (t) t->seg = seg;
-  double segs = h ? (double)(h / seg + (h % seg != 0)) : 1;
+  double segs = h ? (double)wsp__bcast_nseg(h, seg) : 1;
   int sides = p > 2 ? 2 : 1;
   return (sides * segs + 2.0 * (d - 1)) * (m->alpha + (double)h / segs * b) +
          m->alpha + (double)(s->bytes / 2) * bx;
@@ -76,14 +76,14 @@ int wsp__bcast_split_binary(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   int cabs[2] = {-1, -1};
   for (int c = 0; c < nd.nchild; c++) {
     wsp_splitbin_half(n, r == 0 ? c : nd.side, &clo[c], &clen[c]);
-    cseg[c] = clen[c] / seg + (clen[c] % seg != 0);
+    cseg[c] = wsp__bcast_nseg(clen[c], seg);
     cabs[c] = wsp_tree_abs(nd.child[c], a->root, p);
   }
   /* This rank's own half (what it receives from its parent). */
   size_t mlo = 0, mlen = 0, mseg = 0;
   if (r != 0) {
     wsp_splitbin_half(n, nd.side, &mlo, &mlen);
-    mseg = mlen / seg + (mlen % seg != 0);
+    mseg = wsp__bcast_nseg(mlen, seg);
   }
   size_t steps = r != 0 ? mseg : (cseg[0] > cseg[1] ? cseg[0] : cseg[1]);
   int parent = nd.parent >= 0 ? wsp_tree_abs(nd.parent, a->root, p) : -1;
@@ -91,12 +91,11 @@ int wsp__bcast_split_binary(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   MPI_Request xreq[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   for (size_t k = 0; k < WSP__BCAST_MAX_AHEAD; k++)
     rreq[k] = sreq[2 * k] = sreq[2 * k + 1] = MPI_REQUEST_NULL;
-#define WSP__SEG_LEN(len, i) (((i) + 1) * seg < (len) ? seg : (len) - (i) * seg)
 
   /* Tree phase: receive this half's segments, forward each to the
    * children. */
   for (size_t i = 0; i < mseg && i < ahead; i++)
-    if ((rc = wsp__irecv_typed(comm, buf + mlo + i * seg, WSP__SEG_LEN(mlen, i),
+    if ((rc = wsp__irecv_typed(comm, buf + mlo + i * seg, wsp__bcast_seg_len(mlen, seg, i),
                                MPI_BYTE, parent, a->tag, &rreq[i])))
       goto fail;
   for (size_t i = 0; i < steps; i++) {
@@ -105,7 +104,7 @@ int wsp__bcast_split_binary(wsp_comm_t *comm, const wsp__coll_args_t *a) {
       if ((rc = wsp__coll_waitall(comm, 1, &rreq[slot], seg))) goto fail;
       size_t j = i + ahead;
       if (j < mseg &&
-          (rc = wsp__irecv_typed(comm, buf + mlo + j * seg, WSP__SEG_LEN(mlen, j),
+          (rc = wsp__irecv_typed(comm, buf + mlo + j * seg, wsp__bcast_seg_len(mlen, seg, j),
                                  MPI_BYTE, parent, a->tag, &rreq[slot])))
         goto fail;
     }
@@ -113,12 +112,11 @@ int wsp__bcast_split_binary(wsp_comm_t *comm, const wsp__coll_args_t *a) {
       if (i >= cseg[c]) continue;
       MPI_Request *sr = &sreq[2 * slot + (size_t)c];
       if ((rc = wsp__coll_waitall(comm, 1, sr, seg)) ||
-          (rc = wsp__isend_typed(comm, buf + clo[c] + i * seg, WSP__SEG_LEN(clen[c], i),
+          (rc = wsp__isend_typed(comm, buf + clo[c] + i * seg, wsp__bcast_seg_len(clen[c], seg, i),
                                  MPI_BYTE, cabs[c], a->tag, sr)))
         goto fail;
     }
   }
-#undef WSP__SEG_LEN
 
   /* Swap: send this rank's half to the partner (the root sends half 1),
    * receive the other half from it (a rank partnered with the root only
