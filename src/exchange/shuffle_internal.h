@@ -91,7 +91,11 @@ size_t wsp__grow_cap(size_t cap, size_t need, size_t max);
 #define WSP__PACE_MD 0.95        /* decrease to this x delivered ... */
 #define WSP__PACE_MD_MIN 0.85    /* ... and to no less with the drain ... */
 #define WSP__PACE_MD_DEEP 0.8    /* ... unless the queue passed LEVEL */
-#define WSP__PACE_AI 0.05        /* probe: +this fraction per interval */
+#define WSP__PACE_TARGET 30.0    /* paced: steer the standing queue to this many batches */
+#define WSP__PACE_TAU 4.0        /* ... within this many intervals ... */
+#define WSP__PACE_STEP 0.1       /* ... raising the rate by at most this fraction */
+#define WSP__PACE_AI 0.05        /* ... and at least this fraction x how far below */
+#define WSP__PACE_OVER 2.0       /* queue > this x the target: decrease to MD_DEEP x D */
 #define WSP__PACE_DRAIN 0.5      /* still draining: q fell by > this */
 #define WSP__PACE_HOLD_MAX 1     /* intervals of holding at most */
 #define WSP__PACE_DRAIN_IV 4.0   /* drain the excess within this many intervals */
@@ -109,8 +113,8 @@ size_t wsp__grow_cap(size_t cap, size_t need, size_t max);
 /* ---- pacing controller (shuffle_pace.c) ----
  * Decides whether one more batch may enter the network. Both modes pace
  * with a token bucket: fixed mode at cfg.rate, adaptive mode at a rate it
- * adjusts by AIMD on the trend of the standing queue (see shuffle_pace.c
- * for the rule and why the trend, not the level). cfg.window caps the
+ * steers so that the standing queue stays near a target (see
+ * shuffle_pace.c for the rule and why a target). cfg.window caps the
  * volume in flight in both. Costs are bytes of requests plus (expected)
  * responses of a batch. */
 typedef struct wsp__pace {

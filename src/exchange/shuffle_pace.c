@@ -18,8 +18,8 @@
  * G-thinker (a sleep after each batch, proportional to p, chosen so that the
  * send rate stays near a value found safe on that cluster), done smoothly.
  *
- * Adaptive mode: AIMD on the rate, driven by the trend of the standing
- * queue. Time is cut into intervals (at least WSP__PACE_MIN_ACKS answers,
+ * Adaptive mode: slow start, then the rate steers the standing queue to a
+ * target. Time is cut into intervals (at least WSP__PACE_MIN_ACKS answers,
  * WSP__PACE_MIN_IV seconds and WSP__PACE_MIN_IV_RTTS unloaded round
  * trips; on netlab shorter intervals of 4 answers made D swing between 1
  * and 7 MB/s and the controller decrease on noise). For each interval the
@@ -30,117 +30,106 @@
  *     q_k = (s_k - b) . c . D
  * bytes (c: a batch's cost): the delay even the least delayed batch of the
  * interval met, times the rate at which the path drains, smoothed over
- * intervals into q (the newest weighs 1/WSP__PACE_Q_GAIN). The smallest of
- * a few round trips is a noisy sample: on netlab (16 hosts x 25 Mbit/s) it
- * swung between 1 and 4 batches from one interval to the next, and against
- * a floor that is the lowest sample since the last decrease the raw value
- * triggered a decrease every 3-4 s whatever the rate, a sawtooth between
- * 0.65 and 1.0 of B that delivered 0.75 of B where a fixed 0.8 B delivered
- * 0.80. Then:
- *   - q exceeds its floor (the smallest q since the last decrease: the
- *     level the queue drained to) by more than WSP__PACE_GROW batches:
- *     requests arrive faster than they are served somewhere on the path.
- *     (Compared with the previous interval instead, a slowly rising rate
- *     let the queue creep up by a batch per interval, unnoticed.) Also when
- *     q exceeds WSP__PACE_LEVEL batches whatever its floor: a guard on the
- *     level (on netlab q stayed within 0-3.5 batches; after a simulated
- *     drop of capacity, the floor alone let 29 batches stand);
- *     Rate = WSP__PACE_MD x min(rate, D), lowered further so that the
- *     excess over the floor drains within WSP__PACE_DRAIN_IV intervals (at
- *     most to WSP__PACE_MD_MIN x D, or to WSP__PACE_MD_DEEP x D when the
- *     level guard fired): a multiplicative decrease that also removes the
- *     queue; D is remembered as the last good rate. (The decrease was
- *     0.85 D, down to 0.8 D with the drain, whatever the queue. On netlab a
- *     rise of the minimum 2 batches over 8 answers already gave a drain
- *     term of about 0.06 D, so every decrease went to 0.8 D, and adaptive
- *     settled near 0.84 of B where a fixed rate at B carried 0.90 once the
- *     responses went eagerly; with 0.95 D, no less than 0.85 D, it gave
- *     0.854-0.855 against 0.839-0.842 side by side, and the unit test's
- *     long path 0.95 instead of 0.92 of its link. Deep decreases are kept
- *     for a queue over the level: without them, 0.93 D / 0.9 D let 30
- *     batches stand after the unit test's capacity drop.) Then hold
- *     (no increase) for WSP__PACE_HOLD_MAX interval(s) while the queue
- *     drains (fewer if q stops falling by more than half a batch per
- *     interval; with the limit at 1 that cannot happen): increasing before
- *     it has drained would let the standing queue ratchet upwards from
- *     cycle to cycle. The decrease was
- *     once allowed down to D/2 and the hold to 4 intervals; per-rank rates
- *     on netlab (16 x 1) showed that the dips of single hosts' goodput
- *     (0.3-0.5 of B for 3-6 s, which set the worst 5-s window) were exactly
- *     such decreases: at a low rate an interval (8 answers) lasts long, and
- *     4 of them held the rate at 0.4-0.5 of B for seconds while the queue
- *     had long drained. Side by side on one lab (30-s runs, two each)
- *     adaptive went from 0.773 to 0.790 of B and its worst 5-s window
- *     from 0.69 to 0.81 of its mean with the limits at 0.8 D and 1;
- *   - otherwise, below the last good rate, close half the gap to it per
- *     interval (as CUBIC returns quickly to its last window), and above it
- *     probe: add WSP__PACE_AI of the rate per interval. (A probe that grew
- *     by a further WSP__PACE_AI in each interval without a rise, up to +25%,
- *     climbed faster from a low start but overshot to 1.5-2 B on netlab
- *     before the queue it built was seen, a round trip and an interval
- *     later; the burst and the deeper decrease that followed cost more
- *     than the faster climb gained.)
+ * intervals into q (the newest weighs 1/WSP__PACE_Q_GAIN). Subtracting b,
+ * rather than counting bytes in flight, keeps a long path's bytes in
+ * flight (Little's law) from reading as a queue. Then, once paced:
+ *   - the rate is D plus what fills the queue up to T = WSP__PACE_TARGET
+ *     batches within WSP__PACE_TAU intervals, or D less what drains it to T:
+ *         rate = D + (T - q) / (WSP__PACE_TAU x interval),
+ *     and below T at least D x (1 + WSP__PACE_AI x (T - q) / T), so that a
+ *     fast path, where T batches are little next to D, still climbs by up
+ *     to 5% per interval; a step up is at most WSP__PACE_STEP of the
+ *     larger of rate and D, a step down at most to WSP__PACE_MD_DEEP x D.
+ *     The queue integrates the difference between the rate and what the
+ *     path carries, so the rate settles where q = T and rate = D: at the
+ *     path's share, with T batches standing;
+ *   - a guard: q over WSP__PACE_OVER x T (capacity fell, or T is far too
+ *     high for the path): a decrease to WSP__PACE_MD x min(rate, D), less
+ *     what drains the excess over the floor (below) within
+ *     WSP__PACE_DRAIN_IV intervals, but to no less than WSP__PACE_MD_DEEP x
+ *     D unless the rate was already lower; then a hold (no change) for
+ *     WSP__PACE_HOLD_MAX interval(s) while the queue drains;
  *   - the rate never exceeds WSP__PACE_CAP times the largest recent D (a
  *     requester with little to send does not bank a huge rate, like TCP's
  *     window validation), nor falls below one batch per WSP__PACE_FLOOR_S;
  *   - no answer at all for WSP__PACE_STALL_RTTS unloaded round trips, 4
  *     smoothed ones and WSP__PACE_STALL_MIN s while batches are in flight:
  *     a stall (timeouts, a dead link): halve.
- * The rate needs a first value, and a rate without a window would flood a
- * path whose capacity it overestimates before any answer could tell (four
- * requesters starting at one batch per 10 ms behind one 25 Mbit/s link
- * queued 120 batches each in the simulation). So it starts like TCP: slow
- * start is a window of one batch, grown by each answer's cost (doubling per
- * round trip) while it is used, unpaced; the first growth of the standing
- * queue ends it with a decrease as above (WSP__PACE_MD x D less the drain
- * term, at least WSP__PACE_MD_MIN x D). After that the volume in
- * flight is still capped, loosely, at WSP__PACE_WIN_GAIN times rate x srtt
- * (at least WSP__PACE_WIN_MIN batches): a safety net for a rate that is
- * wrong, not the control (the rate is).
  *
- * Why the trend and not the level (as TCP Vegas does; that was the first
- * version). In an all-pairs exchange much of what a requester has in
- * flight waits behind other requesters' batches at the responders: that
- * sharing is what keeps every uplink busy (with few batches in flight per
- * requester, random collisions leave some responders idle and others
- * overloaded), so its level says little about congestion; and a level
- * compared with a base that each requester estimates differently made
- * requesters unequal. On netlab (16 hosts x 25 Mbit/s) Vegas held about
- * five batches in flight and 0.69-0.74 of B, while pacing at the right
- * fixed rate gave 0.82. The trend is what tells "above the share the
- * network gives me" (the queue keeps growing) from "at or below it" (it
- * does not), whatever its level; and because responders serve requesters
- * round robin, D is a requester's fair share once the path is full, so the
- * decrease to a fraction of D makes competing requesters converge to equal
- * rates. Subtracting b from s_k, rather than counting bytes in flight,
- * keeps slow start on a long path from reading the bytes in flight that
- * its growing rate needs (Little's law) as a queue.
+ * Why a target queue. In a stable queue goodput equals the offered rate,
+ * so a controller whose rate averages 0.95 of the path's share delivers
+ * 0.95 of it, however full the queues are. And all-pairs traffic needs a
+ * queue standing: responders serve many requesters and requesters hear
+ * from many responders, so with little queued, random collisions leave
+ * some links idle while others are busy. What this lab carries at most is
+ * 0.92 of B (raw TCP all-to-all 0.924; the engine at a fixed rate of B
+ * 0.905-0.918, its queue growing without bound). Until 2026-11-25 the
+ * paced phase was AIMD on the trend of q: a decrease (to 0.95 D, at least
+ * 0.85 D) whenever q rose WSP__PACE_GROW batches over its floor (the
+ * smallest q since the last decrease) or passed WSP__PACE_LEVEL batches,
+ * then a climb of 5% per interval. On netlab (16 x 1, 25 Mbit/s) the
+ * interval-to-interval swing of q was 2.4 batches on average (4.9 at the
+ * 90th percentile), so decreases came every 1.7 s on noise, and the rate
+ * averaged 0.87 of B: goodput 0.85. Larger thresholds (4 and 20
+ * batches) gave 0.875, with twice the queue; at most one decrease per
+ * round trip changed nothing. Steering to a target, in 30-s runs
+ * alternating on one lab (steady state, after the first 5 s): 16 batches
+ * 0.894 / 0.900 of B, 30 batches 0.903 / 0.906, the AIMD 0.854-0.885, a
+ * fixed rate of B 0.918. The price is the queue: with T = 30 a requester
+ * had some 75 batches (7.5 MB of expected responses) in flight, a round
+ * trip of 2-3 s at 25 Mbit/s, and the engine's own peak memory per rank
+ * went from 2.1-3.2 MB to 4.6-4.7 MB, what a fixed rate of B also reaches
+ * (most of the queue stands in the responders' socket buffers). Like
+ * TCP Vegas' alpha, T is per requester: k requesters behind one
+ * bottleneck hold k x T (the unit test's four requesters: 160 batches).
  *
- * Fairness. Every decrease scales a rate by a factor and every probe by a
- * fraction, and the queueing signal is shared by all requesters of an
- * all-pairs exchange, so ratios between requesters' rates stay where they
- * happen to be: multiplicative increase with multiplicative decrease does
- * not converge to equal shares (Chiu and Jain 1989). On netlab (16 x 1,
- * 25 Mbit/s, 60 s) one host's rate sat at 0.55-0.7 of B for 15 s while the
- * median host's was near 0.9, and its goodput with it: the worst 5-s
- * windows of the whole run. So request batches carry their requester's
- * rate (wire format, shuffle_internal.h), each rank hands the controller
- * the median of the rates its peers reported in the last
- * WSP__PACE_PEER_AGE seconds (wsp__pace_peers), and where the controller
- * would increase it first closes half the gap to WSP__PACE_FAIR x that
- * median from below, or to the median / WSP__PACE_FAIR from above. A
- * requester only reports while pacing holds it back (it was refused a
- * batch within WSP__PACE_LIMITED_S): one that asks less than its rate
- * allows, having little to send, says nothing about the network's share,
- * and its low rate must not hold back those that have more. Decreases are
+ * Slow start. The rate needs a first value, and a rate without a window
+ * would flood a path whose capacity it overestimates before any answer
+ * could tell (four requesters starting at one batch per 10 ms behind one
+ * 25 Mbit/s link queued 120 batches each in the simulation). So it starts
+ * like TCP: a window of one batch, grown by each answer's cost (doubling
+ * per round trip) while it is used, unpaced. It ends at the first growth
+ * of the standing queue: q over its floor by WSP__PACE_GROW batches, or
+ * over WSP__PACE_LEVEL batches; the rate is then WSP__PACE_MD x D less the
+ * drain term above, at least WSP__PACE_MD_MIN x D (WSP__PACE_MD_DEEP x D
+ * over the level), D being the last interval's rate if higher (all ranks
+ * start at once, and the smoothed rate still carries the start-up). The
+ * first hold follows. (The smallest of a few round trips is a noisy
+ * sample; against the raw value instead of the smoothed q, the old AIMD
+ * decreased every 3-4 s whatever the rate.) After slow start the volume
+ * in flight is still capped, loosely, at WSP__PACE_WIN_GAIN times rate x
+ * srtt (at least WSP__PACE_WIN_MIN batches): a safety net for a rate that
+ * is wrong, not the control (the rate is).
+ *
+ * Fairness. The queueing signal is shared by all requesters of an
+ * all-pairs exchange, and nothing in it says which requester has more
+ * than its share: under the earlier AIMD every decrease scaled rates by a
+ * factor and every probe by a fraction, so ratios between requesters'
+ * rates stayed where they happened to be (multiplicative increase with
+ * multiplicative decrease does not converge, Chiu and Jain 1989), and
+ * requesters whose unloaded path b was measured differently read the same
+ * queue differently, under the target too. On netlab (16 x 1, 25 Mbit/s,
+ * 60 s) one host's rate sat at 0.55-0.7 of B for 15 s while the median
+ * host's was near 0.9, and its goodput with it: the worst 5-s windows of
+ * the whole run. So request batches carry their requester's rate (wire
+ * format, shuffle_internal.h), each rank hands the controller the median
+ * of the rates its peers reported in the last WSP__PACE_PEER_AGE seconds
+ * (wsp__pace_peers), and after steering the rate moves half the gap to
+ * WSP__PACE_FAIR x that median from below, or to the median /
+ * WSP__PACE_FAIR from above. (Steering to the target without this rule:
+ * the slowest host 0.833-0.868 of B; with it, 0.865-0.881.) A requester
+ * only reports while pacing holds it back (it was refused a batch within
+ * WSP__PACE_LIMITED_S): one that asks less than its rate allows, having
+ * little to send, says nothing about the network's share, and its low
+ * rate must not hold back those that have more. The guard's decreases are
  * left as they are: they answer the queue, which comes first. The median
- * also ends slow start: a requester still in it once others are paced
- * (it started late, or is the last to leave) leaves it when its window's
- * rate reaches their median, at that rate. Without this, a requester that
+ * also ends slow start: a requester still in it once others are paced (it
+ * started late, or is the last to leave) leaves it when its window's rate
+ * reaches their median, at that rate. Without this, a requester that
  * started while others held a queue standing took that queue for its
- * unloaded path and grew its window to some 170 batches before it saw a
- * queue at all (the unit test's latecomer: 2.1 : 0.5 of a fair share for
- * tens of seconds; with the median, 10 batches and 0.91 : 0.99).
+ * unloaded path and grew its window to 100-170 batches before it saw a
+ * queue at all (the unit test's latecomer: 1.6 : 0.8 of a fair share for
+ * tens of seconds; with the median, 31 batches and 0.88 : 1.03).
  *
  * Everything here is arithmetic on numbers the engine passes in; the unit
  * test (tests/unit/test_shuffle_pace.c) runs it against a simulated link.
@@ -247,7 +236,11 @@ static void wsp__pace_decide(wsp__pace_t *p, double now, int stalled) {
     if (p->have_prev_q) q = p->prev_q + (q - p->prev_q) / WSP__PACE_Q_GAIN;
     if (!p->have_floor || q < p->floor) p->floor = q;
     p->have_floor = 1;
-    if (q - p->floor > WSP__PACE_GROW * u || q > WSP__PACE_LEVEL * u) {
+    double target = WSP__PACE_TARGET * u;
+    int rise = p->slow_start
+                   ? q - p->floor > WSP__PACE_GROW * u || q > WSP__PACE_LEVEL * u
+                   : q > WSP__PACE_OVER * target;
+    if (rise) {
       /* Below what was delivered, and by enough to drain the excess over
        * the floor within WSP__PACE_DRAIN_IV intervals (down to
        * WSP__PACE_MD_MIN x D at most, or WSP__PACE_MD_DEEP x D with a
@@ -255,7 +248,8 @@ static void wsp__pace_decide(wsp__pace_t *p, double now, int stalled) {
        * rate was already below it (after a stall, or giving way to the
        * peers' median while D lags), the decrease is WSP__PACE_MD x rate. */
       double r = WSP__PACE_MD * (p->slow_start || d < p->rate ? d : p->rate);
-      double lo = (q > WSP__PACE_LEVEL * u ? WSP__PACE_MD_DEEP : WSP__PACE_MD_MIN) * d;
+      double lo = (!p->slow_start || q > WSP__PACE_LEVEL * u ? WSP__PACE_MD_DEEP
+                                                             : WSP__PACE_MD_MIN) * d;
       if (lo > r) lo = r;
       r -= (q - p->floor) / (WSP__PACE_DRAIN_IV * t);
       p->rate = r > lo ? r : lo;
@@ -270,19 +264,26 @@ static void wsp__pace_decide(wsp__pace_t *p, double now, int stalled) {
           ++p->hold > WSP__PACE_HOLD_MAX)
         p->hold = 0;
     } else if (!p->slow_start) {
-      double up = p->rate * WSP__PACE_AI;
-      if (p->rate < p->good && up < 0.5 * (p->good - p->rate))
-        up = 0.5 * (p->good - p->rate);
+      /* Steer the standing queue to its target: the delivered rate, plus
+       * what fills the queue up to the target (or less what drains it to
+       * the target) within WSP__PACE_TAU intervals; a step of at most
+       * WSP__PACE_STEP up, WSP__PACE_MD_DEEP x D down. */
+      double r = d + (target - q) / (WSP__PACE_TAU * t);
+      if (q < target && r < d * (1 + WSP__PACE_AI * (target - q) / target))
+        r = d * (1 + WSP__PACE_AI * (target - q) / target);
+      double top = (1 + WSP__PACE_STEP) * (p->rate > d ? p->rate : d);
+      if (r > top) r = top;
+      if (r < WSP__PACE_MD_DEEP * d) r = WSP__PACE_MD_DEEP * d;
       double lo = WSP__PACE_FAIR * p->peer_ref, hi = p->peer_ref / WSP__PACE_FAIR;
-      if (p->peer_ref > 0 && p->rate < lo && up < 0.5 * (lo - p->rate)) {
-        up = 0.5 * (lo - p->rate); /* well below the others: catch up */
+      if (p->peer_ref > 0 && r < lo) {
+        r += 0.5 * (lo - r); /* well below the others: catch up */
         p->n_toward_median++;
-      } else if (p->peer_ref > 0 && p->rate > hi) {
-        up = -0.5 * (p->rate - hi); /* well above them: give way */
+      } else if (p->peer_ref > 0 && r > hi) {
+        r -= 0.5 * (r - hi); /* well above them: give way */
         p->n_toward_median++;
       }
-      p->rate += up;
-      p->n_increase++;
+      if (r > p->rate) p->n_increase++;
+      p->rate = r;
     }
     p->prev_q = q;
     p->have_prev_q = 1;

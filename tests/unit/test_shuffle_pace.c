@@ -155,8 +155,9 @@ static void test_short_path(void) {
   sim_run(&s, WSP_SHUFFLE_ADAPTIVE, 0);
   double g = goodput(&s, 0);
   CHECK(g >= 0.9 * s.C, "short path: goodput %.3f of C", g / s.C);
-  /* The standing queue stays bounded (a handful of batches). */
-  CHECK(s.inflight_late_max[0] <= (WSP__PACE_LEVEL + 8) * s.c,
+  /* The standing queue stays bounded: near its target, under the guard
+   * of WSP__PACE_OVER x the target (plus the batches being served). */
+  CHECK(s.inflight_late_max[0] <= (WSP__PACE_OVER * WSP__PACE_TARGET + 8) * s.c,
         "short path: up to %.1f batches "
         "in flight", s.inflight_late_max[0] / s.c);
   printf("short path: goodput %.3f C, at most %.1f batches in flight\n",
@@ -186,7 +187,7 @@ static void test_capacity_drop(void) {
   double g = goodput(&s, 0), avail = s.C * 0.4, bdp = avail * s.L + s.c;
   CHECK(g >= 0.85 * avail, "capacity drop: goodput %.3f of what is left",
         g / avail);
-  CHECK(s.inflight_late_max[0] <= bdp + (WSP__PACE_LEVEL + 8) * s.c,
+  CHECK(s.inflight_late_max[0] <= bdp + (WSP__PACE_OVER * WSP__PACE_TARGET + 8) * s.c,
         "capacity drop: %.1f batches in flight for a BDP of %.1f",
         s.inflight_late_max[0] / s.c, bdp / s.c);
   printf("capacity drop: goodput %.3f of the rest, at most %.1f batches in "
@@ -207,7 +208,7 @@ static void test_competition(void) {
   CHECK(sum >= 0.9 * s.C, "competition: total %.3f of C", sum / s.C);
   CHECK(lo >= 0.7 * s.C / s.k, "competition: the slowest got %.3f of a fair "
         "share", lo / (s.C / s.k));
-  CHECK(infl <= (WSP__PACE_LEVEL + 8) * s.k * s.c,
+  CHECK(infl <= (WSP__PACE_OVER * WSP__PACE_TARGET + 8) * s.k * s.c,
         "competition: %.1f batches in flight",
         infl / s.c);
   printf("competition: total %.3f C, slowest %.3f of fair, %.1f batches in "
@@ -247,29 +248,23 @@ static void paced(wsp__pace_t *p, double *t) {
 static void test_decrease_depth(void) {
   wsp__pace_t p;
   double t, r = 0;
-  /* A rise of some 6 batches, under the level of 12: the drain term alone
-   * would take the rate to about 0.8 D; it stops at MD_MIN x D. */
+  /* Paced, a queue over WSP__PACE_OVER x the target (capacity fell, or
+   * the rate is far too high): down to MD_DEEP x D, or deeper to drain. */
   paced(&p, &t);
   uint64_t dec = p.n_decrease;
-  for (int i = 0; i < 10 && p.n_decrease == dec; i++) r = feed(&p, &t, 4, 0.3, 0.02, 0);
-  CHECK(p.n_decrease == dec + 1 && p.prev_q <= WSP__PACE_LEVEL * 1000 &&
-            fabs(r - WSP__PACE_MD_MIN * p.good) < 1e-6 * p.good,
-        "a rise under the level: down to %g (good %g, q %g)", r, p.good, p.prev_q);
-  /* A queue of about 25 batches, over the level (capacity fell, or the
-   * rate is far too high): deeper, down to MD_DEEP x D. */
-  paced(&p, &t);
-  dec = p.n_decrease;
-  for (int i = 0; i < 10 && p.n_decrease == dec; i++) r = feed(&p, &t, 4, 1.0, 0.02, 0);
-  CHECK(p.n_decrease == dec + 1 && r < WSP__PACE_MD_MIN * p.good - 1e-9 &&
-            r >= WSP__PACE_MD_DEEP * p.good - 1e-9,
-        "a queue over the level: down to %g (good %g)", r, p.good);
+  double far = 0.01 + 1.5 * WSP__PACE_OVER * WSP__PACE_TARGET * 1000 / 5e4;
+  for (int i = 0; i < 10 && p.n_decrease == dec; i++) r = feed(&p, &t, 4, far, 0.02, 0);
+  CHECK(p.n_decrease == dec + 1 && r <= WSP__PACE_MD_DEEP * p.good + 1e-9 &&
+            r >= 0.5 * p.good,
+        "a queue over the guard: down to %g (good %g)", r, p.good);
   /* A rate already below those floors (after a stall, say) is never
    * raised by a decrease. */
   paced(&p, &t);
   p.rate = 0.5 * p.dsmooth;
+  p.prev_q = 1.5 * WSP__PACE_OVER * WSP__PACE_TARGET * 1000; /* already far over */
   double before = p.rate;
   dec = p.n_decrease;
-  for (int i = 0; i < 10 && p.n_decrease == dec; i++) r = feed(&p, &t, 4, 1.0, 0.02, 0);
+  r = feed(&p, &t, 4, far, 0.02, 0);
   CHECK(p.n_decrease == dec + 1 && r <= WSP__PACE_MD * before + 1e-9,
         "a decrease from %g went to %g", before, r);
 }
@@ -324,32 +319,45 @@ static void test_state_machine(void) {
   /* The queue is not draining: the hold ends (no increase yet). */
   r = feed(&p, &t, 4, 0.07, 0.02, 0);
   CHECK(fabs(r - want) < 1e-6 && p.hold == 0, "hold ended at %g", r);
-  /* Below the good rate: half the gap per interval. */
+  /* Paced: the standing queue is steered to WSP__PACE_TARGET batches. A
+   * steady queue of 3 batches is far below it: the rate rises, by
+   * WSP__PACE_STEP per interval at most, and settles above the delivered
+   * rate by what fills the queue to the target within WSP__PACE_TAU
+   * intervals. It never passes WSP__PACE_CAP x the delivered rate. */
   double before = r;
   r = feed(&p, &t, 4, 0.07, 0.02, 0);
-  CHECK(fabs(r - (before + 0.5 * (p.good - before))) < 1e-6, "recovering: %g", r);
-  /* A steady queue, however large, is not congestion: keep increasing,
-   * past the good rate by WSP__PACE_AI per interval. */
-  for (int i = 0; i < 10; i++) r = feed(&p, &t, 4, 0.07, 0.02, 0);
-  CHECK(r > p.good && p.n_decrease == 1, "probing above the good rate: %g", r);
-  before = r;
-  r = feed(&p, &t, 4, 0.07, 0.02, 0);
-  CHECK(fabs(r - before * (1 + WSP__PACE_AI)) < 1e-6 ||
-            fabs(r - WSP__PACE_CAP * 5e4) < 1e-3,
-        "+%g%% or the cap: %g", 100 * WSP__PACE_AI, r);
-  /* The rate never exceeds twice what was delivered recently (5e4 B/s). */
-  for (int i = 0; i < 30; i++) r = feed(&p, &t, 4, 0.07, 0.02, 0);
-  CHECK(fabs(r - WSP__PACE_CAP * 5e4) < 1e-3, "capped: %g", r);
-  /* The queue creeping up by less than GROW per interval is still caught
-   * once it is GROW over the floor (rtt +0.004 s per interval: +0.2 u). */
+  CHECK(r > before && r <= (1 + WSP__PACE_STEP) * fmax(before, p.dsmooth) + 1e-6,
+        "under the target: up from %g to %g", before, r);
+  for (int i = 0; i < 40; i++) {
+    r = feed(&p, &t, 4, 0.07, 0.02, 0);
+    CHECK(r > 5e4 && r <= WSP__PACE_CAP * 5e4, "under the target: %g, over D, under the cap", r);
+  }
+  /* (An interval is 0.2 s or one answer more.) */
+  double gap = WSP__PACE_TARGET * u - p.prev_q;
+  CHECK(r >= 5e4 + gap / (WSP__PACE_TAU * 0.25) && r <= 5e4 + gap / (WSP__PACE_TAU * 0.2) &&
+            p.n_decrease == 1,
+        "settled at %g: D and the queue's gap to the target over TAU intervals", r);
+  /* A queue standing at the target: the rate settles at what is
+   * delivered. A round trip of x s reads as a queue of (x - 0.01) x 5e4 B. */
+  double at = 0.01 + WSP__PACE_TARGET * u / 5e4;
+  for (int i = 0; i < 30; i++) r = feed(&p, &t, 4, at, 0.02, 0);
+  CHECK(fabs(r - 5e4) < 0.01 * 5e4 && p.n_decrease == 1,
+        "at the target: %g, delivered 5e4", r);
+  /* Over the target (by a fifth): below the delivered rate, not below
+   * MD_DEEP x D, and still no decrease counted (it is steering). */
+  double over = 0.01 + 1.2 * WSP__PACE_TARGET * u / 5e4;
+  for (int i = 0; i < 30; i++) r = feed(&p, &t, 4, over, 0.02, 0);
+  CHECK(r < 5e4 && r >= WSP__PACE_MD_DEEP * 5e4 - 1e-6 && p.n_decrease == 1,
+        "over the target: %g", r);
+  /* Over WSP__PACE_OVER x the target: a decrease, to MD_DEEP x D or below. */
   uint64_t dec = p.n_decrease;
-  double rtt = 0.07;
-  for (int i = 0; i < 30 && p.n_decrease == dec; i++)
-    feed(&p, &t, 4, rtt += 0.004, 0.02, 0);
-  CHECK(p.n_decrease == dec + 1, "creeping queue caught");
+  double far = 0.01 + 1.5 * WSP__PACE_OVER * WSP__PACE_TARGET * u / 5e4;
+  for (int i = 0; i < 30 && p.n_decrease == dec; i++) r = feed(&p, &t, 4, far, 0.02, 0);
+  CHECK(p.n_decrease == dec + 1 && r <= WSP__PACE_MD_DEEP * 5e4 + 1e-6 && p.hold,
+        "far over the target: a decrease to %g, then a hold", r);
   /* Stall: batches in flight, no answer for the stall time: halve. */
   before = wsp__pace_rate(&p);
-  t += WSP__PACE_STALL_MIN + 0.01;
+  t += fmax(WSP__PACE_STALL_MIN, 4 * p.srtt) + 0.01;
   wsp__pace_may_send(&p, 5 * u, t);
   CHECK(fabs(wsp__pace_rate(&p) - before / 2) < 1e-6 && p.n_stall == 1,
         "stall halves: %g", wsp__pace_rate(&p));
@@ -414,7 +422,9 @@ static void test_latecomer(void) {
   CHECK(told <= 1.25, "latecomer, peers' median: goodput max / min %.3f", told);
   CHECK(told < alone, "the peers' median evens the shares: max / min %.3f "
         "(alone %.3f)", told, alone);
-  CHECK(w_told <= 20 && w_told < w_alone,
+  /* Its window then is the median rate times a round trip that includes
+   * the others' standing queue (steered to WSP__PACE_TARGET batches). */
+  CHECK(w_told <= WSP__PACE_OVER * WSP__PACE_TARGET && w_told < w_alone / 4,
         "the latecomer leaves slow start at the median: %.1f batches (alone "
         "%.1f)", w_told, w_alone);
 }
@@ -457,34 +467,46 @@ static void test_peers_rule(void) {
   CHECK(!p.slow_start, "paced");
   CHECK(wsp__pace_report(&p) == p.rate, "reports its rate once paced");
   double r = 0;
-  for (int i = 0; i < 20 && !(r > p.good); i++) r = feed(&p, &t, 4, 0.07, 0.02, 0);
-  CHECK(r > p.good && r < 0.6 * WSP__PACE_CAP * 5e4,
-        "probing above the good rate, below the cap: %g", r);
-  /* The others at twice the rate: half the gap to FAIR x their median. */
-  double ref = 2 * r;
+  for (int i = 0; i < 3; i++) r = feed(&p, &t, 4, 0.07, 0.02, 0);
+  CHECK(r > p.good && r < WSP__PACE_CAP * 5e4,
+        "steering above the good rate, below the cap: %g", r);
+  /* The rule moves what steering alone would give (a twin controller fed
+   * the same answers without a median is the reference). The others at
+   * twice the rate: half the gap to FAIR x their median. */
+  wsp__pace_t twin = p;
+  double ref = 2 * r, t2 = t;
   wsp__pace_peers(&p, ref);
-  double want = r + 0.5 * (WSP__PACE_FAIR * ref - r);
+  double alone = feed(&twin, &t2, 4, 0.07, 0.02, 0);
+  double want = alone + 0.5 * (WSP__PACE_FAIR * ref - alone);
   r = feed(&p, &t, 4, 0.07, 0.02, 0);
-  CHECK(fabs(r - want) < 1e-6 && p.n_toward_median == 1, "catching up: %g (want %g)",
-        r, want);
-  /* Within [FAIR, 1/FAIR] x the median: the usual probe. */
-  wsp__pace_peers(&p, r);
-  double before = r;
+  CHECK(alone < WSP__PACE_FAIR * ref && fabs(r - want) < 1e-6 && p.n_toward_median == 1,
+        "catching up: %g (want %g)", r, want);
+  /* At the median: steering alone. */
+  twin = p;
+  t2 = t;
+  twin.peer_ref = 0;
+  alone = feed(&twin, &t2, 4, 0.07, 0.02, 0);
+  wsp__pace_peers(&p, alone);
   r = feed(&p, &t, 4, 0.07, 0.02, 0);
-  CHECK(fabs(r - before * (1 + WSP__PACE_AI)) < 1e-6 && p.n_toward_median == 1,
-        "near the median: +%g%%: %g", 100 * WSP__PACE_AI, r);
+  CHECK(r == alone && p.n_toward_median == 1, "at the median: %g (alone %g)", r, alone);
   /* The others at a third: half the way down to their median / FAIR. */
+  twin = p;
+  t2 = t;
   ref = r / 3;
   wsp__pace_peers(&p, ref);
-  want = r - 0.5 * (r - ref / WSP__PACE_FAIR);
+  alone = feed(&twin, &t2, 4, 0.07, 0.02, 0);
+  want = alone - 0.5 * (alone - ref / WSP__PACE_FAIR);
   r = feed(&p, &t, 4, 0.07, 0.02, 0);
   CHECK(fabs(r - want) < 1e-6 && p.n_toward_median == 2, "giving way: %g (want %g)",
         r, want);
-  /* No median known: the usual probe again. */
+  /* No median known: steering alone again. */
+  twin = p;
+  t2 = t;
+  twin.peer_ref = 0;
   wsp__pace_peers(&p, 0);
-  before = r;
+  alone = feed(&twin, &t2, 4, 0.07, 0.02, 0);
   r = feed(&p, &t, 4, 0.07, 0.02, 0);
-  CHECK(fabs(r - before * (1 + WSP__PACE_AI)) < 1e-6, "no median: %g", r);
+  CHECK(r == alone && p.n_toward_median == 2, "no median: %g", r);
 }
 
 static void test_fixed(void) {
