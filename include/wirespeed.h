@@ -394,7 +394,7 @@ typedef struct wsp_shuffle_handlers {
 } wsp_shuffle_handlers_t;
 
 typedef enum wsp_shuffle_mode {
-  WSP_SHUFFLE_ADAPTIVE = 0, /* paced at a rate found by AIMD, no tuning */
+  WSP_SHUFFLE_ADAPTIVE = 0, /* paced at a rate found by steering the queue, no tuning */
   WSP_SHUFFLE_FIXED = 1     /* fixed rate (cfg.rate), the hand-tuned way */
 } wsp_shuffle_mode_t;
 

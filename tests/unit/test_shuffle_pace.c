@@ -9,8 +9,8 @@
  * at that time (C, or less while cross traffic takes a share), and its
  * answer reaches the requester L/2 after service ends. The test checks what
  * the controller is for: it keeps the link busy (goodput >= 0.9 of what is
- * available), keeps the queue small (window near the bandwidth-delay
- * product plus a few batches, whatever the path), reacts when capacity
+ * available), keeps the queue bounded (near the bandwidth-delay product
+ * plus its target, under the guard, whatever the path), reacts when capacity
  * drops, shares among competing requesters, and halves on severe delay.
  * Time advances in steps of 10 us; no timing of this machine is involved.
  */
