@@ -532,7 +532,8 @@ static int wsp__dispatch(wsp_shuffle_t *sh, int src, const unsigned char *buf,
                "shuffle pace: t %.4f interval %llu: rate %.0f B/s, queue %.0f "
                "B over a floor of %.0f B, delivered %.0f B/s (smoothed %.0f), "
                "srtt %.4f s, in flight %.0f B, peers' median %.0f B/s, %llu up "
-               "(%llu towards the median), %llu down, %llu stalls, %llu joined%s",
+               "(%llu towards the median), %llu down, %llu stalls, slow start left %llu "
+               "on the queue and %llu at the median%s",
                now - sh->t_open, (unsigned long long)sh->pace.n_intervals,
                wsp__pace_rate(&sh->pace), sh->pace.prev_q, sh->pace.floor,
                sh->pace.ndelivered > 0 ? sh->pace.delivered[sh->pace.ndelivered - 1] : 0.0,
@@ -541,6 +542,7 @@ static int wsp__dispatch(wsp_shuffle_t *sh, int src, const unsigned char *buf,
                (unsigned long long)sh->pace.n_toward_median,
                (unsigned long long)sh->pace.n_decrease,
                (unsigned long long)sh->pace.n_stall,
+               (unsigned long long)sh->pace.n_exited,
                (unsigned long long)sh->pace.n_joined,
                sh->pace.slow_start ? " (slow start)" : "");
   }

@@ -86,11 +86,9 @@ size_t wsp__grow_cap(size_t cap, size_t need, size_t max);
 #define WSP__PACE_STALL_RTTS 16  /* no answers for this long: a stall */
 #define WSP__PACE_STALL_MIN 2.0  /* (at least this many seconds) */
 #define WSP__PACE_Q_GAIN 2.0     /* 1/weight of an interval in the smoothed queue */
-#define WSP__PACE_GROW 2.0       /* standing queue > floor + this many batches */
-#define WSP__PACE_LEVEL 12.0     /* ... or > this many batches at all */
-#define WSP__PACE_MD 0.95        /* decrease to this x delivered ... */
-#define WSP__PACE_MD_MIN 0.85    /* ... and to no less with the drain ... */
-#define WSP__PACE_MD_DEEP 0.8    /* ... unless the queue passed LEVEL */
+#define WSP__PACE_SS_EXIT 0.5    /* slow start ends once the queue passes this x the target */
+#define WSP__PACE_MD 0.95        /* the guard: decrease to this x delivered ... */
+#define WSP__PACE_MD_DEEP 0.8    /* ... and to no less (nor does steering) */
 #define WSP__PACE_TARGET 30.0    /* paced: steer the standing queue to this many batches */
 #define WSP__PACE_TAU 4.0        /* ... within this many intervals ... */
 #define WSP__PACE_STEP 0.1       /* ... raising the rate by at most this fraction */
@@ -150,6 +148,8 @@ typedef struct wsp__pace {
   /* Increase steps that moved towards the peers' median instead of
    * probing (up or down), and slow starts ended at that median. */
   uint64_t n_toward_median, n_joined;
+  /* Slow starts ended by the standing queue (the others end by joining). */
+  uint64_t n_exited;
 } wsp__pace_t;
 
 int wsp__pace_init(wsp__pace_t *p, wsp_shuffle_mode_t mode, double rate,

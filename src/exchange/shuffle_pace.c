@@ -65,8 +65,8 @@
  * 0.92 of B (raw TCP all-to-all 0.924; the engine at a fixed rate of B
  * 0.905-0.918, its queue growing without bound). Until 2026-11-25 the
  * paced phase was AIMD on the trend of q: a decrease (to 0.95 D, at least
- * 0.85 D) whenever q rose WSP__PACE_GROW batches over its floor (the
- * smallest q since the last decrease) or passed WSP__PACE_LEVEL batches,
+ * 0.85 D) whenever q rose 2 batches over its floor (the smallest q
+ * since the last decrease) or passed 12 batches,
  * then a climb of 5% per interval. On netlab (16 x 1, 25 Mbit/s) the
  * interval-to-interval swing of q was 2.4 batches on average (4.9 at the
  * 90th percentile), so decreases came every 1.7 s on noise, and the rate
@@ -88,18 +88,27 @@
  * could tell (four requesters starting at one batch per 10 ms behind one
  * 25 Mbit/s link queued 120 batches each in the simulation). So it starts
  * like TCP: a window of one batch, grown by each answer's cost (doubling
- * per round trip) while it is used, unpaced. It ends at the first growth
- * of the standing queue: q over its floor by WSP__PACE_GROW batches, or
- * over WSP__PACE_LEVEL batches; the rate is then WSP__PACE_MD x D less the
- * drain term above, at least WSP__PACE_MD_MIN x D (WSP__PACE_MD_DEEP x D
- * over the level), D being the last interval's rate if higher (all ranks
- * start at once, and the smoothed rate still carries the start-up). The
- * first hold follows. (The smallest of a few round trips is a noisy
- * sample; against the raw value instead of the smoothed q, the old AIMD
- * decreased every 3-4 s whatever the rate.) After slow start the volume
- * in flight is still capped, loosely, at WSP__PACE_WIN_GAIN times rate x
- * srtt (at least WSP__PACE_WIN_MIN batches): a safety net for a rate that
- * is wrong, not the control (the rate is).
+ * per round trip) while it is used, unpaced. It ends once the standing
+ * queue passes WSP__PACE_SS_EXIT x the target (half of it), and the rate
+ * then comes from the steering rule above, with D the last interval's
+ * rate if higher (all ranks start at once, and the smoothed rate still
+ * carries the start-up): D plus what fills the rest of the queue, at most
+ * WSP__PACE_STEP over D. There is no decrease and no hold: a queue of
+ * half the target is no reason to slow down. Why half the target:
+ * until 2026-11-25 slow start ended at the first growth of the queue (2
+ * batches over its floor, or 12 at all), with a decrease to 0.85-0.95 D,
+ * a rule made for the AIMD. Against a target of 30 batches that fired on
+ * noise at different moments on different ranks, each leaving at the
+ * rate its last interval happened to deliver (0.6 to 1.0 of B on
+ * netlab), and since the fill that follows grows every rate in
+ * proportion, the ranks that left low stayed low for seconds: the worst
+ * 5-s windows of every netlab run were a host's first seconds. All
+ * requesters see the same queue grow, so a level of half the target ends
+ * every slow start at about the same time, each at the share it gets
+ * (docs/shuffle.md, "Leaving slow start"). After slow start the volume in
+ * flight is still capped, loosely, at WSP__PACE_WIN_GAIN times rate x srtt
+ * (at least WSP__PACE_WIN_MIN batches): a safety net for a rate that is
+ * wrong, not the control (the rate is).
  *
  * Fairness. The queueing signal is shared by all requesters of an
  * all-pairs exchange, and nothing in it says which requester has more
@@ -167,7 +176,7 @@ int wsp__pace_init(wsp__pace_t *p, wsp_shuffle_mode_t mode, double rate,
   p->t_last = now;
   p->peer_ref = 0;
   p->n_increase = p->n_decrease = p->n_stall = p->n_intervals = 0;
-  p->n_toward_median = p->n_joined = 0;
+  p->n_toward_median = p->n_joined = p->n_exited = 0;
   return WSP_OK;
 }
 
@@ -208,6 +217,31 @@ static void wsp__pace_new_interval(wsp__pace_t *p, double now) {
   p->iv_acks = 0;
 }
 
+/* The steering rule (see the top of this file): the delivered rate d plus
+ * what fills the standing queue q up to the target within WSP__PACE_TAU
+ * intervals of t seconds (or less what drains it), at least
+ * WSP__PACE_AI x how far below the target as a fraction of d, at most
+ * WSP__PACE_STEP over `from`, at least WSP__PACE_MD_DEEP x d; then half
+ * the way into [WSP__PACE_FAIR, 1 / WSP__PACE_FAIR] x the peers' median. */
+static double wsp__pace_steer(wsp__pace_t *p, double d, double q, double target,
+                              double t, double from) {
+  double r = d + (target - q) / (WSP__PACE_TAU * t);
+  if (q < target && r < d * (1 + WSP__PACE_AI * (target - q) / target))
+    r = d * (1 + WSP__PACE_AI * (target - q) / target);
+  double top = (1 + WSP__PACE_STEP) * from;
+  if (r > top) r = top;
+  if (r < WSP__PACE_MD_DEEP * d) r = WSP__PACE_MD_DEEP * d;
+  double lo = WSP__PACE_FAIR * p->peer_ref, hi = p->peer_ref / WSP__PACE_FAIR;
+  if (p->peer_ref > 0 && r < lo) {
+    r += 0.5 * (lo - r); /* well below the others: catch up */
+    p->n_toward_median++;
+  } else if (p->peer_ref > 0 && r > hi) {
+    r -= 0.5 * (r - hi); /* well above them: give way */
+    p->n_toward_median++;
+  }
+  return r;
+}
+
 /* The end of an adaptive interval. */
 static void wsp__pace_decide(wsp__pace_t *p, double now, int stalled) {
   double t = now - p->iv_start, u = wsp__pace_unit(p);
@@ -237,24 +271,29 @@ static void wsp__pace_decide(wsp__pace_t *p, double now, int stalled) {
     if (!p->have_floor || q < p->floor) p->floor = q;
     p->have_floor = 1;
     double target = WSP__PACE_TARGET * u;
-    int rise = p->slow_start
-                   ? q - p->floor > WSP__PACE_GROW * u || q > WSP__PACE_LEVEL * u
-                   : q > WSP__PACE_OVER * target;
-    if (rise) {
-      /* Below what was delivered, and by enough to drain the excess over
-       * the floor within WSP__PACE_DRAIN_IV intervals (down to
-       * WSP__PACE_MD_MIN x D at most, or WSP__PACE_MD_DEEP x D with a
-       * queue over the level). The floor never lifts the rate: when the
-       * rate was already below it (after a stall, or giving way to the
+    if (p->slow_start) {
+      if (q > WSP__PACE_SS_EXIT * target) {
+        /* Half the target stands: from here the rate steers, starting at
+         * what this interval delivered. */
+        p->rate = wsp__pace_steer(p, d, q, target, t, d);
+        p->good = d;
+        p->slow_start = 0;
+        p->have_floor = 0;
+        p->n_exited++;
+      }
+    } else if (q > WSP__PACE_OVER * target) {
+      /* The guard (capacity fell, or the target is far too high for this
+       * path): below what was delivered, and by enough to drain the excess
+       * over the floor within WSP__PACE_DRAIN_IV intervals, but to no less
+       * than WSP__PACE_MD_DEEP x D. The floor never lifts the rate: when
+       * the rate was already below it (after a stall, or giving way to the
        * peers' median while D lags), the decrease is WSP__PACE_MD x rate. */
-      double r = WSP__PACE_MD * (p->slow_start || d < p->rate ? d : p->rate);
-      double lo = (!p->slow_start || q > WSP__PACE_LEVEL * u ? WSP__PACE_MD_DEEP
-                                                             : WSP__PACE_MD_MIN) * d;
+      double r = WSP__PACE_MD * (d < p->rate ? d : p->rate);
+      double lo = WSP__PACE_MD_DEEP * d;
       if (lo > r) lo = r;
       r -= (q - p->floor) / (WSP__PACE_DRAIN_IV * t);
       p->rate = r > lo ? r : lo;
       p->good = d;
-      p->slow_start = 0;
       p->hold = 1;
       p->have_floor = 0; /* a new epoch: its floor is where it drains to */
       p->n_decrease++;
@@ -263,25 +302,8 @@ static void wsp__pace_decide(wsp__pace_t *p, double now, int stalled) {
       if (!(p->have_prev_q && q < p->prev_q - WSP__PACE_DRAIN * u) ||
           ++p->hold > WSP__PACE_HOLD_MAX)
         p->hold = 0;
-    } else if (!p->slow_start) {
-      /* Steer the standing queue to its target: the delivered rate, plus
-       * what fills the queue up to the target (or less what drains it to
-       * the target) within WSP__PACE_TAU intervals; a step of at most
-       * WSP__PACE_STEP up, WSP__PACE_MD_DEEP x D down. */
-      double r = d + (target - q) / (WSP__PACE_TAU * t);
-      if (q < target && r < d * (1 + WSP__PACE_AI * (target - q) / target))
-        r = d * (1 + WSP__PACE_AI * (target - q) / target);
-      double top = (1 + WSP__PACE_STEP) * (p->rate > d ? p->rate : d);
-      if (r > top) r = top;
-      if (r < WSP__PACE_MD_DEEP * d) r = WSP__PACE_MD_DEEP * d;
-      double lo = WSP__PACE_FAIR * p->peer_ref, hi = p->peer_ref / WSP__PACE_FAIR;
-      if (p->peer_ref > 0 && r < lo) {
-        r += 0.5 * (lo - r); /* well below the others: catch up */
-        p->n_toward_median++;
-      } else if (p->peer_ref > 0 && r > hi) {
-        r -= 0.5 * (r - hi); /* well above them: give way */
-        p->n_toward_median++;
-      }
+    } else {
+      double r = wsp__pace_steer(p, d, q, target, t, p->rate > d ? p->rate : d);
       if (r > p->rate) p->n_increase++;
       p->rate = r;
     }
