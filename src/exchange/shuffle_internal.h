@@ -86,7 +86,7 @@ size_t wsp__grow_cap(size_t cap, size_t need, size_t max);
 #define WSP__PACE_STALL_RTTS 16  /* no answers for this long: a stall */
 #define WSP__PACE_STALL_MIN 2.0  /* (at least this many seconds) */
 #define WSP__PACE_Q_GAIN 2.0     /* 1/weight of an interval in the smoothed queue */
-#define WSP__PACE_SS_EXIT 0.5    /* slow start ends once the queue passes this x the target */
+#define WSP__PACE_SS_LEVEL 8.0   /* slow start ends once the queue passes this many batches */
 #define WSP__PACE_MD 0.95        /* the guard: decrease to this x delivered ... */
 #define WSP__PACE_MD_DEEP 0.8    /* ... and to no less (nor does steering) */
 #define WSP__PACE_TARGET 30.0    /* paced: steer the standing queue to this many batches */

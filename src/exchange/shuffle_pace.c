@@ -89,26 +89,31 @@
  * 25 Mbit/s link queued 120 batches each in the simulation). So it starts
  * like TCP: a window of one batch, grown by each answer's cost (doubling
  * per round trip) while it is used, unpaced. It ends once the standing
- * queue passes WSP__PACE_SS_EXIT x the target (half of it), and the rate
- * then comes from the steering rule above, with D the last interval's
- * rate if higher (all ranks start at once, and the smoothed rate still
- * carries the start-up): D plus what fills the rest of the queue, at most
- * WSP__PACE_STEP over D. There is no decrease and no hold: a queue of
- * half the target is no reason to slow down. Why half the target:
- * until 2026-11-25 slow start ended at the first growth of the queue (2
- * batches over its floor, or 12 at all), with a decrease to 0.85-0.95 D,
- * a rule made for the AIMD. Against a target of 30 batches that fired on
- * noise at different moments on different ranks, each leaving at the
- * rate its last interval happened to deliver (0.6 to 1.0 of B on
- * netlab), and since the fill that follows grows every rate in
+ * queue passes WSP__PACE_SS_LEVEL batches, and the rate then comes from
+ * the steering rule above, with D the last interval's rate if higher (all
+ * ranks start at once, and the smoothed rate still carries the start-up):
+ * D plus what fills the rest of the queue, at most WSP__PACE_STEP over D.
+ * There is no decrease and no hold: a queue under the target is no reason
+ * to slow down. Why this level: until 2026-11-25 slow start ended at the
+ * first growth of the queue (2 batches over its floor, or 12 at all), with
+ * a decrease to 0.85-0.95 D, a rule made for the AIMD. Against a target of
+ * 30 batches, and with q swinging 2.4 batches from one interval to the
+ * next on netlab, that fired on noise at different moments on different
+ * ranks, each leaving at the rate its last interval happened to deliver
+ * (0.6 to 1.0 of B), and since the fill that follows grows every rate in
  * proportion, the ranks that left low stayed low for seconds: the worst
- * 5-s windows of every netlab run were a host's first seconds. All
- * requesters see the same queue grow, so a level of half the target ends
- * every slow start at about the same time, each at the share it gets
- * (docs/shuffle.md, "Leaving slow start"). After slow start the volume in
- * flight is still capped, loosely, at WSP__PACE_WIN_GAIN times rate x srtt
- * (at least WSP__PACE_WIN_MIN batches): a safety net for a rate that is
- * wrong, not the control (the rate is).
+ * 5-s windows of every netlab run were a host's first seconds. A level of
+ * 8 batches is well above that noise, and all requesters see the shared
+ * queue grow through it at about the same time. Not higher: at 15 batches
+ * (half the target) the last doublings of every window, unpaced, put
+ * bursts of 3-14 MB per rank in flight under SimGrid, whose links share
+ * their capacity among all messages at once, so that the responses of a
+ * burst finished together and whole seconds passed with nothing delivered
+ * (0.67 of B against 0.83 at 8 batches; docs/shuffle.md, "Leaving slow
+ * start"). After slow start the volume in flight is still capped,
+ * loosely, at WSP__PACE_WIN_GAIN times rate x srtt (at least
+ * WSP__PACE_WIN_MIN batches): a safety net for a rate that is wrong, not
+ * the control (the rate is).
  *
  * Fairness. The queueing signal is shared by all requesters of an
  * all-pairs exchange, and nothing in it says which requester has more
@@ -272,9 +277,9 @@ static void wsp__pace_decide(wsp__pace_t *p, double now, int stalled) {
     p->have_floor = 1;
     double target = WSP__PACE_TARGET * u;
     if (p->slow_start) {
-      if (q > WSP__PACE_SS_EXIT * target) {
-        /* Half the target stands: from here the rate steers, starting at
-         * what this interval delivered. */
+      if (q > WSP__PACE_SS_LEVEL * u) {
+        /* A queue stands: from here the rate steers, starting at what
+         * this interval delivered. */
         p->rate = wsp__pace_steer(p, d, q, target, t, d);
         p->good = d;
         p->slow_start = 0;

@@ -240,7 +240,7 @@ static void paced(wsp__pace_t *p, double *t) {
   CHECK(wsp__pace_init(p, WSP_SHUFFLE_ADAPTIVE, 0, u, 1e6, 0) == WSP_OK, "init");
   feed(p, t, 0, 0.01, 0.02, 8 * u);
   feed(p, t, 4, 0.01, 0.02, 8 * u);
-  double half = 0.01 + 1.3 * WSP__PACE_SS_EXIT * WSP__PACE_TARGET * u / 5e4;
+  double half = 0.01 + 1.3 * WSP__PACE_SS_LEVEL * u / 5e4;
   for (int i = 0; i < 10 && p->slow_start; i++) feed(p, t, 4, half, 0.02, 8 * u);
   CHECK(!p->slow_start && p->n_exited == 1 && p->n_decrease == 0,
         "slow start ended on the queue");
@@ -294,23 +294,24 @@ static void test_state_machine(void) {
    * slow start (answers every 20 ms: D = 50 000 B/s). */
   feed(&p, &t, 4, 0.01, 0.02, 8 * u);
   CHECK(p.slow_start && p.n_exited == 0, "still slow start");
-  /* A standing queue, but well under half the target: rtt 0.07 s for
-   * 1000 B vs a base of 1e-5 s/B is 6e-5 s/B of queue x 1000 B x D (about
-   * 5e4 B/s) = about 3000 B, three batches. Slow start goes on: it is no
-   * reason to slow down when the target is WSP__PACE_TARGET batches. */
+  /* A standing queue, but under WSP__PACE_SS_LEVEL batches: rtt 0.07 s
+   * for 1000 B vs a base of 1e-5 s/B is 6e-5 s/B of queue x 1000 B x D
+   * (about 5e4 B/s) = about 3000 B, three batches. Slow start goes on: a
+   * queue that small is noise, and no reason to slow down when the target
+   * is WSP__PACE_TARGET batches. */
   for (int i = 0; i < 6; i++) feed(&p, &t, 4, 0.07, 0.02, 8 * u);
   CHECK(p.slow_start && p.n_exited == 0 && p.prev_q > 2.5 * u && p.prev_q < 3.5 * u,
         "a queue of %.1f batches keeps slow start", p.prev_q / u);
-  /* A round trip that reads as 1.3 x half the target. q is smoothed over
+  /* A round trip that reads as 1.3 x the level. q is smoothed over
    * intervals (half weight for the newest): from 3 batches, the first such
-   * interval reads as (3 + 19.5) / 2 = 11.25 batches, under half the target;
-   * the second as 15.4, over it. Slow start then ends without a decrease:
+   * interval reads as (3 + 10.4) / 2 = 6.7 batches, under the level; the
+   * second as 8.55, over it. Slow start then ends without a decrease:
    * the rate is D plus the fill term, at most WSP__PACE_STEP over D (D is
    * the good rate). */
-  double half = 0.01 + 1.3 * WSP__PACE_SS_EXIT * WSP__PACE_TARGET * u / 5e4;
+  double half = 0.01 + 1.3 * WSP__PACE_SS_LEVEL * u / 5e4;
   feed(&p, &t, 4, half, 0.02, 8 * u);
   CHECK(WSP__PACE_Q_GAIN == 2.0 && p.slow_start && p.n_exited == 0,
-        "one interval of queue is smoothed, not yet half the target");
+        "one interval of queue is smoothed, not yet over the level");
   double r = feed(&p, &t, 4, half, 0.02, 8 * u);
   CHECK(!p.slow_start && p.n_exited == 1 && p.n_decrease == 0 && r > p.good &&
             r <= (1 + WSP__PACE_STEP) * p.good + 1e-6,
