@@ -240,8 +240,8 @@ static void paced(wsp__pace_t *p, double *t) {
   CHECK(wsp__pace_init(p, WSP_SHUFFLE_ADAPTIVE, 0, u, 1e6, 0) == WSP_OK, "init");
   feed(p, t, 0, 0.01, 0.02, 8 * u);
   feed(p, t, 4, 0.01, 0.02, 8 * u);
-  double half = 0.01 + 1.3 * WSP__PACE_SS_LEVEL * u / 5e4;
-  for (int i = 0; i < 10 && p->slow_start; i++) feed(p, t, 4, half, 0.02, 8 * u);
+  double over_level = 0.01 + 1.3 * WSP__PACE_SS_LEVEL * u / 5e4;
+  for (int i = 0; i < 10 && p->slow_start; i++) feed(p, t, 4, over_level, 0.02, 8 * u);
   CHECK(!p->slow_start && p->n_exited == 1 && p->n_decrease == 0,
         "slow start ended on the queue");
   for (int i = 0; i < 3; i++) feed(p, t, 4, 0.07, 0.02, 0); /* steady: the floor */
@@ -308,11 +308,11 @@ static void test_state_machine(void) {
    * second as 8.55, over it. Slow start then ends without a decrease:
    * the rate is D plus the fill term, at most WSP__PACE_STEP over D (D is
    * the good rate). */
-  double half = 0.01 + 1.3 * WSP__PACE_SS_LEVEL * u / 5e4;
-  feed(&p, &t, 4, half, 0.02, 8 * u);
+  double over_level = 0.01 + 1.3 * WSP__PACE_SS_LEVEL * u / 5e4;
+  feed(&p, &t, 4, over_level, 0.02, 8 * u);
   CHECK(WSP__PACE_Q_GAIN == 2.0 && p.slow_start && p.n_exited == 0,
         "one interval of queue is smoothed, not yet over the level");
-  double r = feed(&p, &t, 4, half, 0.02, 8 * u);
+  double r = feed(&p, &t, 4, over_level, 0.02, 8 * u);
   CHECK(!p.slow_start && p.n_exited == 1 && p.n_decrease == 0 && r > p.good &&
             r <= (1 + WSP__PACE_STEP) * p.good + 1e-6,
         "slow start ends at %g (good %g)", r, p.good);
