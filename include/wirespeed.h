@@ -330,6 +330,10 @@ typedef struct wsp_topology {
 } wsp_topology_t;
 
 int wsp_comm_topology(const wsp_comm_t *comm, wsp_topology_t *topo);
+/* The node of any rank of the communicator, numbered as wsp_topology_t
+ * numbers them (by lowest rank): ranks with the same node share it.
+ * WSP_ERR_ARG when comm or node is NULL or rank is not in [0, size). */
+int wsp_comm_node(const wsp_comm_t *comm, int rank, int *node);
 
 int wsp_comm_model(const wsp_comm_t *comm, wsp_model_t *model);
 /* Predicted time (s) of `alg` for a message of `bytes` (for gather,

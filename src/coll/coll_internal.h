@@ -23,6 +23,7 @@
 #define WSP_COLL_INTERNAL_H
 
 #include "wsp_internal.h"
+#include "tags.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -125,9 +126,6 @@ extern const wsp__coll_table_t wsp__bcast_table, wsp__reduce_table,
 
 const wsp__coll_table_t *wsp__coll_table(wsp_coll_t coll);
 
-/* Tag of each collective on the private communicator. Sparse exchange uses
- * 0x5e00..0x5e0f; these never collide with it. */
-#define WSP__COLL_TAG(coll) (0x5c00 + (int)(coll))
 
 /* Chooses the algorithm (forced > rules > model), checks preconditions and
  * walks fallbacks, then runs it. Every rank decides the same way. */

@@ -22,6 +22,9 @@
  * leader, the node's lowest rank), so the numbers in wsp_topology_t are the
  * same on every rank and can steer algorithm selection, which all ranks
  * must make alike. Nodes are numbered in the order of their lowest ranks.
+ * The map is kept (topo.node_of): it is the library's one answer to "do
+ * these two ranks share a node", for the collectives, the shuffle (which
+ * does not pace peers on its own node) and tools (wsp_comm_node).
  *
  * Sub-communicators (only when there are at least two nodes and some node
  * holds two ranks or more): `local`, this node's ranks in rank order, and
@@ -44,11 +47,16 @@ static wsp_comm_t *wsp__comm_wrap(const wsp_comm_t *parent, MPI_Comm mpi) {
   if (w == NULL) return NULL;
   w->mpi = mpi;
   w->cfg = parent->cfg;
+  if (MPI_Comm_size(mpi, &w->size) != MPI_SUCCESS ||
+      (w->topo.node_of = calloc((size_t)w->size, sizeof *w->topo.node_of)) == NULL) {
+    free(w);
+    return NULL;
+  }
   w->cfg.rules_file = NULL;
   for (int k = 0; k < WSP_COLL_COUNT; k++)
     w->cfg.coll_alg[k] = w->coll_alg[k] = WSP_ALG_AUTO;
-  if (MPI_Comm_rank(mpi, &w->rank) != MPI_SUCCESS ||
-      MPI_Comm_size(mpi, &w->size) != MPI_SUCCESS) {
+  if (MPI_Comm_rank(mpi, &w->rank) != MPI_SUCCESS) {
+    free(w->topo.node_of);
     free(w);
     return NULL;
   }
@@ -60,6 +68,7 @@ static wsp_comm_t *wsp__comm_wrap(const wsp_comm_t *parent, MPI_Comm mpi) {
 static void wsp__comm_unwrap(wsp_comm_t **w) {
   if (*w == NULL) return;
   if ((*w)->mpi != MPI_COMM_NULL) MPI_Comm_free(&(*w)->mpi);
+  free((*w)->topo.node_of);
   free(*w);
   *w = NULL;
 }
@@ -95,8 +104,10 @@ int wsp__topo_create(wsp_comm_t *comm) {
   wsp_topology_t *t = &comm->topo.pub;
   MPI_Comm local = MPI_COMM_NULL, leaders = MPI_COMM_NULL;
   int *lead = malloc((size_t)p * sizeof *lead), failed = 0;
+  comm->topo.node_of = malloc((size_t)p * sizeof *comm->topo.node_of);
   /* Nobody goes on alone after a local allocation failure. */
-  rc = wsp__agree_alloc(comm, comm->mpi, lead == NULL, WSP__TOPO_WHAT);
+  rc = wsp__agree_alloc(comm, comm->mpi, lead == NULL || comm->topo.node_of == NULL,
+                        WSP__TOPO_WHAT);
   if (rc != WSP_OK) goto out;
   /* Every rank's leader (its node's lowest rank), the same map on all. */
   if (comm->cfg.node_split == WSP_NODES_HOST) {
@@ -140,9 +151,12 @@ int wsp__topo_create(wsp_comm_t *comm) {
     failed = 1;
   }
   for (int r = 0; r < p; r++) {
+    /* lead[r] <= r, so the leader's node is numbered already. */
     if (lead[r] == r) {
       if (r == mylead) t->node = t->nodes;
-      t->nodes++;
+      comm->topo.node_of[r] = t->nodes++;
+    } else {
+      comm->topo.node_of[r] = comm->topo.node_of[lead[r]];
     }
     if (r > 0 && lead[r] != lead[r - 1] && lead[r] != r) t->blocks = 0;
     if (count && ++count[lead[r]] > t->max_node_ranks) t->max_node_ranks = count[lead[r]];
@@ -167,10 +181,12 @@ int wsp__topo_create(wsp_comm_t *comm) {
    * of one rank each (leaders): the node-aware algorithms never nest. */
   comm->topo.local->topo.pub = (wsp_topology_t){
       .nodes = 1, .node = 0, .node_ranks = lsize, .max_node_ranks = lsize, .blocks = 1};
-  if (comm->topo.leaders)
+  if (comm->topo.leaders) {
     comm->topo.leaders->topo.pub = (wsp_topology_t){
         .nodes = t->nodes, .node = t->node, .node_ranks = 1, .max_node_ranks = 1,
         .blocks = 1};
+    for (int n = 0; n < t->nodes; n++) comm->topo.leaders->topo.node_of[n] = n;
+  }
 out:
   if (rc != WSP_OK) {
     wsp__comm_unwrap(&comm->topo.local);
@@ -200,6 +216,8 @@ void wsp__topo_set_models(wsp_comm_t *comm) {
 int wsp__topo_free(wsp_comm_t *comm) {
   wsp__comm_unwrap(&comm->topo.local);
   wsp__comm_unwrap(&comm->topo.leaders);
+  free(comm->topo.node_of);
+  comm->topo.node_of = NULL;
   return WSP_OK;
 }
 
@@ -209,5 +227,16 @@ int wsp_comm_topology(const wsp_comm_t *comm, wsp_topology_t *topo) {
   if (topo == NULL)
     return wsp__fail(comm, WSP_ERR_ARG, "wsp_comm_topology: topo is NULL");
   *topo = comm->topo.pub;
+  return WSP_OK;
+}
+
+int wsp_comm_node(const wsp_comm_t *comm, int rank, int *node) {
+  if (comm == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "wsp_comm_node: comm is NULL");
+  if (node == NULL) return wsp__fail(comm, WSP_ERR_ARG, "wsp_comm_node: node is NULL");
+  if (rank < 0 || rank >= comm->size)
+    return wsp__fail(comm, WSP_ERR_ARG,
+                     "wsp_comm_node: rank = %d is out of range [0, %d)", rank,
+                     comm->size);
+  *node = comm->topo.node_of[rank];
   return WSP_OK;
 }

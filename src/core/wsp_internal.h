@@ -44,6 +44,10 @@ typedef struct wsp__sparse_auto {
  * collectives run on them as on any communicator. */
 typedef struct wsp__topo {
   wsp_topology_t pub;
+  /* node_of[r]: the node of rank r (nodes numbered by their lowest rank),
+   * the same array on every rank; p entries. The one node map of the
+   * library: the collectives, the shuffle and wsp_comm_node read it. */
+  int *node_of;
   struct wsp_comm *local, *leaders;
 } wsp__topo_t;
 

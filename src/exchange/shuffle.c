@@ -84,9 +84,10 @@
  * then sleeps up to 1/32 of the round trip; see wsp__shuffle_backoff_init).
  *
  * The shuffle's traffic runs on its own duplicate of the wsp_comm_t's
- * private communicator, so its tags (1 to 4 below) meet nothing else.
+ * private communicator, so its tags (src/core/tags.h) meet nothing else.
  */
 #include "shuffle_internal.h"
+#include "../core/tags.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -96,12 +97,6 @@
 #include <pthread.h>
 #endif
 
-enum {
-  WSP__TAG_REQ = 1,
-  WSP__TAG_RESP = 2,
-  WSP__TAG_DONE = 3, /* the termination sum */
-  WSP__TAG_CHECK = 4 /* the sum of requests served, after termination */
-};
 enum { WSP__ST_OPEN, WSP__ST_CLOSING, WSP__ST_CLOSED };
 enum { WSP__IN_NONE, WSP__IN_REQUEST, WSP__IN_RESPONSE };
 /* Messages probed per pass and kind, so that one busy sender cannot keep a
@@ -641,7 +636,7 @@ static int wsp__pass_responses(wsp_shuffle_t *sh, double now, int *progress) {
   for (int i = 0; i < WSP__PROBES_PER_PASS; i++) {
     int flag = 0;
     MPI_Status st;
-    WSP__MPI_GOTO(&sh->c, MPI_Iprobe(MPI_ANY_SOURCE, WSP__TAG_RESP, sh->c.mpi,
+    WSP__MPI_GOTO(&sh->c, MPI_Iprobe(MPI_ANY_SOURCE, WSP__TAG_SHUFFLE_RESP, sh->c.mpi,
                                      &flag, &st),
                   rc, out);
     if (!flag) break;
@@ -658,7 +653,7 @@ static int wsp__pass_responses(wsp_shuffle_t *sh, double now, int *progress) {
     ch->buf = buf;
     ch->len = bytes;
     if ((rc = wsp__irecv_bytes(&sh->c, buf, bytes, st.MPI_SOURCE,
-                               WSP__TAG_RESP, &ch->req)) != WSP_OK) {
+                               WSP__TAG_SHUFFLE_RESP, &ch->req)) != WSP_OK) {
       free(buf);
       free(ch);
       goto out;
@@ -710,7 +705,7 @@ static int wsp__pass_requests(wsp_shuffle_t *sh, int *progress) {
   for (int i = 0; i < WSP__PROBES_PER_PASS; i++) {
     int flag = 0;
     MPI_Status st;
-    WSP__MPI_GOTO(&sh->c, MPI_Iprobe(MPI_ANY_SOURCE, WSP__TAG_REQ, sh->c.mpi,
+    WSP__MPI_GOTO(&sh->c, MPI_Iprobe(MPI_ANY_SOURCE, WSP__TAG_SHUFFLE_REQ, sh->c.mpi,
                                      &flag, &st),
                   rc, out);
     if (!flag) break;
@@ -726,7 +721,7 @@ static int wsp__pass_requests(wsp_shuffle_t *sh, int *progress) {
     ib->buf = buf;
     ib->len = bytes;
     ib->owned = 1;
-    if ((rc = wsp__irecv_bytes(&sh->c, buf, bytes, st.MPI_SOURCE, WSP__TAG_REQ,
+    if ((rc = wsp__irecv_bytes(&sh->c, buf, bytes, st.MPI_SOURCE, WSP__TAG_SHUFFLE_REQ,
                                &ib->req)) != WSP_OK) {
       free(buf);
       free(ib);
@@ -842,7 +837,7 @@ static int wsp__send_chunk(wsp_shuffle_t *sh, int dest, uint64_t seq, int last) 
     sh->m_resp_out -= cap;
     return rc;
   }
-  rc = wsp__isend_bytes(&sh->c, buf, len, dest, WSP__TAG_RESP, 0,
+  rc = wsp__isend_bytes(&sh->c, buf, len, dest, WSP__TAG_SHUFFLE_RESP, 0,
                         &sh->osend[sh->n_osend]);
   if (rc != WSP_OK) {
     free(buf);
@@ -1013,7 +1008,7 @@ static int wsp__pass_send(wsp_shuffle_t *sh, double now, int *progress) {
                        ? (float)wsp__pace_report(&sh->pace)
                        : 0.0f;
       memcpy(b->buf + 12, &rate, sizeof rate);
-      int rc = wsp__isend_bytes(&sh->c, b->buf, b->len, q, WSP__TAG_REQ, 0,
+      int rc = wsp__isend_bytes(&sh->c, b->buf, b->len, q, WSP__TAG_SHUFFLE_REQ, 0,
                                 &b->req);
       if (rc != WSP_OK) return wsp__set_fatal(sh, rc); /* b stays queued */
     } else {
@@ -1194,7 +1189,6 @@ int wsp_shuffle_open(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
 #endif
   }
   wsp_shuffle_t *sh = NULL;
-  unsigned long long *hosts = NULL; /* processor-name hash of every rank */
   if (local_rc == WSP_OK) {
     sh = calloc(1, sizeof *sh);
     if (sh) {
@@ -1202,9 +1196,8 @@ int wsp_shuffle_open(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
       sh->rate_buf = calloc((size_t)comm->size, sizeof *sh->rate_buf);
       sh->close_sums = calloc(2, sizeof *sh->close_sums);
     }
-    hosts = malloc((size_t)comm->size * sizeof *hosts);
     if (sh == NULL || sh->peers == NULL || sh->rate_buf == NULL ||
-        sh->close_sums == NULL || hosts == NULL ||
+        sh->close_sums == NULL ||
         wsp__pace_init(&sh->pace, c.mode, c.rate, (double)c.batch_bytes,
                        (double)c.window, MPI_Wtime()) != WSP_OK) {
       local_rc = wsp__fail(comm, WSP_ERR_NOMEM, "%s: out of memory", fn);
@@ -1215,8 +1208,6 @@ int wsp_shuffle_open(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
         free(sh);
         sh = NULL;
       }
-      free(hosts);
-      hosts = NULL;
     }
   }
   if (local_rc != WSP_OK) snprintf(local_msg, sizeof local_msg, "%s", wsp_last_error());
@@ -1251,26 +1242,11 @@ int wsp_shuffle_open(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
       goto fail;
     }
   }
-  {
-    /* Who shares this node: ranks there talk through shared memory, not
-     * the network, and are not paced. A node is a processor name
-     * (MPI_Get_processor_name names the host; each netlab namespace has its
-     * own). An allgather of name hashes, not MPI_Comm_split_type: building
-     * a communicator costs another agreement on context ids, and on the
-     * loaded 16-host lab open took about a second. */
-    uint64_t host = 1469598103934665603ULL;
-    char name[MPI_MAX_PROCESSOR_NAME + 1];
-    int len = 0;
-    if (MPI_Get_processor_name(name, &len) == MPI_SUCCESS)
-      for (int i = 0; i < len; i++)
-        host = (host ^ (unsigned char)name[i]) * 1099511628211ULL;
-    unsigned long long mine = host;
-    WSP__MPI_GOTO(comm, MPI_Allgather(&mine, 1, MPI_UNSIGNED_LONG_LONG, hosts, 1,
-                                      MPI_UNSIGNED_LONG_LONG, dup),
-                  rc, fail);
-    for (int q = 0; q < comm->size; q++)
-      if (hosts[q] == host) sh->peers[q].local = 1;
-  }
+  /* Who shares this node (the communicator's node map, src/core/topo.c):
+   * ranks there talk through shared memory, not the network, and are not
+   * paced. */
+  for (int q = 0; q < comm->size; q++)
+    sh->peers[q].local = comm->topo.node_of[q] == comm->topo.node_of[comm->rank];
   sh->c = *comm;
   sh->c.mpi = dup;
   sh->cfg = c;
@@ -1318,12 +1294,10 @@ int wsp_shuffle_open(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
            sh->p, lim.mem, lim.backlog, lim.inflight, lim.intake, lim.resp_out,
            lim.resp_in, lim.peer_req, lim.max_request, lim.max_response,
            lim.chunk, c.mode == WSP_SHUFFLE_FIXED ? "fixed" : "adaptive");
-  free(hosts);
   *out = sh;
   return WSP_OK;
 
 fail:
-  free(hosts);
   if (dup != MPI_COMM_NULL) MPI_Comm_free(&dup);
   if (sh) {
     free(sh->peers);
@@ -1643,7 +1617,7 @@ int wsp_shuffle_close(wsp_shuffle_t *sh, wsp_shuffle_stats_t *stats) {
   if (rc == WSP_OK && !sh->fatal) {
     uint64_t mine = sh->st.requests_posted;
     sum_pending = 1; /* until it completes (a failed start may have posted) */
-    rc = wsp__sum_start(sum, &sh->c, WSP__TAG_DONE, &mine, 1);
+    rc = wsp__sum_start(sum, &sh->c, WSP__TAG_SHUFFLE_DONE, &mine, 1);
     int done = 0;
     while (rc == WSP_OK && !sh->fatal) {
       if ((rc = wsp__sum_test(sum, &done)) != WSP_OK) break;
@@ -1663,7 +1637,7 @@ int wsp_shuffle_close(wsp_shuffle_t *sh, wsp_shuffle_stats_t *stats) {
   if (rc == WSP_OK) {
     uint64_t mine[2] = {sh->failed != 0, sh->st.requests_served};
     sum_pending = 1;
-    rc = wsp__sum_start(check, &sh->c, WSP__TAG_CHECK, mine, 2);
+    rc = wsp__sum_start(check, &sh->c, WSP__TAG_SHUFFLE_CHECK, mine, 2);
     if (rc == WSP_OK && (rc = wsp__sum_wait(check)) == WSP_OK) sum_pending = 0;
   }
   uint64_t posted = 0, served = 0, failed_ranks = 0;

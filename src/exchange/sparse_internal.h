@@ -13,18 +13,8 @@
 #define WSP_SPARSE_INTERNAL_H
 
 #include "../core/wsp_internal.h"
+#include "../core/tags.h"
 
-/* Tags on wirespeed's private communicator. */
-enum {
-  WSP__TAG_SPARSE_EVEN = 0x5e00, /* rounds with an even round number */
-  WSP__TAG_SPARSE_ODD = 0x5e01,
-  WSP__TAG_SPARSE_TAIL_EVEN = 0x5e02, /* alltoallv: parts past the int limit */
-  WSP__TAG_SPARSE_TAIL_ODD = 0x5e03,
-  WSP__TAG_SPARSE_SUM_EVEN = 0x5e04, /* nbx: the consensus sum */
-  WSP__TAG_SPARSE_SUM_ODD = 0x5e05,
-  WSP__TAG_SPARSE_REPORT_EVEN = 0x5e06, /* auto: the timing report */
-  WSP__TAG_SPARSE_REPORT_ODD = 0x5e07
-};
 
 typedef struct wsp__sparse_round {
   wsp_comm_t *comm;

@@ -43,6 +43,7 @@
  * (0.89-0.91 of B) over Rabenseifner (0.93-0.94) in both MPIs.
  */
 #include "../coll/coll_internal.h"
+#include "../core/tags.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -83,8 +84,7 @@ size_t wsp__pipeline_seg(const wsp_model_t *m, size_t n, int stages,
 }
 
 enum { WSP__CAL_SMALL = 8, WSP__CAL_LARGE = 65536, WSP__CAL_WINDOW = 8,
-       WSP__CAL_GAP_WINDOW = 16, WSP__CAL_REPS_SMALL = 10, WSP__CAL_REPS_LARGE = 3,
-       WSP__CAL_TAG = 0x5b00 };
+       WSP__CAL_GAP_WINDOW = 16, WSP__CAL_REPS_SMALL = 10, WSP__CAL_REPS_LARGE = 3 };
 _Static_assert(WSP__CAL_WINDOW <= WSP__CAL_GAP_WINDOW,
                "wsp__stream's request array holds the largest window");
 
@@ -93,8 +93,8 @@ _Static_assert(WSP__CAL_WINDOW <= WSP__CAL_GAP_WINDOW,
  * on shared cores the spinning ranks would inflate what is measured. */
 static int wsp__xfer(wsp_comm_t *comm, void *buf, int bytes, int peer, int send) {
   MPI_Request r;
-  int mrc = send ? MPI_Isend(buf, bytes, MPI_BYTE, peer, WSP__CAL_TAG, comm->mpi, &r)
-                 : MPI_Irecv(buf, bytes, MPI_BYTE, peer, WSP__CAL_TAG, comm->mpi, &r);
+  int mrc = send ? MPI_Isend(buf, bytes, MPI_BYTE, peer, WSP__TAG_CALIBRATE, comm->mpi, &r)
+                 : MPI_Irecv(buf, bytes, MPI_BYTE, peer, WSP__TAG_CALIBRATE, comm->mpi, &r);
   if (mrc != MPI_SUCCESS)
     return wsp__mpi_fail(comm, mrc, send ? "MPI_Isend" : "MPI_Irecv", WSP__WHERE);
   return wsp__coll_waitall(comm, 1, &r, 0);
@@ -135,9 +135,9 @@ static int wsp__stream(wsp_comm_t *comm, int peer, char *buf, int bytes, int win
     for (int k = 0; k < window; k++) {
       int mrc = MPI_SUCCESS;
       if (first || both)
-        mrc = MPI_Isend(buf, bytes, MPI_BYTE, peer, WSP__CAL_TAG, comm->mpi, &req[n++]);
+        mrc = MPI_Isend(buf, bytes, MPI_BYTE, peer, WSP__TAG_CALIBRATE, comm->mpi, &req[n++]);
       if (mrc == MPI_SUCCESS && (!first || both))
-        mrc = MPI_Irecv(rbuf + (size_t)k * bytes, bytes, MPI_BYTE, peer, WSP__CAL_TAG, comm->mpi, &req[n++]);
+        mrc = MPI_Irecv(rbuf + (size_t)k * bytes, bytes, MPI_BYTE, peer, WSP__TAG_CALIBRATE, comm->mpi, &req[n++]);
       if (mrc != MPI_SUCCESS) {
         /* Complete what was started before reporting. */
         wsp__coll_waitall(comm, n, req, 0);

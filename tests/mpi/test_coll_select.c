@@ -319,6 +319,12 @@ int main(int argc, char **argv) {
           "WSP_NODES=%s: nodes %d node %d ranks %d max %d blocks %d, expected %d %d %d %d %d",
           splits[i], t.nodes, t.node, t.node_ranks, t.max_node_ranks, t.blocks, nodes, node,
           mine, most, blocks);
+    /* Every rank's node, on every rank (the map the shuffle and tools use). */
+    for (int r = 0; r < size; r++) {
+      int want = k == 0 ? 0 : cyc ? r % k : r / k, got = -1;
+      CHECK(wsp_comm_node(w, r, &got) == WSP_OK && got == want,
+            "WSP_NODES=%s: wsp_comm_node(%d) = %d, expected %d", splits[i], r, got, want);
+    }
     check_argmin(w, splits[i]);
     CHECK(wsp_coll_set_alg(w, WSP_COLL_ALLREDUCE, hier) == WSP_OK, "%s", wsp_last_error());
     for (int comm_op = 0; comm_op <= 1; comm_op++) {
@@ -345,6 +351,16 @@ int main(int argc, char **argv) {
     rc = wsp_comm_topology(tw, NULL);
     CHECK(rc == WSP_ERR_ARG && strstr(wsp_last_error(), "topo is NULL"),
           "topology into NULL: %s %s", wsp_err_name(rc), wsp_last_error());
+    int nd = -7;
+    rc = wsp_comm_node(tw, size, &nd);
+    CHECK(rc == WSP_ERR_ARG && nd == -7 && strstr(wsp_last_error(), "rank = "),
+          "node of rank p: %s %s", wsp_err_name(rc), wsp_last_error());
+    rc = wsp_comm_node(tw, -1, &nd);
+    CHECK(rc == WSP_ERR_ARG && nd == -7, "node of rank -1: %s", wsp_err_name(rc));
+    rc = wsp_comm_node(tw, 0, NULL);
+    CHECK(rc == WSP_ERR_ARG && strstr(wsp_last_error(), "node is NULL"),
+          "node into NULL: %s %s", wsp_err_name(rc), wsp_last_error());
+    CHECK(wsp_comm_node(NULL, 0, &nd) == WSP_ERR_ARG, "node of NULL comm");
     wsp_comm_free(&tw);
   }
 

@@ -1,0 +1,40 @@
+/*
+ * Every message tag wirespeed uses, in one place, so that two parts of the
+ * library can never pick the same one by accident.
+ *
+ * All of them are on wirespeed's private duplicate of the user's
+ * communicator (wsp_comm_t.mpi), except the shuffle's, which has a
+ * duplicate of its own per open shuffle. Parts that may run back to back on
+ * the same communicator (two sparse rounds, a collective after a sparse
+ * round) are kept apart by their tags; overlapping rounds of one part by
+ * the part's own protocol (the sparse round's parity bit, for instance).
+ */
+#ifndef WSP_TAGS_H
+#define WSP_TAGS_H
+
+enum {
+  /* The model's calibration (src/model), during
+   * wsp_comm_create only. */
+  WSP__TAG_CALIBRATE = 0x5b00,
+  /* Collectives: WSP__TAG_COLL + the wsp_coll_t (src/coll). */
+  WSP__TAG_COLL = 0x5c00,
+  /* Sparse exchange (src/exchange/sparse*.c); pairs by round parity. */
+  WSP__TAG_SPARSE_EVEN = 0x5e00, /* rounds with an even round number */
+  WSP__TAG_SPARSE_ODD = 0x5e01,
+  WSP__TAG_SPARSE_TAIL_EVEN = 0x5e02, /* alltoallv: parts past the int limit */
+  WSP__TAG_SPARSE_TAIL_ODD = 0x5e03,
+  WSP__TAG_SPARSE_SUM_EVEN = 0x5e04, /* nbx: the consensus sum */
+  WSP__TAG_SPARSE_SUM_ODD = 0x5e05,
+  WSP__TAG_SPARSE_REPORT_EVEN = 0x5e06, /* auto: the timing report */
+  WSP__TAG_SPARSE_REPORT_ODD = 0x5e07,
+  /* The shuffle, on its own communicator (src/exchange/shuffle*.c). */
+  WSP__TAG_SHUFFLE_REQ = 1,
+  WSP__TAG_SHUFFLE_RESP = 2,
+  WSP__TAG_SHUFFLE_DONE = 3,  /* the termination sum */
+  WSP__TAG_SHUFFLE_CHECK = 4, /* the sum of requests served, after it */
+};
+
+/* The tag of one collective. */
+#define WSP__COLL_TAG(coll) (WSP__TAG_COLL + (int)(coll))
+
+#endif
