@@ -1,46 +1,46 @@
 /*
  * Internal interface of the collectives (src/coll).
  *
- * Each collective has a table of algorithms (src/coll/<coll>/<coll>.c), one
- * row per algorithm built with designated initialisers:
- *
- *   [BCAST_BINOMIAL] = {.info = {.name = "binomial", .desc = "...",
- *                                .cost = "ceil(lg p)(alpha + n beta)"},
- *                       .pre = 0, .fallback = NULL,
- *                       .cost = wsp__bcast_binomial_cost,
- *                       .run = wsp__bcast_binomial},
- *
- * Row 0 of every table is "native": the MPI library's own collective on the
- * private communicator. It is what every fallback ends in.
- *
- * The public entry points (wsp_bcast, ...) check their arguments, bring the
- * buffers into the form the algorithms take (wsp__coll_args_t below), pick
- * an algorithm (forced, rules file, or cheapest by the model), check its
- * preconditions centrally (walking the fallback list when they fail) and
- * call it. Algorithms never see a bad argument or an unmet precondition.
+ * The layers, top down:
+ *   coll_entry.c  the public entry points (wsp_bcast, ...): check every
+ *                 argument before any traffic and bring the buffers into the
+ *                 form the algorithms take (wsp__coll_args_t below);
+ *   select.c      choose the algorithm (forced, rules file, or cheapest by
+ *                 the model), check its preconditions once and walk its
+ *                 fallbacks; wsp_coll_select and wsp_coll_predict;
+ *   coll.c        run the chosen algorithm; the native one (row 0);
+ *   registry.[ch] one row per algorithm (names, preconditions, fallbacks,
+ *                 costs) and the tables built from the rows;
+ *   <coll>/<coll>_<alg>.c  one algorithm each, with its cost.
+ * Algorithms never see a bad argument or an unmet precondition. Messages go
+ * through src/core/p2p.h, schedules come from src/patterns, costs use
+ * src/model/model.h.
  */
 #ifndef WSP_COLL_INTERNAL_H
 #define WSP_COLL_INTERNAL_H
 
 #include "wsp_internal.h"
 #include "tags.h"
+#include "../model/model.h"
 
 #include <stddef.h>
 #include <string.h>
 
-/* ---- preconditions, declared once per algorithm in its table row ---- */
-enum {
-  WSP__PRE_COMMUTATIVE = 1u << 0, /* the op is commutative */
-  WSP__PRE_POW2 = 1u << 1,        /* p is a power of two */
-  WSP__PRE_COUNT_GE_P = 1u << 2,  /* at least p elements (reductions) */
-  /* Two nodes or more, and a node with two ranks or more. */
-  WSP__PRE_SHARED_NODES = 1u << 3,
-  /* A commutative op, or nodes that are blocks of consecutive ranks (so
-   * that reducing inside nodes first keeps rank order). */
-  WSP__PRE_NODE_ORDER = 1u << 4,
-  /* A datatype without holes (the result may be copied as bytes). */
-  WSP__PRE_DENSE = 1u << 5,
-};
+/* ---- preconditions, declared once per algorithm in its registry row ----
+ * X(flag, bit, text); the text is what wsp_coll_alg_preconditions, wsp-info
+ * and docs/coll.md show; wsp__pre_holds (select.c) tests them. */
+#define WSP__PRE_MAP(X)                                                        \
+  X(COMMUTATIVE, 0, "commutative op")                                          \
+  X(POW2, 1, "p a power of two")                                               \
+  /* Two nodes or more, and a node with two ranks or more. */                  \
+  X(SHARED_NODES, 2, "two nodes or more, one with two ranks or more")          \
+  /* Reducing inside nodes first keeps rank order. */                          \
+  X(NODE_ORDER, 3, "commutative op, or nodes in blocks of consecutive ranks") \
+  /* The result may be copied as bytes. */                                     \
+  X(DENSE, 4, "a datatype without holes")
+#define WSP__PRE_ENUM(flag, bit, text) WSP__PRE_##flag = 1u << (bit),
+enum { WSP__PRE_MAP(WSP__PRE_ENUM) };
+#undef WSP__PRE_ENUM
 
 /* What the model and the preconditions look at; every rank has the same
  * values (they come from arguments every rank shares). */
@@ -55,6 +55,12 @@ typedef struct wsp__coll_shape {
    * select/predict calls from comm->topo). */
   int nodes, max_node_ranks, node_blocks;
 } wsp__coll_shape_t;
+
+/* Whether shape s meets the preconditions `pre` (select.c). */
+int wsp__pre_holds(unsigned pre, const wsp__coll_shape_t *s);
+/* The preconditions as text ("commutative op; p a power of two"), into
+ * buf; "" when there are none (registry.c). */
+void wsp__pre_text(unsigned pre, char *buf, size_t len);
 
 /* Tuning that the model chooses along with an algorithm. */
 typedef struct wsp__coll_tune {
@@ -99,13 +105,14 @@ typedef struct wsp__coll_args {
   wsp__coll_tune_t tune;
 } wsp__coll_args_t;
 
+/* A table row, made from the algorithm's row in registry.h. */
 typedef struct wsp__coll_alg {
   /* name ("binomial"), desc (one sentence), cost (the formula of `cost`
-   * below as text, as in the algorithm's file header). */
+   * below as text: WSP__COST in the algorithm's file). */
   wsp_alg_info_t info;
   unsigned pre; /* WSP__PRE_* */
-  /* Name of the algorithm to run when `pre` does not hold (NULL: native). */
-  const char *fallback;
+  /* The row to run when `pre` does not hold (0: native). */
+  int fallback;
   /* Predicted seconds under model m; may set tune (segment size). NULL only
    * for native, whose cost the model does not know. */
   double (*cost)(const wsp_model_t *m, const wsp__coll_shape_t *s,
@@ -120,17 +127,18 @@ typedef struct wsp__coll_table {
   const wsp__coll_alg_t *algs;
 } wsp__coll_table_t;
 
-extern const wsp__coll_table_t wsp__bcast_table, wsp__reduce_table,
-    wsp__allreduce_table, wsp__gather_table, wsp__scatter_table,
-    wsp__allgather_table, wsp__alltoall_table;
-
+/* The table of a collective; NULL for a value that is not a wsp_coll_t. */
 const wsp__coll_table_t *wsp__coll_table(wsp_coll_t coll);
 
-
-/* Chooses the algorithm (forced > rules > model), checks preconditions and
- * walks fallbacks, then runs it. Every rank decides the same way. */
+/* Runs the algorithm selection chooses for a (coll.c). Every rank decides
+ * the same way. */
 int wsp__coll_run(wsp_comm_t *comm, wsp__coll_args_t *a,
                   const wsp__coll_shape_t *shape);
+/* The algorithm to run for shape s: forced, rules, model; then the
+ * fallback chain. *forced_fell_back tells whether a forced or ruled
+ * algorithm gave way to its fallback (select.c). */
+int wsp__coll_choose(const wsp_comm_t *comm, const wsp__coll_table_t *t,
+                     const wsp__coll_shape_t *s, int *forced_fell_back);
 
 /* The model's cheapest algorithm of table t for shape s (preconditions
  * holding, native excluded) and its cost in *cost (INFINITY if none). */
@@ -139,41 +147,10 @@ int wsp__coll_cheapest(const wsp__coll_table_t *t, const wsp_model_t *m,
 /* Fills s's node fields from comm's topology. */
 void wsp__coll_shape_topo(const wsp_comm_t *comm, wsp__coll_shape_t *s);
 
-/* The native algorithms (row 0 of each table), in coll.c. */
+/* The native algorithm (row 0 of each table), in coll.c. */
 int wsp__coll_native(wsp_comm_t *comm, const wsp__coll_args_t *a);
 
-/* ---- helpers for algorithms (src/coll/coll_util.c) ---- */
-
-/* Waits for n requests without burning a core (Testall + back-off). NULL
- * requests (MPI_REQUEST_NULL) are fine. `bytes`: the data the awaited
- * transfers carry, or 0 when small or unknown; a wait for a bulk transfer
- * may sleep longer between polls (up to 1/8 of its time under the model),
- * and one the model expects to take at most 1 ms polls until 1.25x that
- * time before it sleeps at all (src/core/backoff.c). */
-int wsp__coll_waitall(wsp_comm_t *comm, int n, MPI_Request *reqs, size_t bytes);
-
-/* Typed point-to-point of any count on the private communicator
- * (counts above INT_MAX become a derived type, as in bigcount.c). */
-int wsp__isend_typed(wsp_comm_t *comm, const void *buf, size_t count,
-                     MPI_Datatype type, int peer, int tag, MPI_Request *req);
-int wsp__irecv_typed(wsp_comm_t *comm, void *buf, size_t count,
-                     MPI_Datatype type, int peer, int tag, MPI_Request *req);
-/* Blocking conveniences built on the two above and wsp__coll_waitall. */
-int wsp__send_bytes(wsp_comm_t *comm, const void *buf, size_t bytes, int peer,
-                    int tag);
-int wsp__recv_bytes(wsp_comm_t *comm, void *buf, size_t bytes, int peer,
-                    int tag);
-/* Exchanges post the send before the receive. Two ranks swapping one large
- * message each way, both having posted the receive first, moved each
- * direction at 0.44-0.46 of the link rate on netlab (8 hosts, 100 Mbit/s,
- * TCP) under both Open MPI 4.1 and MPICH 4.0; posting the send first gave
- * 0.71-0.87 (plain MPI, no wirespeed code in between; docs/coll.md,
- * "Exchanges"). Neither order can deadlock, as both are nonblocking. */
-int wsp__sendrecv_bytes(wsp_comm_t *comm, const void *sbuf, size_t sbytes,
-                        int dst, void *rbuf, size_t rbytes, int src, int tag);
-int wsp__sendrecv_typed(wsp_comm_t *comm, const void *sbuf, size_t scount,
-                        int dst, void *rbuf, size_t rcount, int src,
-                        MPI_Datatype type, int tag);
+/* ---- helpers for algorithms (src/coll/coll_util.c; messages: src/core/p2p.h) ---- */
 
 /* inout[i] = in[i] op inout[i] for count elements (MPI_Reduce_local, any
  * count). For non-commutative ops `in` must hold the lower ranks' part. */
@@ -210,22 +187,6 @@ static inline size_t wsp__part_len(size_t count, int parts, int i) {
   return wsp__part_start(count, parts, i + 1) - wsp__part_start(count, parts, i);
 }
 
-/* ---- model helpers (src/model/model.c) ---- */
-/* ceil(log2 p) for p >= 1. */
-int wsp__ceil_log2(int p);
-/* ceil(log_k p) for p >= 1, k >= 2. */
-int wsp__ceil_logk(int p, int k);
-/* The segment size minimising a pipeline of `stages` stages over n bytes
- * with per-segment cost alpha + seg*(beta [+ gamma]): sqrt(n a / ((stages-1)
- * b)), rounded to a multiple of `align` and clamped to [align, n]. */
-size_t wsp__pipeline_seg(const wsp_model_t *m, size_t n, int stages,
-                         double per_byte, size_t align);
-/* Per-byte cost of a pipelined chain of p ranks: beta_x when some rank is
- * in the middle, receiving and forwarding at once (p > 2), else beta. */
-double wsp__chain_beta(const wsp_model_t *m, int p);
-/* Cost of a root exchanging a block of `bytes` with each of the other p-1
- * ranks, all messages in flight at once (linear gather and scatter): the
- * latencies overlap, so alpha + (p-2).gap + (p-1).bytes.beta; 0 at p = 1. */
-double wsp__fan_cost(const wsp_model_t *m, int p, size_t bytes);
+#include "registry.h"
 
 #endif

@@ -1,9 +1,12 @@
 /*
  * wsp_comm_t: a private duplicate of the user's communicator plus the
- * configuration every rank agreed on, the node topology (src/core/topo.c)
- * and the cost model (src/model/model.c).
+ * configuration every rank agreed on, the node topology (src/core/topo.c),
+ * the cost model (src/model) and the rules file (src/coll/select.c).
  */
 #include "wsp_internal.h"
+
+#include "../coll/select.h"
+#include "../model/model.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -220,5 +223,14 @@ int wsp_comm_config(const wsp_comm_t *comm, wsp_config_t *cfg) {
   if (comm == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "wsp_comm_config: comm is NULL");
   if (cfg == NULL) return wsp__fail(comm, WSP_ERR_ARG, "wsp_comm_config: cfg is NULL");
   *cfg = comm->cfg;
+  return WSP_OK;
+}
+
+int wsp_comm_model(const wsp_comm_t *comm, wsp_model_t *model) {
+  if (comm == NULL)
+    return wsp__fail(NULL, WSP_ERR_ARG, "wsp_comm_model: comm is NULL");
+  if (model == NULL)
+    return wsp__fail(comm, WSP_ERR_ARG, "wsp_comm_model: model is NULL");
+  *model = comm->model;
   return WSP_OK;
 }

@@ -6,6 +6,7 @@
 #define WSP_INTERNAL_H
 
 #include "wirespeed.h"
+#include "p2p.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -134,25 +135,6 @@ int wsp__env_size(const char *var, size_t lo, size_t hi, size_t *out);
 /* A fingerprint of the fields that must agree on every rank. */
 uint64_t wsp__config_fingerprint(const wsp_config_t *cfg);
 
-/* ---- messages of any size ----
- * MPI counts are ints. wsp__count_type describes `count` elements of `base`
- * as (n, type): base itself when count <= limit, otherwise a derived type
- * made of limit-sized chunks plus a remainder. *owned is set when the
- * caller must MPI_Type_free the type. wsp__bytes_type is the same for
- * MPI_BYTE. This is the one place where counts above INT_MAX are handled. */
-int wsp__count_type(const wsp_comm_t *comm, size_t count, MPI_Datatype base,
-                    int *n, MPI_Datatype *type, int *owned);
-int wsp__bytes_type(const wsp_comm_t *comm, size_t bytes, int *count,
-                    MPI_Datatype *type, int *owned);
-/* The byte length of a probed message, whatever its size. */
-int wsp__status_bytes(const wsp_comm_t *comm, MPI_Status *st, size_t *bytes);
-/* MPI_Isend (or MPI_Issend) / MPI_Irecv of `bytes` bytes of any size on the
- * private communicator. */
-int wsp__isend_bytes(const wsp_comm_t *comm, const void *buf, size_t bytes,
-                     int peer, int tag, int synchronous, MPI_Request *req);
-int wsp__irecv_bytes(const wsp_comm_t *comm, void *buf, size_t bytes, int peer,
-                     int tag, MPI_Request *req);
-
 /* ---- polling without burning a core ----
  * A loop that polls MPI calls wsp__backoff_idle() after each pass that made
  * no progress and wsp__backoff_reset() after one that did. Idle passes first
@@ -224,19 +206,5 @@ int wsp__topo_create(wsp_comm_t *comm);
 void wsp__topo_set_models(wsp_comm_t *comm);
 /* Frees the sub-communicators (collective over comm). */
 int wsp__topo_free(wsp_comm_t *comm);
-
-/* ---- model and rules (src/model) ---- */
-/* Collective over comm: measures alpha, beta, gamma (short ping-pongs and a
- * local reduction; the slowest rank's figures count). */
-int wsp__model_calibrate(wsp_comm_t *comm, wsp_model_t *out);
-/* Reads a rules file (every rank reads it; parse errors name the file and
- * the place). *out is NULL for an empty file. */
-int wsp__rules_load(const char *path, struct wsp__rules **out);
-void wsp__rules_free(struct wsp__rules *r);
-/* A fingerprint of the rules, compared across ranks. */
-uint64_t wsp__rules_fingerprint(const struct wsp__rules *r);
-/* The algorithm named by the first rule that matches, or WSP_ALG_AUTO. */
-int wsp__rules_match(const struct wsp__rules *r, wsp_coll_t coll, int p,
-                     size_t bytes);
 
 #endif

@@ -23,9 +23,6 @@
  * came from rank (r - j) mod p and is meant for r: the final placement is
  * recv block (r - j) mod p = local j, which is reversing local [0, r] and
  * reversing local [r+1, p) in place.
- *
- * Cost (allgather) = ceil(lg p).alpha + (p-1).n.beta
- * Cost (alltoall)  = ceil(lg p).(alpha + (p/2).n.beta) (+ local copies)
  */
 #ifndef WSP_PATTERNS_BRUCK_H
 #define WSP_PATTERNS_BRUCK_H

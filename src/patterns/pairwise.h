@@ -7,8 +7,6 @@
  * (r+i) mod p and receives from (r-i) mod p; over the p-1 steps every
  * ordered pair of distinct ranks meets exactly once, and at each step every
  * rank sends one message and receives one.
- *
- * Cost = (p-1).(alpha + n.beta)
  */
 #ifndef WSP_PATTERNS_PAIRWISE_H
 #define WSP_PATTERNS_PAIRWISE_H

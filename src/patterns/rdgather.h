@@ -8,8 +8,6 @@
  * cleared. It sends that range and receives the partner's (the adjacent
  * range of the same length), so the range doubles; after lg p steps it is
  * all p blocks.
- *
- * Cost = lg p.alpha + (p-1).n.beta
  */
 #ifndef WSP_PATTERNS_RDGATHER_H
 #define WSP_PATTERNS_RDGATHER_H

@@ -7,8 +7,6 @@
  * exchange steps with the partner whose new number differs in one bit;
  * finally each odd rank below 2r hands the result back to its even
  * neighbour. Every rank ends with the combination of all p values.
- *
- * Cost = (lg(p') + 2.[p not a power of two]).alpha + the same times n.beta
  */
 #ifndef WSP_PATTERNS_RDOUBLE_H
 #define WSP_PATTERNS_RDOUBLE_H

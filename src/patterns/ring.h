@@ -6,8 +6,6 @@
  * at step 0), which is the block of rank r-i, and receives the block of
  * rank r-i-1. After p-1 steps every rank holds every block; each link
  * carries p-1 blocks, which is why the ring is bandwidth-optimal.
- *
- * Cost = (p-1).alpha + (p-1).n.beta
  */
 #ifndef WSP_PATTERNS_RING_H
 #define WSP_PATTERNS_RING_H

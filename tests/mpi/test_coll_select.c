@@ -63,6 +63,23 @@ static void check_argmin(const wsp_comm_t *w, const char *label) {
       }
 }
 
+/* The fallbacks the registry should declare, written out independently:
+ * what runs when a forced algorithm's preconditions fail (native when the
+ * algorithm is not listed). */
+static const char *expected_fallback(wsp_coll_t c, const char *alg) {
+  static const struct {
+    wsp_coll_t c;
+    const char *alg, *fallback;
+  } list[] = {
+      {WSP_COLL_ALLREDUCE, "ring", "recursive_doubling"},
+      {WSP_COLL_ALLREDUCE, "hier", "rabenseifner"},
+      {WSP_COLL_ALLGATHER, "recursive_doubling", "bruck"},
+  };
+  for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
+    if (list[i].c == c && strcmp(list[i].alg, alg) == 0) return list[i].fallback;
+  return NULL;
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -185,11 +202,16 @@ int main(int argc, char **argv) {
         wsp_coll_select(w, (wsp_coll_t)c, 4096, comm_op, &sel);
         double t = -1;
         wsp_coll_predict(w, (wsp_coll_t)c, a, 4096, comm_op, &t);
-        if (a == 0 || t >= 0)
+        if (a == 0 || t >= 0) {
           CHECK(sel == a, "%s=%s: selected %d", coll_env[c], name, sel);
-        else /* preconditions fail: something else whose preconditions hold */
-          CHECK(sel != a && sel >= 0, "%s=%s with unmet preconditions: selected %d",
-                coll_env[c], name, sel);
+        } else {
+          /* Preconditions fail: the fallback written out here, or native. */
+          const char *want = expected_fallback((wsp_coll_t)c, name);
+          int w_alg = 0;
+          if (want) wsp_coll_alg_from_name((wsp_coll_t)c, want, &w_alg);
+          CHECK(sel == w_alg, "%s=%s with unmet preconditions: selected %d, expected %s",
+                coll_env[c], name, sel, want ? want : "native");
+        }
         if (sel > 0) {
           double ts = -1;
           wsp_coll_predict(w, (wsp_coll_t)c, sel, 4096, comm_op, &ts);

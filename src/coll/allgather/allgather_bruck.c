@@ -15,17 +15,14 @@
  *
  * Preconditions: none (any p, any block size).
  *
- * Each step a rank sends and receives at once: beta_x (src/model/model.c).
- *
- * Cost = ceil(lg p).alpha + (p-1).n.beta_x   (n = block bytes)
+ * Each step a rank sends and receives at once: beta_x (src/model/model.h).
  */
-#include "allgather.h"
+#include "../coll_internal.h"
 
 #include "../../patterns/bruck.h"
 
-double wsp__allgather_bruck_cost(const wsp_model_t *m, const wsp__coll_shape_t *s,
-                                 wsp__coll_tune_t *t) {
-  (void)t;
+WSP__COST(allgather, bruck,
+          "ceil(lg p).alpha + (p-1).n.beta_x") {
   return wsp__ceil_log2(s->p) * m->alpha +
          (double)(s->p - 1) * (double)s->bytes * m->beta_x;
 }

@@ -11,17 +11,13 @@
  * and no exchanges (beta instead of beta_x).
  *
  * Preconditions: p a power of two (fallback: bruck).
- *
- * Cost = lg p.alpha + (p-1).n.beta_x   (n = block bytes; exchanges: beta_x)
  */
-#include "allgather.h"
+#include "../coll_internal.h"
 
 #include "../../patterns/rdgather.h"
 
-double wsp__allgather_recursive_doubling_cost(const wsp_model_t *m,
-                                              const wsp__coll_shape_t *s,
-                                              wsp__coll_tune_t *t) {
-  (void)t;
+WSP__COST(allgather, recursive_doubling,
+          "lg p.alpha + (p-1).n.beta_x") {
   return wsp__ceil_log2(s->p) * m->alpha +
          (double)(s->p - 1) * (double)s->bytes * m->beta_x;
 }

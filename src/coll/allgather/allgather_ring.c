@@ -10,17 +10,14 @@
  *
  * Preconditions: none (any p, any block size).
  *
- * Each step a rank sends and receives at once: beta_x (src/model/model.c).
- *
- * Cost = (p-1).alpha + (p-1).n.beta_x   (n = block bytes)
+ * Each step a rank sends and receives at once: beta_x (src/model/model.h).
  */
-#include "allgather.h"
+#include "../coll_internal.h"
 
 #include "../../patterns/ring.h"
 
-double wsp__allgather_ring_cost(const wsp_model_t *m, const wsp__coll_shape_t *s,
-                                wsp__coll_tune_t *t) {
-  (void)t;
+WSP__COST(allgather, ring,
+          "(p-1).alpha + (p-1).n.beta_x") {
   return (s->p - 1) * m->alpha + (double)(s->p - 1) * (double)s->bytes * m->beta_x;
 }
 

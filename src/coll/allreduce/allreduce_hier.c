@@ -28,13 +28,8 @@
  * Preconditions: two nodes or more, one with two ranks or more; a
  * commutative op or nodes in blocks; a datatype without holes. Fallback:
  * rabenseifner.
- *
- * Cost = R_node(m) + A_net(H, n) + B_node(m), m = most ranks on a node:
- *        the cheapest reduce and bcast under (alpha_node, beta_node) at
- *        p = m, and the cheapest flat allreduce at p = H under the
- *        network's (alpha, beta, beta_x).
  */
-#include "allreduce.h"
+#include "../coll_internal.h"
 
 #include <math.h>
 
@@ -53,21 +48,22 @@ static void wsp__hier_shapes(const wsp__coll_shape_t *s, wsp__coll_shape_t *node
   net->node_blocks = 1;
 }
 
-double wsp__allreduce_hier_cost(const wsp_model_t *m, const wsp__coll_shape_t *s,
-                                wsp__coll_tune_t *t) {
-  (void)t;
+WSP__COST(allreduce, hier,
+          "R_node(m) + A_net(H) + B_node(m): the cheapest reduce and bcast "
+          "at p = m (most ranks on a node) under alpha_node, beta_node, and "
+          "the cheapest flat allreduce at p = H (nodes)") {
   wsp__coll_shape_t node, net;
   wsp__hier_shapes(s, &node, &net);
   wsp_model_t mn = *m;
   mn.alpha = m->alpha_node;
   mn.beta = mn.beta_x = m->beta_node;
   double r, a, b;
-  wsp__coll_cheapest(&wsp__reduce_table, &mn, &node, &r);
-  wsp__coll_cheapest(&wsp__allreduce_table, m, &net, &a);
+  wsp__coll_cheapest(wsp__coll_table(WSP_COLL_REDUCE), &mn, &node, &r);
+  wsp__coll_cheapest(wsp__coll_table(WSP_COLL_ALLREDUCE), m, &net, &a);
   /* The node broadcast moves the result's bytes. */
   node.count = node.bytes;
   node.commutative = 1;
-  wsp__coll_cheapest(&wsp__bcast_table, &mn, &node, &b);
+  wsp__coll_cheapest(wsp__coll_table(WSP_COLL_BCAST), &mn, &node, &b);
   return r + a + b;
 }
 

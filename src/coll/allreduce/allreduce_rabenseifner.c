@@ -26,21 +26,17 @@
  * reduces n(q-1)/q, in 2 lg q messages.
  *
  * Preconditions: none (any p, any count, any op).
- *
- * Cost = 2.lg q.alpha + 2.((q-1)/q).n.beta_x + ((q-1)/q).n.gamma
- *        + [p != q].(2.alpha + 2.n.beta + n.gamma), q = 2^floor(lg p)
  */
-#include "allreduce.h"
+#include "../coll_internal.h"
 
 #include "../../patterns/reduce_sched.h"
 #include "../reduce/reduce_util.h"
 
 #include <stdlib.h>
 
-double wsp__allreduce_rabenseifner_cost(const wsp_model_t *m,
-                                        const wsp__coll_shape_t *s,
-                                        wsp__coll_tune_t *t) {
-  (void)t;
+WSP__COST(allreduce, rabenseifner,
+          "2.lg q.alpha + 2.((q-1)/q).n.beta_x + ((q-1)/q).n.gamma + [p != "
+          "q].(2.alpha + 2.n.beta + n.gamma), q = 2^floor(lg p)") {
   int q = wsp_rsched_pow2_floor(s->p), lg = wsp_rsched_log2(q);
   double n = (double)s->bytes, f = (double)(q - 1) / q;
   /* Halving and doubling are exchanges: beta_x. */

@@ -18,13 +18,8 @@
  * whole vector.
  *
  * Preconditions: none (any p, any count, any op).
- *
- * Cost = lg q.(alpha + n.beta_x) + 2.[p != q].(alpha + n.beta)
- *        + (lg q + [p != q]).n.gamma,
- *        q = 2^floor(lg p)  (= lg p.(alpha + n.beta_x + n.gamma) for
- *        powers of two)
  */
-#include "allreduce.h"
+#include "../coll_internal.h"
 
 #include "../../patterns/rdouble.h"
 #include "../../patterns/reduce_sched.h"
@@ -32,10 +27,9 @@
 
 #include <stdlib.h>
 
-double wsp__allreduce_recursive_doubling_cost(const wsp_model_t *m,
-                                              const wsp__coll_shape_t *s,
-                                              wsp__coll_tune_t *t) {
-  (void)t;
+WSP__COST(allreduce, recursive_doubling,
+          "lg q.(alpha + n.beta_x) + 2.[p != q].(alpha + n.beta) + (lg q + "
+          "[p != q]).n.gamma, q = 2^floor(lg p)") {
   int q = wsp_rsched_pow2_floor(s->p), lg = wsp_rsched_log2(q);
   int odd = s->p != q;
   double n = (double)s->bytes;

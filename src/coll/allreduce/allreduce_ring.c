@@ -27,22 +27,19 @@
  * reductions instead). The segment size minimising it is sqrt(2.(n/p).alpha
  * / min(beta_x, gamma)) (wsp__pipeline_seg over one block, 2 stages). Every
  * rank sends and receives at once, so a byte costs beta_x, as in the
- * exchanges of Rabenseifner's algorithm (src/model/model.c).
+ * exchanges of Rabenseifner's algorithm (src/model/model.h).
  *
  * Preconditions: commutative op.
- *
- * Cost = 2.(p-1).k.alpha + ((p-1)/p).n.(beta_x + max(beta_x, gamma))
- *        + (p-1).(n/(p.k)).min(beta_x, gamma), k = ceil(n / (p.seg))
- *        (k = 1: 2.(p-1).alpha + 2.((p-1)/p).n.beta_x + ((p-1)/p).n.gamma)
  */
-#include "allreduce.h"
+#include "../coll_internal.h"
 
 #include "../reduce/reduce_util.h"
 
 #include <stdlib.h>
 
-double wsp__allreduce_ring_cost(const wsp_model_t *m, const wsp__coll_shape_t *s,
-                                wsp__coll_tune_t *t) {
+WSP__COST(allreduce, ring,
+          "2.(p-1).k.alpha + ((p-1)/p).n.(beta_x + max(beta_x, gamma)) + "
+          "(p-1).(n/(p.k)).min(beta_x, gamma), k = ceil(n / (p.seg))") {
   int p = s->p;
   size_t blk = (s->bytes + (size_t)p - 1) / (size_t)p;
   double bx = m->beta_x;
@@ -91,8 +88,8 @@ int wsp__allreduce_ring(wsp_comm_t *comm, const wsp__coll_args_t *a) {
     /* The slots of step t-2 are reused. Step t receives into block i-t-1,
      * which step t-2 read (p = 3) or step t-1 read (p = 2): those sends
      * must be done first. */
-    CHK(wsp__coll_waitall(comm, (int)nmax, sreq[par], segn * a->type_size));
-    if (p == 2 && t > 0) CHK(wsp__coll_waitall(comm, (int)nmax, sreq[1 - par], 0));
+    CHK(wsp__waitall(comm, (int)nmax, sreq[par], segn * a->type_size));
+    if (p == 2 && t > 0) CHK(wsp__waitall(comm, (int)nmax, sreq[1 - par], 0));
     void *dst = t <= p - 2 ? rb : acc; /* reduce-scatter: aside; allgather: in place */
     for (size_t j = 0; j < NSEG(rbk); j++)
       CHK(wsp__irecv_typed(comm, wsp__elem(a, dst, SEGOFF(rbk, j)), SEGLEN(rbk, j),
@@ -100,7 +97,7 @@ int wsp__allreduce_ring(wsp_comm_t *comm, const wsp__coll_args_t *a) {
     for (size_t j = 0; j < NSEG(sb); j++) {
       size_t off = SEGOFF(sb, j), len = SEGLEN(sb, j);
       if (t > 0) { /* block sb segment j arrived in step t-1 */
-        CHK(wsp__coll_waitall(comm, 1, &rreq[1 - par][j], segn * a->type_size));
+        CHK(wsp__waitall(comm, 1, &rreq[1 - par][j], segn * a->type_size));
         if (t - 1 <= p - 2)
           CHK(wsp__reduce_local(comm, wsp__elem(a, rb, off), wsp__elem(a, acc, off),
                                 len, a->dtype, a->op));
@@ -109,10 +106,10 @@ int wsp__allreduce_ring(wsp_comm_t *comm, const wsp__coll_args_t *a) {
                            a->tag, &sreq[par][j]));
     }
   }
-  CHK(wsp__coll_waitall(comm, (int)(4 * nmax), req, 0));
+  CHK(wsp__waitall(comm, (int)(4 * nmax), req, 0));
   goto out;
 fail:
-  wsp__red_abandon(rc, (int)(4 * nmax), req);
+  wsp__abandon(rc, (int)(2 * nmax), req, (int)(2 * nmax), req + 2 * nmax);
 out:
 #undef BLK
 #undef NSEG

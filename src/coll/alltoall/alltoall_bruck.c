@@ -21,18 +21,15 @@
  * Preconditions: none (any p, any block size).
  *
  * Each step a rank sends and receives at once: beta_x.
- *
- * Cost = ceil(lg p).(alpha + (p/2).n.beta_x)   (n = block bytes)
  */
-#include "alltoall.h"
+#include "../coll_internal.h"
 
 #include <stdlib.h>
 
 #include "../../patterns/bruck.h"
 
-double wsp__alltoall_bruck_cost(const wsp_model_t *m, const wsp__coll_shape_t *s,
-                                wsp__coll_tune_t *t) {
-  (void)t;
+WSP__COST(alltoall, bruck,
+          "ceil(lg p).(alpha + (p/2).n.beta_x)") {
   return wsp__ceil_log2(s->p) *
          (m->alpha + (double)s->p / 2.0 * (double)s->bytes * m->beta_x);
 }

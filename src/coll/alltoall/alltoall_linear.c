@@ -16,20 +16,18 @@
  * Waiting polls MPI_Testsome with the library's back-off (no spinning).
  *
  * Preconditions: none (any p, any block size).
- *
- * Cost = (p-1).n.beta + ceil((p-1)/W).alpha   (W = 8, n = block bytes)
  */
-#include "alltoall.h"
+#include "../coll_internal.h"
 
 #include "../../patterns/pairwise.h"
 
 enum { WSP__A2A_WINDOW = 8 };
 
-double wsp__alltoall_linear_cost(const wsp_model_t *m, const wsp__coll_shape_t *s,
-                                 wsp__coll_tune_t *t) {
-  (void)t;
+/* Every rank sends and receives at once all along: beta_x. */
+WSP__COST(alltoall, linear,
+          "(p-1).n.beta_x + ceil((p-1)/8).alpha") {
   int w = WSP__A2A_WINDOW;
-  return (double)(s->p - 1) * (double)s->bytes * m->beta +
+  return (double)(s->p - 1) * (double)s->bytes * m->beta_x +
          (double)((s->p - 1 + w - 1) / w) * m->alpha;
 }
 
@@ -52,7 +50,7 @@ int wsp__alltoall_linear(wsp_comm_t *comm, const wsp__coll_args_t *a) {
     for (int s = 0; s < W && next < p && rc == WSP_OK; s++) {
       if (busy[s]) continue;
       int dst = (r + next) % p, src = ((r - next) % p + p) % p;
-      /* Send first (the note on exchanges in coll_internal.h): at small p
+      /* Send first (wsp__sendrecv_typed in src/core/p2p.h says why): at small p
        * the windows of r and its peers pair up into exchanges. */
       rc = wsp__isend_typed(comm, in + (size_t)dst * n, n, MPI_BYTE, dst, a->tag,
                             &req[2 * s + 1]);
@@ -77,10 +75,7 @@ int wsp__alltoall_linear(wsp_comm_t *comm, const wsp__coll_args_t *a) {
     else wsp__backoff_idle(&b);
   }
   if (rc != WSP_OK) {
-    /* Never leave posted receives behind; started sends complete. */
-    for (int s = 0; s < W; s++)
-      if (req[2 * s] != MPI_REQUEST_NULL) (void)MPI_Cancel(&req[2 * s]);
-    (void)wsp__coll_waitall(comm, 2 * W, req, 0);
+    for (int s = 0; s < W; s++) wsp__abandon(rc, 1, &req[2 * s], 1, &req[2 * s + 1]);
   }
   return rc;
 }

@@ -12,16 +12,13 @@
  *
  * Every step a rank sends one block and receives one at once (from the
  * same partner for a power of two, else from another): beta_x.
- *
- * Cost = (p-1).(alpha + n.beta_x)   (n = block bytes)
  */
-#include "alltoall.h"
+#include "../coll_internal.h"
 
 #include "../../patterns/pairwise.h"
 
-double wsp__alltoall_pairwise_cost(const wsp_model_t *m, const wsp__coll_shape_t *s,
-                                   wsp__coll_tune_t *t) {
-  (void)t;
+WSP__COST(alltoall, pairwise,
+          "(p-1).(alpha + n.beta_x)") {
   double b = m->beta_x;
   return (s->p - 1) * (m->alpha + (double)s->bytes * b);
 }

@@ -1,32 +1,9 @@
-/* Broadcast algorithms (one file each) and their cost functions. */
+/* What the broadcast algorithms share (each algorithm is in its own file). */
 #ifndef WSP_COLL_BCAST_H
 #define WSP_COLL_BCAST_H
 
 #include "../coll_internal.h"
 #include "../../patterns/bcast_sched.h"
-
-int wsp__bcast_binomial(wsp_comm_t *comm, const wsp__coll_args_t *a);
-double wsp__bcast_binomial_cost(const wsp_model_t *m, const wsp__coll_shape_t *s,
-                                wsp__coll_tune_t *t);
-int wsp__bcast_knomial(wsp_comm_t *comm, const wsp__coll_args_t *a);
-double wsp__bcast_knomial_cost(const wsp_model_t *m, const wsp__coll_shape_t *s,
-                               wsp__coll_tune_t *t);
-int wsp__bcast_chain(wsp_comm_t *comm, const wsp__coll_args_t *a);
-double wsp__bcast_chain_cost(const wsp_model_t *m, const wsp__coll_shape_t *s,
-                             wsp__coll_tune_t *t);
-int wsp__bcast_scatter_ring(wsp_comm_t *comm, const wsp__coll_args_t *a);
-double wsp__bcast_scatter_ring_cost(const wsp_model_t *m,
-                                    const wsp__coll_shape_t *s,
-                                    wsp__coll_tune_t *t);
-int wsp__bcast_scatter_rdb(wsp_comm_t *comm, const wsp__coll_args_t *a);
-double wsp__bcast_scatter_rdb_cost(const wsp_model_t *m,
-                                   const wsp__coll_shape_t *s,
-                                   wsp__coll_tune_t *t);
-
-int wsp__bcast_split_binary(wsp_comm_t *comm, const wsp__coll_args_t *a);
-double wsp__bcast_split_binary_cost(const wsp_model_t *m,
-                                    const wsp__coll_shape_t *s,
-                                    wsp__coll_tune_t *t);
 
 /* ---- shared by the pipelined broadcasts (bcast_chain.c) ---- */
 /* Segments a pipelined broadcast keeps posted ahead for segments of seg

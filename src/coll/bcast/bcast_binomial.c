@@ -7,16 +7,13 @@
  * round i, 2^i ranks hold the message, so ceil(lg p) rounds reach everyone.
  * Latency-optimal for small messages; for large ones every level re-sends
  * the whole message, so the root's link carries ceil(lg p).n bytes.
- *
- * Cost = ceil(lg p).(alpha + n.beta)
  */
 #include "bcast.h"
 
 #include "../../patterns/tree.h"
 
-double wsp__bcast_binomial_cost(const wsp_model_t *m, const wsp__coll_shape_t *s,
-                                wsp__coll_tune_t *t) {
-  (void)t;
+WSP__COST(bcast, binomial,
+          "ceil(lg p).(alpha + n.beta)") {
   return wsp__ceil_log2(s->p) * (m->alpha + (double)s->bytes * m->beta);
 }
 
@@ -34,9 +31,9 @@ int wsp__bcast_binomial(wsp_comm_t *comm, const wsp__coll_args_t *a) {
     if ((rc = wsp__isend_typed(comm, a->recvbuf, a->block, MPI_BYTE,
                                wsp_tree_abs(child[i], a->root, p), a->tag,
                                &req[i]))) {
-      wsp__coll_waitall(comm, i, req, 0); /* finish what was started */
+      wsp__waitall(comm, i, req, 0); /* finish what was started */
       return rc;
     }
   }
-  return wsp__coll_waitall(comm, n, req, 0);
+  return wsp__waitall(comm, n, req, 0);
 }

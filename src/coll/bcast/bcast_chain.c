@@ -33,10 +33,7 @@
  * Preconditions: none (any p, any n).
  *
  * Every rank but the ends receives and sends at once, so a byte costs
- * b = beta_x (src/model/model.c); b = beta for p = 2, a single send.
- *
- * Cost = (p - 1 + s - 1).(alpha + (n/s).b), s = ceil(n/seg),
- *        b = beta_x (p > 2) or beta (p = 2)
+ * b = beta_x (src/model/model.h); b = beta for p = 2, a single send.
  */
 #include "bcast.h"
 
@@ -52,8 +49,9 @@ size_t wsp__bcast_ahead(size_t seg) {
   return k;
 }
 
-double wsp__bcast_chain_cost(const wsp_model_t *m, const wsp__coll_shape_t *s,
-                             wsp__coll_tune_t *t) {
+WSP__COST(bcast, chain,
+          "(p - 1 + s - 1).(alpha + (n/s).b), s = ceil(n/seg), b = beta_x "
+          "(beta for p = 2)") {
   size_t n = s->bytes;
   double b = wsp__chain_beta(m, s->p);
   size_t seg = wsp__pipeline_seg(m, n, s->p - 1, b, 1);
@@ -81,7 +79,7 @@ int wsp__bcast_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   for (size_t i = 0; i < nseg; i++) {
     size_t slot = i % ahead;
     if (prev >= 0) {
-      if ((rc = wsp__coll_waitall(comm, 1, &rreq[slot], seg))) goto fail;
+      if ((rc = wsp__waitall(comm, 1, &rreq[slot], seg))) goto fail;
       size_t j = i + ahead;
       if (j < nseg &&
           (rc = wsp__irecv_typed(comm, buf + j * seg, wsp__bcast_seg_len(n, seg, j),
@@ -89,20 +87,14 @@ int wsp__bcast_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {
         goto fail;
     }
     if (next >= 0) {
-      if ((rc = wsp__coll_waitall(comm, 1, &sreq[slot], seg))) goto fail;
+      if ((rc = wsp__waitall(comm, 1, &sreq[slot], seg))) goto fail;
       if ((rc = wsp__isend_typed(comm, buf + i * seg, wsp__bcast_seg_len(n, seg, i), MPI_BYTE,
                                  next, a->tag, &sreq[slot])))
         goto fail;
     }
   }
-  if ((rc = wsp__coll_waitall(comm, (int)ahead, sreq, 0))) goto fail;
+  if ((rc = wsp__waitall(comm, (int)ahead, sreq, 0))) goto fail;
   return WSP_OK;
 fail:
-  /* Complete what was started: posted receives are cancelled, sends
-   * finish. The first error stays the one reported. */
-  for (size_t k = 0; k < WSP__BCAST_MAX_AHEAD; k++)
-    if (rreq[k] != MPI_REQUEST_NULL) MPI_Cancel(&rreq[k]);
-  MPI_Waitall(WSP__BCAST_MAX_AHEAD, rreq, MPI_STATUSES_IGNORE);
-  MPI_Waitall(WSP__BCAST_MAX_AHEAD, sreq, MPI_STATUSES_IGNORE);
-  return rc;
+  return wsp__abandon(rc, WSP__BCAST_MAX_AHEAD, rreq, WSP__BCAST_MAX_AHEAD, sreq);
 }

@@ -16,8 +16,6 @@
  * k is not a tuning knob (tune carries only a segment size): k = 4 here.
  *
  * Preconditions: none (any p).
- *
- * Cost = ceil(log_4 p).(alpha + 3.n.beta)
  */
 #include "bcast.h"
 
@@ -25,9 +23,8 @@
 
 enum { WSP__BCAST_K = 4 };
 
-double wsp__bcast_knomial_cost(const wsp_model_t *m, const wsp__coll_shape_t *s,
-                               wsp__coll_tune_t *t) {
-  (void)t;
+WSP__COST(bcast, knomial,
+          "ceil(log_4 p).(alpha + 3.n.beta)") {
   return wsp__ceil_logk(s->p, WSP__BCAST_K) *
          (m->alpha + (WSP__BCAST_K - 1) * (double)s->bytes * m->beta);
 }
@@ -58,12 +55,12 @@ int wsp__bcast_knomial(wsp_comm_t *comm, const wsp__coll_args_t *a) {
       if ((rc = wsp__isend_typed(comm, a->recvbuf, a->block, MPI_BYTE,
                                  wsp_tree_abs(child[i], a->root, p), a->tag,
                                  &req[nreq]))) {
-        wsp__coll_waitall(comm, nreq, req, 0); /* finish what was started */
+        wsp__waitall(comm, nreq, req, 0); /* finish what was started */
         return rc;
       }
       nreq++;
     }
-    if ((rc = wsp__coll_waitall(comm, nreq, req, 0))) return rc;
+    if ((rc = wsp__waitall(comm, nreq, req, 0))) return rc;
   }
   return WSP_OK;
 }

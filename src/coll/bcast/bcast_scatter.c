@@ -35,12 +35,12 @@ int wsp__bcast_scatter_phase(wsp_comm_t *comm, const wsp__coll_args_t *a) {
     if ((rc = wsp__isend_typed(comm, buf + off, len, MPI_BYTE,
                                wsp_tree_abs(to[i].peer, a->root, p), a->tag,
                                &req[nreq]))) {
-      wsp__coll_waitall(comm, nreq, req, 0); /* finish what was started */
+      wsp__waitall(comm, nreq, req, 0); /* finish what was started */
       return rc;
     }
     nreq++;
   }
-  return wsp__coll_waitall(comm, nreq, req, 0);
+  return wsp__waitall(comm, nreq, req, 0);
 }
 
 int wsp__bcast_step(wsp_comm_t *comm, const wsp__coll_args_t *a,
@@ -60,13 +60,8 @@ int wsp__bcast_step(wsp_comm_t *comm, const wsp__coll_args_t *a,
     if (len && (rc = wsp__isend_typed(comm, buf + off, len, MPI_BYTE,
                                       wsp_tree_abs(send.peer, a->root, p),
                                       a->tag, &req[1]))) {
-      /* Never leave a posted receive behind: cancel it and complete it. */
-      if (req[0] != MPI_REQUEST_NULL) {
-        MPI_Cancel(&req[0]);
-        MPI_Wait(&req[0], MPI_STATUS_IGNORE);
-      }
-      return rc;
+      return wsp__abandon(rc, 1, &req[0], 0, NULL);
     }
   }
-  return wsp__coll_waitall(comm, 2, req, 0);
+  return wsp__waitall(comm, 2, req, 0);
 }

@@ -20,20 +20,15 @@
  * and their exhaustive simulation: src/patterns/bcast_sched.h.
  *
  * Preconditions: none (any p, any n, including n < p).
- *
- * Cost = 2.ceil(lg p).alpha + ((p-1)/p).n.(beta + beta_x)
- *        + sum over rounds i with a clipped upper half of m'_i blocks of
- *          f_i.(alpha + (m'_i/p).n.beta)
- * (the sum is empty when p is a power of two).
  */
 #include "bcast.h"
 
 #include "../../patterns/tree.h"
 
-double wsp__bcast_scatter_rdb_cost(const wsp_model_t *m,
-                                   const wsp__coll_shape_t *s,
-                                   wsp__coll_tune_t *t) {
-  (void)t;
+WSP__COST(bcast, scatter_rdb,
+          "2.ceil(lg p).alpha + ((p-1)/p).n.(beta + beta_x) + sum over "
+          "clipped rounds i of f_i.(alpha + (m'_i/p).n.beta), empty for p "
+          "a power of two") {
   double p = s->p, n = (double)s->bytes;
   /* Scatter at beta, the recursive-doubling exchanges at beta_x. */
   double c = 2.0 * wsp__ceil_log2(s->p) * m->alpha +

@@ -19,17 +19,14 @@
  * Preconditions: none (any p, any n, including n < p).
  *
  * In the ring every rank sends and receives at once: beta_x for that part.
- *
- * Cost = ceil(lg p).alpha + ((p-1)/p).n.beta + (p-1).alpha + ((p-1)/p).n.beta_x
  */
 #include "bcast.h"
 
 #include "../../patterns/tree.h"
 
-double wsp__bcast_scatter_ring_cost(const wsp_model_t *m,
-                                    const wsp__coll_shape_t *s,
-                                    wsp__coll_tune_t *t) {
-  (void)t;
+WSP__COST(bcast, scatter_ring,
+          "ceil(lg p).alpha + ((p-1)/p).n.beta + (p-1).alpha + "
+          "((p-1)/p).n.beta_x") {
   double p = s->p, f = (p - 1) / p * (double)s->bytes;
   return wsp__ceil_log2(s->p) * m->alpha + f * m->beta + (p - 1) * m->alpha +
          f * m->beta_x;

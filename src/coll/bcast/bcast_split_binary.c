@@ -28,24 +28,21 @@
  *
  * Preconditions: none (any p, any n; p = 2 is a send of half 0 then half 1).
  *
- * With h = ceil(n/2), D = the depth in hops (floor(lg ceil((p-1)/2)) + 1),
- * s = ceil(h/seg) segments per half, sides = 2 (1 for p = 2) and the root
- * sending one segment per side in turn, while every inner rank forwards two
- * per segment it receives:
- *
- * Cost = (sides.s + 2.(D - 1)).(alpha + (h/s).b) + alpha + (n/2).b_x,
- *        b = beta_x if D > 1 (inner ranks receive and send) else beta,
- *        b_x = beta_x if p > 2 (a swap) else beta (the root's last send);
- *        seg = sqrt(h.alpha / ((D - 1).b)) (wsp__pipeline_seg, D stages).
+ * The cost below counts the root sending one segment per side in turn
+ * (one side for p = 2) while every inner rank forwards two per segment it
+ * receives, then the swap; the segment size minimises it
+ * (wsp__pipeline_seg with D stages).
  */
 #include "bcast.h"
 
 #include "../../patterns/splitbin.h"
 #include "../../patterns/tree.h"
 
-double wsp__bcast_split_binary_cost(const wsp_model_t *m,
-                                    const wsp__coll_shape_t *s,
-                                    wsp__coll_tune_t *t) {
+WSP__COST(bcast, split_binary,
+          "(2s + 2(D-1)).(alpha + (h/s).b) + alpha + (n/2).beta_x, h = "
+          "ceil(n/2), s = ceil(h/seg), D = floor(lg ceil((p-1)/2)) + 1 (the "
+          "depth), b = beta_x (beta for D = 1); p = 2: s.(alpha + "
+          "(h/s).beta) + alpha + (n/2).beta") {
   int p = s->p, d = wsp_splitbin_depth(p);
   if (p < 2) {
     if (t) t->seg = 0;
@@ -101,7 +98,7 @@ int wsp__bcast_split_binary(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   for (size_t i = 0; i < steps; i++) {
     size_t slot = i % ahead;
     if (r != 0) {
-      if ((rc = wsp__coll_waitall(comm, 1, &rreq[slot], seg))) goto fail;
+      if ((rc = wsp__waitall(comm, 1, &rreq[slot], seg))) goto fail;
       size_t j = i + ahead;
       if (j < mseg &&
           (rc = wsp__irecv_typed(comm, buf + mlo + j * seg, wsp__bcast_seg_len(mlen, seg, j),
@@ -111,7 +108,7 @@ int wsp__bcast_split_binary(wsp_comm_t *comm, const wsp__coll_args_t *a) {
     for (int c = 0; c < nd.nchild; c++) {
       if (i >= cseg[c]) continue;
       MPI_Request *sr = &sreq[2 * slot + (size_t)c];
-      if ((rc = wsp__coll_waitall(comm, 1, sr, seg)) ||
+      if ((rc = wsp__waitall(comm, 1, sr, seg)) ||
           (rc = wsp__isend_typed(comm, buf + clo[c] + i * seg, wsp__bcast_seg_len(clen[c], seg, i),
                                  MPI_BYTE, cabs[c], a->tag, sr)))
         goto fail;
@@ -135,18 +132,11 @@ int wsp__bcast_split_binary(wsp_comm_t *comm, const wsp__coll_args_t *a) {
         (rc = wsp__irecv_typed(comm, buf + olo, olen, MPI_BYTE, q, a->tag, &xreq[1])))
       goto fail;
   }
-  if ((rc = wsp__coll_waitall(comm, 2, xreq, olen)) ||
-      (rc = wsp__coll_waitall(comm, (int)(2 * ahead), sreq, 0)))
+  if ((rc = wsp__waitall(comm, 2, xreq, olen)) ||
+      (rc = wsp__waitall(comm, (int)(2 * ahead), sreq, 0)))
     goto fail;
   return WSP_OK;
 fail:
-  /* Complete what was started: posted receives are cancelled, sends
-   * finish. The first error stays the one reported. */
-  for (size_t k = 0; k < WSP__BCAST_MAX_AHEAD; k++)
-    if (rreq[k] != MPI_REQUEST_NULL) MPI_Cancel(&rreq[k]);
-  if (xreq[1] != MPI_REQUEST_NULL) MPI_Cancel(&xreq[1]);
-  MPI_Waitall(WSP__BCAST_MAX_AHEAD, rreq, MPI_STATUSES_IGNORE);
-  MPI_Waitall(2 * WSP__BCAST_MAX_AHEAD, sreq, MPI_STATUSES_IGNORE);
-  MPI_Waitall(2, xreq, MPI_STATUSES_IGNORE);
-  return rc;
+  wsp__abandon(rc, WSP__BCAST_MAX_AHEAD, rreq, 2 * WSP__BCAST_MAX_AHEAD, sreq);
+  return wsp__abandon(rc, 1, &xreq[1], 1, &xreq[0]);
 }

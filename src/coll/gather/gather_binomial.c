@@ -19,18 +19,15 @@
  * climbs, but the root's link carries p-1 blocks in total.
  *
  * Preconditions: none (any p, any block size).
- *
- * Cost = ceil(lg p).alpha + (p-1).n.beta   (n = block bytes)
  */
-#include "gather.h"
+#include "../coll_internal.h"
 
 #include <stdlib.h>
 
 #include "../../patterns/tree.h"
 
-double wsp__gather_binomial_cost(const wsp_model_t *m, const wsp__coll_shape_t *s,
-                                 wsp__coll_tune_t *t) {
-  (void)t;
+WSP__COST(gather, binomial,
+          "ceil(lg p).alpha + (p-1).n.beta") {
   return wsp__ceil_log2(s->p) * m->alpha +
          (double)(s->p - 1) * (double)s->bytes * m->beta;
 }
@@ -89,12 +86,10 @@ int wsp__gather_binomial(wsp_comm_t *comm, const wsp__coll_args_t *a) {
     }
   }
   if (rc != WSP_OK) {
-    /* Never leave posted receives behind. */
-    for (int i = 0; i < nch; i++) (void)MPI_Cancel(&req[i]);
-    (void)wsp__coll_waitall(comm, nch, req, 0);
+    wsp__abandon(rc, nch, req, 0, NULL);
     goto out;
   }
-  if ((rc = wsp__coll_waitall(comm, nch, req, 0))) goto out;
+  if ((rc = wsp__waitall(comm, nch, req, 0))) goto out;
   if (v == 0) {
     if (wrap) {
       char *out = a->recvbuf;

@@ -18,16 +18,13 @@
  * once did, priced linear gather at p = 256 in SimGrid 40x above what it
  * took (55 ms predicted, 1.3 ms measured for 128-byte blocks) and made
  * auto pick binomial where linear was 1.2-1.7x faster.
- *
- * Cost = alpha + (p-2).gap + (p-1).n.beta   (n = block bytes; 0 at p = 1)
  */
-#include "gather.h"
+#include "../coll_internal.h"
 
 #include <stdlib.h>
 
-double wsp__gather_linear_cost(const wsp_model_t *m, const wsp__coll_shape_t *s,
-                               wsp__coll_tune_t *t) {
-  (void)t;
+WSP__COST(gather, linear,
+          "alpha + (p-2).gap + (p-1).n.beta") {
   return wsp__fan_cost(m, s->p, s->bytes);
 }
 
@@ -47,12 +44,10 @@ int wsp__gather_linear(wsp_comm_t *comm, const wsp__coll_args_t *a) {
     if (rc == WSP_OK) nreq++;
   }
   if (rc != WSP_OK) {
-    /* Never leave posted receives behind. */
-    for (int i = 0; i < nreq; i++) (void)MPI_Cancel(&req[i]);
-    (void)wsp__coll_waitall(comm, nreq, req, 0);
+    wsp__abandon(rc, nreq, req, 0, NULL);
   } else {
     wsp__copy_bytes(out + (size_t)root * n, a->sendbuf, n);
-    rc = wsp__coll_waitall(comm, nreq, req, 0);
+    rc = wsp__waitall(comm, nreq, req, 0);
   }
   free(req);
   return rc;

@@ -22,20 +22,16 @@
  * whole vector, so the root spends ceil(lg p).n on its link and in the op.
  *
  * Preconditions: none (any p, any count, any op).
- *
- * Cost = ceil(lg p).(alpha + n.beta + n.gamma)
  */
-#include "reduce.h"
+#include "../coll_internal.h"
 
 #include "../../patterns/reduce_sched.h"
 #include "reduce_util.h"
 
 #include <stdlib.h>
 
-double wsp__reduce_binomial_cost(const wsp_model_t *m,
-                                 const wsp__coll_shape_t *s,
-                                 wsp__coll_tune_t *t) {
-  (void)t;
+WSP__COST(reduce, binomial,
+          "ceil(lg p).(alpha + n.beta + n.gamma)") {
   return wsp__ceil_log2(s->p) *
          (m->alpha + (double)s->bytes * (m->beta + m->gamma));
 }

@@ -22,22 +22,20 @@
  *
  * The segment size minimises the model: seg = sqrt(n.alpha / ((p-2).(b +
  * gamma))) (wsp__pipeline_seg with p-1 stages). Every rank but the ends
- * receives and sends at once, so a byte costs b = beta_x (src/model/model.c);
+ * receives and sends at once, so a byte costs b = beta_x (src/model/model.h);
  * b = beta for p = 2, a single send.
  *
  * Preconditions: none (any p, any count, any op).
- *
- * Cost = (p - 1 + s - 1).(alpha + (n/s).b + (n/s).gamma), s = ceil(n / seg),
- *        b = beta_x (p > 2) or beta (p = 2)
  */
-#include "reduce.h"
+#include "../coll_internal.h"
 
 #include "reduce_util.h"
 
 #include <stdlib.h>
 
-double wsp__reduce_chain_cost(const wsp_model_t *m, const wsp__coll_shape_t *s,
-                              wsp__coll_tune_t *t) {
+WSP__COST(reduce, chain,
+          "(p - 1 + s - 1).(alpha + (n/s).b + (n/s).gamma), s = ceil(n / "
+          "seg), b = beta_x (beta for p = 2)") {
   double per_byte = wsp__chain_beta(m, s->p) + m->gamma;
   size_t seg = wsp__pipeline_seg(m, s->bytes, s->p - 1, per_byte,
                                  wsp__red_elem_bytes(s));
@@ -107,7 +105,7 @@ int wsp__reduce_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {
      * into recvbuf, which may be sendbuf: each final receive is posted once
      * the send of that segment has completed. */
     for (size_t i = 0; i < c.ns; i++) {
-      CHK(wsp__coll_waitall(comm, 1, &sreq[i % 2], c.segn * a->type_size));
+      CHK(wsp__waitall(comm, 1, &sreq[i % 2], c.segn * a->type_size));
       if (freq && i >= 2)
         CHK(wsp__irecv_typed(comm, SEG(a->recvbuf, i - 2), wsp__seg_len(&c, i - 2),
                              a->dtype, final_from, a->tag, &freq[i - 2]));
@@ -115,7 +113,7 @@ int wsp__reduce_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {
                            next, a->tag, &sreq[i % 2]));
     }
     for (size_t i = c.ns >= 2 ? c.ns - 2 : 0; i < c.ns; i++) {
-      CHK(wsp__coll_waitall(comm, 1, &sreq[i % 2], c.segn * a->type_size));
+      CHK(wsp__waitall(comm, 1, &sreq[i % 2], c.segn * a->type_size));
       if (freq)
         CHK(wsp__irecv_typed(comm, SEG(a->recvbuf, i), wsp__seg_len(&c, i),
                              a->dtype, final_from, a->tag, &freq[i]));
@@ -127,11 +125,11 @@ int wsp__reduce_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {
     for (size_t i = 0; i < c.ns; i++) {
       int k = (int)(i % 2);
       if (i + 1 < c.ns) {
-        CHK(wsp__coll_waitall(comm, 1, &sreq[1 - k], c.segn * a->type_size)); /* segment i-1 left */
+        CHK(wsp__waitall(comm, 1, &sreq[1 - k], c.segn * a->type_size)); /* segment i-1 left */
         CHK(wsp__irecv_typed(comm, buf[1 - k], wsp__seg_len(&c, i + 1), a->dtype,
                              prev, a->tag, &rreq[1 - k]));
       }
-      CHK(wsp__coll_waitall(comm, 1, &rreq[k], c.segn * a->type_size));
+      CHK(wsp__waitall(comm, 1, &rreq[k], c.segn * a->type_size));
       CHK(wsp__reduce_local(comm, SEG(a->sendbuf, i), buf[k], wsp__seg_len(&c, i),
                             a->dtype, a->op));
       if (freq) /* own segment i is read: recvbuf's may be overwritten */
@@ -149,7 +147,7 @@ int wsp__reduce_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {
     for (size_t i = 0; i < c.ns; i++) {
       int k = (int)(i % 2);
       size_t len = wsp__seg_len(&c, i);
-      CHK(wsp__coll_waitall(comm, 1, &rreq[k], c.segn * a->type_size));
+      CHK(wsp__waitall(comm, 1, &rreq[k], c.segn * a->type_size));
       void *res = SEG(a->recvbuf, i);
       if (!in_place) {
         /* own op incoming: own is the lowest rank so far (either order is
@@ -167,13 +165,12 @@ int wsp__reduce_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {
                              &rreq[k]));
     }
   }
-  CHK(wsp__coll_waitall(comm, 2, sreq, 0));
-  if (freq) CHK(wsp__coll_waitall(comm, (int)c.ns, freq, 0));
+  CHK(wsp__waitall(comm, 2, sreq, 0));
+  if (freq) CHK(wsp__waitall(comm, (int)c.ns, freq, 0));
   goto out;
 fail:
-  wsp__red_abandon(rc, 2, rreq);
-  wsp__red_abandon(rc, 2, sreq);
-  if (freq) wsp__red_abandon(rc, (int)c.ns, freq);
+  wsp__abandon(rc, 2, rreq, 2, sreq);
+  if (freq) wsp__abandon(rc, (int)c.ns, freq, 0, NULL);
 out:
 #undef SEG
 #undef CHK

@@ -28,21 +28,17 @@
  * (src/patterns/reduce_sched.h has the fold and the windows.)
  *
  * Preconditions: none (any p, any count, any op).
- *
- * Cost = 2.lg q.alpha + ((q-1)/q).n.(beta + beta_x) + ((q-1)/q).n.gamma
- *        + [p != q].(alpha + n.beta + n.gamma), q = 2^floor(lg p)
  */
-#include "reduce.h"
+#include "../coll_internal.h"
 
 #include "../../patterns/reduce_sched.h"
 #include "reduce_util.h"
 
 #include <stdlib.h>
 
-double wsp__reduce_rabenseifner_cost(const wsp_model_t *m,
-                                     const wsp__coll_shape_t *s,
-                                     wsp__coll_tune_t *t) {
-  (void)t;
+WSP__COST(reduce, rabenseifner,
+          "2.lg q.alpha + ((q-1)/q).n.(beta + beta_x) + ((q-1)/q).n.gamma + "
+          "[p != q].(alpha + n.beta + n.gamma), q = 2^floor(lg p)") {
   int q = wsp_rsched_pow2_floor(s->p), lg = wsp_rsched_log2(q);
   double n = (double)s->bytes, f = (double)(q - 1) / q;
   /* Halving exchanges at beta_x, the gather at beta. */

@@ -16,18 +16,15 @@
  * temporary of size(v) blocks.
  *
  * Preconditions: none (any p, any block size).
- *
- * Cost = ceil(lg p).alpha + (p-1).n.beta   (n = block bytes)
  */
-#include "scatter.h"
+#include "../coll_internal.h"
 
 #include <stdlib.h>
 
 #include "../../patterns/tree.h"
 
-double wsp__scatter_binomial_cost(const wsp_model_t *m, const wsp__coll_shape_t *s,
-                                  wsp__coll_tune_t *t) {
-  (void)t;
+WSP__COST(scatter, binomial,
+          "ceil(lg p).alpha + (p-1).n.beta") {
   return wsp__ceil_log2(s->p) * m->alpha +
          (double)(s->p - 1) * (double)s->bytes * m->beta;
 }
@@ -84,7 +81,7 @@ int wsp__scatter_binomial(wsp_comm_t *comm, const wsp__coll_args_t *a) {
     if (rc == WSP_OK) wsp__copy_bytes(a->recvbuf, buf, n);
   }
   /* On an error the sends already started still complete. */
-  int wrc = wsp__coll_waitall(comm, nreq, req, 0);
+  int wrc = wsp__waitall(comm, nreq, req, 0);
   free(buf);
   return rc ? rc : wrc;
 }

@@ -15,16 +15,13 @@
  * carries every block. Charging a full latency per peer, as this model
  * once did, overpriced linear gather, the mirror image, 40x at p = 256
  * (gather_linear.c).
- *
- * Cost = alpha + (p-2).gap + (p-1).n.beta   (n = block bytes; 0 at p = 1)
  */
-#include "scatter.h"
+#include "../coll_internal.h"
 
 #include <stdlib.h>
 
-double wsp__scatter_linear_cost(const wsp_model_t *m, const wsp__coll_shape_t *s,
-                                wsp__coll_tune_t *t) {
-  (void)t;
+WSP__COST(scatter, linear,
+          "alpha + (p-2).gap + (p-1).n.beta") {
   return wsp__fan_cost(m, s->p, s->bytes);
 }
 
@@ -45,7 +42,7 @@ int wsp__scatter_linear(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   }
   if (rc == WSP_OK) wsp__copy_bytes(a->recvbuf, in + (size_t)root * n, n);
   /* On an error the sends already started still complete. */
-  int wrc = wsp__coll_waitall(comm, nreq, req, 0);
+  int wrc = wsp__waitall(comm, nreq, req, 0);
   free(req);
   return rc ? rc : wrc;
 }

@@ -1,23 +1,16 @@
 /*
- * The α-β-γ cost model: calibration and the helpers the algorithms' cost
- * functions share.
+ * Calibration of the α-β-γ model (model.h).
  *
- * A message of n bytes between two ranks costs alpha + n.beta; reducing n
- * bytes locally costs n.gamma (Hockney's model with a computation term, as
- * in Thakur, Rabenseifner and Gropp 2005). Every algorithm's cost function
- * (in its file, formula in the header comment) predicts from these three
- * numbers; selection picks the cheapest.
- *
- * Calibration (wsp_comm_create, unless the configuration gives all three):
- * ranks pair up across the communicator, i with i + floor(p/2) (so that on
+ * When: wsp_comm_create, unless the configuration gives all three of
+ * alpha, beta and gamma. How: ranks pair up across the communicator, i with i + floor(p/2) (so that on
  * a block-mapped multi-host job the pairs cross hosts, the links collectives
  * mostly use). alpha is half the round trip of an 8-byte ping-pong. beta
  * comes from a stream: the lower rank sends a window of 8 messages of
  * 64 KiB back to back and the other answers with 8 bytes when all have
  * arrived; beta = (time - 2 alpha) / 512 KiB; beta_x the same with both
- * sides sending their window at once. (A single 64 KiB ping-pong
- * overestimated beta threefold on shaped TCP links, where one message
- * after an idle pause does not reach the link rate; collectives stream.)
+ * sides sending their window at once. (Not a single 64 KiB ping-pong: on
+ * shaped TCP links one message after an idle pause does not reach the link
+ * rate, so it overestimated beta several times over; collectives stream.)
  * alpha_node and beta_node are the same ping-pong and stream between
  * ranks 2i and 2i+1 of each node (when nodes hold two ranks or more).
  * gamma times MPI_Reduce_local(MPI_SUM) over 64 KiB of doubles. Each
@@ -30,74 +23,28 @@
  * (linear gather and scatter), where the latencies overlap. The whole
  * calibration costs about 210 small messages (most of them in the gap's
  * windows, which take about 11 round trips) and 32 large ones per rank.
- *
- * Which per-byte cost an algorithm uses: beta_x wherever a rank sends and
- * receives at the same time in its steady state (exchanges, rings, Bruck
- * steps, the middle of a pipelined chain), beta where a rank only sends or
- * only receives at a time (trees, linear gather and scatter). On a host's
- * link, sending to one rank while receiving from another loads the link
- * exactly as an exchange with one partner does (data one way, the other
- * flow's acknowledgements with it), so pricing rings at beta and exchanges
- * at beta_x favoured rings by the difference: on netlab (8 x 1, 100 Mbit/s,
- * cubic) beta_x was 5-9% above beta, and auto took the ring allreduce
- * (0.89-0.91 of B) over Rabenseifner (0.93-0.94) in both MPIs.
  */
-#include "../coll/coll_internal.h"
+#include "model.h"
+
 #include "../core/tags.h"
+#include "../core/wsp_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 
-int wsp__ceil_log2(int p) {
-  int l = 0;
-  while ((1L << l) < p) l++;
-  return l;
-}
-
-int wsp__ceil_logk(int p, int k) {
-  int l = 0;
-  long v = 1;
-  while (v < p) v *= k, l++;
-  return l;
-}
-
-double wsp__chain_beta(const wsp_model_t *m, int p) {
-  return p > 2 ? m->beta_x : m->beta;
-}
-
-double wsp__fan_cost(const wsp_model_t *m, int p, size_t bytes) {
-  if (p < 2) return 0;
-  return m->alpha + (p - 2) * m->gap + (double)(p - 1) * (double)bytes * m->beta;
-}
-
-size_t wsp__pipeline_seg(const wsp_model_t *m, size_t n, int stages,
-                         double per_byte, size_t align) {
-  if (align == 0) align = 1;
-  if (n <= align) return align;
-  double seg = stages > 1 && per_byte > 0
-                   ? sqrt((double)n * m->alpha / ((double)(stages - 1) * per_byte))
-                   : (double)n;
-  if (!(seg >= (double)align)) seg = (double)align;
-  if (seg > (double)n) seg = (double)n;
-  size_t s = (size_t)seg / align * align;
-  return s ? s : align;
-}
-
 enum { WSP__CAL_SMALL = 8, WSP__CAL_LARGE = 65536, WSP__CAL_WINDOW = 8,
        WSP__CAL_GAP_WINDOW = 16, WSP__CAL_REPS_SMALL = 10, WSP__CAL_REPS_LARGE = 3 };
 _Static_assert(WSP__CAL_WINDOW <= WSP__CAL_GAP_WINDOW,
-               "wsp__stream's request array holds the largest window");
+               "wsp__stream's request arrays hold the largest window");
 
 /* One message each way, waited for like the collectives wait (test and
  * back off, src/core/backoff.c): blocking MPI calls spin in most MPIs, and
  * on shared cores the spinning ranks would inflate what is measured. */
 static int wsp__xfer(wsp_comm_t *comm, void *buf, int bytes, int peer, int send) {
-  MPI_Request r;
-  int mrc = send ? MPI_Isend(buf, bytes, MPI_BYTE, peer, WSP__TAG_CALIBRATE, comm->mpi, &r)
-                 : MPI_Irecv(buf, bytes, MPI_BYTE, peer, WSP__TAG_CALIBRATE, comm->mpi, &r);
-  if (mrc != MPI_SUCCESS)
-    return wsp__mpi_fail(comm, mrc, send ? "MPI_Isend" : "MPI_Irecv", WSP__WHERE);
-  return wsp__coll_waitall(comm, 1, &r, 0);
+  MPI_Request r = MPI_REQUEST_NULL;
+  int rc = send ? wsp__isend_bytes(comm, buf, (size_t)bytes, peer, WSP__TAG_CALIBRATE, 0, &r)
+                : wsp__irecv_bytes(comm, buf, (size_t)bytes, peer, WSP__TAG_CALIBRATE, &r);
+  return rc ? rc : wsp__waitall(comm, 1, &r, 0);
 }
 
 /* Best round-trip time of `bytes` with `peer`; the lower rank starts. */
@@ -123,7 +70,7 @@ static int wsp__pingpong(wsp_comm_t *comm, int peer, char *buf, int bytes,
 static int wsp__stream(wsp_comm_t *comm, int peer, char *buf, int bytes, int window,
                        int reps, int both, double *best) {
   int rc = WSP_OK, first = comm->rank < peer;
-  MPI_Request req[2 * WSP__CAL_GAP_WINDOW];
+  MPI_Request sreq[WSP__CAL_GAP_WINDOW], rreq[WSP__CAL_GAP_WINDOW];
   char ack[WSP__CAL_SMALL] = {0};
   /* MPI forbids overlapping receive buffers: each receive of a window
    * gets its own slot. */
@@ -131,20 +78,20 @@ static int wsp__stream(wsp_comm_t *comm, int peer, char *buf, int bytes, int win
   *best = INFINITY;
   for (int i = 0; i <= reps; i++) { /* repetition 0 is a warm-up */
     double t0 = MPI_Wtime();
-    int n = 0;
-    for (int k = 0; k < window; k++) {
-      int mrc = MPI_SUCCESS;
-      if (first || both)
-        mrc = MPI_Isend(buf, bytes, MPI_BYTE, peer, WSP__TAG_CALIBRATE, comm->mpi, &req[n++]);
-      if (mrc == MPI_SUCCESS && (!first || both))
-        mrc = MPI_Irecv(rbuf + (size_t)k * bytes, bytes, MPI_BYTE, peer, WSP__TAG_CALIBRATE, comm->mpi, &req[n++]);
-      if (mrc != MPI_SUCCESS) {
-        /* Complete what was started before reporting. */
-        wsp__coll_waitall(comm, n, req, 0);
-        return wsp__mpi_fail(comm, mrc, "MPI_Isend/MPI_Irecv", WSP__WHERE);
-      }
+    int ns = 0, nr = 0;
+    for (int k = 0; k < window && rc == WSP_OK; k++) {
+      /* Only posted requests are counted (a failed post leaves none). */
+      if ((first || both) &&
+          (rc = wsp__isend_bytes(comm, buf, (size_t)bytes, peer, WSP__TAG_CALIBRATE, 0,
+                                 &sreq[ns])) == WSP_OK)
+        ns++;
+      if (rc == WSP_OK && (!first || both) &&
+          (rc = wsp__irecv_bytes(comm, rbuf + (size_t)k * bytes, (size_t)bytes, peer,
+                                 WSP__TAG_CALIBRATE, &rreq[nr])) == WSP_OK)
+        nr++;
     }
-    if ((rc = wsp__coll_waitall(comm, n, req, 0)) ||
+    if (rc != WSP_OK) return wsp__abandon(rc, nr, rreq, ns, sreq);
+    if ((rc = wsp__waitall(comm, ns, sreq, 0)) || (rc = wsp__waitall(comm, nr, rreq, 0)) ||
         (!both && (rc = wsp__xfer(comm, ack, WSP__CAL_SMALL, peer, !first))))
       return rc;
     double t = MPI_Wtime() - t0;

@@ -1,0 +1,21 @@
+/*
+ * What the communicator (src/core/comm.c) needs from selection: reading
+ * the rules file when a wsp_comm_t is created, comparing it across ranks,
+ * and freeing it. The rest of selection is internal to src/coll
+ * (coll_internal.h).
+ */
+#ifndef WSP_COLL_SELECT_H
+#define WSP_COLL_SELECT_H
+
+#include <stdint.h>
+
+struct wsp__rules;
+
+/* Reads a rules file (every rank reads it; parse errors name the file and
+ * the place, as WSP_ERR_CONFIG). *out is NULL for a file without rules. */
+int wsp__rules_load(const char *path, struct wsp__rules **out);
+void wsp__rules_free(struct wsp__rules *r);
+/* A fingerprint of the rules, compared across ranks. */
+uint64_t wsp__rules_fingerprint(const struct wsp__rules *r);
+
+#endif

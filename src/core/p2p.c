@@ -1,0 +1,174 @@
+/*
+ * Point-to-point on the private communicator (declarations and the reasons
+ * in p2p.h).
+ *
+ * Messages of any size. MPI describes a message as (int count, datatype),
+ * so a message of more than INT_MAX elements cannot be type x count. Here
+ * such a message becomes one element of a derived type: q chunks of `limit`
+ * elements followed by a remainder of r elements. The limit is
+ * cfg.big_message (INT_MAX by default); tests lower it to walk this path
+ * with small buffers.
+ */
+#include "p2p.h"
+
+#include "wsp_internal.h"
+
+#include <limits.h>
+
+int wsp__count_type(const wsp_comm_t *comm, size_t count, MPI_Datatype base,
+                    int *n, MPI_Datatype *type, int *owned) {
+  size_t limit = comm->cfg.big_message;
+  *owned = 0;
+  if (count <= limit) {
+    *n = (int)count;
+    *type = base;
+    return WSP_OK;
+  }
+  size_t q = count / limit, r = count % limit;
+  if (q > INT_MAX)
+    return wsp__fail(comm, WSP_ERR_ARG,
+                     "a message of %zu elements is too large to describe to MPI",
+                     count);
+  int rc = WSP_OK;
+  MPI_Aint lb, ext;
+  MPI_Datatype chunk = MPI_DATATYPE_NULL, body = MPI_DATATYPE_NULL,
+               result = MPI_DATATYPE_NULL;
+  WSP__MPI_GOTO(comm, MPI_Type_get_extent(base, &lb, &ext), rc, out);
+  WSP__MPI_GOTO(comm, MPI_Type_contiguous((int)limit, base, &chunk), rc, out);
+  WSP__MPI_GOTO(comm, MPI_Type_contiguous((int)q, chunk, &body), rc, out);
+  if (r == 0) {
+    result = body;
+    body = MPI_DATATYPE_NULL;
+  } else {
+    int lens[2] = {1, (int)r};
+    MPI_Aint disp[2] = {0, (MPI_Aint)(q * limit) * ext};
+    MPI_Datatype types[2] = {body, base};
+    WSP__MPI_GOTO(comm, MPI_Type_create_struct(2, lens, disp, types, &result),
+                  rc, out);
+  }
+  WSP__MPI_GOTO(comm, MPI_Type_commit(&result), rc, out);
+  *n = 1;
+  *type = result;
+  *owned = 1;
+  result = MPI_DATATYPE_NULL;
+out:
+  if (chunk != MPI_DATATYPE_NULL) MPI_Type_free(&chunk);
+  if (body != MPI_DATATYPE_NULL) MPI_Type_free(&body);
+  if (result != MPI_DATATYPE_NULL) MPI_Type_free(&result);
+  return rc;
+}
+
+int wsp__status_bytes(const wsp_comm_t *comm, MPI_Status *st, size_t *bytes) {
+  int rc = WSP_OK, n = 0;
+  WSP__MPI_GOTO(comm, MPI_Get_count(st, MPI_BYTE, &n), rc, out);
+  if (n != MPI_UNDEFINED) {
+    *bytes = (size_t)n;
+    return WSP_OK;
+  }
+#ifdef WSP_SIMGRID
+  /* SMPI has no MPI_Get_elements_x; simulated messages stay under 2 GiB. */
+  return wsp__fail(comm, WSP_ERR_UNSUPPORTED,
+                   "a message over INT_MAX bytes under SimGrid");
+#else
+  MPI_Count big = 0;
+  WSP__MPI_GOTO(comm, MPI_Get_elements_x(st, MPI_BYTE, &big), rc, out);
+  if (big < 0 || big == MPI_UNDEFINED)
+    return wsp__fail(comm, WSP_ERR_INTERNAL,
+                     "MPI_Get_elements_x returned %lld bytes", (long long)big);
+  *bytes = (size_t)big;
+#endif
+out:
+  return rc;
+}
+
+enum { WSP__POST_SEND, WSP__POST_SSEND, WSP__POST_RECV };
+
+/* The one place that posts a message: any count, any mode. */
+static int wsp__post(const wsp_comm_t *comm, void *buf, size_t count,
+                     MPI_Datatype type, int peer, int tag, int kind,
+                     MPI_Request *req) {
+  static const char *const call[] = {"MPI_Isend", "MPI_Issend", "MPI_Irecv"};
+  int n, owned, rc;
+  MPI_Datatype ty;
+  if ((rc = wsp__count_type(comm, count, type, &n, &ty, &owned)) != WSP_OK) return rc;
+  int mrc = kind == WSP__POST_RECV ? MPI_Irecv(buf, n, ty, peer, tag, comm->mpi, req)
+            : kind == WSP__POST_SSEND ? MPI_Issend(buf, n, ty, peer, tag, comm->mpi, req)
+                                      : MPI_Isend(buf, n, ty, peer, tag, comm->mpi, req);
+  if (owned) MPI_Type_free(&ty); /* MPI keeps it until the request completes */
+  if (mrc != MPI_SUCCESS) return wsp__mpi_fail(comm, mrc, call[kind], WSP__WHERE);
+  return WSP_OK;
+}
+
+int wsp__isend_typed(const wsp_comm_t *comm, const void *buf, size_t count,
+                     MPI_Datatype type, int peer, int tag, MPI_Request *req) {
+  return wsp__post(comm, (void *)buf, count, type, peer, tag, WSP__POST_SEND, req);
+}
+
+int wsp__irecv_typed(const wsp_comm_t *comm, void *buf, size_t count,
+                     MPI_Datatype type, int peer, int tag, MPI_Request *req) {
+  return wsp__post(comm, buf, count, type, peer, tag, WSP__POST_RECV, req);
+}
+
+int wsp__isend_bytes(const wsp_comm_t *comm, const void *buf, size_t bytes,
+                     int peer, int tag, int synchronous, MPI_Request *req) {
+  return wsp__post(comm, (void *)buf, bytes, MPI_BYTE, peer, tag,
+                   synchronous ? WSP__POST_SSEND : WSP__POST_SEND, req);
+}
+
+int wsp__waitall(const wsp_comm_t *comm, int n, MPI_Request *reqs, size_t bytes) {
+  if (n <= 0) return WSP_OK;
+  wsp__backoff_t b;
+  /* 0 bytes means small or unknown (a tree's sends, a wait on an upstream
+   * rank): an ordinary wait. Otherwise the model's time for the transfer,
+   * which sets both the sleep cap and, when short, how long to poll. */
+  if (bytes == 0)
+    wsp__backoff_init(&b, comm);
+  else
+    wsp__backoff_init_bulk(&b, comm, comm->model.alpha + (double)bytes * comm->model.beta);
+  for (;;) {
+    int done = 0;
+    int mrc = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
+    if (mrc != MPI_SUCCESS) return wsp__mpi_fail(comm, mrc, "MPI_Testall", WSP__WHERE);
+    if (done) return WSP_OK;
+    wsp__backoff_idle(&b);
+  }
+}
+
+int wsp__abandon(int rc, int nrecv, MPI_Request *recvs, int nsend,
+                 MPI_Request *sends) {
+  for (int i = 0; i < nrecv; i++)
+    if (recvs[i] != MPI_REQUEST_NULL) (void)MPI_Cancel(&recvs[i]);
+  if (nrecv > 0) (void)MPI_Waitall(nrecv, recvs, MPI_STATUSES_IGNORE);
+  if (nsend > 0) (void)MPI_Waitall(nsend, sends, MPI_STATUSES_IGNORE);
+  return rc;
+}
+
+int wsp__send_typed(const wsp_comm_t *comm, const void *buf, size_t count,
+                    MPI_Datatype type, int peer, int tag) {
+  MPI_Request r = MPI_REQUEST_NULL;
+  int rc = wsp__isend_typed(comm, buf, count, type, peer, tag, &r);
+  int size = 0;
+  if (rc == WSP_OK && MPI_Type_size(type, &size) != MPI_SUCCESS) size = 0;
+  return rc ? rc : wsp__waitall(comm, 1, &r, count * (size_t)(size > 0 ? size : 0));
+}
+
+int wsp__recv_typed(const wsp_comm_t *comm, void *buf, size_t count,
+                    MPI_Datatype type, int peer, int tag) {
+  MPI_Request r = MPI_REQUEST_NULL;
+  int rc = wsp__irecv_typed(comm, buf, count, type, peer, tag, &r);
+  int size = 0;
+  if (rc == WSP_OK && MPI_Type_size(type, &size) != MPI_SUCCESS) size = 0;
+  return rc ? rc : wsp__waitall(comm, 1, &r, count * (size_t)(size > 0 ? size : 0));
+}
+
+int wsp__sendrecv_typed(const wsp_comm_t *comm, const void *sbuf, size_t scount,
+                        int dst, void *rbuf, size_t rcount, int src,
+                        MPI_Datatype type, int tag) {
+  MPI_Request r[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL}; /* receive, send */
+  int rc = wsp__isend_typed(comm, sbuf, scount, type, dst, tag, &r[1]);
+  if (rc == WSP_OK) rc = wsp__irecv_typed(comm, rbuf, rcount, type, src, tag, &r[0]);
+  if (rc != WSP_OK) return wsp__abandon(rc, 1, &r[0], 1, &r[1]);
+  int size = 0;
+  if (MPI_Type_size(type, &size) != MPI_SUCCESS || size < 0) size = 0;
+  return wsp__waitall(comm, 2, r, (scount > rcount ? scount : rcount) * (size_t)size);
+}

@@ -1,0 +1,43 @@
+/*
+ * The cost helpers that algorithms' cost functions share (declared, with
+ * what each computes, in model.h).
+ */
+#include "model.h"
+
+#include <math.h>
+
+int wsp__ceil_log2(int p) {
+  int l = 0;
+  while ((1L << l) < p) l++;
+  return l;
+}
+
+int wsp__ceil_logk(int p, int k) {
+  int l = 0;
+  long v = 1;
+  while (v < p) v *= k, l++;
+  return l;
+}
+
+double wsp__chain_beta(const wsp_model_t *m, int p) {
+  return p > 2 ? m->beta_x : m->beta;
+}
+
+double wsp__fan_cost(const wsp_model_t *m, int p, size_t bytes) {
+  if (p < 2) return 0;
+  return m->alpha + (p - 2) * m->gap + (double)(p - 1) * (double)bytes * m->beta;
+}
+
+size_t wsp__pipeline_seg(const wsp_model_t *m, size_t n, int stages,
+                         double per_byte, size_t align) {
+  if (align == 0) align = 1;
+  if (n <= align) return align;
+  double seg = stages > 1 && per_byte > 0
+                   ? sqrt((double)n * m->alpha / ((double)(stages - 1) * per_byte))
+                   : (double)n;
+  if (!(seg >= (double)align)) seg = (double)align;
+  if (seg > (double)n) seg = (double)n;
+  size_t s = (size_t)seg / align * align;
+  return s ? s : align;
+}
+

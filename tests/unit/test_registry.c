@@ -1,0 +1,96 @@
+/*
+ * The algorithm tables built from src/coll/registry.h: row 0 of every
+ * collective is native, every other row can run and be priced, every
+ * fallback chain ends at native, names are unique and usable in
+ * WSP_<COLL>_ALGORITHM, and the public calls read the same tables.
+ */
+#include "check.h"
+#include "coll/coll_internal.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <string.h>
+
+static int is_name(const char *s) {
+  if (s == NULL || !islower((unsigned char)s[0])) return 0;
+  for (; *s; s++)
+    if (!islower((unsigned char)*s) && !isdigit((unsigned char)*s) && *s != '_') return 0;
+  return 1;
+}
+
+int main(void) {
+  /* A model where every term matters. */
+  const wsp_model_t m = {.alpha = 5e-5, .beta = 8e-8, .gamma = 2e-10, .beta_x = 9e-8,
+                         .alpha_node = 1e-6, .beta_node = 1e-10, .gap = 1e-5};
+  CHECK(wsp__coll_table((wsp_coll_t)WSP_COLL_COUNT) == NULL, "table past the end");
+  CHECK(wsp__coll_table((wsp_coll_t)-1) == NULL, "table of -1");
+  for (int c = 0; c < WSP_COLL_COUNT; c++) {
+    const wsp__coll_table_t *t = wsp__coll_table((wsp_coll_t)c);
+    CHECK(t != NULL, "collective %d has no table", c);
+    if (t == NULL) continue;
+    CHECK(t->coll == (wsp_coll_t)c, "table %d says it is collective %d", c, (int)t->coll);
+    CHECK(t->name && strcmp(t->name, wsp_coll_name((wsp_coll_t)c)) == 0, "%d: name", c);
+    wsp_coll_t back;
+    CHECK(wsp_coll_from_name(t->name, &back) == WSP_OK && back == (wsp_coll_t)c,
+          "%s: from_name", t->name);
+    CHECK(t->count >= 2 && t->count == wsp_coll_alg_count((wsp_coll_t)c),
+          "%s: %d algorithms", t->name, t->count);
+
+    /* Row 0: the MPI library's own collective. */
+    const wsp__coll_alg_t *n = &t->algs[0];
+    CHECK(strcmp(n->info.name, "native") == 0, "%s: row 0 is %s", t->name, n->info.name);
+    CHECK(n->run == wsp__coll_native && n->cost == NULL && n->pre == 0 && n->fallback == 0,
+          "%s: row 0 is not the native algorithm", t->name);
+
+    for (int a = 1; a < t->count; a++) {
+      const wsp__coll_alg_t *r = &t->algs[a];
+      const char *nm = r->info.name;
+      CHECK(is_name(nm) && strcmp(nm, "auto") != 0 && strcmp(nm, "native") != 0,
+            "%s row %d: name \"%s\"", t->name, a, nm ? nm : "(null)");
+      CHECK(r->run != NULL && r->run != wsp__coll_native, "%s/%s: run", t->name, nm);
+      CHECK(r->cost != NULL, "%s/%s: no cost function", t->name, nm);
+      CHECK(r->info.desc && strlen(r->info.desc) > 10, "%s/%s: description", t->name, nm);
+      CHECK(r->info.cost && strstr(r->info.cost, "alpha"),
+            "%s/%s: cost formula \"%s\"", t->name, nm, r->info.cost ? r->info.cost : "");
+      CHECK(&t->algs[a].info == wsp_coll_alg_info((wsp_coll_t)c, a), "%s/%s: info", t->name, nm);
+      int found = -2;
+      CHECK(wsp_coll_alg_from_name((wsp_coll_t)c, nm, &found) == WSP_OK && found == a,
+            "%s/%s: from_name gave %d", t->name, nm, found);
+      for (int b = 0; b < a; b++)
+        CHECK(strcmp(t->algs[b].info.name, nm) != 0, "%s: %s twice", t->name, nm);
+      /* The precondition text names every flag, and only when there is one. */
+      const char *pt = wsp_coll_alg_preconditions((wsp_coll_t)c, a);
+      CHECK(pt && (r->pre == 0) == (pt[0] == '\0'), "%s/%s: preconditions \"%s\"", t->name,
+            nm, pt ? pt : "(null)");
+      if (r->pre & WSP__PRE_POW2) CHECK(strstr(pt, "power of two"), "%s/%s", t->name, nm);
+      if (r->pre & WSP__PRE_COMMUTATIVE) CHECK(strstr(pt, "commutative"), "%s/%s", t->name, nm);
+      /* A fallback only where there is something to fall back from. */
+      CHECK(r->fallback >= 0 && r->fallback < t->count && r->fallback != a,
+            "%s/%s: fallback %d", t->name, nm, r->fallback);
+      if (r->pre == 0) CHECK(r->fallback == 0, "%s/%s: fallback without preconditions", t->name, nm);
+      /* The chain ends at native within count steps (no cycle). */
+      int at = a, hops = 0;
+      while (at != 0 && hops <= t->count) at = t->algs[at].fallback, hops++;
+      CHECK(at == 0, "%s/%s: the fallback chain does not end at native", t->name, nm);
+      /* Costs are finite, not negative, and grow with the message. */
+      for (int p = 1; p <= 17; p++) {
+        double prev = -1;
+        for (size_t bytes = 0; bytes <= (1u << 22); bytes = bytes ? bytes * 8 : 1) {
+          wsp__coll_shape_t s = {.p = p, .bytes = bytes, .count = bytes, .commutative = 1,
+                                 .dense = 1, .nodes = p > 1 ? 2 : 1,
+                                 .max_node_ranks = p > 1 ? (p + 1) / 2 : 1, .node_blocks = 1};
+          if (!wsp__pre_holds(r->pre, &s)) continue;
+          wsp__coll_tune_t tune = {0};
+          double x = r->cost(&m, &s, &tune);
+          CHECK(isfinite(x) && x >= 0, "%s/%s: cost %g at p %d, %zu bytes", t->name, nm, x, p,
+                bytes);
+          CHECK(x >= prev * 0.999, "%s/%s: cost falls from %g to %g at p %d, %zu bytes",
+                t->name, nm, prev, x, p, bytes);
+          prev = x;
+        }
+      }
+    }
+    CHECK(wsp_coll_alg_info((wsp_coll_t)c, t->count) == NULL, "%s: info past the end", t->name);
+  }
+  return check_summary("test_registry");
+}
