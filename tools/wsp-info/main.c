@@ -23,6 +23,7 @@ static const size_t model_sizes[] = {8,      64,       512,       4096,     3276
 static void usage(FILE *f) {
   fprintf(f,
           "usage: wsp-info [--help]\n"
+          "       wsp-info --markdown coll|sparse\n"
           "       mpirun -np N wsp-info --model [--json]\n\n"
           "Prints wirespeed's version, MPI library, build options, the\n"
           "configuration read from WSP_* environment variables and the\n"
@@ -36,7 +37,12 @@ static void usage(FILE *f) {
           "            is what the model and rules files take: the whole message\n"
           "            for bcast/reduce/allreduce, one rank's block for gather,\n"
           "            scatter, allgather and alltoall.\n"
-          "  --json    with --model: print one JSON document instead of text\n");
+          "  --json    with --model: print one JSON document instead of text\n"
+          "  --markdown coll|sparse\n"
+          "            print only the algorithm table of the collectives or of the\n"
+          "            sparse exchange as Markdown (name, description,\n"
+          "            preconditions, cost): docs/coll.md and docs/sparse.md\n"
+          "            include exactly this output (scripts/doc-tables checks it)\n");
 }
 
 static const char *fmt_size(size_t b, char *buf, size_t len) {
@@ -60,6 +66,52 @@ static void print_coll_algs(void) {
       printf("    %-18s %s\n", in->name, in->desc);
       printf("    %-18s cost: %s\n", "", in->cost);
       if (pre && *pre) printf("    %-18s needs: %s\n", "", pre);
+    }
+  }
+}
+
+/* A table cell: pipes escaped, so that the text cannot end the cell. */
+static void md_cell(const char *s, int code) {
+  code = code && *s;
+  fputs(code ? " `" : " ", stdout);
+  for (; *s; s++) {
+    if (*s == '|') putchar('\\');
+    putchar(*s);
+  }
+  fputs(code ? "` |" : " |", stdout);
+}
+
+/* The algorithm tables as Markdown, made only from the public table calls,
+ * so that the docs show what the library has. */
+static void print_markdown(int sparse) {
+  if (sparse) {
+    printf("| algorithm | what it does | cost |\n|---|---|---|\n");
+    for (int a = 0; a < WSP_SPARSE_ALG_COUNT; a++) {
+      const wsp_alg_info_t *in = wsp_sparse_alg_info((wsp_sparse_alg_t)a);
+      printf("|");
+      md_cell(in->name, 1);
+      md_cell(in->desc, 0);
+      md_cell(in->cost, 1);
+      printf("\n");
+    }
+    return;
+  }
+  printf("In the costs, p is the number of ranks, n the whole message for bcast,\n"
+         "reduce and allreduce and one rank's block for the others, seg the\n"
+         "segment size of pipelined algorithms; alpha, beta, beta_x, gamma and gap\n"
+         "are the model's (`wsp-info --model` prints them).\n");
+  for (int c = 0; c < WSP_COLL_COUNT; c++) {
+    printf("\n**%s**\n\n| algorithm | what it does | preconditions | cost |\n"
+           "|---|---|---|---|\n",
+           wsp_coll_name((wsp_coll_t)c));
+    for (int a = 0; a < wsp_coll_alg_count((wsp_coll_t)c); a++) {
+      const wsp_alg_info_t *in = wsp_coll_alg_info((wsp_coll_t)c, a);
+      printf("|");
+      md_cell(in->name, 1);
+      md_cell(in->desc, 0);
+      md_cell(wsp_coll_alg_preconditions((wsp_coll_t)c, a), 0);
+      md_cell(in->cost, a > 0);
+      printf("\n");
     }
   }
 }
@@ -196,6 +248,19 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       usage(stdout);
+      return 0;
+    } else if (!strcmp(argv[i], "--markdown")) {
+      /* Static tables: no MPI needed. */
+      const char *what = i + 1 < argc ? argv[i + 1] : "";
+      if (strcmp(what, "coll") != 0 && strcmp(what, "sparse") != 0) {
+        fprintf(stderr, "error: --markdown: \"%s\" is neither coll nor sparse\n", what);
+        return 2;
+      }
+      if (i + 2 < argc) {
+        fprintf(stderr, "error: --markdown %s takes no other option\n", what);
+        return 2;
+      }
+      print_markdown(what[0] == 's');
       return 0;
     } else if (!strcmp(argv[i], "--model")) {
       model = 1;
