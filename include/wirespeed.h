@@ -91,14 +91,37 @@ typedef enum wsp_log_level {
   WSP_LOG_TRACE = 5
 } wsp_log_level_t;
 
-/* Sparse-exchange algorithms. The names are those of the algorithm table
- * (wsp_sparse_alg_info), used by WSP_SPARSE_ALGORITHM and wsp-info. */
+/* Sparse-exchange algorithms: XX(ID, name, description, cost), one list
+ * from which come this enum (WSP_SPARSE_<ID>, in list order from 0), the
+ * algorithm table (wsp_sparse_alg_info, wsp_sparse_alg_from_name,
+ * WSP_SPARSE_ALGORITHM, wsp-info) and auto's candidates (every algorithm
+ * but auto itself). In the costs, k is the number of peers and m the bytes
+ * the busiest rank sends. */
+#define WSP_SPARSE_ALG_MAP(XX)                                                 \
+  XX(AUTO, auto,                                                               \
+     "measures nbx, pex and alltoallv on the job's own rounds and runs the "   \
+     "fastest, measuring again from time to time and when the pattern "        \
+     "changes",                                                                \
+     "that of the fastest, plus rare exploring rounds")                        \
+  XX(NBX, nbx,                                                                 \
+     "nonblocking consensus: MPI_Issend to each peer, MPI_Iprobe for "         \
+     "arrivals, a non-blocking sum (in place of MPI_Ibarrier) entered once "   \
+     "all own sends are matched (Hoefler et al. 2010)",                        \
+     "k.(2.alpha) + lg(p).alpha + m.beta")                                     \
+  XX(PEX, pex,                                                                 \
+     "personalized exchange: MPI_Reduce_scatter_block of per-destination "     \
+     "counts, then MPI_Isend and exactly that many MPI_Iprobe + MPI_Irecv",    \
+     "lg(p).alpha + 8.p.beta + k.alpha + m.beta")                              \
+  XX(ALLTOALLV, alltoallv,                                                     \
+     "MPI_Alltoall of sizes then MPI_Alltoallv of the packed data (the usual " \
+     "dense approach)",                                                        \
+     "(p-1).alpha + 24.p.beta + alltoallv(m)")
+
 typedef enum wsp_sparse_alg {
-  WSP_SPARSE_AUTO = 0, /* measures the others and runs the fastest */
-  WSP_SPARSE_NBX = 1,
-  WSP_SPARSE_PEX = 2,
-  WSP_SPARSE_ALLTOALLV = 3,
-  WSP_SPARSE_ALG_COUNT = 4
+#define WSP__SPARSE_ENUM(id, name, desc, cost) WSP_SPARSE_##id,
+  WSP_SPARSE_ALG_MAP(WSP__SPARSE_ENUM)
+#undef WSP__SPARSE_ENUM
+  WSP_SPARSE_ALG_COUNT
 } wsp_sparse_alg_t;
 
 /* The collectives (see below). */

@@ -6,6 +6,7 @@
 #include "wsp_internal.h"
 
 #include "../coll/select.h"
+#include "../exchange/sparse.h"
 #include "../model/model.h"
 
 #include <limits.h>
@@ -110,6 +111,11 @@ int wsp_comm_create(MPI_Comm comm, const wsp_config_t *cfg, wsp_comm_t **out) {
   c.rules_file = NULL; /* read; the string need not outlive this call */
 
   wsp_comm_t *w = calloc(1, sizeof *w);
+  struct wsp__sparse_auto *au = wsp__sparse_auto_new(c.sparse_auto_interval);
+  if (au == NULL) {
+    free(w);
+    w = NULL;
+  }
   int rc = WSP_OK;
   MPI_Comm dup = MPI_COMM_NULL;
   /* Allocation failure is local too; carry on with a stack object so the
@@ -119,6 +125,8 @@ int wsp_comm_create(MPI_Comm comm, const wsp_config_t *cfg, wsp_comm_t **out) {
   memset(t, 0, sizeof *t);
   t->cfg = c;
   t->mpi = MPI_COMM_NULL;
+  t->sparse_auto = w ? au : NULL;
+  if (w == NULL) free(au);
 
   WSP__MPI_GOTO(NULL, MPI_Comm_dup(comm, &dup), rc, fail);
   WSP__MPI_GOTO(NULL, MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN), rc, fail);
@@ -155,7 +163,6 @@ int wsp_comm_create(MPI_Comm comm, const wsp_config_t *cfg, wsp_comm_t **out) {
       goto fail;
     }
   }
-  wsp__sparse_auto_init(&w->sparse_auto, w->cfg.sparse_auto_interval);
   for (int k = 0; k < WSP_COLL_COUNT; k++) w->coll_alg[k] = w->cfg.coll_alg[k];
   w->rules = rules;
   rules = NULL;
@@ -184,6 +191,7 @@ fail:
   if (dup != MPI_COMM_NULL) MPI_Comm_free(&dup);
   if (w) wsp__rules_free(w->rules);
   wsp__rules_free(rules);
+  if (w) free(w->sparse_auto);
   free(w);
   return rc;
 }
@@ -200,6 +208,7 @@ int wsp_comm_free(wsp_comm_t **comm) {
       rc = wsp__mpi_fail(w, mrc, "MPI_Comm_free", WSP__WHERE);
   }
   wsp__rules_free(w->rules);
+  free(w->sparse_auto);
   free(w);
   *comm = NULL;
   return rc;

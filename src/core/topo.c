@@ -60,7 +60,6 @@ static wsp_comm_t *wsp__comm_wrap(const wsp_comm_t *parent, MPI_Comm mpi) {
     free(w);
     return NULL;
   }
-  wsp__sparse_auto_init(&w->sparse_auto, w->cfg.sparse_auto_interval);
   w->model = parent->model;
   return w;
 }

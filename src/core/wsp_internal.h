@@ -11,32 +11,6 @@
 #include <stdarg.h>
 #include <stdint.h>
 
-/* A sparse round's size, summed over all ranks (self messages excluded). */
-typedef struct wsp__sparse_stats {
-  uint64_t sends; /* messages */
-  uint64_t bytes; /* bytes */
-} wsp__sparse_stats_t;
-
-/* The state of the sparse `auto` chooser (src/exchange/sparse_auto.c).
- * Identical on every rank: it only ever sees sums over all ranks. */
-#define WSP__AUTO_PLAN_MAX 10
-typedef struct wsp__sparse_auto {
-  int exploring;    /* in an exploration (else committed to `choice`) */
-  int step;         /* next round's place in `plan` */
-  int nplan;        /* rounds of this exploration */
-  wsp_sparse_alg_t plan[WSP__AUTO_PLAN_MAX];
-  int explorations; /* how many were completed */
-  wsp_sparse_alg_t choice;
-  uint64_t time_ns[WSP_SPARSE_ALG_COUNT]; /* best timing in this exploration */
-  int have_time[WSP_SPARSE_ALG_COUNT];
-  /* A candidate that lost by 1.5x or more sits out explorations: skip[c]
-   * more of them, after which it is measured again; each new big loss
-   * doubles the next wait (skip_len), up to 16. */
-  int skip[WSP_SPARSE_ALG_COUNT], skip_len[WSP_SPARSE_ALG_COUNT];
-  uint64_t first_interval, interval, left; /* committed rounds */
-  int have_cls, cls_sends, cls_bytes; /* log2 buckets of the pattern */
-} wsp__sparse_auto_t;
-
 /* Which ranks share a node (src/core/topo.c). On a communicator whose nodes
  * hold more than one rank and that has more than one node, `local` is this
  * node's ranks (in rank order) and `leaders` the lowest rank of each node
@@ -62,8 +36,9 @@ struct wsp_comm {
    * that a rank one round ahead never feeds a rank still in the previous
    * round (see src/exchange/sparse.c for why one bit is enough). */
   uint64_t sparse_round;
-  wsp__sparse_auto_t sparse_auto;
-  uint64_t sparse_auto_last_ns; /* this rank's time of the last auto round */
+  /* The sparse `auto` chooser's state (src/exchange/sparse_auto.c); NULL
+   * on the node sub-communicators, which never run a sparse exchange. */
+  struct wsp__sparse_auto *sparse_auto;
   /* Collectives: the algorithm of each (WSP_ALG_AUTO or a table index),
    * the cost model, and the parsed rules file (NULL if none). */
   int coll_alg[WSP_COLL_COUNT];
@@ -184,19 +159,6 @@ int wsp__sum_start(wsp__sum_t *s, const wsp_comm_t *comm, int tag,
                    const uint64_t *v, int n);
 int wsp__sum_test(wsp__sum_t *s, int *done);
 int wsp__sum_wait(wsp__sum_t *s);
-
-/* ---- sparse auto (src/exchange/sparse_auto.c) ---- */
-void wsp__sparse_auto_init(wsp__sparse_auto_t *a, uint64_t interval);
-void wsp__sparse_auto_restart(wsp__sparse_auto_t *a);
-/* The algorithm of the next auto round; *report is set when that round
- * must carry the timing report (an exploring round). */
-wsp_sparse_alg_t wsp__sparse_auto_next(const wsp__sparse_auto_t *a, int p,
-                                       int *report);
-/* After an auto round: the round's global stats when known (else NULL) and,
- * on a reporting round, the sum over ranks of the previous round's time. */
-void wsp__sparse_auto_update(wsp__sparse_auto_t *a, int p,
-                             const wsp__sparse_stats_t *stats,
-                             const uint64_t *prev_time_ns);
 
 /* ---- node topology (src/core/topo.c) ----
  * Collective over comm (after its private communicator exists): finds the

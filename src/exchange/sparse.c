@@ -19,6 +19,7 @@
  */
 #include "sparse_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,35 +32,11 @@ typedef struct wsp__sparse_alg_row {
 } wsp__sparse_alg_row_t;
 
 static const wsp__sparse_alg_row_t wsp__sparse_algs[WSP_SPARSE_ALG_COUNT] = {
-    [WSP_SPARSE_AUTO] =
-        {.info = {.name = "auto",
-                  .desc = "measures nbx, pex and alltoallv on the job's own "
-                          "rounds and runs the fastest, measuring again "
-                          "from time to time and when the pattern changes",
-                  .cost = "that of the fastest, plus rare exploring rounds"},
-         .fn = NULL},
-    [WSP_SPARSE_NBX] =
-        {.info = {.name = "nbx",
-                  .desc = "nonblocking consensus: MPI_Issend to each peer, "
-                          "MPI_Iprobe for arrivals, a non-blocking sum (in "
-                          "place of MPI_Ibarrier) entered once all own sends "
-                          "are matched (Hoefler et al. 2010)",
-                  .cost = "k.(2.alpha) + lg(p).alpha + m.beta "
-                          "(k peers, m bytes sent)"},
-         .fn = wsp__sparse_nbx},
-    [WSP_SPARSE_PEX] =
-        {.info = {.name = "pex",
-                  .desc = "personalized exchange: MPI_Reduce_scatter_block "
-                          "of per-destination counts, then MPI_Isend and "
-                          "exactly that many MPI_Iprobe + MPI_Irecv",
-                  .cost = "lg(p).alpha + 8.p.beta + k.alpha + m.beta"},
-         .fn = wsp__sparse_pex},
-    [WSP_SPARSE_ALLTOALLV] =
-        {.info = {.name = "alltoallv",
-                  .desc = "MPI_Alltoall of sizes then MPI_Alltoallv of the "
-                          "packed data (the usual dense approach)",
-                  .cost = "(p-1).alpha + 24.p.beta + alltoallv(m)"},
-         .fn = wsp__sparse_alltoallv},
+#define WSP__SPARSE_ROW(id, nm, desc_, cost_)                                  \
+  [WSP_SPARSE_##id] = {.info = {.name = #nm, .desc = desc_, .cost = cost_},    \
+                       .fn = wsp__sparse_##nm},
+    WSP_SPARSE_ALG_MAP(WSP__SPARSE_ROW)
+#undef WSP__SPARSE_ROW
 };
 
 const wsp_alg_info_t *wsp_sparse_alg_info(wsp_sparse_alg_t alg) {
@@ -70,16 +47,24 @@ const wsp_alg_info_t *wsp_sparse_alg_info(wsp_sparse_alg_t alg) {
 int wsp_sparse_alg_from_name(const char *name, wsp_sparse_alg_t *alg) {
   if (alg == NULL)
     return wsp__fail(NULL, WSP_ERR_ARG, "wsp_sparse_alg_from_name: alg is NULL");
-  if (name != NULL)
-    for (int i = 0; i < WSP_SPARSE_ALG_COUNT; i++)
-      if (strcmp(name, wsp__sparse_algs[i].info.name) == 0) {
-        *alg = (wsp_sparse_alg_t)i;
-        return WSP_OK;
-      }
-  return wsp__fail(NULL, WSP_ERR_ARG,
-                   "unknown sparse algorithm \"%s\"; valid names: auto, nbx, "
-                   "pex, alltoallv",
-                   name ? name : "(null)");
+  char valid[128] = "";
+  size_t used = 0;
+  for (int i = 0; i < WSP_SPARSE_ALG_COUNT; i++) {
+    if (name != NULL && strcmp(name, wsp__sparse_algs[i].info.name) == 0) {
+      *alg = (wsp_sparse_alg_t)i;
+      return WSP_OK;
+    }
+    int n = snprintf(valid + used, sizeof valid - used, "%s%s", i ? ", " : "",
+                     wsp__sparse_algs[i].info.name);
+    if (n > 0 && (size_t)n < sizeof valid - used) used += (size_t)n;
+  }
+  return wsp__fail(NULL, WSP_ERR_ARG, "unknown sparse algorithm \"%s\"; valid names: %s",
+                   name ? name : "(null)", valid);
+}
+
+int wsp__sparse_run(wsp__sparse_round_t *r, wsp_sparse_alg_t alg) {
+  r->alg = alg;
+  return wsp__sparse_algs[alg].fn(r);
 }
 
 /* ---- result storage ---- */
@@ -316,62 +301,14 @@ int wsp_sparse_exchange_alg(wsp_comm_t *comm, wsp_sparse_alg_t alg,
   }
   if (out) memset(out, 0, sizeof *out);
 
-  /* auto: which algorithm, and whether this round carries a timing report
-   * (a small sum overlapped with the round; see sparse_auto.c). */
-  const int is_auto = alg == WSP_SPARSE_AUTO;
-  int report = 0;
   double t0 = MPI_Wtime();
-  if (is_auto) alg = wsp__sparse_auto_next(&comm->sparse_auto, comm->size, &report);
   r.parity = (int)(comm->sparse_round & 1u);
   comm->sparse_round++;
-  wsp__log(comm, WSP_LOG_TRACE, "sparse round %llu: %s%s, %zu sends",
-           (unsigned long long)(comm->sparse_round - 1),
-           wsp__sparse_algs[alg].info.name, is_auto ? " (auto)" : "", r.nsends);
-
-  wsp__sum_t rep;
-  int rc = WSP_OK;
-  if (report) {
-    uint64_t rep_in[3] = {comm->sparse_auto_last_ns, r.local.sends,
-                          r.local.bytes};
-    rc = wsp__sum_start(&rep, comm,
-                        r.parity ? WSP__TAG_SPARSE_REPORT_ODD
-                                 : WSP__TAG_SPARSE_REPORT_EVEN,
-                        rep_in, 3);
-    if (rc == WSP_OK) {
-      int done; /* post the first step now, so it overlaps the round */
-      rc = wsp__sum_test(&rep, &done);
-    }
-    if (rc != WSP_OK) goto fail;
-  }
-  rc = wsp__sparse_algs[alg].fn(&r);
-  if (report && rc == WSP_OK) rc = wsp__sum_wait(&rep);
+  wsp__log(comm, WSP_LOG_TRACE, "sparse round %llu: %s, %zu sends",
+           (unsigned long long)(comm->sparse_round - 1), wsp__sparse_algs[alg].info.name,
+           r.nsends);
+  int rc = wsp__sparse_run(&r, alg);
   if (rc != WSP_OK) goto fail; /* an MPI failure: already recorded */
-  if (is_auto) {
-    /* Every input is a sum over all ranks: all ranks step alike. */
-    wsp__sparse_stats_t st;
-    const wsp__sparse_stats_t *stp = NULL;
-    uint64_t prev = 0;
-    if (report) {
-      st.sends = rep.val[1];
-      st.bytes = rep.val[2];
-      prev = rep.val[0];
-      stp = &st;
-    } else if (r.have_global) {
-      stp = &r.global;
-    }
-    wsp__sparse_auto_t *au = &comm->sparse_auto;
-    int was_exploring = au->exploring;
-    wsp__sparse_auto_update(au, comm->size, stp, report ? &prev : NULL);
-    if (was_exploring && !au->exploring && comm->rank == 0)
-      wsp__log(comm, WSP_LOG_INFO,
-               "sparse auto: runs %s for %llu rounds (summed round times: "
-               "nbx %.3g s, pex %.3g s, alltoallv %.3g s; 0 = not measured)",
-               wsp__sparse_algs[au->choice].info.name,
-               (unsigned long long)au->interval,
-               au->time_ns[WSP_SPARSE_NBX] * 1e-9,
-               au->time_ns[WSP_SPARSE_PEX] * 1e-9,
-               au->time_ns[WSP_SPARSE_ALLTOALLV] * 1e-9);
-  }
   if (local_rc != WSP_OK) {
     rc = local_rc;
     goto fail;
@@ -404,13 +341,14 @@ int wsp_sparse_exchange_alg(wsp_comm_t *comm, wsp_sparse_alg_t alg,
   free(r.rreqs);
   out->count = r.count;
   out->msgs = r.msgs;
-  out->alg = alg;
+  out->alg = r.alg;
   out->wsp__storage = st;
-  if (is_auto) comm->sparse_auto_last_ns = (uint64_t)((MPI_Wtime() - t0) * 1e9);
+  if (alg == WSP_SPARSE_AUTO) comm->sparse_auto->last_ns = (uint64_t)((MPI_Wtime() - t0) * 1e9);
   return WSP_OK;
 
 fail:
-  if (is_auto) comm->sparse_auto_last_ns = (uint64_t)((MPI_Wtime() - t0) * 1e9);
+  /* A failed round still took its time: auto reports it like any other. */
+  if (alg == WSP_SPARSE_AUTO) comm->sparse_auto->last_ns = (uint64_t)((MPI_Wtime() - t0) * 1e9);
   wsp__sparse_round_release(&r);
   return rc;
 }

@@ -32,11 +32,15 @@
  *    the pattern has changed: auto forgets what it knew and explores.
  *
  * Every input to this state machine is identical on all ranks (sums over
- * all ranks), so all ranks always choose the same algorithm. This file is
- * pure logic, unit-tested without MPI.
+ * all ranks), so all ranks always choose the same algorithm. The state
+ * machine is pure logic, unit-tested without MPI; the auto round at the end
+ * of this file drives it. The candidates are every other algorithm of
+ * WSP_SPARSE_ALG_MAP (wirespeed.h).
  */
 #include "sparse_internal.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum {
@@ -45,9 +49,8 @@ enum {
   WSP__AUTO_PRUNE = 4 /* see wsp__prune */
 };
 
-static const wsp_sparse_alg_t wsp__candidates[] = {
-    WSP_SPARSE_NBX, WSP_SPARSE_PEX, WSP_SPARSE_ALLTOALLV};
-#define WSP__NCAND ((int)(sizeof wsp__candidates / sizeof *wsp__candidates))
+/* Candidate i is algorithm i + 1: auto is row 0 and the others follow. */
+#define WSP__CAND(i) ((wsp_sparse_alg_t)((i) + 1))
 
 static int wsp__log2_bucket(uint64_t v) {
   int b = 0;
@@ -55,9 +58,10 @@ static int wsp__log2_bucket(uint64_t v) {
   return b;
 }
 
-/* Lays out the next exploration. `full`: every candidate three times (no
- * knowledge yet); otherwise each candidate not sitting out, twice. The last
- * round only carries the report of the one before it. */
+/* Lays out the next exploration. `full`: every candidate
+ * WSP__AUTO_FULL_REPS times (no knowledge yet); otherwise each candidate not
+ * sitting out, twice. The last round only carries the report of the one
+ * before it. */
 static void wsp__plan(wsp__sparse_auto_t *a, int full) {
   int out[WSP_SPARSE_ALG_COUNT] = {0};
   for (int c = 0; c < WSP_SPARSE_ALG_COUNT; c++)
@@ -66,9 +70,9 @@ static void wsp__plan(wsp__sparse_auto_t *a, int full) {
       a->skip[c]--;
     }
   a->nplan = 0;
-  for (int rep = 0; rep < (full ? 3 : 2); rep++)
-    for (int i = 0; i < WSP__NCAND; i++)
-      if (!out[wsp__candidates[i]]) a->plan[a->nplan++] = wsp__candidates[i];
+  for (int rep = 0; rep < (full ? WSP__AUTO_FULL_REPS : 2); rep++)
+    for (int i = 0; i < WSP__AUTO_NCAND; i++)
+      if (!out[WSP__CAND(i)]) a->plan[a->nplan++] = WSP__CAND(i);
   a->plan[a->nplan++] = full ? WSP_SPARSE_NBX : a->choice;
   a->step = 0;
   a->exploring = 1;
@@ -208,4 +212,70 @@ void wsp__sparse_auto_update(wsp__sparse_auto_t *a, int p,
   }
   if (a->left > 0) a->left--;
   if (a->left == 0) wsp__sparse_auto_restart(a);
+}
+
+wsp__sparse_auto_t *wsp__sparse_auto_new(uint64_t interval) {
+  wsp__sparse_auto_t *a = malloc(sizeof *a);
+  if (a) wsp__sparse_auto_init(a, interval);
+  return a;
+}
+
+/* ---- the auto round ----
+ * Picks this round's algorithm, runs it, and on exploring rounds carries
+ * the timing report in a small non-blocking sum overlapped with the round:
+ * the sum over ranks of the previous auto round's time and of this round's
+ * messages and bytes. Then the state machine steps, on every rank alike. */
+int wsp__sparse_auto(wsp__sparse_round_t *r) {
+  wsp_comm_t *comm = r->comm;
+  wsp__sparse_auto_t *au = comm->sparse_auto;
+  if (au == NULL)
+    return wsp__fail(comm, WSP_ERR_INTERNAL, "sparse auto: no chooser on this communicator");
+  int report = 0;
+  wsp_sparse_alg_t alg = wsp__sparse_auto_next(au, comm->size, &report);
+  wsp__sum_t rep;
+  int rc = WSP_OK;
+  if (report) {
+    uint64_t rep_in[3] = {au->last_ns, r->local.sends, r->local.bytes};
+    rc = wsp__sum_start(&rep, comm,
+                        r->parity ? WSP__TAG_SPARSE_REPORT_ODD : WSP__TAG_SPARSE_REPORT_EVEN,
+                        rep_in, 3);
+    if (rc == WSP_OK) {
+      int done; /* post the first step now, so it overlaps the round */
+      rc = wsp__sum_test(&rep, &done);
+    }
+    if (rc != WSP_OK) return rc;
+  }
+  rc = wsp__sparse_run(r, alg);
+  if (report && rc == WSP_OK) rc = wsp__sum_wait(&rep);
+  if (rc != WSP_OK) return rc; /* an MPI failure: already recorded */
+  /* Every input is a sum over all ranks: all ranks step alike. */
+  wsp__sparse_stats_t st;
+  const wsp__sparse_stats_t *stp = NULL;
+  uint64_t prev = 0;
+  if (report) {
+    st.sends = rep.val[1];
+    st.bytes = rep.val[2];
+    prev = rep.val[0];
+    stp = &st;
+  } else if (r->have_global) {
+    stp = &r->global;
+  }
+  int was_exploring = au->exploring;
+  wsp__sparse_auto_update(au, comm->size, stp, report ? &prev : NULL);
+  if (was_exploring && !au->exploring && comm->rank == 0 &&
+      comm->cfg.log_level >= WSP_LOG_INFO) {
+    char times[256] = "";
+    size_t used = 0;
+    for (int i = 0; i < WSP__AUTO_NCAND; i++) {
+      wsp_sparse_alg_t c = WSP__CAND(i);
+      int n = snprintf(times + used, sizeof times - used, "%s%s %.3g s", i ? ", " : "",
+                       wsp_sparse_alg_info(c)->name, au->time_ns[c] * 1e-9);
+      if (n > 0 && (size_t)n < sizeof times - used) used += (size_t)n;
+    }
+    wsp__log(comm, WSP_LOG_INFO,
+             "sparse auto: runs %s for %llu rounds (summed round times: %s; 0 = not "
+             "measured)",
+             wsp_sparse_alg_info(au->choice)->name, (unsigned long long)au->interval, times);
+  }
+  return WSP_OK;
 }

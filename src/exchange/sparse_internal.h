@@ -14,6 +14,57 @@
 
 #include "../core/wsp_internal.h"
 #include "../core/tags.h"
+#include "sparse.h"
+
+/* A sparse round's size, summed over all ranks (self messages excluded). */
+typedef struct wsp__sparse_stats {
+  uint64_t sends; /* messages */
+  uint64_t bytes; /* bytes */
+} wsp__sparse_stats_t;
+
+/* auto's candidates: every algorithm of WSP_SPARSE_ALG_MAP but auto, which
+ * is row 0 (WSP_SPARSE_AUTO). A full exploration runs each of them
+ * WSP__AUTO_FULL_REPS times plus one round that only carries the last
+ * report; shorter ones run each twice. The plan holds the longest. */
+#define WSP__AUTO_NCAND (WSP_SPARSE_ALG_COUNT - 1)
+#define WSP__AUTO_FULL_REPS 3
+#define WSP__AUTO_PLAN_MAX (WSP__AUTO_FULL_REPS * WSP__AUTO_NCAND + 1)
+_Static_assert(WSP_SPARSE_AUTO == 0, "auto is row 0; the candidates follow it");
+_Static_assert(WSP__AUTO_FULL_REPS >= 2, "a later exploration runs each candidate twice");
+
+/* The state of the sparse `auto` chooser (sparse_auto.c). Identical on every
+ * rank: it only ever sees sums over all ranks. */
+struct wsp__sparse_auto {
+  int exploring;    /* in an exploration (else committed to `choice`) */
+  int step;         /* next round's place in `plan` */
+  int nplan;        /* rounds of this exploration */
+  wsp_sparse_alg_t plan[WSP__AUTO_PLAN_MAX];
+  int explorations; /* how many were completed */
+  wsp_sparse_alg_t choice;
+  uint64_t time_ns[WSP_SPARSE_ALG_COUNT]; /* best timing in this exploration */
+  int have_time[WSP_SPARSE_ALG_COUNT];
+  /* A candidate that lost by 1.5x or more sits out explorations: skip[c]
+   * more of them, after which it is measured again; each new big loss
+   * doubles the next wait (skip_len), up to 16. */
+  int skip[WSP_SPARSE_ALG_COUNT], skip_len[WSP_SPARSE_ALG_COUNT];
+  uint64_t first_interval, interval, left; /* committed rounds */
+  int have_cls, cls_sends, cls_bytes; /* log2 buckets of the pattern */
+  uint64_t last_ns; /* this rank's time of its last auto round (reported next) */
+};
+typedef struct wsp__sparse_auto wsp__sparse_auto_t;
+
+/* ---- the chooser: pure logic (sparse_auto.c) ---- */
+void wsp__sparse_auto_init(wsp__sparse_auto_t *a, uint64_t interval);
+void wsp__sparse_auto_restart(wsp__sparse_auto_t *a);
+/* The algorithm of the next auto round; *report is set when that round
+ * must carry the timing report (an exploring round). */
+wsp_sparse_alg_t wsp__sparse_auto_next(const wsp__sparse_auto_t *a, int p,
+                                       int *report);
+/* After an auto round: the round's global stats when known (else NULL) and,
+ * on a reporting round, the sum over ranks of the previous round's time. */
+void wsp__sparse_auto_update(wsp__sparse_auto_t *a, int p,
+                             const wsp__sparse_stats_t *stats,
+                             const uint64_t *prev_time_ns);
 
 
 typedef struct wsp__sparse_round {
@@ -25,6 +76,7 @@ typedef struct wsp__sparse_round {
   wsp__sparse_stats_t local; /* this rank's messages and bytes (no self) */
 
   /* Filled by the algorithm. */
+  wsp_sparse_alg_t alg;      /* what ran (auto: the candidate it picked) */
   int remote_failed;         /* some rank (maybe this one) was poisoned */
   int have_global;
   wsp__sparse_stats_t global; /* sums over all ranks */
@@ -39,6 +91,8 @@ typedef struct wsp__sparse_round {
 } wsp__sparse_round_t;
 
 typedef int (*wsp__sparse_fn)(wsp__sparse_round_t *r);
+/* Runs one round with algorithm `alg` (never auto) (sparse.c). */
+int wsp__sparse_run(wsp__sparse_round_t *r, wsp_sparse_alg_t alg);
 
 /* Appends a received message of `bytes` bytes from `source` and returns
  * where to put its data (NULL for 0 bytes). On allocation failure returns
@@ -68,8 +122,11 @@ int wsp__sparse_post_sends(wsp__sparse_round_t *r, int tag, int synchronous,
 /* Waits for every receive wsp__recv_probed started. */
 int wsp__recv_wait(wsp__sparse_round_t *r);
 
-int wsp__sparse_nbx(wsp__sparse_round_t *r);
-int wsp__sparse_pex(wsp__sparse_round_t *r);
-int wsp__sparse_alltoallv(wsp__sparse_round_t *r);
+/* The algorithms: wsp__sparse_<name> for every row of WSP_SPARSE_ALG_MAP.
+ * auto's picks a candidate, runs it and learns from its time
+ * (sparse_auto.c); it sets r->alg to the candidate that ran. */
+#define WSP__SPARSE_PROTO(id, name, desc, cost) int wsp__sparse_##name(wsp__sparse_round_t *r);
+WSP_SPARSE_ALG_MAP(WSP__SPARSE_PROTO)
+#undef WSP__SPARSE_PROTO
 
 #endif

@@ -101,6 +101,28 @@ static void test_table(void) {
   wsp_sparse_alg_t x;
   CHECK(wsp_sparse_alg_from_name(NULL, &x) == WSP_ERR_ARG, "NULL name");
   CHECK(wsp_sparse_alg_from_name("nbx", NULL) == WSP_ERR_ARG, "NULL out");
+  /* The public values, as documented. */
+  static const char *const names[] = {"auto", "nbx", "pex", "alltoallv"};
+  CHECK(WSP_SPARSE_ALG_COUNT == 4 && WSP_SPARSE_AUTO == 0 && WSP_SPARSE_NBX == 1 &&
+            WSP_SPARSE_PEX == 2 && WSP_SPARSE_ALLTOALLV == 3,
+        "enum values");
+  for (int i = 0; i < 4; i++)
+    CHECK(strcmp(wsp_sparse_alg_info((wsp_sparse_alg_t)i)->name, names[i]) == 0,
+          "row %d is %s", i, names[i]);
+  CHECK(wsp_sparse_alg_from_name("nbX", &x) == WSP_ERR_ARG &&
+            strstr(wsp_last_error(), "\"nbX\"") &&
+            strstr(wsp_last_error(), "auto, nbx, pex, alltoallv"),
+        "bad name lists the valid ones: %s", wsp_last_error());
+  /* auto's first exploration measures every other algorithm three times,
+   * and itself never; its plan fits WSP__AUTO_PLAN_MAX. */
+  wsp__sparse_auto_t a;
+  wsp__sparse_auto_init(&a, 64);
+  int seen[WSP_SPARSE_ALG_COUNT] = {0};
+  CHECK(a.nplan <= WSP__AUTO_PLAN_MAX, "plan of %d rounds", a.nplan);
+  for (int i = 0; i < a.nplan; i++) seen[a.plan[i]]++;
+  CHECK(seen[WSP_SPARSE_AUTO] == 0, "auto plans itself");
+  for (int c = 1; c < WSP_SPARSE_ALG_COUNT; c++)
+    CHECK(seen[c] >= 3, "%s planned %d times", names[c], seen[c]);
 }
 
 /* Drives the auto state machine through one exploration with the given
