@@ -308,8 +308,9 @@ int wsp_coll_alg_count(wsp_coll_t coll);
 /* Table row of one algorithm: name, description, cost formula. NULL when
  * coll or alg is out of range. */
 const wsp_alg_info_t *wsp_coll_alg_info(wsp_coll_t coll, int alg);
-/* The algorithm's preconditions as text ("commutative op; p a power of
- * two"), "" when it has none. */
+/* The algorithm's preconditions as text, with the algorithm that runs
+ * when they do not hold ("commutative op (else recursive_doubling)"); ""
+ * when it has none. */
 const char *wsp_coll_alg_preconditions(wsp_coll_t coll, int alg);
 /* Name -> index; "auto" gives WSP_ALG_AUTO. WSP_ERR_ARG (listing the valid
  * names in wsp_last_error) otherwise. */

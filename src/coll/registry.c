@@ -100,7 +100,12 @@ const char *wsp_coll_alg_preconditions(wsp_coll_t coll, int alg) {
   static _Thread_local char buf[256];
   const wsp__coll_table_t *t = wsp__coll_table(coll);
   if (t == NULL || alg < 0 || alg >= t->count) return NULL;
-  wsp__pre_text(t->algs[alg].pre, buf, sizeof buf);
+  const wsp__coll_alg_t *r = &t->algs[alg];
+  wsp__pre_text(r->pre, buf, sizeof buf);
+  if (r->pre) { /* and what runs when they do not hold */
+    size_t used = strlen(buf);
+    snprintf(buf + used, sizeof buf - used, " (else %s)", t->algs[r->fallback].info.name);
+  }
   return buf;
 }
 

@@ -96,14 +96,10 @@ static void print_markdown(int sparse) {
     }
     return;
   }
-  printf("In the costs, p is the number of ranks, n the whole message for bcast,\n"
-         "reduce and allreduce and one rank's block for the others, seg the\n"
-         "segment size of pipelined algorithms; alpha, beta, beta_x, gamma and gap\n"
-         "are the model's (`wsp-info --model` prints them).\n");
   for (int c = 0; c < WSP_COLL_COUNT; c++) {
-    printf("\n**%s**\n\n| algorithm | what it does | preconditions | cost |\n"
+    printf("%s**%s**\n\n| algorithm | what it does | preconditions | cost |\n"
            "|---|---|---|---|\n",
-           wsp_coll_name((wsp_coll_t)c));
+           c ? "\n" : "", wsp_coll_name((wsp_coll_t)c));
     for (int a = 0; a < wsp_coll_alg_count((wsp_coll_t)c); a++) {
       const wsp_alg_info_t *in = wsp_coll_alg_info((wsp_coll_t)c, a);
       printf("|");
