@@ -292,13 +292,10 @@ void wsp__rules_free(struct wsp__rules *r) {
 }
 
 uint64_t wsp__rules_fingerprint(const struct wsp__rules *r) {
-  uint64_t h = 1469598103934665603ULL;
+  uint64_t h = WSP__FNV_INIT;
   if (r == NULL) return h;
-  for (size_t i = 0; i < r->n; i++) {
-    const unsigned char *b = (const unsigned char *)&r->r[i];
-    /* The struct has no padding: two ints, then four uint64_t. */
-    for (size_t k = 0; k < sizeof r->r[i]; k++) h = (h ^ b[k]) * 1099511628211ULL;
-  }
+  /* The struct has no padding: two ints, then four uint64_t. */
+  for (size_t i = 0; i < r->n; i++) h = wsp__fnv(h, &r->r[i], sizeof r->r[i]);
   return h;
 }
 

@@ -15,6 +15,19 @@
 #include <string.h>
 #include <strings.h>
 
+/* The bounds of every field, shared by the WSP_* parser below and the check
+ * of a configuration passed in (wsp__config_check), so both accept the same. */
+enum {
+  WSP__AUTO_INTERVAL_MIN = 1,
+  WSP__AUTO_INTERVAL_MAX = 1000000000,
+  WSP__POLL_SLEEP_MAX_US = 1000000, /* one second */
+  WSP__BIG_MESSAGE_MIN = 1024,
+  WSP__BIG_MESSAGE_MAX = INT_MAX,
+  WSP__COLL_SEGMENT_MAX = INT_MAX,
+};
+/* The largest model parameter (seconds, seconds per byte) taken as meant. */
+#define WSP__MODEL_MAX 1e6
+
 int wsp_config_init(wsp_config_t *cfg) {
   if (cfg == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "wsp_config_init: cfg is NULL");
   memset(cfg, 0, sizeof *cfg);
@@ -24,6 +37,71 @@ int wsp_config_init(wsp_config_t *cfg) {
   cfg->poll_max_sleep_us = 1000;
   cfg->big_message = INT_MAX;
   for (int c = 0; c < WSP_COLL_COUNT; c++) cfg->coll_alg[c] = WSP_ALG_AUTO;
+  return WSP_OK;
+}
+
+int wsp__config_check(const wsp_config_t *c) {
+  if ((int)c->log_level < WSP_LOG_OFF || c->log_level > WSP_LOG_TRACE)
+    return wsp__fail(NULL, WSP_ERR_ARG,
+                     "wsp_comm_create: cfg->log_level = %d is not a "
+                     "wsp_log_level_t",
+                     (int)c->log_level);
+  if ((int)c->sparse_alg < 0 || c->sparse_alg >= WSP_SPARSE_ALG_COUNT)
+    return wsp__fail(NULL, WSP_ERR_ARG,
+                     "wsp_comm_create: cfg->sparse_alg = %d is not a "
+                     "wsp_sparse_alg_t",
+                     (int)c->sparse_alg);
+  if (c->sparse_auto_interval < WSP__AUTO_INTERVAL_MIN ||
+      c->sparse_auto_interval > WSP__AUTO_INTERVAL_MAX)
+    return wsp__fail(NULL, WSP_ERR_ARG,
+                     "wsp_comm_create: cfg->sparse_auto_interval = %llu is "
+                     "not in [%d, %d]",
+                     (unsigned long long)c->sparse_auto_interval, WSP__AUTO_INTERVAL_MIN,
+                     WSP__AUTO_INTERVAL_MAX);
+  if (c->big_message < WSP__BIG_MESSAGE_MIN || c->big_message > WSP__BIG_MESSAGE_MAX)
+    return wsp__fail(NULL, WSP_ERR_ARG,
+                     "wsp_comm_create: cfg->big_message = %zu is not in "
+                     "[%d, %d]",
+                     c->big_message, WSP__BIG_MESSAGE_MIN, WSP__BIG_MESSAGE_MAX);
+  for (int k = 0; k < WSP_COLL_COUNT; k++)
+    if (c->coll_alg[k] != WSP_ALG_AUTO &&
+        (c->coll_alg[k] < 0 || c->coll_alg[k] >= wsp_coll_alg_count((wsp_coll_t)k)))
+      return wsp__fail(NULL, WSP_ERR_ARG,
+                       "wsp_comm_create: cfg->coll_alg[%d] = %d is not "
+                       "WSP_ALG_AUTO or a %s algorithm",
+                       k, c->coll_alg[k], wsp_coll_name((wsp_coll_t)k));
+  {
+    static const char *const name[5] = {"alpha", "beta", "gamma", "beta_x", "gap"};
+    double m[5] = {c->model_alpha, c->model_beta, c->model_gamma, c->model_beta_x,
+                   c->model_gap};
+    int set = 0;
+    for (int k = 0; k < 5; k++) {
+      if (!(m[k] >= 0) || m[k] > WSP__MODEL_MAX)
+        return wsp__fail(NULL, WSP_ERR_ARG,
+                         "wsp_comm_create: cfg->model_%s = %g is not in [0, %g]",
+                         name[k], m[k], WSP__MODEL_MAX);
+      set += k < 3 && m[k] > 0;
+    }
+    if (set != 0 && set != 3)
+      return wsp__fail(NULL, WSP_ERR_ARG,
+                       "wsp_comm_create: cfg->model_alpha, model_beta and "
+                       "model_gamma must be all > 0 (configured model) or all "
+                       "0 (calibrate)");
+  }
+  if ((int)c->node_split < WSP_NODES_HOST || c->node_split > WSP_NODES_CYCLIC ||
+      (c->node_split != WSP_NODES_HOST && c->node_split_n < 1))
+    return wsp__fail(NULL, WSP_ERR_ARG,
+                     "wsp_comm_create: cfg->node_split = %d with node_split_n "
+                     "= %d is not a valid node grouping",
+                     (int)c->node_split, c->node_split_n);
+  if (c->coll_segment > WSP__COLL_SEGMENT_MAX)
+    return wsp__fail(NULL, WSP_ERR_ARG,
+                     "wsp_comm_create: cfg->coll_segment = %zu is over %d",
+                     c->coll_segment, WSP__COLL_SEGMENT_MAX);
+  if (c->poll_max_sleep_us > WSP__POLL_SLEEP_MAX_US)
+    return wsp__fail(NULL, WSP_ERR_ARG,
+                     "wsp_comm_create: cfg->poll_max_sleep_us = %u is over %d",
+                     c->poll_max_sleep_us, WSP__POLL_SLEEP_MAX_US);
   return WSP_OK;
 }
 
@@ -121,13 +199,15 @@ int wsp_config_from_env(wsp_config_t *cfg) {
   int rc;
   size_t v;
   v = (size_t)c.sparse_auto_interval;
-  if ((rc = wsp__env_size("WSP_SPARSE_AUTO_INTERVAL", 1, 1000000000, &v)))
+  if ((rc = wsp__env_size("WSP_SPARSE_AUTO_INTERVAL", WSP__AUTO_INTERVAL_MIN,
+                          WSP__AUTO_INTERVAL_MAX, &v)))
     return rc;
   c.sparse_auto_interval = v;
   v = c.poll_max_sleep_us;
-  if ((rc = wsp__env_size("WSP_POLL_MAX_SLEEP_US", 0, 1000000, &v))) return rc;
+  if ((rc = wsp__env_size("WSP_POLL_MAX_SLEEP_US", 0, WSP__POLL_SLEEP_MAX_US, &v))) return rc;
   c.poll_max_sleep_us = (unsigned)v;
-  if ((rc = wsp__env_size("WSP_BIG_MESSAGE", 1024, INT_MAX, &c.big_message)))
+  if ((rc = wsp__env_size("WSP_BIG_MESSAGE", WSP__BIG_MESSAGE_MIN, WSP__BIG_MESSAGE_MAX,
+                          &c.big_message)))
     return rc;
   /* WSP_<COLL>_ALGORITHM for every collective. */
   for (int k = 0; k < WSP_COLL_COUNT; k++) {
@@ -149,8 +229,8 @@ int wsp_config_from_env(wsp_config_t *cfg) {
     int n = sscanf(s, "%lf,%lf,%lf,%lf,%lf%c", &a, &b, &g, &bx, &gap, &extra);
     if (n < 3 || n > 5 || !(a > 0) || !(b > 0) || !(g > 0) || !(bx >= 0) ||
         !(gap >= 0) || !isfinite(a) || !isfinite(b) || !isfinite(g) ||
-        !isfinite(bx) || !isfinite(gap) || a > 1e6 || b > 1e6 || g > 1e6 ||
-        bx > 1e6 || gap > 1e6)
+        !isfinite(bx) || !isfinite(gap) || a > WSP__MODEL_MAX || b > WSP__MODEL_MAX ||
+        g > WSP__MODEL_MAX || bx > WSP__MODEL_MAX || gap > WSP__MODEL_MAX)
       return wsp__fail(NULL, WSP_ERR_CONFIG,
                        "WSP_MODEL=\"%s\": expected alpha,beta,gamma[,beta_x[,gap]] "
                        "(seconds per message, per byte sent, per byte reduced, "
@@ -180,22 +260,22 @@ int wsp_config_from_env(wsp_config_t *cfg) {
   }
   s = getenv("WSP_RULES_FILE");
   if (s && *s) c.rules_file = s;
-  if ((rc = wsp__env_size("WSP_COLL_SEGMENT", 0, INT_MAX, &c.coll_segment)))
+  if ((rc = wsp__env_size("WSP_COLL_SEGMENT", 0, WSP__COLL_SEGMENT_MAX, &c.coll_segment)))
     return rc;
   *cfg = c;
   return WSP_OK;
 }
 
-/* FNV-1a over the fields that change which messages go where. Log level
- * and poll sleep may differ between ranks without harm. */
-static uint64_t wsp__fnv(uint64_t h, const void *p, size_t n) {
+uint64_t wsp__fnv(uint64_t h, const void *p, size_t n) {
   const unsigned char *b = p;
   for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
   return h;
 }
 
+/* Over the fields that change which messages go where. Log level and poll
+ * sleep may differ between ranks without harm. */
 uint64_t wsp__config_fingerprint(const wsp_config_t *cfg) {
-  uint64_t h = 1469598103934665603ULL;
+  uint64_t h = WSP__FNV_INIT;
   uint64_t alg = (uint64_t)cfg->sparse_alg;
   uint64_t big = (uint64_t)cfg->big_message;
   uint64_t interval = cfg->sparse_auto_interval;

@@ -113,8 +113,7 @@ int wsp__topo_create(wsp_comm_t *comm) {
     char name[MPI_MAX_PROCESSOR_NAME + 1] = "";
     int len = 0;
     WSP__MPI_GOTO(comm, MPI_Get_processor_name(name, &len), rc, out);
-    uint64_t h = 1469598103934665603ULL, *all = NULL;
-    for (int k = 0; k < len; k++) h = (h ^ (unsigned char)name[k]) * 1099511628211ULL;
+    uint64_t h = wsp__fnv(WSP__FNV_INIT, name, (size_t)len), *all = NULL;
     all = malloc((size_t)p * (sizeof *all + sizeof(wsp__keyrank_t)));
     rc = wsp__agree_alloc(comm, comm->mpi, all == NULL, WSP__TOPO_WHAT);
     if (rc != WSP_OK) {

@@ -109,6 +109,14 @@ int wsp__parse_log_level(const char *s);
 int wsp__env_size(const char *var, size_t lo, size_t hi, size_t *out);
 /* A fingerprint of the fields that must agree on every rank. */
 uint64_t wsp__config_fingerprint(const wsp_config_t *cfg);
+/* Checks a configuration passed in by the user against the same bounds as
+ * the WSP_* parser; WSP_ERR_ARG naming the field. */
+int wsp__config_check(const wsp_config_t *c);
+/* FNV-1a (64 bits) of n bytes, continuing from h (WSP__FNV_INIT to start):
+ * the one hash behind every fingerprint compared across ranks and the
+ * host names of the node map. */
+#define WSP__FNV_INIT 1469598103934665603ULL
+uint64_t wsp__fnv(uint64_t h, const void *p, size_t n);
 
 /* ---- polling without burning a core ----
  * A loop that polls MPI calls wsp__backoff_idle() after each pass that made
