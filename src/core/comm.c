@@ -47,8 +47,13 @@ int wsp_comm_create(MPI_Comm comm, const wsp_config_t *cfg, wsp_comm_t **out) {
   c.rules_file = NULL; /* read; the string need not outlive this call */
 
   wsp_comm_t *w = calloc(1, sizeof *w);
-  struct wsp__sparse_auto *au = wsp__sparse_auto_new(c.sparse_auto_interval);
-  if (au == NULL) {
+  /* The communicator's size before it is duplicated: the sparse state's
+   * scratch is made now, so that no round ever needs O(p) memory. */
+  int psize = 0;
+  struct wsp__sparse_comm *sp = NULL;
+  if (MPI_Comm_size(comm, &psize) == MPI_SUCCESS)
+    sp = wsp__sparse_comm_new(psize, c.sparse_auto_interval);
+  if (sp == NULL) {
     free(w);
     w = NULL;
   }
@@ -61,8 +66,8 @@ int wsp_comm_create(MPI_Comm comm, const wsp_config_t *cfg, wsp_comm_t **out) {
   memset(t, 0, sizeof *t);
   t->cfg = c;
   t->mpi = MPI_COMM_NULL;
-  t->sparse_auto = w ? au : NULL;
-  if (w == NULL) free(au);
+  t->sparse = w ? sp : NULL;
+  if (w == NULL) wsp__sparse_comm_free(sp);
 
   WSP__MPI_GOTO(NULL, MPI_Comm_dup(comm, &dup), rc, fail);
   WSP__MPI_GOTO(NULL, MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN), rc, fail);
@@ -127,7 +132,7 @@ fail:
   if (dup != MPI_COMM_NULL) MPI_Comm_free(&dup);
   if (w) wsp__rules_free(w->rules);
   wsp__rules_free(rules);
-  if (w) free(w->sparse_auto);
+  if (w) wsp__sparse_comm_free(w->sparse);
   free(w);
   return rc;
 }
@@ -144,7 +149,7 @@ int wsp_comm_free(wsp_comm_t **comm) {
       rc = wsp__mpi_fail(w, mrc, "MPI_Comm_free", WSP__WHERE);
   }
   wsp__rules_free(w->rules);
-  free(w->sparse_auto);
+  wsp__sparse_comm_free(w->sparse);
   free(w);
   *comm = NULL;
   return rc;

@@ -36,9 +36,10 @@ struct wsp_comm {
    * that a rank one round ahead never feeds a rank still in the previous
    * round (see src/exchange/sparse.c for why one bit is enough). */
   uint64_t sparse_round;
-  /* The sparse `auto` chooser's state (src/exchange/sparse_auto.c); NULL
-   * on the node sub-communicators, which never run a sparse exchange. */
-  struct wsp__sparse_auto *sparse_auto;
+  /* The sparse exchange's state: its `auto` chooser and its scratch
+   * (src/exchange/sparse.h); NULL on the node sub-communicators, which never
+   * run a sparse exchange. */
+  struct wsp__sparse_comm *sparse;
   /* Collectives: the algorithm of each (WSP_ALG_AUTO or a table index),
    * the cost model, and the parsed rules file (NULL if none). */
   int coll_alg[WSP_COLL_COUNT];

@@ -67,29 +67,88 @@ int wsp__sparse_run(wsp__sparse_round_t *r, wsp_sparse_alg_t alg) {
   return wsp__sparse_algs[alg].fn(r);
 }
 
+/* ---- memory ---- */
+
+/* Countdown to the allocation a test makes fail (0: none), and how many
+ * failed that way; per thread, as a wsp_comm_t is used by one at a time. */
+static _Thread_local unsigned long wsp__alloc_countdown, wsp__alloc_failed;
+
+static int wsp__alloc_fails(void) {
+  if (wsp__alloc_countdown == 0 || --wsp__alloc_countdown > 0) return 0;
+  wsp__alloc_failed++;
+  return 1;
+}
+
+void *wsp__malloc(size_t n) { return wsp__alloc_fails() ? NULL : malloc(n ? n : 1); }
+void *wsp__calloc(size_t n, size_t size) {
+  return wsp__alloc_fails() ? NULL : calloc(n ? n : 1, size ? size : 1);
+}
+void *wsp__realloc(void *p, size_t n) { return wsp__alloc_fails() ? NULL : realloc(p, n ? n : 1); }
+
+unsigned long wsp__fail_alloc_in(unsigned long n) {
+  wsp__alloc_countdown = n;
+  return wsp__alloc_failed;
+}
+
+struct wsp__sparse_comm *wsp__sparse_comm_new(int p, uint64_t interval) {
+  struct wsp__sparse_comm *s = calloc(1, sizeof *s);
+  size_t n = p > 0 ? (size_t)p : 1;
+  if (s == NULL) return NULL;
+  s->p = p;
+  s->u64 = malloc(6 * n * sizeof *s->u64);
+  s->cnt = malloc(4 * n * sizeof *s->cnt);
+  s->to = malloc(n * sizeof *s->to);
+  s->reqs = malloc(2 * n * sizeof *s->reqs);
+  if (!s->u64 || !s->cnt || !s->to || !s->reqs) {
+    wsp__sparse_comm_free(s);
+    return NULL;
+  }
+  wsp__sparse_auto_init(&s->chooser, interval);
+  return s;
+}
+
+void wsp__sparse_comm_free(struct wsp__sparse_comm *s) {
+  if (s == NULL) return;
+  free(s->u64);
+  free(s->cnt);
+  free(s->to);
+  free(s->reqs);
+  free(s);
+}
+
 /* ---- result storage ---- */
 
+/* Grows *arr (of elements of `size` bytes, capacity *cap) to hold at least
+ * `need`; WSP_ERR_NOMEM leaves it as it was. */
+static int wsp__grow(void **arr, size_t *cap, size_t need, size_t size) {
+  if (need <= *cap) return WSP_OK;
+  size_t c = *cap ? *cap : 16;
+  while (c < need) c *= 2;
+  void *n = wsp__realloc(*arr, c * size);
+  if (n == NULL) return WSP_ERR_NOMEM;
+  *arr = n;
+  *cap = c;
+  return WSP_OK;
+}
+
+int wsp__sparse_reserve(wsp__sparse_round_t *r, size_t nmsgs, size_t nblocks) {
+  if (wsp__grow((void **)&r->msgs, &r->cap, r->count + nmsgs, sizeof *r->msgs) ||
+      wsp__grow((void **)&r->blocks, &r->capblocks, r->nblocks + nblocks, sizeof *r->blocks))
+    return WSP_ERR_NOMEM;
+  return WSP_OK;
+}
+
 int wsp__sparse_own(wsp__sparse_round_t *r, void *block) {
-  if (r->nblocks == r->capblocks) {
-    size_t cap = r->capblocks ? 2 * r->capblocks : 16;
-    void **nb = realloc(r->blocks, cap * sizeof *nb);
-    if (nb == NULL) return WSP_ERR_NOMEM;
-    r->blocks = nb;
-    r->capblocks = cap;
-  }
+  if (wsp__grow((void **)&r->blocks, &r->capblocks, r->nblocks + 1, sizeof *r->blocks))
+    return WSP_ERR_NOMEM;
   r->blocks[r->nblocks++] = block;
   return WSP_OK;
 }
 
 int wsp__sparse_append(wsp__sparse_round_t *r, int source, size_t bytes,
                        void *data) {
-  if (r->count == r->cap) {
-    size_t cap = r->cap ? 2 * r->cap : 16;
-    wsp_recv_t *nm = realloc(r->msgs, cap * sizeof *nm);
-    if (nm == NULL) return WSP_ERR_NOMEM;
-    r->msgs = nm;
-    r->cap = cap;
-  }
+  if (wsp__grow((void **)&r->msgs, &r->cap, r->count + 1, sizeof *r->msgs))
+    return WSP_ERR_NOMEM;
   r->msgs[r->count].source = source;
   r->msgs[r->count].bytes = bytes;
   r->msgs[r->count].data = data;
@@ -101,7 +160,7 @@ int wsp__sparse_take(wsp__sparse_round_t *r, int source, size_t bytes,
                      void **data) {
   *data = NULL;
   void *buf = NULL;
-  if (bytes > 0 && (buf = malloc(bytes)) == NULL) goto nomem;
+  if (bytes > 0 && (buf = wsp__malloc(bytes)) == NULL) goto nomem;
   if (buf && wsp__sparse_own(r, buf) != WSP_OK) {
     free(buf);
     goto nomem;
@@ -140,15 +199,7 @@ int wsp__recv_probed(wsp__sparse_round_t *r, MPI_Status *st) {
    * message is still consumed (a truncated receive) so that its sender
    * completes, and the round is poisoned. */
   void *buf = NULL;
-  if (r->nrreqs == r->caprreqs) {
-    size_t cap = r->caprreqs ? 2 * r->caprreqs : 16;
-    MPI_Request *nr = realloc(r->rreqs, cap * sizeof *nr);
-    if (nr != NULL) {
-      r->rreqs = nr;
-      r->caprreqs = cap;
-    }
-  }
-  if (r->nrreqs == r->caprreqs ||
+  if (wsp__grow((void **)&r->rreqs, &r->caprreqs, r->nrreqs + 1, sizeof *r->rreqs) ||
       wsp__sparse_take(r, st->MPI_SOURCE, bytes, &buf) != WSP_OK) {
     r->poisoned = 1;
     wsp__fail(c, WSP_ERR_NOMEM, "sparse exchange: out of memory");
@@ -221,7 +272,7 @@ static int wsp__sparse_check(wsp__sparse_round_t *r, const wsp_send_t *sends,
                      "%s: nsends = %zu exceeds the communicator size %d (at "
                      "most one message per destination)",
                      fn, nsends, c->size);
-  unsigned char *seen = calloc((size_t)c->size / 8 + 1, 1);
+  unsigned char *seen = wsp__calloc((size_t)c->size / 8 + 1, 1);
   if (seen == NULL) return wsp__fail(c, WSP_ERR_NOMEM, "%s: out of memory", fn);
   int rc = WSP_OK;
   for (size_t i = 0; i < nsends; i++) {
@@ -331,7 +382,7 @@ int wsp_sparse_exchange_alg(wsp_comm_t *comm, wsp_sparse_alg_t alg,
   }
   if (r.count > 1) qsort(r.msgs, r.count, sizeof *r.msgs, wsp__by_source);
 
-  wsp__sparse_storage_t *st = malloc(sizeof *st);
+  wsp__sparse_storage_t *st = wsp__malloc(sizeof *st);
   if (st == NULL) {
     rc = wsp__fail(comm, WSP_ERR_NOMEM, "wsp_sparse_exchange: out of memory");
     goto fail;
@@ -343,12 +394,12 @@ int wsp_sparse_exchange_alg(wsp_comm_t *comm, wsp_sparse_alg_t alg,
   out->msgs = r.msgs;
   out->alg = r.alg;
   out->wsp__storage = st;
-  if (alg == WSP_SPARSE_AUTO) comm->sparse_auto->last_ns = (uint64_t)((MPI_Wtime() - t0) * 1e9);
+  if (alg == WSP_SPARSE_AUTO) comm->sparse->chooser.last_ns = (uint64_t)((MPI_Wtime() - t0) * 1e9);
   return WSP_OK;
 
 fail:
   /* A failed round still took its time: auto reports it like any other. */
-  if (alg == WSP_SPARSE_AUTO) comm->sparse_auto->last_ns = (uint64_t)((MPI_Wtime() - t0) * 1e9);
+  if (alg == WSP_SPARSE_AUTO) comm->sparse->chooser.last_ns = (uint64_t)((MPI_Wtime() - t0) * 1e9);
   wsp__sparse_round_release(&r);
   return rc;
 }

@@ -16,8 +16,14 @@
  * the split without further talk. With the default big_message = INT_MAX no
  * message under 2 GiB / p has a tail.
  *
- * A rank with bad arguments announces it in place of every size; everybody
- * sees it after the first step and skips the data step.
+ * Failures. A rank with bad arguments (or without memory to pack what it
+ * sends) announces it in place of every size; everybody sees it after the
+ * first step and skips the data step. Memory for what a rank receives can
+ * only be sought once the sizes are known, and a rank without it could not
+ * take part in MPI_Alltoallv, where the others would wait for it: so every
+ * allocation the data step needs is made before it, and a one-integer
+ * MPI_Allreduce tells every rank whether all of them succeeded. The O(p)
+ * arrays live in the communicator's scratch (sparse_internal.h).
  *
  * Cost = alltoall(24.p bytes) + alltoallv(m) ~ 2.(p-1).alpha + (24.p + m).beta
  */
@@ -30,24 +36,20 @@
 
 int wsp__sparse_alltoallv(wsp__sparse_round_t *r) {
   wsp_comm_t *c = r->comm;
+  struct wsp__sparse_comm *sc_ = c->sparse;
   const int p = c->size;
   int rc = WSP_OK;
   int tag = r->parity ? WSP__TAG_SPARSE_TAIL_ODD : WSP__TAG_SPARSE_TAIL_EVEN;
   size_t L = c->cfg.big_message / (size_t)p;
   if (L == 0) L = 1;
 
-  uint64_t *hout = calloc((size_t)p * 3, sizeof *hout);
-  uint64_t *hin = malloc((size_t)p * 3 * sizeof *hin);
-  int *cnt = malloc((size_t)p * 4 * sizeof *cnt); /* sc, sd, rc, rd */
-  const wsp_send_t **to = calloc((size_t)p, sizeof *to);
+  uint64_t *hout = sc_->u64, *hin = sc_->u64 + 3 * (size_t)p;
+  int *sc = sc_->cnt, *sd = sc_->cnt + p, *rcn = sc_->cnt + 2 * p, *rd = sc_->cnt + 3 * p;
+  const wsp_send_t **to = sc_->to;
+  MPI_Request *reqs = sc_->reqs;
   char *sendbuf = NULL, *recvbuf = NULL;
-  MPI_Request *reqs = NULL;
   size_t nreq = 0;
-  if (!hout || !hin || !cnt || !to) {
-    rc = wsp__fail(c, WSP_ERR_NOMEM, "alltoallv: cannot allocate %d sizes", p);
-    goto out;
-  }
-  int *sc = cnt, *sd = cnt + p, *rcn = cnt + 2 * p, *rd = cnt + 3 * p;
+  memset(to, 0, (size_t)p * sizeof *to);
 
   /* Sizes and the packed send buffer, before anything is said. */
   size_t stotal = 0;
@@ -55,21 +57,18 @@ int wsp__sparse_alltoallv(wsp__sparse_round_t *r) {
     if (r->sends[i].peer != c->rank) to[r->sends[i].peer] = &r->sends[i];
   for (int j = 0; j < p; j++)
     stotal += to[j] ? (to[j]->bytes < L ? to[j]->bytes : L) : 0;
-  if (stotal && (sendbuf = malloc(stotal)) == NULL) {
+  if (stotal && (sendbuf = wsp__malloc(stotal)) == NULL) {
     r->poisoned = 1;
-    wsp__fail(c, WSP_ERR_NOMEM, "alltoallv: no memory to pack %zu bytes",
-              stotal);
+    wsp__fail(c, WSP_ERR_NOMEM, "alltoallv: no memory to pack %zu bytes", stotal);
   }
   for (int j = 0; j < p; j++) {
     uint64_t *h = &hout[3 * j];
-    h[0] = r->poisoned ? WSP__A2AV_FAILED
-                       : (to[j] ? (uint64_t)to[j]->bytes + 1 : 0);
+    h[0] = r->poisoned ? WSP__A2AV_FAILED : (to[j] ? (uint64_t)to[j]->bytes + 1 : 0);
     h[1] = r->local.sends;
     h[2] = r->local.bytes;
   }
-  WSP__MPI_GOTO(c, MPI_Alltoall(hout, 3, MPI_UINT64_T, hin, 3, MPI_UINT64_T,
-                                c->mpi),
-                rc, out);
+  WSP__MPI_GOTO(c, MPI_Alltoall(hout, 3, MPI_UINT64_T, hin, 3, MPI_UINT64_T, c->mpi), rc,
+                out);
   r->have_global = 1;
   memset(&r->global, 0, sizeof r->global);
   for (int i = 0; i < p; i++) {
@@ -80,7 +79,7 @@ int wsp__sparse_alltoallv(wsp__sparse_round_t *r) {
   }
   if (r->remote_failed) goto out;
 
-  size_t off = 0, rtotal = 0;
+  size_t off = 0, rtotal = 0, nmsgs = 0;
   for (int j = 0; j < p; j++) {
     size_t b = to[j] ? to[j]->bytes : 0;
     size_t head = b < L ? b : L;
@@ -96,72 +95,73 @@ int wsp__sparse_alltoallv(wsp__sparse_round_t *r) {
     rcn[i] = (int)head;
     rd[i] = (int)rtotal;
     rtotal += head;
+    nmsgs += e != 0 && i != c->rank;
   }
-  if (rtotal && (recvbuf = malloc(rtotal)) == NULL) {
-    rc = wsp__fail(c, WSP_ERR_NOMEM,
-                   "alltoallv: no memory to receive %zu bytes; this rank "
-                   "cannot complete the round",
-                   rtotal);
-    goto out;
-  }
-  if (recvbuf && wsp__sparse_own(r, recvbuf) != WSP_OK) {
-    free(recvbuf);
-    recvbuf = NULL;
-    rc = wsp__fail(c, WSP_ERR_NOMEM, "alltoallv: out of memory");
-    goto out;
-  }
-  WSP__MPI_GOTO(c, MPI_Alltoallv(sendbuf, sc, sd, MPI_BYTE, recvbuf, rcn, rd,
-                                 MPI_BYTE, c->mpi),
-                rc, out);
 
-  /* Messages, in source order; tails go directly to their final place. */
-  reqs = malloc((size_t)p * 2 * sizeof *reqs);
-  if (reqs == NULL) {
-    rc = wsp__fail(c, WSP_ERR_NOMEM, "alltoallv: out of memory");
-    goto out;
+  /* Everything the data step needs, then one agreement: nobody enters
+   * MPI_Alltoallv unless everybody can complete the round. A message with
+   * a tail gets its whole buffer now; its head is copied in afterwards. */
+  int nomem = 0;
+  if (rtotal) {
+    if ((recvbuf = wsp__malloc(rtotal)) == NULL) {
+      nomem = 1;
+    } else if (wsp__sparse_own(r, recvbuf) != WSP_OK) {
+      free(recvbuf);
+      recvbuf = NULL;
+      nomem = 1;
+    }
   }
-  for (int i = 0; i < p; i++) {
+  if (!nomem && wsp__sparse_reserve(r, nmsgs, nmsgs) != WSP_OK) nomem = 1;
+  for (int i = 0; i < p && !nomem; i++) {
     uint64_t e = hin[3 * i];
+    size_t b = e ? (size_t)(e - 1) : 0;
     if (e == 0 || i == c->rank) continue;
-    size_t b = (size_t)(e - 1);
     void *data = b ? recvbuf + rd[i] : NULL;
     if (b > L) {
-      char *full = malloc(b);
+      char *full = wsp__malloc(b);
       if (full == NULL || wsp__sparse_own(r, full) != WSP_OK) {
         free(full);
-        rc = wsp__fail(c, WSP_ERR_NOMEM,
-                       "alltoallv: no memory for a %zu-byte message", b);
-        goto out;
+        nomem = 1;
+        break;
       }
-      memcpy(full, recvbuf + rd[i], L);
-      if ((rc = wsp__irecv_bytes(c, full + L, b - L, i, tag, &reqs[nreq])) !=
-          WSP_OK)
-        goto out;
-      nreq++;
       data = full;
     }
-    if (wsp__sparse_append(r, i, b, data) != WSP_OK) {
-      rc = wsp__fail(c, WSP_ERR_NOMEM, "alltoallv: out of memory");
-      goto out;
-    }
+    wsp__sparse_append(r, i, b, data); /* reserved above: cannot fail */
   }
-  for (int j = 0; j < p; j++) {
-    if (!to[j] || to[j]->bytes <= L) continue;
-    if ((rc = wsp__isend_bytes(c, (const char *)to[j]->data + L,
-                               to[j]->bytes - L, j, tag, 0, &reqs[nreq])) !=
-        WSP_OK)
+  if (nomem) {
+    r->poisoned = 1;
+    wsp__fail(c, WSP_ERR_NOMEM, "alltoallv: no memory to receive %zu bytes", rtotal);
+  }
+  int any = r->poisoned;
+  WSP__MPI_GOTO(c, MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, c->mpi), rc, out);
+  if (any) {
+    r->remote_failed = 1;
+    goto out;
+  }
+
+  WSP__MPI_GOTO(c, MPI_Alltoallv(sendbuf, sc, sd, MPI_BYTE, recvbuf, rcn, rd, MPI_BYTE,
+                                 c->mpi),
+                rc, out);
+  /* Tails go directly to their final place, after their heads. */
+  for (size_t k = 0; k < r->count; k++) {
+    wsp_recv_t *m = &r->msgs[k];
+    if (m->bytes <= L) continue;
+    memcpy(m->data, recvbuf + rd[m->source], L);
+    if ((rc = wsp__irecv_bytes(c, (char *)m->data + L, m->bytes - L, m->source, tag,
+                               &reqs[nreq])) != WSP_OK)
       goto out;
     nreq++;
   }
-  if (nreq)
-    WSP__MPI_GOTO(c, MPI_Waitall((int)nreq, reqs, MPI_STATUSES_IGNORE), rc, out);
+  for (int j = 0; j < p; j++) {
+    if (!to[j] || to[j]->bytes <= L) continue;
+    if ((rc = wsp__isend_bytes(c, (const char *)to[j]->data + L, to[j]->bytes - L, j, tag,
+                               0, &reqs[nreq])) != WSP_OK)
+      goto out;
+    nreq++;
+  }
+  if (nreq) WSP__MPI_GOTO(c, MPI_Waitall((int)nreq, reqs, MPI_STATUSES_IGNORE), rc, out);
 
 out:
-  free(hout);
-  free(hin);
-  free(cnt);
-  free(to);
   free(sendbuf);
-  free(reqs);
   return rc;
 }

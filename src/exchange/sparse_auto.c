@@ -40,7 +40,6 @@
 #include "sparse_internal.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 enum {
@@ -214,12 +213,6 @@ void wsp__sparse_auto_update(wsp__sparse_auto_t *a, int p,
   if (a->left == 0) wsp__sparse_auto_restart(a);
 }
 
-wsp__sparse_auto_t *wsp__sparse_auto_new(uint64_t interval) {
-  wsp__sparse_auto_t *a = malloc(sizeof *a);
-  if (a) wsp__sparse_auto_init(a, interval);
-  return a;
-}
-
 /* ---- the auto round ----
  * Picks this round's algorithm, runs it, and on exploring rounds carries
  * the timing report in a small non-blocking sum overlapped with the round:
@@ -227,9 +220,9 @@ wsp__sparse_auto_t *wsp__sparse_auto_new(uint64_t interval) {
  * messages and bytes. Then the state machine steps, on every rank alike. */
 int wsp__sparse_auto(wsp__sparse_round_t *r) {
   wsp_comm_t *comm = r->comm;
-  wsp__sparse_auto_t *au = comm->sparse_auto;
-  if (au == NULL)
+  if (comm->sparse == NULL)
     return wsp__fail(comm, WSP_ERR_INTERNAL, "sparse auto: no chooser on this communicator");
+  wsp__sparse_auto_t *au = &comm->sparse->chooser;
   int report = 0;
   wsp_sparse_alg_t alg = wsp__sparse_auto_next(au, comm->size, &report);
   wsp__sum_t rep;

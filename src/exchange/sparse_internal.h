@@ -53,6 +53,31 @@ struct wsp__sparse_auto {
 };
 typedef struct wsp__sparse_auto wsp__sparse_auto_t;
 
+/* A communicator's sparse state. The scratch holds what the algorithms
+ * need per rank of the communicator, made once with the communicator: an
+ * allocation of O(p) that failed inside a round, before the round's first
+ * collective step, could not be reported to the others (the rank could not
+ * even state its part), and they would wait for it forever. */
+struct wsp__sparse_comm {
+  wsp__sparse_auto_t chooser;
+  int p;
+  uint64_t *u64;          /* 6p: pex's counts; alltoallv's sizes out and in */
+  int *cnt;               /* 4p: alltoallv's counts and displacements */
+  const wsp_send_t **to;  /* p: alltoallv's message to each rank */
+  MPI_Request *reqs;      /* 2p: alltoallv's tails */
+};
+
+/* ---- memory of a round ----
+ * Every allocation of the sparse exchange goes through these, so that a
+ * test can make one of them fail (wsp__fail_alloc_in) and check that every
+ * rank still returns, with an error where the round could not complete. */
+void *wsp__malloc(size_t n);
+void *wsp__calloc(size_t n, size_t size);
+void *wsp__realloc(void *p, size_t n);
+/* Tests: the n-th allocation from now on this thread fails (0: none);
+ * returns how many allocations failed so far this way. */
+unsigned long wsp__fail_alloc_in(unsigned long n);
+
 /* ---- the chooser: pure logic (sparse_auto.c) ---- */
 void wsp__sparse_auto_init(wsp__sparse_auto_t *a, uint64_t interval);
 void wsp__sparse_auto_restart(wsp__sparse_auto_t *a);
@@ -105,6 +130,9 @@ int wsp__sparse_own(wsp__sparse_round_t *r, void *block);
 /* Appends a message whose data lives in an owned block. */
 int wsp__sparse_append(wsp__sparse_round_t *r, int source, size_t bytes,
                        void *data);
+/* Makes room for nmsgs more messages and nblocks more owned blocks, so
+ * that the appends and owns that follow cannot fail. */
+int wsp__sparse_reserve(wsp__sparse_round_t *r, size_t nmsgs, size_t nblocks);
 
 /* Starts receiving the message that `st` describes (probed with MPI_Iprobe
  * or MPI_Probe) with an MPI_Irecv of exactly st->MPI_SOURCE and

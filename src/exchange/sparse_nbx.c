@@ -26,27 +26,17 @@
  */
 #include "sparse_internal.h"
 
-#include <stdlib.h>
 
 int wsp__sparse_nbx(wsp__sparse_round_t *r) {
   wsp_comm_t *c = r->comm;
   int rc = WSP_OK;
   int tag = r->parity ? WSP__TAG_SPARSE_ODD : WSP__TAG_SPARSE_EVEN;
   size_t nreq = 0;
-  MPI_Request *reqs = NULL;
+  MPI_Request *reqs = c->sparse->reqs; /* nsends <= p: the scratch holds them */
   wsp__sum_t consensus;
   uint64_t mine[3];
 
-  if (r->nsends > 0) {
-    reqs = malloc(r->nsends * sizeof *reqs);
-    if (reqs == NULL) {
-      /* Nothing was sent yet: fail this rank, still run the consensus. */
-      r->poisoned = 1;
-      wsp__fail(c, WSP_ERR_NOMEM, "nbx: out of memory");
-    }
-  }
-  if (reqs && (rc = wsp__sparse_post_sends(r, tag, 1, reqs, &nreq)) != WSP_OK)
-    goto out;
+  if ((rc = wsp__sparse_post_sends(r, tag, 1, reqs, &nreq)) != WSP_OK) goto out;
 
   wsp__backoff_t bo;
   wsp__backoff_init(&bo, c);
@@ -97,6 +87,5 @@ int wsp__sparse_nbx(wsp__sparse_round_t *r) {
 out:
   /* Only reached with pending requests after an MPI failure, when the
    * communicator is unusable anyway; the requests are left to MPI. */
-  free(reqs);
   return rc;
 }

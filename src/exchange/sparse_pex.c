@@ -18,36 +18,24 @@
  */
 #include "sparse_internal.h"
 
-#include <stdlib.h>
 
 int wsp__sparse_pex(wsp__sparse_round_t *r) {
   wsp_comm_t *c = r->comm;
   int rc = WSP_OK;
   int tag = r->parity ? WSP__TAG_SPARSE_ODD : WSP__TAG_SPARSE_EVEN;
-  int64_t *counts = calloc((size_t)c->size, sizeof *counts);
-  MPI_Request *reqs = r->nsends ? malloc(r->nsends * sizeof *reqs) : NULL;
+  /* The p counts and the send requests (nsends <= p) are the
+   * communicator's scratch: nothing here can run out of memory before the
+   * reduce-scatter, where every rank must state its part. */
+  uint64_t *counts = c->sparse->u64, incoming = 0;
+  MPI_Request *reqs = c->sparse->reqs;
   size_t nreq = 0;
-  int64_t incoming = 0;
-
-  if (counts == NULL) {
-    /* p counts (8.p bytes) cannot be had: the process is out of memory and
-     * cannot even state its contribution. */
-    free(reqs);
-    return wsp__fail(c, WSP_ERR_NOMEM, "pex: cannot allocate %d counts",
-                     c->size);
-  }
-  if (r->nsends && reqs == NULL) {
-    r->poisoned = 1;
-    wsp__fail(c, WSP_ERR_NOMEM, "pex: out of memory");
-  }
+  for (int j = 0; j < c->size; j++) counts[j] = r->poisoned ? (uint64_t)c->size : 0;
   for (size_t i = 0; !r->poisoned && i < r->nsends; i++)
     if (r->sends[i].peer != c->rank) counts[r->sends[i].peer] = 1;
-  if (r->poisoned)
-    for (int j = 0; j < c->size; j++) counts[j] = c->size;
-  WSP__MPI_GOTO(c, MPI_Reduce_scatter_block(counts, &incoming, 1, MPI_INT64_T,
+  WSP__MPI_GOTO(c, MPI_Reduce_scatter_block(counts, &incoming, 1, MPI_UINT64_T,
                                             MPI_SUM, c->mpi),
                 rc, out);
-  if (incoming >= c->size) {
+  if (incoming >= (uint64_t)c->size) {
     r->remote_failed = 1;
     goto out;
   }
@@ -57,7 +45,7 @@ int wsp__sparse_pex(wsp__sparse_round_t *r) {
    * libraries (and SimGrid) busy-poll inside MPI_Probe. */
   wsp__backoff_t bo;
   wsp__backoff_init(&bo, c);
-  for (int64_t k = 0; k < incoming;) {
+  for (uint64_t k = 0; k < incoming;) {
     MPI_Status st;
     int flag = 0;
     WSP__MPI_GOTO(c, MPI_Iprobe(MPI_ANY_SOURCE, tag, c->mpi, &flag, &st), rc,
@@ -74,7 +62,5 @@ int wsp__sparse_pex(wsp__sparse_round_t *r) {
   if (nreq)
     WSP__MPI_GOTO(c, MPI_Waitall((int)nreq, reqs, MPI_STATUSES_IGNORE), rc, out);
 out:
-  free(counts);
-  free(reqs);
   return rc;
 }
