@@ -9,12 +9,16 @@
  * wirespeed's rules and model choose. One wsp_comm_t serves the whole run;
  * rows switch algorithms with wsp_coll_set_alg.
  *
- * For each collective and size, every algorithm first runs once on
- * recognisable data and its result is checked element by element against
- * the exact answer (small integers, so sums are exact in double too; the
- * answer a correct MPI collective gives): a wrong result prints MISMATCH
- * and makes the exit status 1. Then it is timed: the iteration count comes
- * from timing a few calls so that the timed calls of a row take about
+ * For each collective and size, the results are checked before anything is
+ * timed. The input is recognisable data whose exact answer is known (small
+ * integers, so sums are exact in double too). The MPI library's own
+ * collective runs once on it and its output is checked element by element
+ * against that answer; then every algorithm runs once on the same input
+ * and its output is checked against the same answer, so an algorithm
+ * passes exactly when it gives what native MPI gave (and a wrong answer
+ * from MPI itself is caught too). A wrong result prints MISMATCH and makes
+ * the exit status 1. Then each algorithm is timed: the iteration count
+ * comes from timing a few calls so that the timed calls of a row take about
  * --max-time seconds (as OSU and nccl-tests do), followed by untimed warmup
  * calls. The repetitions interleave the algorithms in a random order, new
  * each repetition, so all figures of a row come from the same minutes of
@@ -282,8 +286,10 @@ static const char coll_footer[] =
     "time of the algorithm that ran (wsp_coll_predict; '-' when it has\n"
     "no cost, as native). auto shows the algorithm it chose, and an\n"
     "algorithm whose preconditions fail here (e.g. p not a power of two)\n"
-    "shows the fallback that ran instead (wsp_coll_select). Exit status\n"
-    "1 when any result was wrong.\n";
+    "shows the fallback that ran instead (wsp_coll_select). Before timing,\n"
+    "the MPI collective and every algorithm run once on the same input and\n"
+    "their results are checked against its exact answer: exit status 1\n"
+    "when any result was wrong.\n";
 
 static int parse(coll_opts_t *o, int argc, char **argv, int rank, int size) {
   for (int c = 0; c < WSP_COLL_COUNT; c++) coll_names[c] = wsp_coll_name((wsp_coll_t)c);
@@ -425,7 +431,7 @@ typedef struct coll_bench {
   wsp_comm_t *comm;
   wsp_model_t model;
   wsp_bench_out_t out;
-  int mismatches; /* algorithms that gave a wrong result */
+  int mismatches; /* algorithms (and references) that gave a wrong result */
 } coll_bench_t;
 
 /* What each algorithm of a row needs between its check and its report. */
@@ -574,10 +580,11 @@ static long choose_iters(const coll_opts_t *o, const row_t *w, int alg) {
   return goal < 1 ? 1 : goal > MAX_ITERS ? MAX_ITERS : (long)goal;
 }
 
-/* Before timing, per algorithm: what really runs (a forced algorithm
- * whose preconditions fail runs its fallback), its checked call, its
- * iteration count and its warmup. */
+/* Before timing: MPI's own result on this input, then per algorithm what
+ * really runs (a forced algorithm whose preconditions fail runs its
+ * fallback), its checked call, its iteration count and its warmup. */
 static void prepare_row(coll_bench_t *b, const row_t *w, row_state_t *s) {
+  if (checked_call(w, ALG_MPI, "mpi (the reference)") > 0) b->mismatches++;
   for (int a = 0; a < s->na; a++) {
     int alg = s->al[a];
     select_alg(w, alg);
@@ -751,8 +758,7 @@ int wsp_bench_coll(int argc, char **argv, int rank, int size, wsp_bench_post_t *
   if (rc) return rc;
   if (b.mismatches) {
     if (rank == 0)
-      fprintf(stderr, "error: %d algorithm(s) gave wrong results (MISMATCH above)\n",
-              b.mismatches);
+      fprintf(stderr, "error: %d result(s) were wrong (MISMATCH above)\n", b.mismatches);
     return 1;
   }
   return 0;
