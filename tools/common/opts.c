@@ -3,104 +3,337 @@
 #include "wirespeed.h"
 
 #include <errno.h>
-#include <stdio.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-int wsp_opt_size(const char *opt, const char *s, size_t *out) {
+#define SIZE_LIMIT ((double)((size_t)1 << 40))
+#define HELP_WIDTH 78
+#define HELP_INDENT 21
+
+/* Every message of the parser goes through here, so that a rank that
+ * passes no stream stays silent and each message is one line naming the
+ * option. */
+static void fail(FILE *err, const char *opt, const char *fmt, ...) {
+  if (err == NULL) return;
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(err, "error: %s: ", opt);
+  vfprintf(err, fmt, ap);
+  fputc('\n', err);
+  va_end(ap);
+}
+
+/* ---- one value ---- */
+
+static int parse_size(const wsp_opt_t *o, const char *s, size_t *out, FILE *err) {
+  double lo = o->lo, hi = o->hi > 0 ? o->hi : SIZE_LIMIT;
   size_t v = 0;
-  /* wsp_parse_size reads the text (the same rules as WSP_* variables); a
-   * benchmark has no use for more than 1 TiB. */
-  if (wsp_parse_size(s, &v) != WSP_OK || v > ((size_t)1 << 40)) {
-    fprintf(stderr,
-            "error: %s: \"%s\" is not a size of at most 1 TiB (examples: 0, 100, "
-            "4K, 4KiB, 1M)\n",
-            opt, s ? s : "");
+  if (wsp_parse_size(s, &v) != WSP_OK) {
+    fail(err, o->name, "\"%s\" is not a size (examples: 0, 100, 4K, 4KiB, 1M)", s);
+    return -1;
+  }
+  if ((double)v < lo || (double)v > hi) {
+    char a[32], b[32];
+    fail(err, o->name, "\"%s\" is not a size in [%s, %s]", s,
+         wsp_fmt_size((size_t)lo, a, sizeof a), wsp_fmt_size((size_t)hi, b, sizeof b));
     return -1;
   }
   *out = v;
   return 0;
 }
 
-/* Splits a comma-separated list and calls parse(opt, item, i, ctx) on each
- * item; returns the number of items or -1 (message printed). */
-typedef int (*wsp__item_fn)(const char *opt, const char *item, int i, void *ctx);
+static int parse_int(const wsp_opt_t *o, const char *s, long *out, FILE *err) {
+  long lo = (long)o->lo, hi = (long)o->hi;
+  char *end = NULL;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno || end == s || *end != '\0' || v < lo || v > hi) {
+    fail(err, o->name, "\"%s\" is not an integer in [%ld, %ld]", s, lo, hi);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
 
-static int wsp__list(const char *opt, const char *s, int max, wsp__item_fn parse,
-                     void *ctx) {
+static int parse_double(const wsp_opt_t *o, const char *s, double *out, FILE *err) {
+  double lo = o->lo, hi = o->hi;
+  char *end = NULL;
+  errno = 0;
+  double v = strtod(s, &end);
+  /* !(v >= lo) also refuses NaN. */
+  if (errno || end == s || *end != '\0' || !(v >= lo) || v > hi) {
+    fail(err, o->name, "\"%s\" is not a number in [%g, %g]", s, lo, hi);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+static int parse_density(const wsp_opt_t *o, const char *s, double *out, FILE *err) {
+  if (strcmp(s, "1/p") == 0) {
+    *out = -1.0;
+    return 0;
+  }
+  char *end = NULL;
+  errno = 0;
+  double v = strtod(s, &end);
+  int ok = !errno && end != s;
+  if (ok && *end == '%') v /= 100.0, end++;
+  if (!ok || *end != '\0') {
+    fail(err, o->name,
+         "\"%s\" is not a density (a fraction in [0,1], a percentage like "
+         "10%%, or 1/p)", s);
+    return -1;
+  }
+  if (!(v >= 0.0 && v <= 1.0)) {
+    fail(err, o->name, "density %s is outside [0, 1]", s);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+/* The names of choices as the error shows them: "a nor b" for two, else
+ * "one of a, b, c". */
+static void fail_choice(const wsp_opt_t *o, const char *s, FILE *err) {
+  if (err == NULL) return;
+  int n = 0;
+  while (o->choices[n]) n++;
+  if (n == 2) {
+    fail(err, o->name, "\"%s\" is neither %s nor %s", s, o->choices[0], o->choices[1]);
+    return;
+  }
+  fprintf(err, "error: %s: \"%s\" is not one of ", o->name, s);
+  for (int i = 0; i < n; i++) fprintf(err, "%s%s", i ? ", " : "", o->choices[i]);
+  fputc('\n', err);
+}
+
+static int parse_choice(const wsp_opt_t *o, const char *s, int *out, FILE *err) {
+  for (int i = 0; o->choices[i]; i++)
+    if (strcmp(s, o->choices[i]) == 0) {
+      *out = i;
+      return 0;
+    }
+  fail_choice(o, s, err);
+  return -1;
+}
+
+/* ---- comma-separated lists ---- */
+
+/* Calls item(o, text, i, dst, err) on each item of a comma-separated list
+ * (in a copy of s); an item returns 1 when stored at dst[i], 0 when dropped
+ * (a repeated choice), -1 on error. Returns the number stored or -1
+ * (message printed). */
+typedef int (*item_fn)(const wsp_opt_t *o, const char *item, int i, void *dst,
+                       FILE *err);
+
+static int split_list(const wsp_opt_t *o, const char *s, item_fn item, void *dst,
+                      FILE *err) {
   char buf[1024];
   if (strlen(s) >= sizeof buf) {
-    fprintf(stderr, "error: %s: list too long\n", opt);
+    fail(err, o->name, "list too long");
     return -1;
   }
   strcpy(buf, s);
   int n = 0;
   for (char *save = NULL, *t = strtok_r(buf, ",", &save); t;
        t = strtok_r(NULL, ",", &save)) {
-    if (n == max) {
-      fprintf(stderr, "error: %s: more than %d values\n", opt, max);
+    if (n == WSP_OPTS_MAX_LIST) {
+      fail(err, o->name, "more than %d values", WSP_OPTS_MAX_LIST);
       return -1;
     }
-    if (parse(opt, t, n++, ctx) != 0) return -1;
+    int rc = item(o, t, n, dst, err);
+    if (rc < 0) return -1;
+    n += rc;
   }
-  if (n == 0) fprintf(stderr, "error: %s: empty list\n", opt);
+  if (n == 0) fail(err, o->name, "empty list");
   return n ? n : -1;
 }
 
-static int wsp__size_item(const char *opt, const char *t, int i, void *ctx) {
-  return wsp_opt_size(opt, t, &((size_t *)ctx)[i]);
+static int size_item(const wsp_opt_t *o, const char *t, int i, void *dst, FILE *err) {
+  return parse_size(o, t, &((size_t *)dst)[i], err) ? -1 : 1;
 }
 
-int wsp_opt_size_list(const char *opt, const char *s, size_t *out, int max) {
-  return wsp__list(opt, s, max, wsp__size_item, out);
+static int density_item(const wsp_opt_t *o, const char *t, int i, void *dst,
+                        FILE *err) {
+  return parse_density(o, t, &((double *)dst)[i], err) ? -1 : 1;
 }
 
-static int wsp__density_item(const char *opt, const char *t, int i, void *ctx) {
-  double *out = ctx;
-  if (strcmp(t, "1/p") == 0) {
-    out[i] = -1.0;
-    return 0;
-  }
-  char *end = NULL;
-  errno = 0;
-  double v = strtod(t, &end);
-  int ok = !errno && end != t;
-  if (ok && *end == '%') v /= 100.0, end++;
-  if (!ok || *end != '\0') {
-    fprintf(stderr,
-            "error: %s: \"%s\" is not a density (a fraction in [0,1], a "
-            "percentage like 10%%, or 1/p)\n",
-            opt, t);
+/* A repeated name is kept once: running one algorithm twice in a row of a
+ * table would only repeat a column. */
+static int choice_item(const wsp_opt_t *o, const char *t, int i, void *dst,
+                       FILE *err) {
+  int *v = dst, c = 0;
+  if (parse_choice(o, t, &c, err)) return -1;
+  for (int j = 0; j < i; j++)
+    if (v[j] == c) return 0;
+  v[i] = c;
+  return 1;
+}
+
+static int parse_strings(const wsp_opt_t *o, const char *s, FILE *err) {
+  wsp_opt_strings_t l, *out = o->target;
+  if (strlen(s) >= sizeof l.buf) {
+    fail(err, o->name, "list too long");
     return -1;
   }
-  if (!(v >= 0.0 && v <= 1.0)) {
-    fprintf(stderr, "error: %s: density %s is outside [0, 1]\n", opt, t);
+  strcpy(l.buf, s);
+  l.n = 0;
+  for (char *save = NULL, *t = strtok_r(l.buf, ",", &save); t;
+       t = strtok_r(NULL, ",", &save)) {
+    if (l.n == WSP_OPTS_MAX_LIST) {
+      fail(err, o->name, "more than %d names", WSP_OPTS_MAX_LIST);
+      return -1;
+    }
+    l.item[l.n++] = t;
+  }
+  if (l.n == 0) {
+    fail(err, o->name, "empty list");
     return -1;
   }
-  out[i] = v;
+  /* The items point into the buffer: moved with it. */
+  memcpy(out->buf, l.buf, sizeof l.buf);
+  for (int i = 0; i < l.n; i++) out->item[i] = out->buf + (l.item[i] - l.buf);
+  out->n = l.n;
   return 0;
 }
 
-int wsp_opt_density_list(const char *opt, const char *s, double *out, int max) {
-  return wsp__list(opt, s, max, wsp__density_item, out);
+/* Lists are parsed into a copy and stored only when every item is good,
+ * so that an error leaves the default as it was. */
+static int parse_list(const wsp_opt_t *o, const char *s, FILE *err) {
+  int n = -1;
+  switch (o->kind) {
+  case WSP_OPT_SIZE_LIST: {
+    wsp_opt_sizes_t l;
+    if ((n = split_list(o, s, size_item, l.v, err)) > 0) {
+      l.n = n;
+      *(wsp_opt_sizes_t *)o->target = l;
+    }
+    break;
+  }
+  case WSP_OPT_DENSITY_LIST: {
+    wsp_opt_doubles_t l;
+    if ((n = split_list(o, s, density_item, l.v, err)) > 0) {
+      l.n = n;
+      *(wsp_opt_doubles_t *)o->target = l;
+    }
+    break;
+  }
+  case WSP_OPT_CHOICE_LIST: {
+    wsp_opt_ints_t l;
+    if ((n = split_list(o, s, choice_item, l.v, err)) > 0) {
+      l.n = n;
+      *(wsp_opt_ints_t *)o->target = l;
+    }
+    break;
+  }
+  default:
+    return parse_strings(o, s, err);
+  }
+  return n > 0 ? 0 : -1;
 }
+
+/* One option's value into its target; 0 or -1 (message printed). */
+static int parse_value(const wsp_opt_t *o, const char *v, FILE *err) {
+  switch (o->kind) {
+  case WSP_OPT_INT: return parse_int(o, v, o->target, err);
+  case WSP_OPT_DOUBLE: return parse_double(o, v, o->target, err);
+  case WSP_OPT_SIZE: return parse_size(o, v, o->target, err);
+  case WSP_OPT_RATE:
+    if (wsp_parse_rate(v, o->target) == WSP_OK) return 0;
+    fail(err, o->name,
+         "\"%s\" is not a rate > 0 (bytes/s: 3000000, 3MB; bits/s: 25mbit, 1gbit)", v);
+    return -1;
+  case WSP_OPT_STRING: *(const char **)o->target = v; return 0;
+  case WSP_OPT_CHOICE: return parse_choice(o, v, o->target, err);
+  case WSP_OPT_SIZE_LIST:
+  case WSP_OPT_DENSITY_LIST:
+  case WSP_OPT_STRING_LIST:
+  case WSP_OPT_CHOICE_LIST: return parse_list(o, v, err);
+  case WSP_OPT_FLAG: *(int *)o->target = 1; return 0;
+  }
+  return -1;
+}
+
+static const wsp_opt_t *find(const wsp_opt_cmd_t *cmd, const char *name) {
+  for (const wsp_opt_t *o = cmd->opts; o->name; o++)
+    if (strcmp(o->name, name) == 0) return o;
+  return NULL;
+}
+
+int wsp_opts_parse(const wsp_opt_cmd_t *cmd, int argc, char **argv, FILE *out,
+                   FILE *err) {
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      if (out) wsp_opts_help(cmd, out);
+      return WSP_OPTS_HELP;
+    }
+    const wsp_opt_t *o = find(cmd, a);
+    if (o == NULL) {
+      if (err) fprintf(err, "error: unknown option %s (see --help)\n", a);
+      return WSP_OPTS_ERROR;
+    }
+    const char *v = NULL;
+    if (o->kind != WSP_OPT_FLAG) {
+      if (i + 1 == argc) {
+        if (err) fprintf(err, "error: %s needs a value (see --help)\n", a);
+        return WSP_OPTS_ERROR;
+      }
+      v = argv[++i];
+    }
+    if (parse_value(o, v, err) != 0) return WSP_OPTS_ERROR;
+    if (o->given) *o->given = 1;
+  }
+  return WSP_OPTS_OK;
+}
+
+/* ---- --help ---- */
+
+/* Prints text word by word from column `col`, breaking lines before
+ * HELP_WIDTH and starting each new one at column `indent`. */
+static void wrap(FILE *f, const char *text, int col, int indent) {
+  const char *p = text;
+  while (*p) {
+    while (*p == ' ') p++;
+    size_t w = strcspn(p, " ");
+    if (w == 0) break;
+    if (col > indent && col + 1 + (int)w > HELP_WIDTH) {
+      fprintf(f, "\n%*s", indent, "");
+      col = indent;
+    } else if (col > indent) {
+      fputc(' ', f);
+      col++;
+    }
+    fprintf(f, "%.*s", (int)w, p);
+    col += (int)w;
+    p += w;
+  }
+  fputc('\n', f);
+}
+
+void wsp_opts_help(const wsp_opt_cmd_t *cmd, FILE *f) {
+  fprintf(f, "%s\n", cmd->usage);
+  for (const wsp_opt_t *o = cmd->opts; o->name; o++) {
+    char left[128], text[2048];
+    int n = snprintf(left, sizeof left, "  %s%s%s", o->name, o->arg ? " " : "",
+                     o->arg ? o->arg : "");
+    snprintf(text, sizeof text, "%s%s%s%s", o->help, o->def ? " (default " : "",
+             o->def ? o->def : "", o->def ? ")" : "");
+    /* A long option name gets its own line, the text below it. */
+    if (n >= HELP_INDENT) fprintf(f, "%s\n%*s", left, HELP_INDENT, "");
+    else fprintf(f, "%-*s", HELP_INDENT, left);
+    wrap(f, text, HELP_INDENT, HELP_INDENT);
+  }
+  if (cmd->footer) fprintf(f, "\n%s", cmd->footer);
+}
+
+/* ---- helpers for values ---- */
 
 double wsp_density_resolve(double d, int p) {
   if (d >= 0.0) return d;
   return p > 1 ? 1.0 / (double)(p - 1) : 0.0;
-}
-
-int wsp_opt_int(const char *opt, const char *s, long lo, long hi, long *out) {
-  char *end = NULL;
-  errno = 0;
-  long v = s ? strtol(s, &end, 10) : 0;
-  if (s == NULL || errno || end == s || *end != '\0' || v < lo || v > hi) {
-    fprintf(stderr, "error: %s: \"%s\" is not an integer in [%ld, %ld]\n", opt,
-            s ? s : "", lo, hi);
-    return -1;
-  }
-  *out = v;
-  return 0;
 }
 
 const char *wsp_fmt_size(size_t bytes, char *buf, size_t len) {
@@ -113,27 +346,4 @@ const char *wsp_fmt_size(size_t bytes, char *buf, size_t len) {
   else
     snprintf(buf, len, "%zu", bytes);
   return buf;
-}
-
-int wsp_opt_rate(const char *opt, const char *s, double *bytes_per_s) {
-  if (wsp_parse_rate(s, bytes_per_s) == WSP_OK) return 0;
-  fprintf(stderr,
-          "error: %s: \"%s\" is not a rate > 0 (bytes/s: 3000000, 3MB; "
-          "bits/s: 25mbit, 1gbit)\n",
-          opt, s ? s : "");
-  return -1;
-}
-
-int wsp_opt_seconds(const char *opt, const char *s, double lo, double hi,
-                    double *out) {
-  char *end = NULL;
-  errno = 0;
-  double v = s ? strtod(s, &end) : 0;
-  if (s == NULL || errno || end == s || *end != '\0' || !(v >= lo) || v > hi) {
-    fprintf(stderr, "error: %s: \"%s\" is not a number of seconds in [%g, %g]\n",
-            opt, s ? s : "", lo, hi);
-    return -1;
-  }
-  *out = v;
-  return 0;
 }

@@ -9,12 +9,16 @@
  * wirespeed's rules and model choose. One wsp_comm_t serves the whole run;
  * rows switch algorithms with wsp_coll_set_alg.
  *
- * For each collective and size, every algorithm first runs once on
- * recognisable data and its result is checked element by element against
- * the exact answer (small integers, so sums are exact in double too; the
- * answer a correct MPI collective gives): a wrong result prints MISMATCH
- * and makes the exit status 1. Then it is timed: the iteration count comes
- * from timing a few calls so that the timed calls of a row take about
+ * For each collective and size, the results are checked before anything is
+ * timed. The input is recognisable data whose exact answer is known (small
+ * integers, so sums are exact in double too). The MPI library's own
+ * collective runs once on it and its output is checked element by element
+ * against that answer; then every algorithm runs once on the same input
+ * and its output is checked against the same answer, so an algorithm
+ * passes exactly when it gives what native MPI gave (and a wrong answer
+ * from MPI itself is caught too). A wrong result prints MISMATCH and makes
+ * the exit status 1. Then each algorithm is timed: the iteration count
+ * comes from timing a few calls so that the timed calls of a row take about
  * --max-time seconds (as OSU and nccl-tests do), followed by untimed warmup
  * calls. The repetitions interleave the algorithms in a random order, new
  * each repetition, so all figures of a row come from the same minutes of
@@ -22,101 +26,19 @@
  * A repetition starts with a barrier; its time is the slowest rank's mean
  * per call; the row reports the median over repetitions.
  */
-#include <errno.h>
-#include <jansson.h>
-#include <math.h>
-#include <spawn.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench.h"
-#include "opts.h"
 #include "pattern.h"
+#include "stats.h"
 
-extern char **environ;
-
-#define ALG_MPI (-2) /* not a table index: the plain MPI collective */
+#define ALG_MPI (-2)  /* not a table index: the plain MPI collective */
+#define ALG_NONE (-3) /* a name the collective does not have */
 #define MAX_ALGS 64
 #define MAX_ITERS 1000000L
-
-static const size_t default_sizes[] = {8,       64,       512,      4096,
-                                       32768,   262144,   1u << 20, 4u << 20,
-                                       16u << 20, 64u << 20};
-
-static void usage(FILE *f) {
-  fprintf(f,
-          "usage: mpirun -np N wsp-bench coll [options]\n\n"
-          "  --colls LIST       among bcast,reduce,allreduce,gather,scatter,\n"
-          "                     allgather,alltoall (default all)\n"
-          "  --sizes LIST       message sizes S in bytes, as in nccl-tests: the\n"
-          "                     whole message for bcast/reduce/allreduce, the\n"
-          "                     p-block buffer for gather/scatter/allgather/\n"
-          "                     alltoall (block = S/p rounded down to whole\n"
-          "                     elements; sizes whose block is empty are\n"
-          "                     skipped) (default 8,64,512,4K,32K,256K,1M,4M,\n"
-          "                     16M,64M)\n"
-          "  --algs LIST        algorithm names of the collectives' tables (see\n"
-          "                     wsp-info), \"native\" (wirespeed's native row, the\n"
-          "                     MPI collective on its private communicator),\n"
-          "                     \"mpi\" (the plain MPI collective on\n"
-          "                     MPI_COMM_WORLD: the reference) and \"auto\"\n"
-          "                     (default: every table algorithm, mpi and auto);\n"
-          "                     a name a collective does not have is skipped\n"
-          "                     for that collective\n"
-          "  --iters N          timed calls per repetition (default: chosen so\n"
-          "                     that the timed calls of a row take --max-time)\n"
-          "  --max-time SEC     seconds of timed calls per row, all repetitions\n"
-          "                     together, when --iters is not given; at least\n"
-          "                     one call per repetition (default 0.2)\n"
-          "  --warmup N         untimed calls per algorithm and row before the\n"
-          "                     repetitions (default min(iters, 5)), after one\n"
-          "                     checked call and the calls that time one\n"
-          "  --reps N           repetitions; the median is reported (default 5)\n"
-          "  --root R           root of bcast/reduce/gather/scatter (default 0)\n"
-          "  --dtype T          double or int; reductions use MPI_SUM (default\n"
-          "                     double)\n"
-          "  --max-bytes-per-rank SIZE\n"
-          "                     refuse to start when the send and receive\n"
-          "                     buffers of the largest row (2 S per rank) need\n"
-          "                     more (default 1G)\n"
-          "  --json FILE        append one JSON line per row\n"
-          "  --label TEXT       free text stored in the JSON (e.g. testbed)\n"
-          "  --plot PNG         after the run, draw busbw per algorithm with\n"
-          "                     python/wsp_plot.py (rank 0; needs Python 3 with\n"
-          "                     matplotlib; WSP_PLOT_SCRIPT overrides the\n"
-          "                     script's path)\n"
-          "  --quiet            no table\n\n"
-          "Columns: time = the slowest rank's mean time per call (median over\n"
-          "repetitions); algbw = S / time; busbw = algbw x factor, with\n"
-          "nccl-tests' factors: allreduce 2(p-1)/p; allgather, alltoall\n"
-          "(p-1)/p; bcast, reduce 1; gather and scatter, which nccl-tests does\n"
-          "not define, (p-1)/p (the root moves p-1 of the p blocks through its\n"
-          "link). GB/s = 1e9 bytes per second. ratio = mpi time / this time\n"
-          "(> 1: faster than the MPI collective). pred = the model's predicted\n"
-          "time of the algorithm that ran (wsp_coll_predict; '-' when it has\n"
-          "no cost, as native). auto shows the algorithm it chose, and an\n"
-          "algorithm whose preconditions fail here (e.g. p not a power of two)\n"
-          "shows the fallback that ran instead (wsp_coll_select). Exit status\n"
-          "1 when any result was wrong.\n");
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, long n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-static void die(int rank, const char *what) {
-  fprintf(stderr, "error: rank %d: %s: %s\n", rank, what, wsp_last_error());
-  MPI_Abort(MPI_COMM_WORLD, 1);
-}
 
 static int whole_message(wsp_coll_t c) {
   return c == WSP_COLL_BCAST || c == WSP_COLL_REDUCE ||
@@ -313,12 +235,12 @@ static void run_once(const row_t *w, int alg) {
   case WSP_COLL_ALLTOALL: rc = wsp_alltoall(m, s, k, t, r, k, t); break;
   default: break;
   }
-  if (rc != WSP_OK) die(w->rank, wsp_coll_name(w->coll));
+  if (rc != WSP_OK) wsp_bench_die(w->rank, wsp_coll_name(w->coll), wsp_last_error());
 }
 
 static void select_alg(const row_t *w, int alg) {
   if (alg != ALG_MPI && wsp_coll_set_alg(w->comm, w->coll, alg) != WSP_OK)
-    die(w->rank, "wsp_coll_set_alg");
+    wsp_bench_die(w->rank, "wsp_coll_set_alg", wsp_last_error());
 }
 
 /* Seconds of `n` back-to-back calls, the slowest rank's (on every rank). */
@@ -337,90 +259,158 @@ static const char *alg_name(wsp_coll_t c, int alg) {
   return wsp_coll_alg_info(c, alg)->name;
 }
 
+
 /* ---- options ---- */
-typedef struct opts {
-  wsp_coll_t colls[WSP_COLL_COUNT];
-  int ncolls;
-  size_t sizes[WSP_OPTS_MAX_LIST];
-  int nsizes;
-  char *algs[MAX_ALGS]; /* names; NULL list = default */
-  int nalgs;
-  char algbuf[1024];
+typedef struct coll_opts {
+  wsp_opt_ints_t colls; /* wsp_coll_t values */
+  wsp_opt_sizes_t sizes;
+  wsp_opt_strings_t algs; /* names; none given: every algorithm */
   long iters, warmup, reps, root;
   double max_time;
   size_t max_bytes;
-  int is_int, quiet;
-  const char *json, *label, *plot;
-} opts_t;
+  int is_int; /* --dtype: index in dtype_names */
+  wsp_bench_io_t io;
+} coll_opts_t;
 
-static int parse_colls(const char *opt, const char *v, opts_t *o, int rank) {
-  char buf[256];
-  snprintf(buf, sizeof buf, "%s", v);
-  o->ncolls = 0;
-  for (char *sv = NULL, *t = strtok_r(buf, ",", &sv); t;
-       t = strtok_r(NULL, ",", &sv)) {
-    wsp_coll_t c;
-    if (wsp_coll_from_name(t, &c) != WSP_OK) {
-      if (rank == 0) fprintf(stderr, "error: %s: %s\n", opt, wsp_last_error());
-      return -1;
-    }
-    int dup = 0;
-    for (int i = 0; i < o->ncolls; i++) dup |= o->colls[i] == c;
-    if (!dup) o->colls[o->ncolls++] = c;
-  }
-  if (o->ncolls == 0) {
-    if (rank == 0) fprintf(stderr, "error: %s: empty list\n", opt);
-    return -1;
-  }
-  return 0;
-}
+static const char *const dtype_names[] = {"double", "int", NULL};
+static const char *coll_names[WSP_COLL_COUNT + 1];
 
-static int parse_algs(const char *opt, const char *v, opts_t *o, int rank) {
-  if (strlen(v) >= sizeof o->algbuf) {
-    if (rank == 0) fprintf(stderr, "error: %s: list too long\n", opt);
-    return -1;
-  }
-  strcpy(o->algbuf, v);
-  o->nalgs = 0;
-  for (char *sv = NULL, *t = strtok_r(o->algbuf, ",", &sv); t;
-       t = strtok_r(NULL, ",", &sv)) {
-    if (o->nalgs == MAX_ALGS) {
-      if (rank == 0) fprintf(stderr, "error: %s: too many names\n", opt);
-      return -1;
-    }
-    o->algs[o->nalgs++] = t;
-  }
-  if (o->nalgs == 0) {
-    if (rank == 0) fprintf(stderr, "error: %s: empty list\n", opt);
-    return -1;
-  }
-  return 0;
+static const char coll_footer[] =
+    "Columns: time = the slowest rank's mean time per call (median over\n"
+    "repetitions); algbw = S / time; busbw = algbw x factor, with\n"
+    "nccl-tests' factors: allreduce 2(p-1)/p; allgather, alltoall\n"
+    "(p-1)/p; bcast, reduce 1; gather and scatter, which nccl-tests does\n"
+    "not define, (p-1)/p (the root moves p-1 of the p blocks through its\n"
+    "link). GB/s = 1e9 bytes per second. ratio = mpi time / this time\n"
+    "(> 1: faster than the MPI collective). pred = the model's predicted\n"
+    "time of the algorithm that ran (wsp_coll_predict; '-' when it has\n"
+    "no cost, as native). auto shows the algorithm it chose, and an\n"
+    "algorithm whose preconditions fail here (e.g. p not a power of two)\n"
+    "shows the fallback that ran instead (wsp_coll_select). Before timing,\n"
+    "the MPI collective and every algorithm run once on the same input and\n"
+    "their results are checked against its exact answer: exit status 1\n"
+    "when any result was wrong.\n";
+
+static int parse(coll_opts_t *o, int argc, char **argv, int rank, int size) {
+  for (int c = 0; c < WSP_COLL_COUNT; c++) coll_names[c] = wsp_coll_name((wsp_coll_t)c);
+  const wsp_opt_t table[] = {
+      {"--colls", WSP_OPT_CHOICE_LIST, &o->colls, "LIST",
+       "comma-separated, among bcast, reduce, allreduce, gather, scatter, "
+       "allgather, alltoall",
+       "all", 0, 0,
+       coll_names, NULL},
+      {"--sizes", WSP_OPT_SIZE_LIST, &o->sizes, "LIST",
+       "message sizes S in bytes, at most 1G, as in nccl-tests: the whole message "
+       "for bcast/reduce/allreduce, the p-block buffer for gather/scatter/"
+       "allgather/alltoall (block = S/p rounded down to whole elements; sizes "
+       "whose block is empty are skipped)",
+       "8,64,512,4K,32K,256K,1M,4M,16M,64M", 0, (double)(1 << 30), NULL, NULL},
+      {"--algs", WSP_OPT_STRING_LIST, &o->algs, "LIST",
+       "algorithm names of the collectives' tables (see wsp-info), \"native\" "
+       "(wirespeed's native row, the MPI collective on its private "
+       "communicator), \"mpi\" (the plain MPI collective on MPI_COMM_WORLD: the "
+       "reference) and \"auto\"; a name a collective does not have is skipped "
+       "for that collective",
+       "every table algorithm, mpi and auto", 0, 0, NULL, NULL},
+      {"--iters", WSP_OPT_INT, &o->iters, "N", "timed calls per repetition",
+       "as many as make the timed calls of a row take --max-time", 1, MAX_ITERS, NULL,
+       NULL},
+      {"--max-time", WSP_OPT_DOUBLE, &o->max_time, "SEC",
+       "seconds of timed calls per row, all repetitions together, when --iters is "
+       "not given; at least one call per repetition",
+       "0.2", 1e-6, 1e5, NULL, NULL},
+      {"--warmup", WSP_OPT_INT, &o->warmup, "N",
+       "untimed calls per algorithm and row before the repetitions, after one "
+       "checked call and the calls that time one",
+       "min(iters, 5)", 0, MAX_ITERS, NULL, NULL},
+      {"--reps", WSP_OPT_INT, &o->reps, "N", "repetitions; the median is reported", "5",
+       1, 1000, NULL, NULL},
+      {"--root", WSP_OPT_INT, &o->root, "R", "root of bcast/reduce/gather/scatter",
+       "0", 0, size - 1, NULL, NULL},
+      {"--dtype", WSP_OPT_CHOICE, &o->is_int, "T",
+       "double or int; reductions use MPI_SUM", "double", 0, 0, dtype_names, NULL},
+      {"--max-bytes-per-rank", WSP_OPT_SIZE, &o->max_bytes, "SIZE",
+       "refuse to start when the send and receive buffers of the largest row "
+       "(2 S per rank) need more",
+       "1G", 0, 0, NULL, NULL},
+      WSP_BENCH_OPT_JSON(o->io, "append one JSON line per row"),
+      WSP_BENCH_OPT_LABEL(o->io),
+      WSP_BENCH_OPT_PLOT(o->io,
+                         "after the run, draw busbw per algorithm with "
+                         "python/wsp_plot.py (rank 0; needs Python 3 with "
+                         "matplotlib; WSP_PLOT_SCRIPT overrides the script's path)"),
+      WSP_BENCH_OPT_QUIET(o->io, "no table"),
+      WSP_BENCH_OPT_END};
+  const wsp_opt_cmd_t cmd = {"usage: mpirun -np N wsp-bench coll [options]\n", table,
+                             coll_footer};
+  return wsp_bench_parse(&cmd, argc, argv, rank);
 }
 
 /* Index of algorithm `name` of collective c (WSP_ALG_AUTO for "auto"), or
- * -3 when it has none: looked up here, not with wsp_coll_alg_from_name,
- * which would log an error for every collective that lacks the name. */
+ * ALG_NONE when it has none: looked up here, not with
+ * wsp_coll_alg_from_name, which would log an error for every collective
+ * that lacks the name. */
 static int find_alg(wsp_coll_t c, const char *name) {
   if (!strcmp(name, "auto")) return WSP_ALG_AUTO;
   for (int a = 0; a < wsp_coll_alg_count(c); a++)
     if (!strcmp(wsp_coll_alg_info(c, a)->name, name)) return a;
-  return -3;
+  return ALG_NONE;
+}
+
+/* Rank 0: the names --algs accepts for the selected collectives, each once. */
+static void list_alg_names(const coll_opts_t *o) {
+  fprintf(stderr, "  mpi, auto");
+  for (int k = 0; k < o->colls.n; k++) {
+    wsp_coll_t c = (wsp_coll_t)o->colls.v[k];
+    for (int a = 0; a < wsp_coll_alg_count(c); a++) {
+      const char *nm = wsp_coll_alg_info(c, a)->name;
+      int seen = 0; /* listed for an earlier collective, or earlier here */
+      for (int j = 0; j < k && !seen; j++)
+        seen = find_alg((wsp_coll_t)o->colls.v[j], nm) >= 0;
+      for (int b = 0; b < a && !seen; b++)
+        seen = !strcmp(wsp_coll_alg_info(c, b)->name, nm);
+      if (!seen) fprintf(stderr, ", %s", nm);
+    }
+  }
+  fprintf(stderr, "\n");
+}
+
+/* Every --algs name must exist in some selected collective, or it is a
+ * typo. 0, or 2 (message on rank 0). */
+static int check_alg_names(const coll_opts_t *o, int rank) {
+  for (int i = 0; i < o->algs.n; i++) {
+    const char *name = o->algs.item[i];
+    int found = !strcmp(name, "mpi");
+    for (int k = 0; k < o->colls.n && !found; k++)
+      found = find_alg((wsp_coll_t)o->colls.v[k], name) != ALG_NONE;
+    if (found) continue;
+    if (rank == 0) {
+      fprintf(stderr,
+              "error: --algs: no selected collective has an algorithm \"%s\"; "
+              "valid names:\n",
+              name);
+      list_alg_names(o);
+    }
+    return 2;
+  }
+  return 0;
 }
 
 /* The rows of collective c: --algs resolved against its table, or every
  * table algorithm + mpi + auto. "mpi" first: the reference. */
-static int resolve_algs(const opts_t *o, wsp_coll_t c, int *algs) {
+static int resolve_algs(const coll_opts_t *o, wsp_coll_t c, int *algs) {
   int n = 0;
-  if (o->nalgs == 0) {
+  if (o->algs.n == 0) {
     algs[n++] = ALG_MPI;
     for (int a = 0; a < wsp_coll_alg_count(c) && n < MAX_ALGS - 1; a++)
       algs[n++] = a;
     algs[n++] = WSP_ALG_AUTO;
     return n;
   }
-  for (int i = 0; i < o->nalgs; i++) {
-    int a = !strcmp(o->algs[i], "mpi") ? ALG_MPI : find_alg(c, o->algs[i]);
-    if (a == -3) continue;
+  for (int i = 0; i < o->algs.n; i++) {
+    const char *name = o->algs.item[i];
+    int a = !strcmp(name, "mpi") ? ALG_MPI : find_alg(c, name);
+    if (a == ALG_NONE) continue;
     int dup = 0;
     for (int j = 0; j < n; j++) dup |= algs[j] == a;
     if (!dup) algs[n++] = a;
@@ -428,467 +418,347 @@ static int resolve_algs(const opts_t *o, wsp_coll_t c, int *algs) {
   return n;
 }
 
-/* ---- JSON ---- */
-static void json_line(FILE *const *files, int nfiles, json_t *o) {
-  char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER |
-                              JSON_REAL_PRECISION(8));
-  for (int i = 0; i < nfiles && s; i++)
-    if (files[i]) {
-      fprintf(files[i], "%s\n", s);
-      fflush(files[i]);
-    }
-  free(s);
-  json_decref(o);
-}
-
-/* ---- the plot, run by main after MPI_Finalize ---- */
-static const char *plot_script(void) {
-  const char *env = getenv("WSP_PLOT_SCRIPT");
-  if (env && *env) return env;
-#ifdef WSP_PLOT_SCRIPT_INSTALL
-  if (access(WSP_PLOT_SCRIPT_INSTALL, R_OK) == 0) return WSP_PLOT_SCRIPT_INSTALL;
-#endif
-#ifdef WSP_PLOT_SCRIPT_SRC
-  if (access(WSP_PLOT_SCRIPT_SRC, R_OK) == 0) return WSP_PLOT_SCRIPT_SRC;
-#endif
-  return NULL;
-}
-
-int wsp_bench_post_run(wsp_bench_post_t *post) {
-  if (post->plot_png == NULL) return 0;
-  int rc = 1;
-  const char *script = plot_script();
-  if (script == NULL) {
-    fprintf(stderr,
-            "error: --plot: python/wsp_plot.py not found (set WSP_PLOT_SCRIPT "
-            "to its path); the data is in %s\n",
-            post->json_tmp);
-    return 1; /* keep the JSON for the user */
-  }
-  /* Debian's python3 (with python3-matplotlib) before whatever is first
-   * on PATH (often a pyenv without matplotlib). */
-  const char *py = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3"
-                                                         : "python3";
-  char *argv[] = {(char *)py, (char *)script, post->json_tmp, "--out",
-                  (char *)post->plot_png, "--title", post->title, NULL};
-  pid_t pid;
-  int err = posix_spawnp(&pid, py, NULL, NULL, argv, environ);
-  if (err != 0) {
-    fprintf(stderr, "error: --plot: cannot run %s: %s\n", py, strerror(err));
-  } else {
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-    }
-    if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
-      printf("# plot: %s\n", post->plot_png);
-      rc = 0;
-    } else {
-      fprintf(stderr, "error: --plot: %s %s failed\n", py, script);
-    }
-  }
-  remove(post->json_tmp);
-  return rc;
-}
-
-/* ---- the benchmark ---- */
-int wsp_bench_coll(int argc, char **argv, int rank, int size,
-                   wsp_bench_post_t *post) {
-  opts_t o = {.ncolls = 0, .iters = 0, .warmup = -1, .reps = 5, .root = 0,
-              .max_time = 0.2, .max_bytes = (size_t)1 << 30, .label = ""};
-  for (int c = 0; c < WSP_COLL_COUNT; c++) o.colls[o.ncolls++] = (wsp_coll_t)c;
-  o.nsizes = (int)(sizeof default_sizes / sizeof default_sizes[0]);
-  memcpy(o.sizes, default_sizes, sizeof default_sizes);
-  memset(post, 0, sizeof *post);
-
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    int bad = 0;
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      if (rank == 0) usage(stdout);
-      return 0;
-    } else if (!strcmp(a, "--quiet")) {
-      o.quiet = 1;
-      continue;
-    }
-    if (v == NULL) {
-      if (rank == 0) fprintf(stderr, "error: %s needs a value (see --help)\n", a);
-      return 2;
-    }
-    i++;
-    if (!strcmp(a, "--colls"))
-      bad = parse_colls(a, v, &o, rank);
-    else if (!strcmp(a, "--sizes"))
-      bad = (o.nsizes = wsp_opt_size_list(a, v, o.sizes, WSP_OPTS_MAX_LIST)) < 0;
-    else if (!strcmp(a, "--algs"))
-      bad = parse_algs(a, v, &o, rank);
-    else if (!strcmp(a, "--iters"))
-      bad = wsp_opt_int(a, v, 1, MAX_ITERS, &o.iters);
-    else if (!strcmp(a, "--warmup"))
-      bad = wsp_opt_int(a, v, 0, MAX_ITERS, &o.warmup);
-    else if (!strcmp(a, "--reps"))
-      bad = wsp_opt_int(a, v, 1, 1000, &o.reps);
-    else if (!strcmp(a, "--root"))
-      bad = wsp_opt_int(a, v, 0, size - 1, &o.root);
-    else if (!strcmp(a, "--max-time")) {
-      char *end = NULL;
-      o.max_time = strtod(v, &end);
-      if (end == v || *end != '\0' || !(o.max_time > 0) || o.max_time > 1e5) {
-        if (rank == 0)
-          fprintf(stderr, "error: %s: \"%s\" is not a number of seconds > 0\n",
-                  a, v);
-        bad = 1;
-      }
-    } else if (!strcmp(a, "--max-bytes-per-rank"))
-      bad = wsp_opt_size(a, v, &o.max_bytes);
-    else if (!strcmp(a, "--dtype")) {
-      if (!strcmp(v, "double"))
-        o.is_int = 0;
-      else if (!strcmp(v, "int"))
-        o.is_int = 1;
-      else {
-        if (rank == 0)
-          fprintf(stderr, "error: %s: \"%s\" is not double or int\n", a, v);
-        bad = 1;
-      }
-    } else if (!strcmp(a, "--json"))
-      o.json = v;
-    else if (!strcmp(a, "--label"))
-      o.label = v;
-    else if (!strcmp(a, "--plot"))
-      o.plot = v;
-    else {
-      if (rank == 0) fprintf(stderr, "error: unknown option %s (see --help)\n", a);
-      return 2;
-    }
-    if (bad) return 2;
-  }
-  for (int i = 0; i < o.nsizes; i++)
-    if (o.sizes[i] > ((size_t)1 << 30)) {
-      if (rank == 0) fprintf(stderr, "error: --sizes: at most 1G per message\n");
-      return 2;
-    }
-
-  /* Every --algs name must exist somewhere, or it is a typo. */
-  int algs[WSP_COLL_COUNT][MAX_ALGS], nalgs[WSP_COLL_COUNT];
-  for (int i = 0; i < o.nalgs; i++) {
-    int found = !strcmp(o.algs[i], "mpi");
-    for (int k = 0; k < o.ncolls && !found; k++)
-      found = find_alg(o.colls[k], o.algs[i]) != -3;
-    if (!found) {
-      if (rank == 0) {
-        fprintf(stderr,
-                "error: --algs: no selected collective has an algorithm "
-                "\"%s\"; valid names:\n  mpi, auto",
-                o.algs[i]);
-        for (int k = 0; k < o.ncolls; k++)
-          for (int a = 0; a < wsp_coll_alg_count(o.colls[k]); a++) {
-            const char *nm = wsp_coll_alg_info(o.colls[k], a)->name;
-            int seen = 0; /* listed for an earlier collective */
-            for (int j = 0; j < k && !seen; j++)
-              seen = find_alg(o.colls[j], nm) >= 0;
-            for (int b = 0; b < a && !seen; b++)
-              seen = !strcmp(wsp_coll_alg_info(o.colls[k], b)->name, nm);
-            if (!seen) fprintf(stderr, ", %s", nm);
-          }
-        fprintf(stderr, "\n");
-      }
-      return 2;
-    }
-  }
-  for (int k = 0; k < o.ncolls; k++)
-    nalgs[k] = resolve_algs(&o, o.colls[k], algs[k]);
-
-  const size_t esz = o.is_int ? sizeof(int) : sizeof(double);
-  const MPI_Datatype dt = o.is_int ? MPI_INT : MPI_DOUBLE;
-
-  /* Buffers: every row fits in two of S bytes (see fill()). */
-  size_t maxs = 0;
-  for (int k = 0; k < o.ncolls; k++)
-    for (int i = 0; i < o.nsizes && nalgs[k] > 0; i++)
-      if (o.sizes[i] > maxs) maxs = o.sizes[i];
-  maxs = maxs / esz * esz;
-  if (2 * maxs > o.max_bytes) {
-    if (rank == 0) {
-      char s1[32], s2[32];
-      fprintf(stderr,
-              "error: the largest size, %s, needs send and receive buffers of "
-              "%s each = %zu bytes per rank, more than --max-bytes-per-rank "
-              "%s (%zu bytes); drop that size from --sizes or raise "
-              "--max-bytes-per-rank\n",
-              wsp_fmt_size(maxs, s1, sizeof s1), s1, 2 * maxs,
-              wsp_fmt_size(o.max_bytes, s2, sizeof s2), o.max_bytes);
-    }
-    return 2;
-  }
-  /* The same buffers on every rank of this node must fit its memory. */
-  {
-    MPI_Comm node;
-    int local = 1, bad = 0, anybad = 0;
-    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
-                            MPI_INFO_NULL, &node) == MPI_SUCCESS) {
-      MPI_Comm_size(node, &local);
-      MPI_Comm_free(&node);
-    }
-    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-    double phys = pages > 0 && psize > 0 ? (double)pages * (double)psize : 0;
-    double need = 2.0 * (double)maxs * local;
-    if (phys > 0 && need > 0.75 * phys) bad = 1;
-    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (anybad) {
-      if (bad)
-        fprintf(stderr,
-                "error: rank %d: %d ranks on this node x 2 x %zu bytes of "
-                "buffers = %.1f GiB, over 3/4 of its %.1f GiB of memory; "
-                "use smaller --sizes or fewer ranks per node\n",
-                rank, local, maxs, need / (1 << 30), phys / (1 << 30));
-      return 2;
-    }
-  }
-  void *sbuf = malloc(maxs ? maxs : 1), *rbuf = malloc(maxs ? maxs : 1);
-  double *times = malloc((size_t)o.reps * MAX_ALGS * sizeof *times);
-  double *col = malloc((size_t)o.reps * sizeof *col);
-  if (!sbuf || !rbuf || !times || !col) {
-    fprintf(stderr, "error: rank %d: out of memory (2 x %zu bytes)\n", rank,
-            maxs);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
-  memset(sbuf, 0, maxs ? maxs : 1);
-  memset(rbuf, 0, maxs ? maxs : 1);
-
-  wsp_comm_t *comm = NULL;
-  if (wsp_comm_create(MPI_COMM_WORLD, NULL, &comm) != WSP_OK)
-    die(rank, "wsp_comm_create");
+/* ---- the run ---- */
+typedef struct coll_bench {
+  const coll_opts_t *o;
+  int rank, size;
+  int algs[WSP_COLL_COUNT][MAX_ALGS], nalgs[WSP_COLL_COUNT]; /* per --colls entry */
+  size_t esz;
+  MPI_Datatype dt;
+  size_t maxs; /* bytes of each buffer */
+  void *sbuf, *rbuf;
+  double *times; /* [rep * MAX_ALGS + alg] */
+  wsp_comm_t *comm;
   wsp_model_t model;
-  if (wsp_comm_model(comm, &model) != WSP_OK) die(rank, "wsp_comm_model");
+  wsp_bench_out_t out;
+  int mismatches; /* algorithms (and references) that gave a wrong result */
+} coll_bench_t;
 
-  const char *mpiv = wsp_bench_mpi_version();
-  FILE *files[2] = {wsp_bench_json_open(o.json, rank), NULL};
-  if (rank == 0 && o.json && files[0] == NULL) {
-    fprintf(stderr, "error: --json: cannot open %s\n", o.json);
-    MPI_Abort(MPI_COMM_WORLD, 2);
+/* What each algorithm of a row needs between its check and its report. */
+typedef struct row_state {
+  int na;
+  const int *al;
+  int ran[MAX_ALGS];        /* the algorithm that really runs */
+  long iters[MAX_ALGS];
+  long long bad[MAX_ALGS];  /* ranks whose result was wrong */
+} row_state_t;
+
+/* The buffers of the largest row, two of S bytes (see fill()), refused
+ * when over --max-bytes-per-rank. 0, or 2 (message on rank 0). */
+static int size_buffers(coll_bench_t *b) {
+  const coll_opts_t *o = b->o;
+  size_t maxs = 0;
+  for (int k = 0; k < o->colls.n; k++)
+    for (int i = 0; i < o->sizes.n && b->nalgs[k] > 0; i++)
+      if (o->sizes.v[i] > maxs) maxs = o->sizes.v[i];
+  b->maxs = maxs / b->esz * b->esz;
+  if (2 * b->maxs <= o->max_bytes) return 0;
+  if (b->rank == 0) {
+    char s1[32], s2[32];
+    fprintf(stderr,
+            "error: the largest size, %s, needs send and receive buffers of "
+            "%s each = %zu bytes per rank, more than --max-bytes-per-rank "
+            "%s (%zu bytes); drop that size from --sizes or raise "
+            "--max-bytes-per-rank\n",
+            wsp_fmt_size(b->maxs, s1, sizeof s1), s1, 2 * b->maxs,
+            wsp_fmt_size(o->max_bytes, s2, sizeof s2), o->max_bytes);
   }
-  if (rank == 0 && o.plot) {
-    /* The plot shows this run only: its rows also go to a private file. */
-    const char *tmp = getenv("TMPDIR");
-    snprintf(post->json_tmp, sizeof post->json_tmp, "%s/wsp-bench-json-XXXXXX",
-             tmp && *tmp ? tmp : "/tmp");
-    int fd = mkstemp(post->json_tmp);
-    if (fd < 0 || (files[1] = fdopen(fd, "w")) == NULL) {
-      fprintf(stderr, "error: --plot: cannot create %s: %s\n", post->json_tmp,
-              strerror(errno));
-      MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    post->plot_png = o.plot;
-    snprintf(post->title, sizeof post->title, "wsp-bench coll, p = %d%s%s",
-             size, *o.label ? ", " : "", o.label);
+  return 2;
+}
+
+/* The same buffers on every rank of a node must fit its memory. The node
+ * map is the library's (wsp_comm_topology, which honours WSP_NODES), so
+ * this check and the node-aware algorithms agree on what a node is. 0, or
+ * 2 on every rank (message from the ranks whose node is short). */
+static int check_node_memory(const coll_bench_t *b) {
+  wsp_topology_t topo;
+  if (wsp_comm_topology(b->comm, &topo) != WSP_OK)
+    wsp_bench_die(b->rank, "wsp_comm_topology", wsp_last_error());
+  long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+  double phys = pages > 0 && psize > 0 ? (double)pages * (double)psize : 0;
+  double need = 2.0 * (double)b->maxs * topo.node_ranks;
+  int bad = phys > 0 && need > 0.75 * phys, anybad = 0;
+  MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (bad)
+    fprintf(stderr,
+            "error: rank %d: %d ranks on this node x 2 x %zu bytes of "
+            "buffers = %.1f GiB, over 3/4 of its %.1f GiB of memory; "
+            "use smaller --sizes or fewer ranks per node\n",
+            b->rank, topo.node_ranks, b->maxs, need / (1 << 30), phys / (1 << 30));
+  return anybad ? 2 : 0;
+}
+
+static void alloc_buffers(coll_bench_t *b) {
+  size_t n = b->maxs ? b->maxs : 1;
+  b->sbuf = malloc(n);
+  b->rbuf = malloc(n);
+  b->times = malloc((size_t)b->o->reps * MAX_ALGS * sizeof *b->times);
+  if (!b->sbuf || !b->rbuf || !b->times) {
+    char what[96];
+    snprintf(what, sizeof what, "out of memory (2 x %zu bytes)", b->maxs);
+    wsp_bench_die(b->rank, what, NULL);
   }
+  memset(b->sbuf, 0, n);
+  memset(b->rbuf, 0, n);
+}
 
-  if (rank == 0 && !o.quiet) {
-    printf("# wsp-bench coll: p=%d, %s, op sum, root %ld, %ld reps (median), "
-           "%s\n",
-           size, o.is_int ? "int" : "double", o.root, o.reps, mpiv);
-    wsp_topology_t topo;
-    wsp_comm_topology(comm, &topo);
-    printf("# model: alpha %.3g s, beta %.3g s/B, gamma %.3g s/B, beta_x "
-           "%.3g s/B, gap %.3g s, node alpha %.3g s, node beta %.3g s/B (%s)\n",
-           model.alpha, model.beta, model.gamma, model.beta_x, model.gap, model.alpha_node,
-           model.beta_node, model.calibrated ? "calibrated" : "configured");
-    printf("# nodes: %d, at most %d ranks per node%s\n", topo.nodes,
-           topo.max_node_ranks, topo.blocks ? " (blocks of consecutive ranks)" : "");
-    printf("# time: slowest rank's mean per call; algbw = size/time, busbw = "
-           "algbw x nccl-tests factor (GB/s = 1e9 B/s);\n# ratio = mpi time / "
-           "time (>1: faster than MPI); pred = model's time of what ran\n");
-    printf("%-9s %7s %7s %-20s %8s %11s %9s %9s %7s %11s  %s\n", "coll",
-           "size", "block", "alg", "iters", "time_us", "algbw", "busbw",
-           "ratio", "pred_us", "note");
-    fflush(stdout);
+static void print_header(const coll_bench_t *b) {
+  const wsp_model_t *m = &b->model;
+  wsp_topology_t topo;
+  wsp_comm_topology(b->comm, &topo);
+  printf("# wsp-bench coll: p=%d, %s, op sum, root %ld, %ld reps (median), %s\n",
+         b->size, dtype_names[b->o->is_int], b->o->root, b->o->reps, b->out.mpi);
+  printf("# model: alpha %.3g s, beta %.3g s/B, gamma %.3g s/B, beta_x "
+         "%.3g s/B, gap %.3g s, node alpha %.3g s, node beta %.3g s/B (%s)\n",
+         m->alpha, m->beta, m->gamma, m->beta_x, m->gap, m->alpha_node, m->beta_node,
+         m->calibrated ? "calibrated" : "configured");
+  printf("# nodes: %d, at most %d ranks per node%s\n", topo.nodes, topo.max_node_ranks,
+         topo.blocks ? " (blocks of consecutive ranks)" : "");
+  printf("# time: slowest rank's mean per call; algbw = size/time, busbw = "
+         "algbw x nccl-tests factor (GB/s = 1e9 B/s);\n# ratio = mpi time / "
+         "time (>1: faster than MPI); pred = model's time of what ran\n");
+  printf("%-9s %7s %7s %-20s %8s %11s %9s %9s %7s %11s  %s\n", "coll", "size",
+         "block", "alg", "iters", "time_us", "algbw", "busbw", "ratio", "pred_us",
+         "note");
+  fflush(stdout);
+}
+
+/* The row of collective c at size S: element counts, or 0 (with a note in
+ * the table) when an element does not fit. */
+static int row_init(const coll_bench_t *b, wsp_coll_t c, size_t S, row_t *w) {
+  *w = (row_t){.coll = c, .comm = b->comm, .p = b->size, .rank = b->rank,
+               .root = rooted(c) ? (int)b->o->root : 0, .is_int = b->o->is_int,
+               .dt = b->dt, .esz = b->esz, .sbuf = b->sbuf, .rbuf = b->rbuf};
+  if (whole_message(c)) {
+    w->count = S / b->esz;
+    w->bytes = w->block = w->count * b->esz;
+  } else {
+    w->count = S / (size_t)b->size / b->esz;
+    w->block = w->count * b->esz;
+    w->bytes = w->block * (size_t)b->size;
   }
+  if (w->count > 0) return 1;
+  if (b->rank == 0 && !b->o->io.quiet)
+    printf("# %s %zu: skipped (%s)\n", wsp_coll_name(c), S,
+           whole_message(c) ? "less than one element"
+                            : "a block would be less than one element");
+  return 0;
+}
 
-  int mismatches = 0;
-  for (int k = 0; k < o.ncolls; k++) {
-    wsp_coll_t c = o.colls[k];
-    int na = nalgs[k];
-    int *al = algs[k];
-    if (na == 0) continue;
-    for (int si = 0; si < o.nsizes; si++) {
-      row_t w = {.coll = c, .comm = comm, .p = size, .rank = rank,
-                 .root = rooted(c) ? (int)o.root : 0, .is_int = o.is_int,
-                 .dt = dt, .esz = esz, .sbuf = sbuf, .rbuf = rbuf};
-      size_t S = o.sizes[si];
-      if (whole_message(c)) {
-        w.count = S / esz;
-        w.bytes = w.block = w.count * esz;
-      } else {
-        w.count = S / (size_t)size / esz;
-        w.block = w.count * esz;
-        w.bytes = w.block * (size_t)size;
-      }
-      if (w.count == 0) {
-        if (rank == 0 && !o.quiet)
-          printf("# %s %zu: skipped (%s)\n", wsp_coll_name(c), S,
-                 whole_message(c) ? "less than one element"
-                                  : "a block would be less than one element");
-        continue;
-      }
-      long iters[MAX_ALGS];
-      long long bad[MAX_ALGS];
+/* One call of `alg` on fresh input, its output checked against the exact
+ * answer. Returns the number of ranks with a wrong result (on every rank);
+ * each of them prints the first wrong element. */
+static long long checked_call(const row_t *w, int alg, const char *who) {
+  fill(w);
+  run_once(w, alg);
+  double want = 0;
+  long long first = verify(w, &want);
+  long long mine = first >= 0, anybad = 0;
+  MPI_Allreduce(&mine, &anybad, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (first >= 0)
+    fprintf(stderr,
+            "MISMATCH: rank %d: %s %s, %zu bytes: element %lld of the result is "
+            "%.17g, expected %.17g\n",
+            w->rank, wsp_coll_name(w->coll), who, w->bytes, first,
+            get(w, w->rbuf, (size_t)first), want);
+  return anybad;
+}
 
-      /* Per algorithm: what really runs (a forced algorithm whose
-       * preconditions fail runs its fallback), one checked call, the
-       * iteration count, warmup. */
-      int ran[MAX_ALGS];
-      for (int a = 0; a < na; a++) {
-        select_alg(&w, al[a]);
-        ran[a] = -1;
-        if (al[a] != ALG_MPI &&
-            wsp_coll_select(comm, c, w.block, 1, &ran[a]) != WSP_OK)
-          die(rank, "wsp_coll_select");
-        fill(&w);
-        run_once(&w, al[a]);
-        double want = 0;
-        long long first = verify(&w, &want);
-        long long anybad = 0, mine = first >= 0 ? 1 : 0;
-        MPI_Allreduce(&mine, &anybad, 1, MPI_LONG_LONG, MPI_SUM,
-                      MPI_COMM_WORLD);
-        if (first >= 0)
-          fprintf(stderr,
-                  "MISMATCH: rank %d: %s %s, %zu bytes: element %lld of the "
-                  "result is %.17g, expected %.17g\n",
-                  rank, wsp_coll_name(c), alg_name(c, al[a]), w.bytes, first,
-                  get(&w, w.rbuf, (size_t)first), want);
-        bad[a] = anybad;
-        mismatches += anybad > 0;
-        if (o.iters > 0) {
-          iters[a] = o.iters;
-        } else {
-          /* Time 1, 8, 64, ... calls until they take a millisecond. */
-          long n = 1;
-          double t;
-          for (;;) {
-            t = time_calls(&w, al[a], n);
-            if (t >= 1e-3 || n >= MAX_ITERS / 8) break;
-            n *= 8;
-          }
-          double per = t / (double)n;
-          double goal = o.max_time / ((double)o.reps * (per > 0 ? per : 1e-9));
-          iters[a] = goal < 1 ? 1 : goal > MAX_ITERS ? MAX_ITERS : (long)goal;
-        }
-        long wu = o.warmup >= 0 ? o.warmup : (iters[a] < 5 ? iters[a] : 5);
-        for (long i = 0; i < wu; i++) run_once(&w, al[a]);
-      }
-      uint64_t order_state = (uint64_t)(k * 1000 + si) * 0x9e3779b97f4a7c15ull;
-      for (long r = 0; r < o.reps; r++) {
-        int order[MAX_ALGS];
-        wsp_random_order(order, na, &order_state);
-        for (int j = 0; j < na; j++) {
-          int a = order[j];
-          select_alg(&w, al[a]);
-          times[r * MAX_ALGS + a] = time_calls(&w, al[a], iters[a]) /
-                                    (double)iters[a];
-        }
-      }
-      if (rank != 0) continue;
+/* Calls per repetition: given, or timed 1, 8, 64, ... calls until they
+ * take a millisecond, then as many as fill --max-time over the reps. */
+static long choose_iters(const coll_opts_t *o, const row_t *w, int alg) {
+  if (o->iters > 0) return o->iters;
+  long n = 1;
+  double t;
+  for (;;) {
+    t = time_calls(w, alg, n);
+    if (t >= 1e-3 || n >= MAX_ITERS / 8) break;
+    n *= 8;
+  }
+  double per = t / (double)n;
+  double goal = o->max_time / ((double)o->reps * (per > 0 ? per : 1e-9));
+  return goal < 1 ? 1 : goal > MAX_ITERS ? MAX_ITERS : (long)goal;
+}
 
-      double med[MAX_ALGS], mn[MAX_ALGS], tmpi = -1;
-      for (int a = 0; a < na; a++) {
-        for (long r = 0; r < o.reps; r++) col[r] = times[r * MAX_ALGS + a];
-        med[a] = median(col, o.reps);
-        mn[a] = col[0];
-        if (al[a] == ALG_MPI) tmpi = med[a];
-      }
-      double fac = bus_factor(c, size);
-      char sz[32], bk[32];
-      wsp_fmt_size(S, sz, sizeof sz);
-      wsp_fmt_size(w.block, bk, sizeof bk);
-      for (int a = 0; a < na; a++) {
-        double t = med[a];
-        double algbw = t > 0 ? (double)w.bytes / t / 1e9 : 0;
-        double pred = -1;
-        if (ran[a] >= 0 &&
-            wsp_coll_predict(comm, c, ran[a], w.block, 1, &pred) != WSP_OK)
-          die(rank, "wsp_coll_predict");
-        double ratio = tmpi > 0 && t > 0 ? tmpi / t : -1;
-        if (!o.quiet) {
-          char pr[32], ra[32], note[128] = "";
-          if (pred >= 0) snprintf(pr, sizeof pr, "%.2f", pred * 1e6);
-          else snprintf(pr, sizeof pr, "-");
-          if (ratio > 0) snprintf(ra, sizeof ra, "%.3f", ratio);
-          else snprintf(ra, sizeof ra, "-");
-          if (al[a] == WSP_ALG_AUTO)
-            snprintf(note, sizeof note, "-> %s", alg_name(c, ran[a]));
-          else if (al[a] >= 0 && ran[a] != al[a])
-            snprintf(note, sizeof note, "preconditions fail: ran %s",
-                     alg_name(c, ran[a]));
-          if (bad[a])
-            snprintf(note + strlen(note), sizeof note - strlen(note),
-                     "%sMISMATCH on %lld rank(s)", *note ? " " : "", bad[a]);
-          printf("%-9s %7s %7s %-20s %8ld %11.2f %9.4f %9.4f %7s %11s  %s\n",
-                 wsp_coll_name(c), sz, whole_message(c) ? "-" : bk,
-                 alg_name(c, al[a]), iters[a], t * 1e6, algbw, algbw * fac, ra,
-                 pr, note);
-        }
-        if (files[0] || files[1]) {
-          json_t *j = json_object();
-          json_object_set_new(j, "bench", json_string("coll"));
-          json_object_set_new(j, "coll", json_string(wsp_coll_name(c)));
-          json_object_set_new(j, "alg", json_string(alg_name(c, al[a])));
-          json_object_set_new(j, "chosen",
-                              al[a] == WSP_ALG_AUTO
-                                  ? json_string(alg_name(c, ran[a]))
-                                  : json_null());
-          json_object_set_new(j, "ran", ran[a] >= 0
-                                            ? json_string(alg_name(c, ran[a]))
-                                            : json_null());
-          json_object_set_new(j, "p", json_integer(size));
-          json_object_set_new(j, "size", json_integer((json_int_t)S));
-          json_object_set_new(j, "bytes", json_integer((json_int_t)w.bytes));
-          json_object_set_new(j, "block", json_integer((json_int_t)w.block));
-          json_object_set_new(j, "count", json_integer((json_int_t)w.count));
-          json_object_set_new(j, "dtype",
-                              json_string(o.is_int ? "int" : "double"));
-          json_object_set_new(j, "root", rooted(c) ? json_integer(o.root)
-                                                   : json_null());
-          json_object_set_new(j, "iters", json_integer(iters[a]));
-          json_object_set_new(j, "reps", json_integer(o.reps));
-          json_object_set_new(j, "time_s", json_real(t));
-          json_object_set_new(j, "time_s_min", json_real(mn[a]));
-          json_object_set_new(j, "algbw_GBps", json_real(algbw));
-          json_object_set_new(j, "busbw_GBps", json_real(algbw * fac));
-          json_object_set_new(j, "busbw_factor", json_real(fac));
-          if (ratio > 0)
-            json_object_set_new(j, "ratio_to_mpi", json_real(ratio));
-          json_object_set_new(j, "predicted_s",
-                              pred >= 0 ? json_real(pred) : json_null());
-          json_object_set_new(j, "check",
-                              json_string(bad[a] ? "MISMATCH" : "ok"));
-          json_object_set_new(j, "mpi", json_string(mpiv));
-          json_object_set_new(j, "label", json_string(o.label));
-          json_object_set_new(
-              j, "model",
-              json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b}", "alpha", model.alpha,
-                        "beta", model.beta, "gamma", model.gamma, "beta_x",
-                        model.beta_x, "alpha_node", model.alpha_node, "beta_node",
-                        model.beta_node, "gap", model.gap, "calibrated", model.calibrated));
-          json_object_set_new(j, "wirespeed",
-                              json_string(wsp_version_string()));
-          json_line(files, 2, j);
-        }
-      }
-      if (!o.quiet) fflush(stdout);
+/* Before timing: MPI's own result on this input, then per algorithm what
+ * really runs (a forced algorithm whose preconditions fail runs its
+ * fallback), its checked call, its iteration count and its warmup. */
+static void prepare_row(coll_bench_t *b, const row_t *w, row_state_t *s) {
+  if (checked_call(w, ALG_MPI, "mpi (the reference)") > 0) b->mismatches++;
+  for (int a = 0; a < s->na; a++) {
+    int alg = s->al[a];
+    select_alg(w, alg);
+    s->ran[a] = -1;
+    if (alg != ALG_MPI && wsp_coll_select(b->comm, w->coll, w->block, 1, &s->ran[a]) != WSP_OK)
+      wsp_bench_die(b->rank, "wsp_coll_select", wsp_last_error());
+    s->bad[a] = checked_call(w, alg, alg_name(w->coll, alg));
+    b->mismatches += s->bad[a] > 0;
+    s->iters[a] = choose_iters(b->o, w, alg);
+    long wu = b->o->warmup >= 0 ? b->o->warmup : (s->iters[a] < 5 ? s->iters[a] : 5);
+    for (long i = 0; i < wu; i++) run_once(w, alg);
+  }
+}
+
+/* The timed repetitions, algorithms in a new random order each. */
+static void time_row(coll_bench_t *b, const row_t *w, const row_state_t *s,
+                     uint64_t order_state) {
+  for (long r = 0; r < b->o->reps; r++) {
+    int order[MAX_ALGS];
+    wsp_random_order(order, s->na, &order_state);
+    for (int j = 0; j < s->na; j++) {
+      int a = order[j];
+      select_alg(w, s->al[a]);
+      b->times[r * MAX_ALGS + a] =
+          time_calls(w, s->al[a], s->iters[a]) / (double)s->iters[a];
     }
   }
-  wsp_comm_free(&comm);
-  for (int i = 0; i < 2; i++)
-    if (files[i]) fclose(files[i]);
-  free(sbuf);
-  free(rbuf);
-  free(times);
-  free(col);
-  if (mismatches) {
+}
+
+/* One algorithm's figures in a row, as the table and the JSON show them. */
+typedef struct alg_result {
+  double t, t_min, algbw, fac, ratio, pred; /* ratio, pred: -1 when none */
+} alg_result_t;
+
+static void print_line(const coll_bench_t *b, const row_t *w, size_t S,
+                       const row_state_t *s, int a, const alg_result_t *r) {
+  wsp_coll_t c = w->coll;
+  char sz[32], bk[32], pr[32], ra[32], note[128] = "";
+  wsp_fmt_size(S, sz, sizeof sz);
+  wsp_fmt_size(w->block, bk, sizeof bk);
+  if (r->pred >= 0) snprintf(pr, sizeof pr, "%.2f", r->pred * 1e6);
+  else snprintf(pr, sizeof pr, "-");
+  if (r->ratio > 0) snprintf(ra, sizeof ra, "%.3f", r->ratio);
+  else snprintf(ra, sizeof ra, "-");
+  if (s->al[a] == WSP_ALG_AUTO)
+    snprintf(note, sizeof note, "-> %s", alg_name(c, s->ran[a]));
+  else if (s->al[a] >= 0 && s->ran[a] != s->al[a])
+    snprintf(note, sizeof note, "preconditions fail: ran %s", alg_name(c, s->ran[a]));
+  if (s->bad[a])
+    snprintf(note + strlen(note), sizeof note - strlen(note), "%sMISMATCH on %lld rank(s)",
+             *note ? " " : "", s->bad[a]);
+  printf("%-9s %7s %7s %-20s %8ld %11.2f %9.4f %9.4f %7s %11s  %s\n", wsp_coll_name(c),
+         sz, whole_message(c) ? "-" : bk, alg_name(c, s->al[a]), s->iters[a], r->t * 1e6,
+         r->algbw, r->algbw * r->fac, ra, pr, note);
+}
+
+static void json_line(coll_bench_t *b, const row_t *w, size_t S, const row_state_t *s,
+                      int a, const alg_result_t *r) {
+  const wsp_model_t *m = &b->model;
+  wsp_coll_t c = w->coll;
+  int alg = s->al[a], ran = s->ran[a];
+  json_t *j = wsp_bench_record(&b->out);
+  json_object_set_new(j, "coll", json_string(wsp_coll_name(c)));
+  json_object_set_new(j, "alg", json_string(alg_name(c, alg)));
+  json_object_set_new(j, "chosen",
+                      alg == WSP_ALG_AUTO ? json_string(alg_name(c, ran)) : json_null());
+  json_object_set_new(j, "ran", ran >= 0 ? json_string(alg_name(c, ran)) : json_null());
+  json_object_set_new(j, "size", json_integer((json_int_t)S));
+  json_object_set_new(j, "bytes", json_integer((json_int_t)w->bytes));
+  json_object_set_new(j, "block", json_integer((json_int_t)w->block));
+  json_object_set_new(j, "count", json_integer((json_int_t)w->count));
+  json_object_set_new(j, "dtype", json_string(dtype_names[b->o->is_int]));
+  json_object_set_new(j, "root", rooted(c) ? json_integer(b->o->root) : json_null());
+  json_object_set_new(j, "iters", json_integer(s->iters[a]));
+  json_object_set_new(j, "reps", json_integer(b->o->reps));
+  json_object_set_new(j, "time_s", json_real(r->t));
+  json_object_set_new(j, "time_s_min", json_real(r->t_min));
+  json_object_set_new(j, "algbw_GBps", json_real(r->algbw));
+  json_object_set_new(j, "busbw_GBps", json_real(r->algbw * r->fac));
+  json_object_set_new(j, "busbw_factor", json_real(r->fac));
+  if (r->ratio > 0) json_object_set_new(j, "ratio_to_mpi", json_real(r->ratio));
+  json_object_set_new(j, "predicted_s", r->pred >= 0 ? json_real(r->pred) : json_null());
+  json_object_set_new(j, "check", json_string(s->bad[a] ? "MISMATCH" : "ok"));
+  json_object_set_new(
+      j, "model",
+      json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b}", "alpha", m->alpha, "beta",
+                m->beta, "gamma", m->gamma, "beta_x", m->beta_x, "alpha_node",
+                m->alpha_node, "beta_node", m->beta_node, "gap", m->gap, "calibrated",
+                m->calibrated));
+  wsp_bench_emit(&b->out, j);
+}
+
+/* Rank 0: the row's statistics, table lines and JSON records. */
+static void report_row(coll_bench_t *b, const row_t *w, size_t S, const row_state_t *s) {
+  alg_result_t res[MAX_ALGS];
+  double tmpi = -1, col[1000]; /* --reps is at most 1000 */
+  for (int a = 0; a < s->na; a++) {
+    wsp_stats_t st;
+    for (long r = 0; r < b->o->reps; r++) col[r] = b->times[r * MAX_ALGS + a];
+    wsp_stats_sorted(col, (size_t)b->o->reps, &st);
+    res[a] = (alg_result_t){.t = st.median, .t_min = st.min,
+                            .fac = bus_factor(w->coll, b->size), .pred = -1};
+    if (s->al[a] == ALG_MPI) tmpi = st.median;
+  }
+  for (int a = 0; a < s->na; a++) {
+    alg_result_t *r = &res[a];
+    r->algbw = r->t > 0 ? (double)w->bytes / r->t / 1e9 : 0;
+    r->ratio = tmpi > 0 && r->t > 0 ? tmpi / r->t : -1;
+    if (s->ran[a] >= 0 &&
+        wsp_coll_predict(b->comm, w->coll, s->ran[a], w->block, 1, &r->pred) != WSP_OK)
+      wsp_bench_die(b->rank, "wsp_coll_predict", wsp_last_error());
+    if (!b->o->io.quiet) print_line(b, w, S, s, a, r);
+    if (wsp_bench_out_wanted(&b->out)) json_line(b, w, S, s, a, r);
+  }
+  if (!b->o->io.quiet) fflush(stdout);
+}
+
+static void run_row(coll_bench_t *b, int k, int si) {
+  wsp_coll_t c = (wsp_coll_t)b->o->colls.v[k];
+  size_t S = b->o->sizes.v[si];
+  row_t w;
+  if (!row_init(b, c, S, &w)) return;
+  row_state_t s = {.na = b->nalgs[k], .al = b->algs[k]};
+  prepare_row(b, &w, &s);
+  time_row(b, &w, &s, (uint64_t)(k * 1000 + si) * 0x9e3779b97f4a7c15ull);
+  if (b->rank == 0) report_row(b, &w, S, &s);
+}
+
+/* Everything before the first row; 0, or the exit code. */
+static int setup(coll_bench_t *b, wsp_bench_post_t *post) {
+  const coll_opts_t *o = b->o;
+  int rc = check_alg_names(o, b->rank);
+  if (rc) return rc;
+  for (int k = 0; k < o->colls.n; k++)
+    b->nalgs[k] = resolve_algs(o, (wsp_coll_t)o->colls.v[k], b->algs[k]);
+  b->esz = o->is_int ? sizeof(int) : sizeof(double);
+  b->dt = o->is_int ? MPI_INT : MPI_DOUBLE;
+  if ((rc = size_buffers(b)) != 0) return rc;
+  if (wsp_comm_create(MPI_COMM_WORLD, NULL, &b->comm) != WSP_OK)
+    wsp_bench_die(b->rank, "wsp_comm_create", wsp_last_error());
+  if ((rc = check_node_memory(b)) != 0) return rc;
+  if (wsp_comm_model(b->comm, &b->model) != WSP_OK)
+    wsp_bench_die(b->rank, "wsp_comm_model", wsp_last_error());
+  if ((rc = wsp_bench_out_open(&b->out, "coll", &o->io, b->rank, b->size, NULL, post)))
+    return rc;
+  alloc_buffers(b);
+  return 0;
+}
+
+int wsp_bench_coll(int argc, char **argv, int rank, int size, wsp_bench_post_t *post) {
+  coll_opts_t o = {.colls = {.n = WSP_COLL_COUNT}, .iters = 0, .warmup = -1, .reps = 5,
+                   .root = 0, .max_time = 0.2, .max_bytes = (size_t)1 << 30,
+                   .sizes = {{8, 64, 512, 4096, 32768, 262144, 1u << 20, 4u << 20,
+                              16u << 20, 64u << 20},
+                             10},
+                   .io = {.label = ""}};
+  for (int c = 0; c < WSP_COLL_COUNT; c++) o.colls.v[c] = c;
+  int rc = parse(&o, argc, argv, rank, size);
+  if (rc >= 0) return rc;
+  coll_bench_t b = {.o = &o, .rank = rank, .size = size};
+  if ((rc = setup(&b, post)) == 0) {
+    if (rank == 0 && !o.io.quiet) print_header(&b);
+    for (int k = 0; k < o.colls.n; k++)
+      for (int si = 0; si < o.sizes.n && b.nalgs[k] > 0; si++) run_row(&b, k, si);
+  }
+  if (b.comm) wsp_comm_free(&b.comm);
+  wsp_bench_out_close(&b.out);
+  free(b.sbuf);
+  free(b.rbuf);
+  free(b.times);
+  if (rc) return rc;
+  if (b.mismatches) {
     if (rank == 0)
-      fprintf(stderr, "error: %d algorithm(s) gave wrong results (MISMATCH "
-                      "above)\n", mismatches);
+      fprintf(stderr, "error: %d result(s) were wrong (MISMATCH above)\n", b.mismatches);
     return 1;
   }
   return 0;

@@ -65,14 +65,17 @@
  * strategy (its run and drain), as a fraction of the run's wall time, summed
  * over ranks: 2.0 would be both cores of the testbed machine.
  *
+ * Hosts are wirespeed's nodes (wsp_comm_node): ranks with the same
+ * processor name (each netlab namespace has its own host name), or the
+ * grouping WSP_NODES sets, so the benchmark and the library's node-aware
+ * code count hosts the same way.
+ *
  * Waiting never spins: every loop that polls backs off after a pass that
  * found nothing to do (two more passes, then sleeps doubling from 1 us up
  * to 1 ms), the policy of the engine, so that 16 ranks on two cores leave
  * the CPU to the network stack and no strategy wins or loses by its way of
  * waiting.
  */
-#include <errno.h>
-#include <jansson.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -88,12 +91,13 @@
 #endif
 
 #include "bench.h"
-#include "opts.h"
 #include "pattern.h"
+#include "stats.h"
 
 enum { S1, S2, S3, ADAPTIVE, FIXED, NSTRAT };
-static const char *const strat_names[NSTRAT] = {"s1", "s2", "s3", "adaptive",
-                                                "fixed"};
+static const char *const strat_names[NSTRAT + 1] = {"s1", "s2", "s3", "adaptive",
+                                                    "fixed", NULL};
+static const char *const dest_names[] = {"rr", "random", NULL};
 enum { TAG_REQ = 11, TAG_RESP = 12 };
 #define MAX_DURATION 86400.0
 #define WINDOW_5S 5
@@ -101,54 +105,101 @@ enum { TAG_REQ = 11, TAG_RESP = 12 };
 #define BACKOFF_SPIN 2
 #define BACKOFF_MAX_US 1000u
 
-typedef struct opts {
-  int strat[NSTRAT], nstrat;
+typedef struct shuffle_opts {
+  wsp_opt_ints_t strat;
+  int explicit_strategies;
   size_t req;
   long fold;
   double duration, rate, link;
   long s2_window;
   long seed;
-  int dest_random; /* --dest random: uniform destinations, else round robin */
-  const char *json, *label, *plot;
-  int quiet, per_rank;
-} opts_t;
+  int dest_random; /* --dest: index in dest_names (1: uniformly random) */
+  int per_rank;
+  wsp_bench_io_t io;
+} shuffle_opts_t;
 
-static void usage(FILE *f) {
-  fprintf(f,
-          "usage: mpirun -np N wsp-bench shuffle [options]\n\n"
-          "  --strategies LIST  among s1,s2,s3,adaptive,fixed (default\n"
-          "                     s1,s2,s3,adaptive; s3 only with a rate); run\n"
-          "                     one after the other\n"
-          "  --req-size SIZE    request payload (default 1K; at least 1)\n"
-          "  --fold N           response = N x request (default 100)\n"
-          "  --duration SEC     seconds per strategy (default 10)\n"
-          "  --link-rate RATE   NIC rate B of a host (e.g. 25mbit): goodput is\n"
-          "                     also shown as a fraction of B\n"
-          "  --rate RATE        s3 and fixed: goodput asked for per host\n"
-          "                     (default: --link-rate; required for s3/fixed\n"
-          "                     without it)\n"
-          "  --s2-window N      s2/s3: unanswered requests per peer at most\n"
-          "                     (default 32), only so that memory is bounded\n"
-          "  --dest rr|random   destinations of s2's and the engine's\n"
-          "                     requests: round robin (default) or uniformly\n"
-          "                     random among the other ranks (s1 and s3 ask\n"
-          "                     every other rank in each round)\n"
-          "  --seed N           start of each rank's round robin, or seed of\n"
-          "                     its random destinations (default 1)\n"
-          "  --per-rank         per-second table per rank instead of per host\n"
-          "  --json FILE        append JSON lines: a summary per strategy and\n"
-          "                     one line per second\n"
-          "  --label TEXT       free text stored in the JSON (e.g. testbed)\n"
-          "  --plot PNG         after the run, draw goodput over time per\n"
-          "                     strategy with python/wsp_plot.py (matplotlib)\n"
-          "  --quiet            summary only\n\n"
-          "Rates: bytes/s (3000000, 3MB) or bits/s in tc syntax (25mbit).\n"
-          "Goodput = payload bytes of responses received per second per host\n"
-          "from ranks on other hosts (all ranks when there is one host);\n"
-          "Mbit/s = 1e6 bits/s. min5/mean = the lowest 5-second window of a\n"
-          "host over its mean; the worst host is shown. all5/mean = the\n"
-          "same for the mean over hosts of each second. Exit status 1 if a\n"
-          "response had the wrong size.\n");
+static const char shuffle_footer[] =
+    "Rates: bytes/s (3000000, 3MB) or bits/s in tc syntax (25mbit).\n"
+    "Goodput = payload bytes of responses received per second per host\n"
+    "from ranks on other hosts (all ranks when there is one host);\n"
+    "Mbit/s = 1e6 bits/s. min5/mean = the lowest 5-second window of a\n"
+    "host over its mean; the worst host is shown. all5/mean = the\n"
+    "same for the mean over hosts of each second. Exit status 1 if a\n"
+    "response had the wrong size.\n";
+
+static int parse(shuffle_opts_t *o, int argc, char **argv, int rank) {
+  const wsp_opt_t table[] = {
+      {"--strategies", WSP_OPT_CHOICE_LIST, &o->strat, "LIST",
+       "among s1,s2,s3,adaptive,fixed; run one after the other",
+       "s1,s2,s3,adaptive; s3 only with a rate", 0, 0, strat_names,
+       &o->explicit_strategies},
+      {"--req-size", WSP_OPT_SIZE, &o->req, "SIZE", "request payload, 1 to 1M", "1K", 1,
+       (double)(1 << 20), NULL, NULL},
+      {"--fold", WSP_OPT_INT, &o->fold, "N", "response = N x request", "100", 1, 100000,
+       NULL, NULL},
+      {"--duration", WSP_OPT_DOUBLE, &o->duration, "SEC", "seconds per strategy", "10",
+       1, MAX_DURATION, NULL, NULL},
+      {"--link-rate", WSP_OPT_RATE, &o->link, "RATE",
+       "NIC rate B of a host (e.g. 25mbit): goodput is also shown as a fraction of B",
+       NULL, 0, 0, NULL, NULL},
+      {"--rate", WSP_OPT_RATE, &o->rate, "RATE",
+       "s3 and fixed: goodput asked for per host",
+       "--link-rate; required for s3/fixed without it", 0, 0, NULL, NULL},
+      {"--s2-window", WSP_OPT_INT, &o->s2_window, "N",
+       "s2/s3: unanswered requests per peer at most, only so that memory is bounded",
+       "32", 1, 1000000, NULL, NULL},
+      {"--dest", WSP_OPT_CHOICE, &o->dest_random, "rr|random",
+       "destinations of s2's and the engine's requests: round robin or uniformly "
+       "random among the other ranks (s1 and s3 ask every other rank in each round)",
+       "rr", 0, 0, dest_names, NULL},
+      {"--seed", WSP_OPT_INT, &o->seed, "N",
+       "start of each rank's round robin, or seed of its random destinations", "1", 0,
+       (double)(1LL << 40), NULL, NULL},
+      {"--per-rank", WSP_OPT_FLAG, &o->per_rank, NULL,
+       "per-second table per rank instead of per host", NULL, 0, 0, NULL, NULL},
+      WSP_BENCH_OPT_JSON(o->io,
+                         "append JSON lines: a summary per strategy and one line per "
+                         "second"),
+      WSP_BENCH_OPT_LABEL(o->io),
+      WSP_BENCH_OPT_PLOT(o->io,
+                         "after the run, draw goodput over time per strategy with "
+                         "python/wsp_plot.py (matplotlib)"),
+      WSP_BENCH_OPT_QUIET(o->io, "summary only"),
+      WSP_BENCH_OPT_END};
+  const wsp_opt_cmd_t cmd = {"usage: mpirun -np N wsp-bench shuffle [options]\n",
+                             table, shuffle_footer};
+  return wsp_bench_parse(&cmd, argc, argv, rank);
+}
+
+/* What the options allow only together; also leaves s3 out of the default
+ * list when there is no rate. -1 to go on, or 2 (message on rank 0). */
+static int check_opts(shuffle_opts_t *o, int rank) {
+  size_t resp = o->req * (size_t)o->fold;
+  if (resp > (size_t)1 << 30) {
+    if (rank == 0)
+      fprintf(stderr,
+              "error: --req-size x --fold = %zu bytes: at most 1G per response\n",
+              resp);
+    return 2;
+  }
+  if (!(o->rate > 0)) o->rate = o->link;
+  if (!(o->rate > 0) && !o->explicit_strategies) { /* the default list: no s3 */
+    int k = 0;
+    for (int i = 0; i < o->strat.n; i++)
+      if (o->strat.v[i] != S3) o->strat.v[k++] = o->strat.v[i];
+    o->strat.n = k;
+    if (rank == 0)
+      printf("# s3 left out: it needs --rate or --link-rate (G-thinker's rule "
+             "paces at a chosen rate)\n");
+  }
+  for (int i = 0; i < o->strat.n; i++)
+    if ((o->strat.v[i] == S3 || o->strat.v[i] == FIXED) && !(o->rate > 0)) {
+      if (rank == 0)
+        fprintf(stderr, "error: %s needs --rate (or --link-rate, its default)\n",
+                strat_names[o->strat.v[i]]);
+      return 2;
+    }
+  return -1;
 }
 
 /* ---- polling without burning a core ---- */
@@ -175,18 +226,14 @@ static void bo_step(bo_t *b, int progress) {
     bo_idle(b);
 }
 
-static void die(int rank, const char *what) {
-  fprintf(stderr, "error: rank %d: %s\n", rank, what);
-  MPI_Abort(MPI_COMM_WORLD, 1);
-}
 
 static void mpi_ok(int rc, int rank, const char *call) {
-  if (rc != MPI_SUCCESS) die(rank, call);
+  if (rc != MPI_SUCCESS) wsp_bench_die(rank, call, "failed");
 }
 
 /* ---- one strategy's run on this rank ---- */
 typedef struct run {
-  const opts_t *o;
+  const shuffle_opts_t *o;
   int rank, size, nhosts, myhost, host_ranks;
   const int *host; /* host index of every rank */
   MPI_Comm comm;   /* a duplicate of MPI_COMM_WORLD per strategy */
@@ -253,7 +300,7 @@ static void run_s1(run_t *r) {
   char *respin = malloc((size_t)p * r->resp);
   MPI_Request *reqs = malloc(2 * (size_t)p * sizeof *reqs);
   int *src = malloc(2 * (size_t)p * sizeof *src), *idx = malloc(2 * (size_t)p * sizeof *idx);
-  if (!rin || !rout || !respin || !reqs || !src || !idx) die(r->rank, "out of memory");
+  if (!rin || !rout || !respin || !reqs || !src || !idx) wsp_bench_die(r->rank, "out of memory", NULL);
   for (;;) {
     char stop = MPI_Wtime() >= r->t_end;
     int k = 0;
@@ -314,7 +361,7 @@ static void rl_push(reqlist_t *l, int rank, MPI_Request q, int src, char *buf) {
     l->r = realloc(l->r, (size_t)l->cap * sizeof *l->r);
     l->src = realloc(l->src, (size_t)l->cap * sizeof *l->src);
     l->buf = realloc(l->buf, (size_t)l->cap * sizeof *l->buf);
-    if (!l->r || !l->src || !l->buf) die(rank, "out of memory");
+    if (!l->r || !l->src || !l->buf) wsp_bench_die(rank, "out of memory", NULL);
   }
   l->r[l->n] = q;
   l->src[l->n] = src;
@@ -345,7 +392,7 @@ static int rl_test(srv_t *s, reqlist_t *l, int recv) {
   if (s->capidx < l->n) {
     s->capidx = l->n;
     s->idx = realloc(s->idx, (size_t)s->capidx * sizeof *s->idx);
-    if (!s->idx) die(s->r->rank, "out of memory");
+    if (!s->idx) wsp_bench_die(s->r->rank, "out of memory", NULL);
   }
   int out = 0;
   mpi_ok(MPI_Testsome(l->n, l->r, &out, s->idx, MPI_STATUSES_IGNORE),
@@ -360,7 +407,7 @@ static int rl_test(srv_t *s, reqlist_t *l, int recv) {
       if (s->npool == s->cappool) {
         s->cappool = s->cappool ? 2 * s->cappool : 64;
         s->pool = realloc(s->pool, (size_t)s->cappool * sizeof *s->pool);
-        if (!s->pool) die(s->r->rank, "out of memory");
+        if (!s->pool) wsp_bench_die(s->r->rank, "out of memory", NULL);
       }
       s->pool[s->npool++] = l->buf[j];
     }
@@ -406,7 +453,7 @@ static int serve(srv_t *s) {
     mpi_ok(MPI_Get_count(&st, MPI_BYTE, &count), r->rank, "MPI_Get_count");
     if ((size_t)count != r->resp) r->bad++;
     char *buf = s->npool ? s->pool[--s->npool] : malloc(r->resp ? r->resp : 1);
-    if (!buf) die(r->rank, "out of memory");
+    if (!buf) wsp_bench_die(r->rank, "out of memory", NULL);
     MPI_Request q;
     mpi_ok(MPI_Irecv(buf, (int)r->resp, MPI_BYTE, st.MPI_SOURCE, TAG_RESP,
                      r->comm, &q),
@@ -438,7 +485,7 @@ static void run_servers(run_t *r, double rate) {
   s.r = r;
   s.out_peer = calloc((size_t)r->size, sizeof *s.out_peer);
   s.reqtmp = malloc(r->o->req);
-  if (!s.out_peer || !s.reqtmp) die(r->rank, "out of memory");
+  if (!s.out_peer || !s.reqtmp) wsp_bench_die(r->rank, "out of memory", NULL);
   int cursor = (int)((r->rank + r->o->seed) % r->size);
   const long cap = r->o->s2_window;
   /* s3: one batch = a request to every other rank; then sleep for the
@@ -507,7 +554,8 @@ static wsp_shuffle_t *open_engine(run_t *r, wsp_comm_t *comm, int fixed,
                                   double rate) {
   wsp_shuffle_config_t cfg;
   wsp_shuffle_config_init(&cfg);
-  if (wsp_shuffle_config_from_env(&cfg) != WSP_OK) die(r->rank, wsp_last_error());
+  if (wsp_shuffle_config_from_env(&cfg) != WSP_OK)
+    wsp_bench_die(r->rank, "wsp_shuffle_config_from_env", wsp_last_error());
   if (fixed) {
     cfg.mode = WSP_SHUFFLE_FIXED;
     /* --rate is response goodput; the engine paces requests + responses. */
@@ -518,7 +566,8 @@ static wsp_shuffle_t *open_engine(run_t *r, wsp_comm_t *comm, int fixed,
   }
   const wsp_shuffle_handlers_t h = {on_request, on_response};
   wsp_shuffle_t *sh = NULL;
-  if (wsp_shuffle_open(comm, &cfg, &h, r, &sh) != WSP_OK) die(r->rank, wsp_last_error());
+  if (wsp_shuffle_open(comm, &cfg, &h, r, &sh) != WSP_OK)
+    wsp_bench_die(r->rank, "wsp_shuffle_open", wsp_last_error());
   return sh;
 }
 
@@ -535,10 +584,11 @@ static void run_engine(run_t *r, wsp_shuffle_t *sh) {
     }
     if (r->size == 1) break;
     if (wsp_shuffle_post(sh, next_peer(r, &cursor), r->req_buf, r->o->req) != WSP_OK)
-      die(r->rank, wsp_last_error());
+      wsp_bench_die(r->rank, "wsp_shuffle_post", wsp_last_error());
     r->requests++;
   }
-  if (wsp_shuffle_close(sh, &r->st) != WSP_OK) die(r->rank, wsp_last_error());
+  if (wsp_shuffle_close(sh, &r->st) != WSP_OK)
+    wsp_bench_die(r->rank, "wsp_shuffle_close", wsp_last_error());
   r->have_st = 1;
   wsp_shuffle_free(&sh);
 }
@@ -571,492 +621,419 @@ static long status_kib(const char *field) {
   return kib;
 }
 
-/* ---- JSON ---- */
-static void json_line(FILE *const *files, json_t *o) {
-  char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(8));
-  for (int i = 0; i < 2 && s; i++)
-    if (files[i]) {
-      fprintf(files[i], "%s\n", s);
-      fflush(files[i]);
-    }
-  free(s);
-  json_decref(o);
+/* ---- the benchmark ---- */
+typedef struct shuffle_bench {
+  const shuffle_opts_t *o;
+  int rank, size;
+  wsp_comm_t *comm;
+  int nhosts, host_ranks; /* host_ranks: ranks on this rank's host */
+  int *host;              /* the host of every rank */
+  size_t resp;
+  int nsec;
+  char *req_buf, *resp_buf; /* static contents */
+  double *bytes, *window, *inflight; /* this rank's, per second */
+  /* Rank 0: every rank's seconds [rank * nsec + t] (goodput, pacing rate,
+   * volume in flight), goodput per host [host * nsec + t], peak RSS. */
+  double *all, *wall, *iall, *hostsum;
+  long *hwm;
+  wsp_bench_out_t out;
+  json_t *summaries; /* rank 0: the summary record of each strategy */
+  unsigned long long bad_total;
+} shuffle_bench_t;
+
+/* One rank's own figures of a strategy. */
+typedef struct strat_local {
+  double t_open, t_done, cpu;
+  long rss0, hwm;
+} strat_local_t;
+
+/* A strategy's figures reduced over the ranks (on rank 0). */
+typedef struct strat_totals {
+  double cpu_sum, open_max, tmax;
+  unsigned long long requests, responses, bad, mem_peak, mem_limit;
+  long rss0_max, hwm_max;
+} strat_totals_t;
+
+/* The goodput per host of a strategy, as the summary states it. */
+typedef struct host_stats {
+  double *hmean, *hratio; /* per host: mean, lowest 5-s window / mean */
+  double mean;     /* mean over hosts */
+  double minmean;  /* the smallest host's mean */
+  double worst;    /* the lowest hratio */
+  double allratio; /* lowest 5-s window of the mean over hosts / its mean */
+} host_stats_t;
+
+/* Hosts from the library's node map. */
+static void find_hosts(shuffle_bench_t *b) {
+  wsp_topology_t topo;
+  if (wsp_comm_topology(b->comm, &topo) != WSP_OK)
+    wsp_bench_die(b->rank, "wsp_comm_topology", wsp_last_error());
+  b->nhosts = topo.nodes;
+  b->host_ranks = topo.node_ranks;
+  b->host = malloc((size_t)b->size * sizeof *b->host);
+  if (b->host == NULL) wsp_bench_die(b->rank, "out of memory", NULL);
+  for (int q = 0; q < b->size; q++)
+    if (wsp_comm_node(b->comm, q, &b->host[q]) != WSP_OK)
+      wsp_bench_die(b->rank, "wsp_comm_node", wsp_last_error());
 }
 
-/* The keys every JSON line of this benchmark starts with. */
-static json_t *json_head(const char *kind, const char *strategy, const char *label,
-                         int p, int hosts) {
-  json_t *j = json_object();
-  json_object_set_new(j, "bench", json_string("shuffle"));
+static void alloc_buffers(shuffle_bench_t *b) {
+  const size_t nsec = (size_t)b->nsec, size = (size_t)b->size;
+  const int root = b->rank == 0;
+  b->bytes = calloc(nsec, sizeof *b->bytes);
+  b->window = malloc(nsec * sizeof *b->window);
+  b->inflight = malloc(nsec * sizeof *b->inflight);
+  b->iall = root ? malloc(size * nsec * sizeof *b->iall) : NULL;
+  b->all = root ? malloc(size * nsec * sizeof *b->all) : NULL;
+  b->wall = root ? malloc(size * nsec * sizeof *b->wall) : NULL;
+  b->hostsum = root ? malloc((size_t)b->nhosts * nsec * sizeof *b->hostsum) : NULL;
+  b->hwm = root ? malloc(size * sizeof *b->hwm) : NULL;
+  b->req_buf = malloc(b->o->req);
+  b->resp_buf = malloc(b->resp ? b->resp : 1);
+  if (!b->bytes || !b->window || !b->inflight || !b->req_buf || !b->resp_buf ||
+      (root && (!b->all || !b->wall || !b->iall || !b->hostsum || !b->hwm)))
+    wsp_bench_die(b->rank, "out of memory", NULL);
+  memset(b->req_buf, 0, b->o->req);
+  for (size_t i = 0; i < b->resp; i++) b->resp_buf[i] = (char)(i * 131 + 7);
+}
+
+static void free_buffers(shuffle_bench_t *b) {
+  free(b->bytes);
+  free(b->window);
+  free(b->inflight);
+  free(b->iall);
+  free(b->all);
+  free(b->wall);
+  free(b->hostsum);
+  free(b->hwm);
+  free(b->host);
+  free(b->req_buf);
+  free(b->resp_buf);
+}
+
+static void print_header(const shuffle_bench_t *b) {
+  const shuffle_opts_t *o = b->o;
+  char rq[32];
+  printf("# wsp-bench shuffle: p=%d on %d host(s), request %s, fold %ld "
+         "(response %zu bytes), %g s per strategy, %s\n",
+         b->size, b->nhosts, wsp_fmt_size(o->req, rq, sizeof rq), o->fold, b->resp,
+         o->duration, b->out.mpi);
+  printf("# goodput: response payload received %s, Mbit/s = 1e6 bit/s%s\n",
+         b->nhosts > 1 ? "from other hosts, per host" : "(one host: all ranks)",
+         o->link > 0 ? "; frac = goodput / B" : "");
+  if (o->link > 0) printf("# B = %.3f Mbit/s\n", o->link * 8e-6);
+  fflush(stdout);
+}
+
+/* Runs strategy sgy on this rank: a fresh communicator, the engine opened
+ * before the clock starts, the run and its drain. */
+static void run_strategy(shuffle_bench_t *b, int sgy, run_t *r, strat_local_t *loc) {
+  const shuffle_opts_t *o = b->o;
+  *r = (run_t){.o = o, .rank = b->rank, .size = b->size, .nhosts = b->nhosts,
+               .myhost = b->host[b->rank], .host_ranks = b->host_ranks,
+               .host = b->host, .resp = b->resp, .nsec = b->nsec, .bytes = b->bytes,
+               .window = b->window, .inflight = b->inflight, .req_buf = b->req_buf,
+               .resp_buf = b->resp_buf,
+               .rng = ((uint64_t)o->seed << 24) ^ (uint64_t)b->rank};
+  memset(b->bytes, 0, (size_t)b->nsec * sizeof *b->bytes);
+  for (int i = 0; i < b->nsec; i++) b->window[i] = b->inflight[i] = -1;
+  mpi_ok(MPI_Comm_dup(MPI_COMM_WORLD, &r->comm), b->rank, "MPI_Comm_dup");
+#ifdef WSP_BENCH_TRIM
+  malloc_trim(0);
+#endif
+  hwm_reset();
+  loc->rss0 = status_kib("VmRSS:");
+  double rate_rank = o->rate / (double)b->host_ranks;
+  double t_open = MPI_Wtime();
+  wsp_shuffle_t *sh = sgy == ADAPTIVE || sgy == FIXED
+                          ? open_engine(r, b->comm, sgy == FIXED, rate_rank)
+                          : NULL;
+  loc->t_open = MPI_Wtime() - t_open;
+  MPI_Barrier(MPI_COMM_WORLD);
+  double cpu0 = cpu_seconds();
+  r->t0 = MPI_Wtime();
+  r->t_end = r->t0 + o->duration;
+  switch (sgy) {
+    case S1: run_s1(r); break;
+    case S2: run_servers(r, 0); break;
+    case S3: run_servers(r, rate_rank); break;
+    case ADAPTIVE:
+    case FIXED: run_engine(r, sh); break;
+  }
+  loc->t_done = MPI_Wtime() - r->t0;
+  loc->cpu = cpu_seconds() - cpu0;
+  MPI_Comm_free(&r->comm);
+  loc->hwm = status_kib("VmHWM:");
+}
+
+/* Every rank's figures onto rank 0. */
+static void gather_strategy(shuffle_bench_t *b, const run_t *r, const strat_local_t *loc,
+                            strat_totals_t *t) {
+  const MPI_Comm w = MPI_COMM_WORLD;
+  const int nsec = b->nsec;
+  MPI_Reduce(&loc->cpu, &t->cpu_sum, 1, MPI_DOUBLE, MPI_SUM, 0, w);
+  MPI_Reduce(&loc->t_open, &t->open_max, 1, MPI_DOUBLE, MPI_MAX, 0, w);
+  MPI_Reduce(&loc->t_done, &t->tmax, 1, MPI_DOUBLE, MPI_MAX, 0, w);
+  unsigned long long mine[3] = {r->requests, r->responses, r->bad}, tot[3] = {0};
+  MPI_Reduce(mine, tot, 3, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, w);
+  unsigned long long emem[2] = {r->have_st ? r->st.mem_peak : 0,
+                                r->have_st ? r->st.mem_limit : 0},
+                     emax[2] = {0};
+  MPI_Reduce(emem, emax, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, 0, w);
+  MPI_Gather(b->bytes, nsec, MPI_DOUBLE, b->all, nsec, MPI_DOUBLE, 0, w);
+  MPI_Gather(b->window, nsec, MPI_DOUBLE, b->wall, nsec, MPI_DOUBLE, 0, w);
+  MPI_Gather(b->inflight, nsec, MPI_DOUBLE, b->iall, nsec, MPI_DOUBLE, 0, w);
+  MPI_Gather(&loc->hwm, 1, MPI_LONG, b->hwm, 1, MPI_LONG, 0, w);
+  MPI_Reduce(&loc->rss0, &t->rss0_max, 1, MPI_LONG, MPI_MAX, 0, w);
+  t->requests = tot[0];
+  t->responses = tot[1];
+  t->bad = tot[2];
+  t->mem_peak = emax[0];
+  t->mem_limit = emax[1];
+  t->hwm_max = 0;
+  for (int q = 0; b->rank == 0 && q < b->size; q++)
+    if (b->hwm[q] > t->hwm_max) t->hwm_max = b->hwm[q];
+}
+
+/* Rank 0: goodput per host and second. */
+static void sum_hosts(shuffle_bench_t *b) {
+  const int nsec = b->nsec;
+  for (int i = 0; i < b->nhosts * nsec; i++) b->hostsum[i] = 0;
+  for (int q = 0; q < b->size; q++)
+    for (int t = 0; t < nsec; t++) b->hostsum[b->host[q] * nsec + t] += b->all[q * nsec + t];
+}
+
+/* Rank 0: the per-second table, per host (or per rank with --per-rank). */
+static void print_seconds(const shuffle_bench_t *b, int sgy) {
+  const shuffle_opts_t *o = b->o;
+  const int nsec = b->nsec, ncol = o->per_rank ? b->size : b->nhosts;
+  const double *tab = o->per_rank ? b->all : b->hostsum, B = o->link;
+  printf("\n== %s: goodput per %s and second (Mbit/s)\n%4s", strat_names[sgy],
+         o->per_rank ? "rank" : "host", "t");
+  for (int c = 0; c < ncol; c++) printf(" %5s%-2d", o->per_rank ? "r" : "h", c);
+  printf(" %7s%s\n", "mean", B > 0 ? "   frac" : "");
+  for (int t = 0; t < nsec; t++) {
+    double m = 0;
+    printf("%4d", t);
+    for (int c = 0; c < ncol; c++) {
+      printf(" %7.2f", tab[c * nsec + t] * 8e-6);
+      m += tab[c * nsec + t];
+    }
+    m /= ncol;
+    printf(" %7.2f", m * 8e-6);
+    if (B > 0) printf(" %6.3f", m / B);
+    printf("\n");
+  }
+}
+
+/* Rank 0: the host figures of the summary. hostavg is the mean over hosts
+ * of each second, for the second reading of "no 5-s window below 0.8 of
+ * its own mean" (the strategy's, not a host's); the per-host reading (the
+ * worst host) stays the headline. */
+static void summarize_hosts(const shuffle_bench_t *b, host_stats_t *hs) {
+  const int nsec = b->nsec, nh = b->nhosts;
+  hs->hmean = malloc((size_t)nh * sizeof *hs->hmean);
+  hs->hratio = malloc((size_t)nh * sizeof *hs->hratio);
+  double *hostavg = calloc((size_t)nsec, sizeof *hostavg);
+  if (!hs->hmean || !hs->hratio || !hostavg)
+    wsp_bench_die(b->rank, "out of memory for the summary", NULL);
+  hs->minmean = hs->worst = INFINITY;
+  for (int h = 0; h < nh; h++) {
+    const double *x = b->hostsum + (size_t)h * nsec;
+    for (int t = 0; t < nsec; t++) hostavg[t] += x[t] / nh;
+    hs->hmean[h] = wsp_mean(x, (size_t)nsec);
+    hs->hratio[h] = wsp_min_window_ratio(x, (size_t)nsec, WINDOW_5S);
+    if (hs->hmean[h] < hs->minmean) hs->minmean = hs->hmean[h];
+    if (hs->hratio[h] < hs->worst) hs->worst = hs->hratio[h];
+  }
+  hs->mean = wsp_mean(hs->hmean, (size_t)nh);
+  hs->allratio = wsp_min_window_ratio(hostavg, (size_t)nsec, WINDOW_5S);
+  free(hostavg);
+}
+
+/* A record of this benchmark: the common fields, then what it is. */
+static json_t *shuffle_record(const shuffle_bench_t *b, const char *kind, int sgy) {
+  json_t *j = wsp_bench_record(&b->out);
   json_object_set_new(j, "kind", json_string(kind));
-  json_object_set_new(j, "strategy", json_string(strategy));
-  json_object_set_new(j, "label", json_string(label));
-  json_object_set_new(j, "p", json_integer(p));
-  json_object_set_new(j, "hosts", json_integer(hosts));
+  json_object_set_new(j, "strategy", json_string(strat_names[sgy]));
+  json_object_set_new(j, "hosts", json_integer(b->nhosts));
   return j;
 }
 
-/* The lowest mean of w consecutive seconds of x[0..n) divided by the mean of
- * all n; 0 when the mean is 0. With w >= n it is 1 (one window, the mean). */
-static double min_window_ratio(const double *x, int n, int w) {
-  if (n <= 0) return 0;
-  if (w > n) w = n;
-  double s = 0, lo = 1e300;
-  for (int t = 0; t < n; t++) s += x[t];
-  for (int t = 0; t + w <= n; t++) {
-    double ws = 0;
-    for (int k = 0; k < w; k++) ws += x[t + k];
-    if (ws / w < lo) lo = ws / w;
-  }
-  return s > 0 ? lo / (s / n) : 0;
+/* Rank 0: the strategy's summary record (kept for the closing table and
+ * written out). */
+static void json_summary(shuffle_bench_t *b, int sgy, const strat_totals_t *t,
+                         const host_stats_t *hs) {
+  const shuffle_opts_t *o = b->o;
+  const double B = o->link;
+  const int engine = sgy >= ADAPTIVE, servers = sgy == S2 || sgy == S3;
+  json_t *j = shuffle_record(b, "summary", sgy);
+  json_object_set_new(j, "req_bytes", json_integer((json_int_t)o->req));
+  json_object_set_new(j, "fold", json_integer(o->fold));
+  json_object_set_new(j, "resp_bytes", json_integer((json_int_t)b->resp));
+  json_object_set_new(j, "duration_s", json_real(o->duration));
+  json_object_set_new(j, "finished_s", json_real(t->tmax));
+  json_object_set_new(j, "open_s", engine ? json_real(t->open_max) : json_null());
+  json_object_set_new(j, "cpu_s_sum", json_real(t->cpu_sum));
+  json_object_set_new(j, "cpu_cores", json_real(t->tmax > 0 ? t->cpu_sum / t->tmax : 0));
+  json_object_set_new(j, "link_Bps", B > 0 ? json_real(B) : json_null());
+  json_object_set_new(j, "rate_Bps",
+                      sgy == S3 || sgy == FIXED ? json_real(o->rate) : json_null());
+  json_object_set_new(j, "dest", json_string(sgy == S1 || sgy == S3 ? "all"
+                                             : dest_names[o->dest_random]));
+  json_object_set_new(j, "seed", json_integer((json_int_t)o->seed));
+  json_object_set_new(j, "s2_window", servers ? json_integer(o->s2_window) : json_null());
+  json_object_set_new(j, "counted",
+                      json_string(b->nhosts > 1
+                                      ? "payload bytes of responses received from "
+                                        "ranks on other hosts, per host and second"
+                                      : "payload bytes of responses received, per "
+                                        "host and second (one host)"));
+  json_object_set_new(j, "goodput_host_Bps",
+                      wsp_bench_json_doubles(hs->hmean, (size_t)b->nhosts));
+  json_object_set_new(j, "mean_Bps", json_real(hs->mean));
+  json_object_set_new(j, "frac_B_mean", B > 0 ? json_real(hs->mean / B) : json_null());
+  json_object_set_new(j, "frac_B_min_host",
+                      B > 0 ? json_real(hs->minmean / B) : json_null());
+  json_object_set_new(j, "min5s_over_mean_per_host",
+                      wsp_bench_json_doubles(hs->hratio, (size_t)b->nhosts));
+  json_object_set_new(j, "min5s_over_mean_worst", json_real(hs->worst));
+  json_object_set_new(j, "min5s_over_mean_all_hosts", json_real(hs->allratio));
+  json_object_set_new(j, "requests", json_integer((json_int_t)t->requests));
+  json_object_set_new(j, "responses", json_integer((json_int_t)t->responses));
+  json_object_set_new(j, "bad_responses", json_integer((json_int_t)t->bad));
+  json_object_set_new(j, "engine_mem_peak_max",
+                      engine ? json_integer((json_int_t)t->mem_peak) : json_null());
+  json_object_set_new(j, "engine_mem_limit",
+                      engine ? json_integer((json_int_t)t->mem_limit) : json_null());
+  json_t *hw = json_array();
+  for (int q = 0; q < b->size; q++) json_array_append_new(hw, json_integer(b->hwm[q]));
+  json_object_set_new(j, "vmhwm_kib_per_rank", hw);
+  json_object_set_new(j, "vmhwm_kib_max", json_integer(t->hwm_max));
+  json_object_set_new(j, "vmrss_kib_at_start_max", json_integer(t->rss0_max));
+  json_array_append(b->summaries, j);
+  wsp_bench_emit(&b->out, j);
 }
 
-static json_t *json_doubles(const double *v, int n) {
-  json_t *a = json_array();
-  for (int i = 0; i < n; i++) json_array_append_new(a, json_real(v[i]));
-  return a;
-}
-
-static int parse_strategies(const char *opt, const char *v, opts_t *o, int rank) {
-  char buf[256];
-  snprintf(buf, sizeof buf, "%s", v);
-  o->nstrat = 0;
-  for (char *sv = NULL, *t = strtok_r(buf, ",", &sv); t; t = strtok_r(NULL, ",", &sv)) {
-    int found = -1;
-    for (int i = 0; i < NSTRAT; i++)
-      if (!strcmp(t, strat_names[i])) found = i;
-    if (found < 0 || o->nstrat == NSTRAT) {
-      if (rank == 0)
-        fprintf(stderr,
-                "error: %s: \"%s\" is not a strategy (s1, s2, s3, adaptive, "
-                "fixed)\n",
-                opt, t);
-      return 1;
+/* Rank 0: one record per second of the strategy. */
+static void json_seconds(shuffle_bench_t *b, int sgy) {
+  const int nsec = b->nsec;
+  const double B = b->o->link;
+  for (int t = 0; t < nsec; t++) {
+    json_t *j = shuffle_record(b, "second", sgy);
+    json_t *hv = json_array(), *rv = json_array(), *rr = json_array();
+    double wsum = 0, isum = 0;
+    int nw = 0;
+    for (int h = 0; h < b->nhosts; h++)
+      json_array_append_new(hv, json_real(b->hostsum[h * nsec + t]));
+    for (int q = 0; q < b->size; q++) {
+      double rate = b->wall[q * nsec + t];
+      json_array_append_new(rv, json_real(b->all[q * nsec + t]));
+      /* Each rank's pacing rate, to tell a controller's decrease from the
+       * network's doing when one host's goodput dips (null: not paced). */
+      json_array_append_new(rr, rate >= 0 ? json_real(rate) : json_null());
+      if (rate >= 0) {
+        wsum += rate;
+        isum += b->iall[q * nsec + t];
+        nw++;
+      }
     }
-    o->strat[o->nstrat++] = found;
+    json_object_set_new(j, "t", json_integer(t));
+    json_object_set_new(j, "link_Bps", B > 0 ? json_real(B) : json_null());
+    json_object_set_new(j, "goodput_host_Bps", hv);
+    json_object_set_new(j, "goodput_rank_Bps", rv);
+    json_object_set_new(j, "rate_mean_Bps", nw ? json_real(wsum / nw) : json_null());
+    json_object_set_new(j, "rate_rank_Bps", rr);
+    json_object_set_new(j, "inflight_mean_bytes", nw ? json_real(isum / nw) : json_null());
+    wsp_bench_emit(&b->out, j);
   }
-  if (o->nstrat == 0) {
-    if (rank == 0) fprintf(stderr, "error: %s: empty list\n", opt);
-    return 1;
+}
+
+/* One strategy: run, gather, and on rank 0 its table and records. */
+static void run_one(shuffle_bench_t *b, int sgy) {
+  run_t r;
+  strat_local_t loc;
+  strat_totals_t tot = {0};
+  run_strategy(b, sgy, &r, &loc);
+  gather_strategy(b, &r, &loc, &tot);
+  if (b->rank != 0) return;
+  b->bad_total += tot.bad;
+  sum_hosts(b);
+  if (!b->o->io.quiet) print_seconds(b, sgy);
+  host_stats_t hs;
+  summarize_hosts(b, &hs);
+  json_summary(b, sgy, &tot, &hs);
+  if (wsp_bench_out_wanted(&b->out)) json_seconds(b, sgy);
+  free(hs.hmean);
+  free(hs.hratio);
+  fflush(stdout);
+}
+
+/* Rank 0: the closing table, one line per strategy. */
+static void print_summary(const shuffle_bench_t *b) {
+  const double B = b->o->link;
+  printf("\n# summary: goodput per host (mean over hosts and seconds)%s; "
+         "min5/mean = worst host's lowest 5-s window / its mean; all5/mean "
+         "= the same for the mean over hosts; engine "
+         "memory = peak of the engine's own accounting, max over ranks; "
+         "VmHWM = peak resident set, max over ranks; cores = CPU seconds of "
+         "all ranks / wall seconds\n",
+         B > 0 ? ", frac = / B" : "");
+  printf("%-9s %10s %8s %10s %9s %9s %12s %10s %12s %6s\n", "strategy", "Mbit/s",
+         B > 0 ? "frac" : "-", B > 0 ? "min-host" : "-", "min5/mean", "all5/mean",
+         "engine-KiB", "VmHWM-MiB", "requests", "cores");
+  for (size_t i = 0; i < json_array_size(b->summaries); i++) {
+    json_t *s = json_array_get(b->summaries, i);
+    double m = json_real_value(json_object_get(s, "mean_Bps"));
+    json_t *e = json_object_get(s, "engine_mem_peak_max");
+    printf("%-9s %10.2f", json_string_value(json_object_get(s, "strategy")), m * 8e-6);
+    if (B > 0)
+      printf(" %8.3f %10.3f", m / B,
+             json_real_value(json_object_get(s, "frac_B_min_host")));
+    else
+      printf(" %8s %10s", "-", "-");
+    printf(" %9.3f %9.3f", json_real_value(json_object_get(s, "min5s_over_mean_worst")),
+           json_real_value(json_object_get(s, "min5s_over_mean_all_hosts")));
+    if (json_is_integer(e))
+      printf(" %12.1f", (double)json_integer_value(e) / 1024.0);
+    else
+      printf(" %12s", "-");
+    printf(" %10.1f %12lld %6.2f\n",
+           (double)json_integer_value(json_object_get(s, "vmhwm_kib_max")) / 1024.0,
+           (long long)json_integer_value(json_object_get(s, "requests")),
+           json_real_value(json_object_get(s, "cpu_cores")));
   }
-  return 0;
+  if (b->bad_total)
+    fprintf(stderr, "error: %llu responses had the wrong size\n", b->bad_total);
+  fflush(stdout);
 }
 
 int wsp_bench_shuffle(int argc, char **argv, int rank, int size,
                       wsp_bench_post_t *post) {
-  opts_t o = {.strat = {S1, S2, S3, ADAPTIVE}, .nstrat = 4, .req = 1024,
-              .fold = 100, .duration = 10, .rate = 0, .link = 0,
-              .s2_window = 32, .seed = 1, .label = ""};
-  memset(post, 0, sizeof *post);
-  int explicit_strategies = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    int bad = 0;
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      if (rank == 0) usage(stdout);
-      return 0;
-    } else if (!strcmp(a, "--quiet")) {
-      o.quiet = 1;
-      continue;
-    } else if (!strcmp(a, "--per-rank")) {
-      o.per_rank = 1;
-      continue;
-    }
-    if (v == NULL) {
-      if (rank == 0) fprintf(stderr, "error: %s needs a value (see --help)\n", a);
-      return 2;
-    }
-    i++;
-    if (!strcmp(a, "--strategies")) {
-      bad = parse_strategies(a, v, &o, rank);
-      explicit_strategies = 1;
-    }
-    else if (!strcmp(a, "--req-size"))
-      bad = wsp_opt_size(a, v, &o.req) || o.req == 0 || o.req > (1u << 20);
-    else if (!strcmp(a, "--fold"))
-      bad = wsp_opt_int(a, v, 1, 100000, &o.fold);
-    else if (!strcmp(a, "--duration"))
-      bad = wsp_opt_seconds(a, v, 1, MAX_DURATION, &o.duration);
-    else if (!strcmp(a, "--rate"))
-      bad = wsp_opt_rate(a, v, &o.rate);
-    else if (!strcmp(a, "--link-rate"))
-      bad = wsp_opt_rate(a, v, &o.link);
-    else if (!strcmp(a, "--s2-window"))
-      bad = wsp_opt_int(a, v, 1, 1000000, &o.s2_window);
-    else if (!strcmp(a, "--dest")) {
-      bad = strcmp(v, "rr") != 0 && strcmp(v, "random") != 0;
-      if (bad && rank == 0)
-        fprintf(stderr, "error: --dest: \"%s\" is neither rr nor random\n", v);
-      o.dest_random = !strcmp(v, "random");
-    } else if (!strcmp(a, "--seed"))
-      bad = wsp_opt_int(a, v, 0, 1L << 40, &o.seed);
-    else if (!strcmp(a, "--json"))
-      o.json = v;
-    else if (!strcmp(a, "--label"))
-      o.label = v;
-    else if (!strcmp(a, "--plot"))
-      o.plot = v;
-    else {
-      if (rank == 0) fprintf(stderr, "error: unknown option %s (see --help)\n", a);
-      return 2;
-    }
-    if (bad) {
-      if (rank == 0 && !strcmp(a, "--req-size") && (o.req == 0 || o.req > (1u << 20)))
-        fprintf(stderr, "error: --req-size: between 1 and 1M\n");
-      return 2;
-    }
+  shuffle_opts_t o = {.strat = {{S1, S2, S3, ADAPTIVE}, 4}, .req = 1024, .fold = 100,
+                      .duration = 10, .s2_window = 32, .seed = 1, .io = {.label = ""}};
+  int rc = parse(&o, argc, argv, rank);
+  if (rc >= 0 || (rc = check_opts(&o, rank)) >= 0) return rc;
+  shuffle_bench_t b = {.o = &o, .rank = rank, .size = size,
+                       .resp = o.req * (size_t)o.fold, .nsec = (int)floor(o.duration)};
+  if (wsp_comm_create(MPI_COMM_WORLD, NULL, &b.comm) != WSP_OK)
+    wsp_bench_die(rank, "wsp_comm_create", wsp_last_error());
+  find_hosts(&b);
+  char extra[64];
+  snprintf(extra, sizeof extra, ", %d hosts", b.nhosts);
+  if ((rc = wsp_bench_out_open(&b.out, "shuffle", &o.io, rank, size, extra, post)) == 0) {
+    alloc_buffers(&b);
+    if (rank == 0) print_header(&b);
+    b.summaries = json_array();
+    for (int si = 0; si < o.strat.n; si++) run_one(&b, o.strat.v[si]);
+    if (rank == 0) print_summary(&b);
+    json_decref(b.summaries);
   }
-  size_t resp = o.req * (size_t)o.fold;
-  if (resp > (size_t)1 << 30) {
-    if (rank == 0)
-      fprintf(stderr, "error: --req-size x --fold = %zu bytes: at most 1G per "
-                      "response\n", resp);
-    return 2;
-  }
-  if (!(o.rate > 0)) o.rate = o.link;
-  if (!(o.rate > 0) && !explicit_strategies) { /* the default list: no s3 */
-    int k = 0;
-    for (int i = 0; i < o.nstrat; i++)
-      if (o.strat[i] != S3) o.strat[k++] = o.strat[i];
-    o.nstrat = k;
-    if (rank == 0)
-      printf("# s3 left out: it needs --rate or --link-rate (G-thinker's rule "
-             "paces at a chosen rate)\n");
-  }
-  for (int i = 0; i < o.nstrat; i++)
-    if ((o.strat[i] == S3 || o.strat[i] == FIXED) && !(o.rate > 0)) {
-      if (rank == 0)
-        fprintf(stderr, "error: %s needs --rate (or --link-rate, its default)\n",
-                strat_names[o.strat[i]]);
-      return 2;
-    }
-
-  /* Hosts: ranks with the same processor name (MPI_Get_processor_name
-   * names the host; each netlab namespace has its own hostname). Not
-   * MPI_Comm_split_type(MPI_COMM_TYPE_SHARED): under Open MPI 4.1.4 on
-   * netlab with two ranks per host it gave inconsistent groups (ranks 0
-   * and 1 saw a node of 3, ranks 2 and 3 one of 2), and a collective on the
-   * result hung. */
-  int *host = malloc((size_t)size * sizeof *host);
-  char *names = malloc((size_t)size * (MPI_MAX_PROCESSOR_NAME + 1));
-  char myname[MPI_MAX_PROCESSOR_NAME + 1];
-  if (!host || !names) die(rank, "out of memory");
-  memset(myname, 0, sizeof myname);
-  int namelen = 0;
-  mpi_ok(MPI_Get_processor_name(myname, &namelen), rank, "MPI_Get_processor_name");
-  mpi_ok(MPI_Allgather(myname, MPI_MAX_PROCESSOR_NAME + 1, MPI_CHAR, names,
-                       MPI_MAX_PROCESSOR_NAME + 1, MPI_CHAR, MPI_COMM_WORLD),
-         rank, "MPI_Allgather");
-  int nhosts = 0;
-  for (int i = 0; i < size; i++) {
-    int h = -1;
-    for (int j = 0; j < i && h < 0; j++)
-      if (!strcmp(names + (size_t)j * (MPI_MAX_PROCESSOR_NAME + 1),
-                  names + (size_t)i * (MPI_MAX_PROCESSOR_NAME + 1)))
-        h = host[j];
-    host[i] = h >= 0 ? h : nhosts++;
-  }
-  int host_ranks = 0;
-  for (int i = 0; i < size; i++) host_ranks += host[i] == host[rank];
-  free(names);
-
-  wsp_comm_t *comm = NULL;
-  if (wsp_comm_create(MPI_COMM_WORLD, NULL, &comm) != WSP_OK) die(rank, wsp_last_error());
-
-  const char *mpiv = wsp_bench_mpi_version();
-  FILE *files[2] = {wsp_bench_json_open(o.json, rank), NULL};
-  if (rank == 0 && o.json && files[0] == NULL) {
-    fprintf(stderr, "error: --json: cannot open %s\n", o.json);
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  }
-  if (rank == 0 && o.plot) {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(post->json_tmp, sizeof post->json_tmp, "%s/wsp-bench-json-XXXXXX",
-             tmp && *tmp ? tmp : "/tmp");
-    int fd = mkstemp(post->json_tmp);
-    if (fd < 0 || (files[1] = fdopen(fd, "w")) == NULL) {
-      fprintf(stderr, "error: --plot: cannot create %s: %s\n", post->json_tmp,
-              strerror(errno));
-      MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    post->plot_png = o.plot;
-    snprintf(post->title, sizeof post->title,
-             "wsp-bench shuffle, p = %d, %d hosts%s%s", size, nhosts,
-             *o.label ? ", " : "", o.label);
-  }
-
-  const int nsec = (int)floor(o.duration);
-  const double B = o.link;
-  char rq[32];
-  wsp_fmt_size(o.req, rq, sizeof rq);
-  if (rank == 0) {
-    printf("# wsp-bench shuffle: p=%d on %d host(s), request %s, fold %ld "
-           "(response %zu bytes), %g s per strategy, %s\n",
-           size, nhosts, rq, o.fold, resp, o.duration, mpiv);
-    printf("# goodput: response payload received %s, Mbit/s = 1e6 bit/s%s\n",
-           nhosts > 1 ? "from other hosts, per host" : "(one host: all ranks)",
-           B > 0 ? "; frac = goodput / B" : "");
-    if (B > 0) printf("# B = %.3f Mbit/s\n", B * 8e-6);
-    fflush(stdout);
-  }
-
-  double *bytes = calloc((size_t)nsec, sizeof *bytes);
-  double *window = malloc((size_t)nsec * sizeof *window);
-  double *inflight = malloc((size_t)nsec * sizeof *inflight);
-  double *iall = rank == 0 ? malloc((size_t)size * nsec * sizeof *iall) : NULL;
-  double *all = rank == 0 ? malloc((size_t)size * nsec * sizeof *all) : NULL;
-  double *wall = rank == 0 ? malloc((size_t)size * nsec * sizeof *wall) : NULL;
-  double *hostsum = rank == 0 ? malloc((size_t)nhosts * nsec * sizeof *hostsum) : NULL;
-  long *hwm = rank == 0 ? malloc((size_t)size * sizeof *hwm) : NULL;
-  char *req_buf = malloc(o.req), *resp_buf = malloc(resp ? resp : 1);
-  if (!bytes || !window || !inflight || !req_buf || !resp_buf ||
-      (rank == 0 && (!all || !wall || !iall || !hostsum || !hwm)))
-    die(rank, "out of memory");
-  memset(req_buf, 0, o.req);
-  for (size_t i = 0; i < resp; i++) resp_buf[i] = (char)(i * 131 + 7);
-
-  json_t *summaries = json_array();
-  uint64_t bad_total = 0;
-  for (int si = 0; si < o.nstrat; si++) {
-    int sgy = o.strat[si];
-    run_t r = {.o = &o, .rank = rank, .size = size, .nhosts = nhosts,
-               .myhost = host[rank], .host_ranks = host_ranks, .host = host,
-               .resp = resp, .nsec = nsec, .bytes = bytes, .window = window,
-               .inflight = inflight,
-               .req_buf = req_buf, .resp_buf = resp_buf,
-               .rng = ((uint64_t)o.seed << 24) ^ (uint64_t)rank};
-    memset(bytes, 0, (size_t)nsec * sizeof *bytes);
-    for (int i = 0; i < nsec; i++) window[i] = inflight[i] = -1;
-    if (MPI_Comm_dup(MPI_COMM_WORLD, &r.comm) != MPI_SUCCESS) die(rank, "MPI_Comm_dup");
-#ifdef WSP_BENCH_TRIM
-    malloc_trim(0);
-#endif
-    hwm_reset();
-    long rss0 = status_kib("VmRSS:");
-    double rate_rank = o.rate / (double)host_ranks;
-    double t_open = MPI_Wtime();
-    wsp_shuffle_t *sh = sgy == ADAPTIVE || sgy == FIXED
-                            ? open_engine(&r, comm, sgy == FIXED, rate_rank)
-                            : NULL;
-    t_open = MPI_Wtime() - t_open;
-    MPI_Barrier(MPI_COMM_WORLD);
-    double cpu0 = cpu_seconds();
-    r.t0 = MPI_Wtime();
-    r.t_end = r.t0 + o.duration;
-    switch (sgy) {
-      case S1: run_s1(&r); break;
-      case S2: run_servers(&r, 0); break;
-      case S3: run_servers(&r, rate_rank); break;
-      case ADAPTIVE:
-      case FIXED: run_engine(&r, sh); break;
-    }
-    double t_done = MPI_Wtime() - r.t0;
-    double cpu = cpu_seconds() - cpu0, cpu_sum = 0, open_max = 0;
-    MPI_Reduce(&cpu, &cpu_sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-    MPI_Reduce(&t_open, &open_max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    MPI_Comm_free(&r.comm);
-    long myhwm = status_kib("VmHWM:");
-    unsigned long long mine[4] = {r.requests, r.responses, r.bad, 0}, tot[4];
-    MPI_Reduce(mine, tot, 3, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-    unsigned long long emem[2] = {r.have_st ? r.st.mem_peak : 0,
-                                  r.have_st ? r.st.mem_limit : 0}, emax[2];
-    MPI_Reduce(emem, emax, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
-    double tmax = 0;
-    MPI_Reduce(&t_done, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    MPI_Gather(bytes, nsec, MPI_DOUBLE, all, nsec, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    MPI_Gather(window, nsec, MPI_DOUBLE, wall, nsec, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    MPI_Gather(inflight, nsec, MPI_DOUBLE, iall, nsec, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    MPI_Gather(&myhwm, 1, MPI_LONG, hwm, 1, MPI_LONG, 0, MPI_COMM_WORLD);
-    long rss0_max = 0;
-    MPI_Reduce(&rss0, &rss0_max, 1, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
-    if (rank != 0) continue;
-    bad_total += tot[2];
-
-    /* Per host and second, then the summary. */
-    for (int i = 0; i < nhosts * nsec; i++) hostsum[i] = 0;
-    for (int q = 0; q < size; q++)
-      for (int t = 0; t < nsec; t++) hostsum[host[q] * nsec + t] += all[q * nsec + t];
-    const int ncol = o.per_rank ? size : nhosts;
-    const double *tab = o.per_rank ? all : hostsum;
-    if (!o.quiet) {
-      printf("\n== %s: goodput per %s and second (Mbit/s)\n%4s", strat_names[sgy],
-             o.per_rank ? "rank" : "host", "t");
-      for (int c = 0; c < ncol; c++) printf(" %5s%-2d", o.per_rank ? "r" : "h", c);
-      printf(" %7s%s\n", "mean", B > 0 ? "   frac" : "");
-      for (int t = 0; t < nsec; t++) {
-        double m = 0;
-        printf("%4d", t);
-        for (int c = 0; c < ncol; c++) {
-          printf(" %7.2f", tab[c * nsec + t] * 8e-6);
-          m += tab[c * nsec + t];
-        }
-        m /= ncol;
-        printf(" %7.2f", m * 8e-6);
-        if (B > 0) printf(" %6.3f", m / B);
-        printf("\n");
-      }
-    }
-    double *hmean = malloc((size_t)nhosts * sizeof *hmean);
-    double *hratio = malloc((size_t)nhosts * sizeof *hratio);
-    /* hostavg: the mean over hosts of each second, for the second reading of
-     * "no 5-s window below 0.8 of its own mean" (the strategy's, not a
-     * host's); the per-host reading (the worst host) stays the headline. */
-    double *hostavg = calloc((size_t)(nsec > 0 ? nsec : 1), sizeof *hostavg);
-    if (!hmean || !hratio || !hostavg) die(rank, "out of memory for the summary");
-    double mean = 0, minmean = 1e300, worst = 1e300;
-    for (int h = 0; h < nhosts; h++) {
-      double s = 0;
-      for (int t = 0; t < nsec; t++) {
-        s += hostsum[h * nsec + t];
-        hostavg[t] += hostsum[h * nsec + t] / nhosts;
-      }
-      hmean[h] = s / nsec;
-      hratio[h] = min_window_ratio(hostsum + (size_t)h * nsec, nsec, WINDOW_5S);
-      mean += hmean[h] / nhosts;
-      if (hmean[h] < minmean) minmean = hmean[h];
-      if (hratio[h] < worst) worst = hratio[h];
-    }
-    const double allratio = min_window_ratio(hostavg, nsec, WINDOW_5S);
-    free(hostavg);
-    long hwm_max = 0;
-    for (int q = 0; q < size; q++)
-      if (hwm[q] > hwm_max) hwm_max = hwm[q];
-    json_t *sj = json_head("summary", strat_names[sgy], o.label, size, nhosts);
-    json_object_set_new(sj, "mpi", json_string(mpiv));
-    json_object_set_new(sj, "req_bytes", json_integer((json_int_t)o.req));
-    json_object_set_new(sj, "fold", json_integer(o.fold));
-    json_object_set_new(sj, "resp_bytes", json_integer((json_int_t)resp));
-    json_object_set_new(sj, "duration_s", json_real(o.duration));
-    json_object_set_new(sj, "finished_s", json_real(tmax));
-    json_object_set_new(sj, "open_s",
-                        sgy >= ADAPTIVE ? json_real(open_max) : json_null());
-    json_object_set_new(sj, "cpu_s_sum", json_real(cpu_sum));
-    json_object_set_new(sj, "cpu_cores", json_real(tmax > 0 ? cpu_sum / tmax : 0));
-    json_object_set_new(sj, "link_Bps", B > 0 ? json_real(B) : json_null());
-    json_object_set_new(sj, "rate_Bps",
-                        sgy == S3 || sgy == FIXED ? json_real(o.rate) : json_null());
-    json_object_set_new(sj, "dest", json_string(sgy == S1 || sgy == S3 ? "all"
-                                                : o.dest_random ? "random" : "rr"));
-    json_object_set_new(sj, "seed", json_integer((json_int_t)o.seed));
-    json_object_set_new(sj, "s2_window",
-                        sgy == S2 || sgy == S3 ? json_integer(o.s2_window) : json_null());
-    json_object_set_new(sj, "counted",
-                        json_string(nhosts > 1
-                                        ? "payload bytes of responses received "
-                                          "from ranks on other hosts, per host "
-                                          "and second"
-                                        : "payload bytes of responses received, "
-                                          "per host and second (one host)"));
-    json_object_set_new(sj, "goodput_host_Bps", json_doubles(hmean, nhosts));
-    json_object_set_new(sj, "mean_Bps", json_real(mean));
-    json_object_set_new(sj, "frac_B_mean", B > 0 ? json_real(mean / B) : json_null());
-    json_object_set_new(sj, "frac_B_min_host", B > 0 ? json_real(minmean / B) : json_null());
-    json_object_set_new(sj, "min5s_over_mean_per_host", json_doubles(hratio, nhosts));
-    json_object_set_new(sj, "min5s_over_mean_worst", json_real(worst));
-    json_object_set_new(sj, "min5s_over_mean_all_hosts", json_real(allratio));
-    json_object_set_new(sj, "requests", json_integer((json_int_t)tot[0]));
-    json_object_set_new(sj, "responses", json_integer((json_int_t)tot[1]));
-    json_object_set_new(sj, "bad_responses", json_integer((json_int_t)tot[2]));
-    json_object_set_new(sj, "engine_mem_peak_max",
-                        sgy >= ADAPTIVE ? json_integer((json_int_t)emax[0]) : json_null());
-    json_object_set_new(sj, "engine_mem_limit",
-                        sgy >= ADAPTIVE ? json_integer((json_int_t)emax[1]) : json_null());
-    json_t *hw = json_array();
-    for (int q = 0; q < size; q++) json_array_append_new(hw, json_integer(hwm[q]));
-    json_object_set_new(sj, "vmhwm_kib_per_rank", hw);
-    json_object_set_new(sj, "vmhwm_kib_max", json_integer(hwm_max));
-    json_object_set_new(sj, "vmrss_kib_at_start_max", json_integer(rss0_max));
-    json_object_set_new(sj, "wirespeed", json_string(wsp_version_string()));
-    json_array_append(summaries, sj);
-    json_line(files, sj);
-    for (int t = 0; t < nsec && (files[0] || files[1]); t++) {
-      json_t *j = json_head("second", strat_names[sgy], o.label, size, nhosts);
-      double hv[4096], rv[4096], wsum = 0, isum = 0;
-      int nw = 0;
-      for (int h = 0; h < nhosts && h < 4096; h++) hv[h] = hostsum[h * nsec + t];
-      for (int q = 0; q < size && q < 4096; q++) {
-        rv[q] = all[q * nsec + t];
-        if (wall[q * nsec + t] >= 0) {
-          wsum += wall[q * nsec + t];
-          isum += iall[q * nsec + t];
-          nw++;
-        }
-      }
-      json_object_set_new(j, "t", json_integer(t));
-      json_object_set_new(j, "link_Bps", B > 0 ? json_real(B) : json_null());
-      json_object_set_new(j, "goodput_host_Bps", json_doubles(hv, nhosts < 4096 ? nhosts : 4096));
-      json_object_set_new(j, "goodput_rank_Bps", json_doubles(rv, size < 4096 ? size : 4096));
-      json_object_set_new(j, "rate_mean_Bps", nw ? json_real(wsum / nw) : json_null());
-      /* Each rank's pacing rate, to tell a controller's decrease from the
-       * network's doing when one host's goodput dips (null: not paced). */
-      json_t *rr = json_array();
-      for (int q = 0; q < size && q < 4096; q++)
-        json_array_append_new(rr, wall[q * nsec + t] >= 0 ? json_real(wall[q * nsec + t])
-                                                          : json_null());
-      json_object_set_new(j, "rate_rank_Bps", rr);
-      json_object_set_new(j, "inflight_mean_bytes", nw ? json_real(isum / nw) : json_null());
-      json_line(files, j);
-    }
-    free(hmean);
-    free(hratio);
-    fflush(stdout);
-  }
-  if (rank == 0) {
-    printf("\n# summary: goodput per host (mean over hosts and seconds)%s; "
-           "min5/mean = worst host's lowest 5-s window / its mean; all5/mean "
-           "= the same for the mean over hosts; engine "
-           "memory = peak of the engine's own accounting, max over ranks; "
-           "VmHWM = peak resident set, max over ranks; cores = CPU seconds of "
-           "all ranks / wall seconds\n",
-           B > 0 ? ", frac = / B" : "");
-    printf("%-9s %10s %8s %10s %9s %9s %12s %10s %12s %6s\n", "strategy", "Mbit/s",
-           B > 0 ? "frac" : "-", B > 0 ? "min-host" : "-", "min5/mean", "all5/mean",
-           "engine-KiB", "VmHWM-MiB", "requests", "cores");
-    size_t n = json_array_size(summaries);
-    for (size_t i = 0; i < n; i++) {
-      json_t *s = json_array_get(summaries, i);
-      double m = json_real_value(json_object_get(s, "mean_Bps"));
-      json_t *e = json_object_get(s, "engine_mem_peak_max");
-      printf("%-9s %10.2f", json_string_value(json_object_get(s, "strategy")),
-             m * 8e-6);
-      if (B > 0)
-        printf(" %8.3f %10.3f", m / B,
-               json_real_value(json_object_get(s, "frac_B_min_host")));
-      else
-        printf(" %8s %10s", "-", "-");
-      printf(" %9.3f %9.3f", json_real_value(json_object_get(s, "min5s_over_mean_worst")),
-             json_real_value(json_object_get(s, "min5s_over_mean_all_hosts")));
-      if (json_is_integer(e))
-        printf(" %12.1f", (double)json_integer_value(e) / 1024.0);
-      else
-        printf(" %12s", "-");
-      printf(" %10.1f %12lld %6.2f\n",
-             (double)json_integer_value(json_object_get(s, "vmhwm_kib_max")) / 1024.0,
-             (long long)json_integer_value(json_object_get(s, "requests")),
-             json_real_value(json_object_get(s, "cpu_cores")));
-    }
-    if (bad_total)
-      fprintf(stderr, "error: %llu responses had the wrong size\n",
-              (unsigned long long)bad_total);
-    fflush(stdout);
-  }
-  json_decref(summaries);
-  wsp_comm_free(&comm);
-  for (int i = 0; i < 2; i++)
-    if (files[i]) fclose(files[i]);
-  free(bytes);
-  free(window);
-  free(inflight);
-  free(iall);
-  free(all);
-  free(wall);
-  free(hostsum);
-  free(hwm);
-  free(host);
-  free(req_buf);
-  free(resp_buf);
-  int anybad = bad_total > 0;
+  wsp_bench_out_close(&b.out);
+  wsp_comm_free(&b.comm);
+  free_buffers(&b);
+  if (rc) return rc;
+  int anybad = b.bad_total > 0;
   MPI_Bcast(&anybad, 1, MPI_INT, 0, MPI_COMM_WORLD);
   return anybad ? 1 : 0;
 }

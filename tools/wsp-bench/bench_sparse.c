@@ -14,249 +14,234 @@
 #include <string.h>
 
 #include "bench.h"
-#include "opts.h"
 #include "pattern.h"
+#include "stats.h"
 
 #define NPAT 8 /* distinct patterns cycled through */
 
-static void usage(FILE *f) {
-  fprintf(f,
-          "usage: mpirun -np N wsp-bench sparse [options]\n\n"
-          "  --sizes LIST       message sizes (default 1K,64K)\n"
-          "  --densities LIST   fractions of the other ranks each rank sends\n"
-          "                     to; 1/p means one peer (default 1/p,0.1,0.5)\n"
-          "  --algs LIST        among nbx,pex,alltoallv,auto (default all)\n"
-          "  --iters N          rounds per timing (default 50)\n"
-          "  --reps N           repetitions; the median is reported (default 5)\n"
-          "  --warmup N         untimed rounds per algorithm first (default 12;\n"
-          "                     auto needs 10 to finish its first measurement)\n"
-          "  --seed N           pattern seed (default 1)\n"
-          "  --json FILE        append one JSON line per measurement\n"
-          "  --label TEXT       free text stored in the JSON (e.g. testbed)\n"
-          "  --quiet            no table\n");
+typedef struct sparse_opts {
+  wsp_opt_sizes_t sizes;
+  wsp_opt_doubles_t dens;
+  wsp_opt_ints_t algs; /* wsp_sparse_alg_t values */
+  long iters, reps, warmup, seed;
+  wsp_bench_io_t io;
+} sparse_opts_t;
+
+/* The algorithms' names in enum order, so that a choice's index is its
+ * wsp_sparse_alg_t. */
+static const char *alg_names[WSP_SPARSE_ALG_COUNT + 1];
+
+static int parse(sparse_opts_t *o, int argc, char **argv, int rank) {
+  for (int a = 0; a < WSP_SPARSE_ALG_COUNT; a++)
+    alg_names[a] = wsp_sparse_alg_info((wsp_sparse_alg_t)a)->name;
+  const wsp_opt_t table[] = {
+      {"--sizes", WSP_OPT_SIZE_LIST, &o->sizes, "LIST", "message sizes, at most 1G",
+       "1K,64K", 0, (double)(1 << 30), NULL, NULL},
+      {"--densities", WSP_OPT_DENSITY_LIST, &o->dens, "LIST",
+       "fractions of the other ranks each rank sends to; 1/p means one peer",
+       "1/p,0.1,0.5", 0, 0, NULL, NULL},
+      {"--algs", WSP_OPT_CHOICE_LIST, &o->algs, "LIST", "among nbx,pex,alltoallv,auto",
+       "all", 0, 0, alg_names, NULL},
+      {"--iters", WSP_OPT_INT, &o->iters, "N", "rounds per timing", "50", 1, 1000000,
+       NULL, NULL},
+      {"--reps", WSP_OPT_INT, &o->reps, "N", "repetitions; the median is reported",
+       "5", 1, 1000, NULL, NULL},
+      {"--warmup", WSP_OPT_INT, &o->warmup, "N",
+       "untimed rounds per algorithm first; auto needs 10 to finish its first "
+       "measurement",
+       "12", 0, 1000000, NULL, NULL},
+      {"--seed", WSP_OPT_INT, &o->seed, "N", "pattern seed", "1", 0,
+       (double)(1LL << 40), NULL, NULL},
+      WSP_BENCH_OPT_JSON(o->io, "append one JSON line per measurement"),
+      WSP_BENCH_OPT_LABEL(o->io),
+      WSP_BENCH_OPT_QUIET(o->io, "no table"),
+      WSP_BENCH_OPT_END};
+  const wsp_opt_cmd_t cmd = {"usage: mpirun -np N wsp-bench sparse [options]\n", table,
+                             NULL};
+  return wsp_bench_parse(&cmd, argc, argv, rank);
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-int wsp_bench_sparse(int argc, char **argv, int rank, int size) {
-  size_t sizes[WSP_OPTS_MAX_LIST] = {1024, 65536};
-  int nsizes = 2;
-  double dens[WSP_OPTS_MAX_LIST] = {-1.0, 0.1, 0.5};
-  int ndens = 3;
-  wsp_sparse_alg_t algs[WSP_SPARSE_ALG_COUNT] = {
-      WSP_SPARSE_NBX, WSP_SPARSE_PEX, WSP_SPARSE_ALLTOALLV, WSP_SPARSE_AUTO};
-  int nalgs = 4;
-  long iters = 50, reps = 5, warmup = 12, seed = 1;
-  const char *json = NULL, *label = "";
-  int quiet = 0;
-
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    int bad = 0;
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      if (rank == 0) usage(stdout);
-      return 0;
-    } else if (!strcmp(a, "--quiet")) {
-      quiet = 1;
-      continue;
-    }
-    if (v == NULL) {
-      if (rank == 0) fprintf(stderr, "error: %s needs a value (see --help)\n", a);
-      return 2;
-    }
-    i++;
-    if (!strcmp(a, "--sizes"))
-      bad = (nsizes = wsp_opt_size_list(a, v, sizes, WSP_OPTS_MAX_LIST)) < 0;
-    else if (!strcmp(a, "--densities"))
-      bad = (ndens = wsp_opt_density_list(a, v, dens, WSP_OPTS_MAX_LIST)) < 0;
-    else if (!strcmp(a, "--iters"))
-      bad = wsp_opt_int(a, v, 1, 1000000, &iters);
-    else if (!strcmp(a, "--reps"))
-      bad = wsp_opt_int(a, v, 1, 1000, &reps);
-    else if (!strcmp(a, "--warmup"))
-      bad = wsp_opt_int(a, v, 0, 1000000, &warmup);
-    else if (!strcmp(a, "--seed"))
-      bad = wsp_opt_int(a, v, 0, 1L << 40, &seed);
-    else if (!strcmp(a, "--json"))
-      json = v;
-    else if (!strcmp(a, "--label")) {
-      /* Stored in JSON: keep it to characters that need no escaping. */
-      static char lab[128];
-      snprintf(lab, sizeof lab, "%s", v);
-      for (char *ch = lab; *ch; ch++)
-        if (*ch == '"' || *ch == '\\' || (unsigned char)*ch < 0x20) *ch = '_';
-      label = lab;
-    }
-    else if (!strcmp(a, "--algs")) {
-      char buf[256];
-      snprintf(buf, sizeof buf, "%s", v);
-      nalgs = 0;
-      for (char *sv = NULL, *t = strtok_r(buf, ",", &sv); t && !bad;
-           t = strtok_r(NULL, ",", &sv)) {
-        if (nalgs == WSP_SPARSE_ALG_COUNT ||
-            wsp_sparse_alg_from_name(t, &algs[nalgs++]) != WSP_OK) {
-          if (rank == 0)
-            fprintf(stderr, "error: --algs: %s\n",
-                    nalgs == WSP_SPARSE_ALG_COUNT ? "too many" : wsp_last_error());
-          bad = 1;
-        }
-      }
-      if (nalgs == 0) bad = 1;
-    } else {
-      if (rank == 0) fprintf(stderr, "error: unknown option %s (see --help)\n", a);
-      return 2;
-    }
-    if (bad) return 2;
-  }
-  for (int i = 0; i < nsizes; i++)
-    if (sizes[i] > ((size_t)1 << 30)) {
-      if (rank == 0) fprintf(stderr, "error: --sizes: at most 1G per message\n");
-      return 2;
-    }
-
-  wsp_comm_t *comm = NULL;
-  int rc;
-  FILE *jf = wsp_bench_json_open(json, rank);
-  const char *mpiv = wsp_bench_mpi_version();
-
-  size_t maxsize = 0;
-  for (int i = 0; i < nsizes; i++)
-    if (sizes[i] > maxsize) maxsize = sizes[i];
-  char *payload = malloc(maxsize ? maxsize : 1);
-  int *dests = malloc((size_t)size * sizeof *dests);
-  size_t *bytes = malloc((size_t)size * sizeof *bytes);
+/* ---- one row: a density and a message size ---- */
+typedef struct sparse_run {
+  const sparse_opts_t *o;
+  int rank, size;
+  char *payload;
+  int *dests;
+  size_t *bytes;
   wsp_send_t *sends[NPAT];
   size_t nsend[NPAT];
-  double *times = malloc((size_t)reps * nalgs * sizeof *times);
-  if (!payload || !dests || !bytes || !times) {
-    fprintf(stderr, "error: out of memory\n");
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
-  memset(payload, 0xab, maxsize ? maxsize : 1);
+  double *times; /* [rep * nalgs + alg], the slowest rank's, on rank 0 */
+} sparse_run_t;
+
+static void run_alloc(sparse_run_t *r) {
+  size_t maxsize = 1;
+  for (int i = 0; i < r->o->sizes.n; i++)
+    if (r->o->sizes.v[i] > maxsize) maxsize = r->o->sizes.v[i];
+  r->payload = malloc(maxsize);
+  r->dests = malloc((size_t)r->size * sizeof *r->dests);
+  r->bytes = malloc((size_t)r->size * sizeof *r->bytes);
+  r->times = malloc((size_t)r->o->reps * (size_t)r->o->algs.n * sizeof *r->times);
+  int ok = r->payload && r->dests && r->bytes && r->times;
+  for (int k = 0; k < NPAT; k++)
+    ok &= (r->sends[k] = malloc((size_t)r->size * sizeof(wsp_send_t))) != NULL;
+  if (!ok) wsp_bench_die(r->rank, "out of memory", NULL);
+  memset(r->payload, 0xab, maxsize);
+}
+
+static void run_free(sparse_run_t *r) {
+  for (int k = 0; k < NPAT; k++) free(r->sends[k]);
+  free(r->payload);
+  free(r->dests);
+  free(r->bytes);
+  free(r->times);
+}
+
+/* This rank's sends of the NPAT patterns of the row. */
+static void make_patterns(sparse_run_t *r, wsp_pattern_t *pt) {
   for (int k = 0; k < NPAT; k++) {
-    sends[k] = malloc((size_t)size * sizeof(wsp_send_t));
-    if (!sends[k]) MPI_Abort(MPI_COMM_WORLD, 1);
+    pt->round = (uint64_t)k;
+    int n = wsp_pattern_sends(pt, r->rank, r->dests, r->bytes);
+    for (int j = 0; j < n; j++)
+      r->sends[k][j] = (wsp_send_t){.peer = r->dests[j], .data = r->payload,
+                                    .bytes = r->bytes[j]};
+    r->nsend[k] = (size_t)n;
   }
+}
 
-  if (rank == 0 && !quiet) {
-    printf("# wsp-bench sparse: p=%d, %ld iters x %ld reps (median), %s\n", size,
-           iters, reps, mpiv);
-    printf("# time per round in microseconds (slowest rank); ratio = time / "
-           "alltoallv time\n");
-    printf("%-9s %4s %7s", "density", "k", "size");
-    for (int a = 0; a < nalgs; a++)
-      printf(" %12s", wsp_sparse_alg_info(algs[a])->name);
-    for (int a = 0; a < nalgs; a++)
-      printf(" %9s", wsp_sparse_alg_info(algs[a])->name);
-    printf("  auto-chose\n");
-  }
+/* Round `it` of algorithm `alg`; returns the algorithm that ran. */
+static wsp_sparse_alg_t round_once(sparse_run_t *r, wsp_comm_t *comm,
+                                   wsp_sparse_alg_t alg, long it) {
+  wsp_recvset_t out;
+  int k = (int)(it % NPAT);
+  if (wsp_sparse_exchange_alg(comm, alg, r->sends[k], r->nsend[k], &out) != WSP_OK)
+    wsp_bench_die(r->rank, "wsp_sparse_exchange_alg", wsp_last_error());
+  wsp_sparse_alg_t ran = out.alg;
+  wsp_recvset_free(&out);
+  return ran;
+}
 
-  int status = 0;
-  for (int di = 0; di < ndens; di++) {
-    double d = wsp_density_resolve(dens[di], size);
-    for (int si = 0; si < nsizes; si++) {
-      wsp_pattern_t pt = {.seed = (uint64_t)seed, .p = size, .density = d,
-                          .min_bytes = sizes[si], .max_bytes = sizes[si]};
-      for (int k = 0; k < NPAT; k++) {
-        pt.round = (uint64_t)k;
-        int n = wsp_pattern_sends(&pt, rank, dests, bytes);
-        for (int j = 0; j < n; j++)
-          sends[k][j] = (wsp_send_t){.peer = dests[j], .data = payload,
-                                     .bytes = bytes[j]};
-        nsend[k] = (size_t)n;
+/* The timed repetitions; returns what auto chose last. */
+static wsp_sparse_alg_t time_row(sparse_run_t *r, wsp_comm_t *comm,
+                                 uint64_t order_state) {
+  const sparse_opts_t *o = r->o;
+  const int na = o->algs.n;
+  wsp_sparse_alg_t chose = WSP_SPARSE_AUTO;
+  for (int a = 0; a < na; a++)
+    for (long it = 0; it < o->warmup; it++)
+      round_once(r, comm, (wsp_sparse_alg_t)o->algs.v[a], it);
+  for (long rep = 0; rep < o->reps; rep++) {
+    /* A fresh random order per repetition (the same on every rank): with
+     * a fixed rotation one algorithm always ran right after another
+     * (auto after alltoallv in 3 of 4 repetitions) and carried whatever
+     * that one left behind (busy-polling stragglers under MPICH). */
+    int order[WSP_OPTS_MAX_LIST];
+    wsp_random_order(order, na, &order_state);
+    for (int j = 0; j < na; j++) {
+      int a = order[j];
+      wsp_sparse_alg_t alg = (wsp_sparse_alg_t)o->algs.v[a];
+      MPI_Barrier(MPI_COMM_WORLD);
+      double t0 = MPI_Wtime();
+      for (long it = 0; it < o->iters; it++) {
+        wsp_sparse_alg_t ran = round_once(r, comm, alg, it);
+        if (alg == WSP_SPARSE_AUTO) chose = ran;
       }
-      /* A fresh communicator per row: auto then meets one steady pattern,
-       * as in a job, instead of the previous row's. */
-      if ((rc = wsp_comm_create(MPI_COMM_WORLD, NULL, &comm)) != WSP_OK) {
-        fprintf(stderr, "error: wsp_comm_create: %s\n", wsp_last_error());
-        MPI_Abort(MPI_COMM_WORLD, 1);
-      }
-      wsp_sparse_alg_t chose = WSP_SPARSE_AUTO;
-      for (int a = 0; a < nalgs; a++)
-        for (long it = 0; it < warmup; it++) {
-          wsp_recvset_t out;
-          int k = (int)(it % NPAT);
-          if ((rc = wsp_sparse_exchange_alg(comm, algs[a], sends[k], nsend[k],
-                                            &out)) != WSP_OK) {
-            fprintf(stderr, "error: rank %d: %s\n", rank, wsp_last_error());
-            MPI_Abort(MPI_COMM_WORLD, 1);
-          }
-          wsp_recvset_free(&out);
-        }
-      uint64_t order_state = (uint64_t)seed * 7919u + (uint64_t)(di * 131 + si);
-      for (long r = 0; r < reps; r++) {
-        /* A fresh random order per repetition (the same on every rank): with
-         * a fixed rotation one algorithm always ran right after another
-         * (auto after alltoallv in 3 of 4 repetitions) and carried whatever
-         * that one left behind (busy-polling stragglers under MPICH). */
-        int order[WSP_SPARSE_ALG_COUNT];
-        wsp_random_order(order, nalgs, &order_state);
-        for (int o = 0; o < nalgs; o++) {
-          int a = order[o];
-          MPI_Barrier(MPI_COMM_WORLD);
-          double t0 = MPI_Wtime();
-          for (long it = 0; it < iters; it++) {
-            wsp_recvset_t out;
-            int k = (int)(it % NPAT);
-            if ((rc = wsp_sparse_exchange_alg(comm, algs[a], sends[k],
-                                              nsend[k], &out)) != WSP_OK) {
-              fprintf(stderr, "error: rank %d: %s\n", rank, wsp_last_error());
-              MPI_Abort(MPI_COMM_WORLD, 1);
-            }
-            if (algs[a] == WSP_SPARSE_AUTO) chose = out.alg;
-            wsp_recvset_free(&out);
-          }
-          double t = (MPI_Wtime() - t0) / (double)iters, tmax;
-          MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-          times[r * nalgs + a] = tmax;
-        }
-      }
-      wsp_comm_free(&comm);
-      if (rank != 0) continue;
-      double med[WSP_SPARSE_ALG_COUNT], mn[WSP_SPARSE_ALG_COUNT], ref = 0;
-      double *col = malloc((size_t)reps * sizeof *col);
-      for (int a = 0; a < nalgs; a++) {
-        for (long r = 0; r < reps; r++) col[r] = times[r * nalgs + a];
-        qsort(col, (size_t)reps, sizeof *col, cmp_double);
-        med[a] = reps % 2 ? col[reps / 2]
-                          : 0.5 * (col[reps / 2 - 1] + col[reps / 2]);
-        mn[a] = col[0];
-        if (algs[a] == WSP_SPARSE_ALLTOALLV) ref = med[a];
-      }
-      free(col);
-      char sz[32];
-      wsp_fmt_size(sizes[si], sz, sizeof sz);
-      if (!quiet) {
-        printf("%-9.4f %4d %7s", d, wsp_pattern_k(&pt), sz);
-        for (int a = 0; a < nalgs; a++) printf(" %12.1f", med[a] * 1e6);
-        for (int a = 0; a < nalgs; a++)
-          printf(" %9.3f", ref > 0 ? med[a] / ref : NAN);
-        printf("  %s\n", wsp_sparse_alg_info(chose)->name);
-        fflush(stdout);
-      }
-      for (int a = 0; a < nalgs && jf; a++)
-        fprintf(jf,
-                "{\"bench\":\"sparse\",\"label\":\"%s\",\"mpi\":\"%s\","
-                "\"p\":%d,\"density\":%.6f,\"k\":%d,\"bytes\":%zu,"
-                "\"alg\":\"%s\",\"chosen\":\"%s\",\"iters\":%ld,\"reps\":%ld,"
-                "\"t_round_us\":%.3f,\"t_round_us_min\":%.3f,"
-                "\"ratio_to_alltoallv\":%.4f}\n",
-                label, mpiv, size, d, wsp_pattern_k(&pt), sizes[si],
-                wsp_sparse_alg_info(algs[a])->name,
-                wsp_sparse_alg_info(algs[a] == WSP_SPARSE_AUTO ? chose : algs[a])->name,
-                iters, reps, med[a] * 1e6, mn[a] * 1e6,
-                ref > 0 ? med[a] / ref : -1.0);
+      double t = (MPI_Wtime() - t0) / (double)o->iters, tmax = 0;
+      MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+      r->times[rep * na + a] = tmax;
     }
   }
-  if (jf) fclose(jf);
-  for (int k = 0; k < NPAT; k++) free(sends[k]);
-  free(payload);
-  free(dests);
-  free(bytes);
-  free(times);
-  return status;
+  return chose;
+}
+
+static void print_header(const sparse_opts_t *o, int size, const char *mpiv) {
+  printf("# wsp-bench sparse: p=%d, %ld iters x %ld reps (median), %s\n", size,
+         o->iters, o->reps, mpiv);
+  printf("# time per round in microseconds (slowest rank); ratio = time / "
+         "alltoallv time\n");
+  printf("%-9s %4s %7s", "density", "k", "size");
+  for (int a = 0; a < o->algs.n; a++) printf(" %12s", alg_names[o->algs.v[a]]);
+  for (int a = 0; a < o->algs.n; a++) printf(" %9s", alg_names[o->algs.v[a]]);
+  printf("  auto-chose\n");
+}
+
+/* Rank 0: the row's table line and JSON records. */
+static void report_row(const sparse_run_t *r, wsp_bench_out_t *out,
+                       const wsp_pattern_t *pt, wsp_sparse_alg_t chose) {
+  const sparse_opts_t *o = r->o;
+  const int na = o->algs.n, k = wsp_pattern_k(pt);
+  double med[WSP_OPTS_MAX_LIST], mn[WSP_OPTS_MAX_LIST], ref = 0;
+  double *col = malloc((size_t)o->reps * sizeof *col);
+  if (col == NULL) wsp_bench_die(r->rank, "out of memory", NULL);
+  for (int a = 0; a < na; a++) {
+    wsp_stats_t st;
+    for (long rep = 0; rep < o->reps; rep++) col[rep] = r->times[rep * na + a];
+    wsp_stats_sorted(col, (size_t)o->reps, &st);
+    med[a] = st.median;
+    mn[a] = st.min;
+    if (o->algs.v[a] == WSP_SPARSE_ALLTOALLV) ref = med[a];
+  }
+  free(col);
+  if (!o->io.quiet) {
+    char sz[32];
+    printf("%-9.4f %4d %7s", pt->density, k, wsp_fmt_size(pt->max_bytes, sz, sizeof sz));
+    for (int a = 0; a < na; a++) printf(" %12.1f", med[a] * 1e6);
+    for (int a = 0; a < na; a++) printf(" %9.3f", ref > 0 ? med[a] / ref : NAN);
+    printf("  %s\n", alg_names[chose]);
+    fflush(stdout);
+  }
+  for (int a = 0; a < na && wsp_bench_out_wanted(out); a++) {
+    int alg = o->algs.v[a];
+    json_t *j = wsp_bench_record(out);
+    json_object_set_new(j, "density", json_real(pt->density));
+    json_object_set_new(j, "k", json_integer(k));
+    json_object_set_new(j, "bytes", json_integer((json_int_t)pt->max_bytes));
+    json_object_set_new(j, "alg", json_string(alg_names[alg]));
+    json_object_set_new(j, "chosen",
+                        json_string(alg_names[alg == WSP_SPARSE_AUTO ? (int)chose : alg]));
+    json_object_set_new(j, "iters", json_integer(o->iters));
+    json_object_set_new(j, "reps", json_integer(o->reps));
+    json_object_set_new(j, "t_round_us", json_real(med[a] * 1e6));
+    json_object_set_new(j, "t_round_us_min", json_real(mn[a] * 1e6));
+    json_object_set_new(j, "ratio_to_alltoallv", json_real(ref > 0 ? med[a] / ref : -1.0));
+    wsp_bench_emit(out, j);
+  }
+}
+
+static void run_row(sparse_run_t *r, wsp_bench_out_t *out, int di, int si) {
+  const sparse_opts_t *o = r->o;
+  wsp_pattern_t pt = {.seed = (uint64_t)o->seed, .p = r->size,
+                      .density = wsp_density_resolve(o->dens.v[di], r->size),
+                      .min_bytes = o->sizes.v[si], .max_bytes = o->sizes.v[si]};
+  make_patterns(r, &pt);
+  /* A fresh communicator per row: auto then meets one steady pattern, as
+   * in a job, instead of the previous row's. */
+  wsp_comm_t *comm = NULL;
+  if (wsp_comm_create(MPI_COMM_WORLD, NULL, &comm) != WSP_OK)
+    wsp_bench_die(r->rank, "wsp_comm_create", wsp_last_error());
+  uint64_t order_state = (uint64_t)o->seed * 7919u + (uint64_t)(di * 131 + si);
+  wsp_sparse_alg_t chose = time_row(r, comm, order_state);
+  wsp_comm_free(&comm);
+  if (r->rank == 0) report_row(r, out, &pt, chose);
+}
+
+int wsp_bench_sparse(int argc, char **argv, int rank, int size,
+                     wsp_bench_post_t *post) {
+  sparse_opts_t o = {
+      .sizes = {{1024, 65536}, 2},
+      .dens = {{-1.0, 0.1, 0.5}, 3},
+      .algs = {{WSP_SPARSE_NBX, WSP_SPARSE_PEX, WSP_SPARSE_ALLTOALLV, WSP_SPARSE_AUTO}, 4},
+      .iters = 50, .reps = 5, .warmup = 12, .seed = 1, .io = {.label = ""}};
+  int rc = parse(&o, argc, argv, rank);
+  if (rc >= 0) return rc;
+  wsp_bench_out_t out;
+  if ((rc = wsp_bench_out_open(&out, "sparse", &o.io, rank, size, NULL, post)) != 0)
+    return rc;
+  sparse_run_t r = {.o = &o, .rank = rank, .size = size};
+  run_alloc(&r);
+  if (rank == 0 && !o.io.quiet) print_header(&o, size, out.mpi);
+  for (int di = 0; di < o.dens.n; di++)
+    for (int si = 0; si < o.sizes.n; si++) run_row(&r, &out, di, si);
+  wsp_bench_out_close(&out);
+  run_free(&r);
+  return 0;
 }

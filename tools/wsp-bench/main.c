@@ -4,45 +4,50 @@
  * Times are taken side by side in one run so that their ratios hold on a
  * noisy machine.
  */
-#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bench.h"
 
+static const struct subcommand {
+  const char *name;
+  wsp_bench_fn run;
+  const char *summary;
+} subcommands[] = {
+    {"sparse", wsp_bench_sparse,
+     "dynamic sparse data exchange: nbx, pex, alltoallv, auto\n"
+     "           across densities and message sizes"},
+    {"coll", wsp_bench_coll,
+     "collectives: every algorithm of each collective, auto\n"
+     "           and the plain MPI collective, across message sizes\n"
+     "           (time, algbw, busbw as in nccl-tests)"},
+    {"shuffle", wsp_bench_shuffle,
+     "all-pairs request/response goodput: synchronous rounds\n"
+     "           (s1), unpaced servers (s2), G-thinker's paced batches\n"
+     "           (s3) and wsp_shuffle (adaptive, fixed)"},
+};
+#define NSUB (sizeof subcommands / sizeof subcommands[0])
+
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: wsp-bench SUBCOMMAND [options]\n"
-          "       mpirun -np N wsp-bench sparse|coll|shuffle [--help]\n\n"
-          "subcommands:\n"
-          "  sparse   dynamic sparse data exchange: nbx, pex, alltoallv, auto\n"
-          "           across densities and message sizes\n"
-          "  coll     collectives: every algorithm of each collective, auto\n"
-          "           and the plain MPI collective, across message sizes\n"
-          "           (time, algbw, busbw as in nccl-tests)\n"
-          "  shuffle  all-pairs request/response goodput: synchronous rounds\n"
-          "           (s1), unpaced servers (s2), G-thinker's paced batches\n"
-          "           (s3) and wsp_shuffle (adaptive, fixed)\n\n"
-          "Run 'wsp-bench SUBCOMMAND --help' for its options.\n");
+  fprintf(f, "usage: wsp-bench SUBCOMMAND [options]\n"
+             "       mpirun -np N wsp-bench sparse|coll|shuffle [--help]\n\n"
+             "subcommands:\n");
+  for (size_t i = 0; i < NSUB; i++)
+    fprintf(f, "  %-8s %s\n", subcommands[i].name, subcommands[i].summary);
+  fprintf(f, "\nRun 'wsp-bench SUBCOMMAND --help' for its options.\n");
 }
 
-FILE *wsp_bench_json_open(const char *path, int rank) {
-  if (path == NULL || rank != 0) return NULL;
-  FILE *f = fopen(path, "a");
-  if (f == NULL) perror(path);
-  return f;
+int wsp_bench_parse(const wsp_opt_cmd_t *cmd, int argc, char **argv, int rank) {
+  int rc = wsp_opts_parse(cmd, argc, argv, rank == 0 ? stdout : NULL,
+                          rank == 0 ? stderr : NULL);
+  return rc == WSP_OPTS_OK ? -1 : rc == WSP_OPTS_HELP ? 0 : 2;
 }
 
-const char *wsp_bench_mpi_version(void) {
-  static char v[MPI_MAX_LIBRARY_VERSION_STRING + 1];
-  int len = 0;
-  if (MPI_Get_library_version(v, &len) != MPI_SUCCESS) len = 0;
-  v[len] = '\0';
-  char *nl = strchr(v, '\n');
-  if (nl) *nl = '\0';
-  /* Keep it JSON-safe. */
-  for (char *c = v; *c; c++)
-    if (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20) *c = ' ';
-  return v;
+_Noreturn void wsp_bench_die(int rank, const char *what, const char *detail) {
+  fprintf(stderr, "error: rank %d: %s%s%s\n", rank, what, detail ? ": " : "",
+          detail ? detail : "");
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  exit(1); /* MPI_Abort does not return; this tells the compiler so */
 }
 
 int main(int argc, char **argv) {
@@ -50,9 +55,10 @@ int main(int argc, char **argv) {
     usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
   }
-  int coll = strcmp(argv[1], "coll") == 0;
-  int shuffle = strcmp(argv[1], "shuffle") == 0;
-  if (!coll && !shuffle && strcmp(argv[1], "sparse") != 0) {
+  const struct subcommand *sub = NULL;
+  for (size_t i = 0; i < NSUB; i++)
+    if (strcmp(argv[1], subcommands[i].name) == 0) sub = &subcommands[i];
+  if (sub == NULL) {
     fprintf(stderr, "error: unknown subcommand \"%s\"\n", argv[1]);
     usage(stderr);
     return 2;
@@ -62,14 +68,12 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   wsp_bench_post_t post = {0};
-  int rc = coll      ? wsp_bench_coll(argc - 1, argv + 1, rank, size, &post)
-           : shuffle ? wsp_bench_shuffle(argc - 1, argv + 1, rank, size, &post)
-                     : wsp_bench_sparse(argc - 1, argv + 1, rank, size);
+  int rc = sub->run(argc - 1, argv + 1, rank, size, &post);
   /* A marker for launchers: everything is written, only MPI_Finalize is
    * left (lab/netlab run --done-line uses it against MPIs that hang
    * there). */
   if (rank == 0) {
-    printf("# wsp-bench %s: finished (exit %d), entering MPI_Finalize\n", argv[1], rc);
+    printf("# wsp-bench %s: finished (exit %d), entering MPI_Finalize\n", sub->name, rc);
     fflush(stdout);
   }
   MPI_Finalize();

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs a command and checks both its exit status and its output. ctest
+# cannot do both at once: a PASS_REGULAR_EXPRESSION replaces the exit
+# status check, so a run that printed the right line but failed would pass.
+#   expect.sh STATUS REGEX COMMAND [ARGS...]
+# STATUS is the exit status the command must end with; REGEX (grep -E) must
+# match a line of its standard output or standard error.
+set -uo pipefail
+want=$1 regex=$2
+shift 2
+out=$("$@" 2>&1)
+got=$?
+printf '%s\n' "$out"
+if [ "$got" != "$want" ]; then
+  echo "FAIL: exit status $got, expected $want: $*"
+  exit 1
+fi
+if ! printf '%s\n' "$out" | grep -Eq -- "$regex"; then
+  echo "FAIL: no line of the output matches /$regex/: $*"
+  exit 1
+fi
+echo "ok: exit status $got and a line matching /$regex/"
