@@ -416,6 +416,10 @@ int wsp__shuffle_refail(wsp_shuffle_t *sh);
 /* A local failure that does not stop the protocol (rc's message is
  * wsp_last_error()): reported at close. */
 void wsp__shuffle_failed(wsp_shuffle_t *sh, int rc);
+/* A handler returned hrc != 0 while handling a `kind` ("request" or
+ * "response") from rank `rank`: a local failure. */
+void wsp__shuffle_handler_failed(wsp_shuffle_t *sh, const char *kind, int hrc,
+                                 int rank);
 
 /* Allocations inside a pass, which WSP_SHUFFLE_FAULT_NOMEM may make fail.
  * Running out of memory there is back-pressure, not an error: the caller

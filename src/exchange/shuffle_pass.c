@@ -106,6 +106,14 @@ void wsp__shuffle_failed(wsp_shuffle_t *sh, int rc) {
   }
 }
 
+void wsp__shuffle_handler_failed(wsp_shuffle_t *sh, const char *kind, int hrc,
+                                 int rank) {
+  wsp__fail(&sh->c, WSP_ERR_HANDLER,
+            "wsp_shuffle: on_%s returned %d (%s from rank %d)", kind, hrc, kind,
+            rank);
+  wsp__shuffle_failed(sh, WSP_ERR_HANDLER);
+}
+
 /* ---- allocations inside a pass (see shuffle_internal.h) ---- */
 
 static int wsp__fault(wsp_shuffle_t *sh) {

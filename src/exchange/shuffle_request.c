@@ -280,12 +280,7 @@ int wsp__shuffle_dispatch(wsp_shuffle_t *sh, int src, const unsigned char *buf,
     int hrc = sh->h.on_response(sh->user, src, ql ? q : NULL, (size_t)ql,
                                 rl ? buf + off : NULL, (size_t)rl);
     sh->in_handler = WSP__IN_NONE;
-    if (hrc != 0) {
-      wsp__fail(&sh->c, WSP_ERR_HANDLER,
-                "wsp_shuffle: on_response returned %d (response from rank %d)",
-                hrc, src);
-      wsp__shuffle_failed(sh, WSP_ERR_HANDLER);
-    }
+    if (hrc != 0) wsp__shuffle_handler_failed(sh, "response", hrc, src);
     sh->st.responses_handled++;
     sh->st.response_bytes_received += rl;
     b->resp_bytes += (size_t)rl;

@@ -99,13 +99,18 @@ static int wsp__chunk_room(wsp_shuffle_t *sh, size_t need, int pass) {
   return WSP_OK;
 }
 
-int wsp__shuffle_reply_put(wsp_shuffle_t *sh, const void *data, size_t bytes) {
-  if (wsp__chunk_room(sh, sh->chunk_len + WSP__ENTRY_BYTES + bytes, 0) != WSP_OK)
-    return WSP_ERR_NOMEM;
+/* Appends one response entry to the chunk, whose room was made. */
+static void wsp__chunk_put(wsp_shuffle_t *sh, const void *data, size_t bytes) {
   wsp__put64(sh->chunk + sh->chunk_len, (uint64_t)bytes);
   if (bytes) memcpy(sh->chunk + sh->chunk_len + WSP__ENTRY_BYTES, data, bytes);
   sh->chunk_len += WSP__ENTRY_BYTES + bytes;
   sh->chunk_count++;
+}
+
+int wsp__shuffle_reply_put(wsp_shuffle_t *sh, const void *data, size_t bytes) {
+  if (wsp__chunk_room(sh, sh->chunk_len + WSP__ENTRY_BYTES + bytes, 0) != WSP_OK)
+    return WSP_ERR_NOMEM;
+  wsp__chunk_put(sh, data, bytes);
   return WSP_OK;
 }
 
@@ -226,17 +231,11 @@ static int wsp__serve_one(wsp_shuffle_t *sh, int q, wsp__ibatch_t *ib,
   int hrc = sh->h.on_request(sh->user, q, ql ? req : NULL, (size_t)ql, reply);
   sh->in_handler = WSP__IN_NONE;
   sh->reply_active = 0;
-  if (hrc != 0) {
-    wsp__fail(&sh->c, WSP_ERR_HANDLER,
-              "wsp_shuffle: on_request returned %d (request from rank %d)", hrc, q);
-    wsp__shuffle_failed(sh, WSP_ERR_HANDLER);
-  }
+  if (hrc != 0) wsp__shuffle_handler_failed(sh, "request", hrc, q);
   if (!sh->reply_replied) { /* an empty response, its room reserved */
     if (sh->chunk_len + WSP__ENTRY_BYTES > sh->chunk_cap)
       return wsp__shuffle_broken(sh, "no room reserved for an empty response");
-    wsp__put64(sh->chunk + sh->chunk_len, 0);
-    sh->chunk_len += WSP__ENTRY_BYTES;
-    sh->chunk_count++;
+    wsp__chunk_put(sh, NULL, 0);
   }
   sh->st.requests_served++;
   ib->cursor += WSP__ENTRY_BYTES + (size_t)ql;
