@@ -115,6 +115,16 @@ static int wsp__open_check(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
   return rc;
 }
 
+/* Frees the handle itself (its buffers are released at close). The
+ * termination sums are kept when MPI may still write into one. */
+static void wsp__free_handle(wsp_shuffle_t *sh) {
+  if (sh == NULL) return;
+  free(sh->peers);
+  free(sh->rate_buf);
+  if (!sh->close_sums_pending) free(sh->close_sums);
+  free(sh);
+}
+
 /* A zeroed handle with room for p peers; NULL when memory or the pacing
  * controller's configuration fails. */
 static wsp_shuffle_t *wsp__new_handle(int p, const wsp_shuffle_config_t *c) {
@@ -126,10 +136,7 @@ static wsp_shuffle_t *wsp__new_handle(int p, const wsp_shuffle_config_t *c) {
   if (sh->peers == NULL || sh->rate_buf == NULL || sh->close_sums == NULL ||
       wsp__pace_init(&sh->pace, c->mode, c->rate, (double)c->batch_bytes,
                      (double)c->window, MPI_Wtime()) != WSP_OK) {
-    free(sh->peers);
-    free(sh->rate_buf);
-    free(sh->close_sums);
-    free(sh);
+    wsp__free_handle(sh);
     return NULL;
   }
   return sh;
@@ -226,12 +233,7 @@ int wsp_shuffle_open(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
 
 fail:
   if (dup != MPI_COMM_NULL) MPI_Comm_free(&dup);
-  if (sh) {
-    free(sh->peers);
-    free(sh->rate_buf);
-    free(sh->close_sums);
-    free(sh);
-  }
+  wsp__free_handle(sh);
   return rc;
 }
 
@@ -566,10 +568,7 @@ int wsp_shuffle_free(wsp_shuffle_t **sh) {
     return wsp__fail(&s->c, WSP_ERR_ARG,
                      "wsp_shuffle_free: the shuffle is open; close it first "
                      "(wsp_shuffle_close is collective)");
-  free(s->peers);
-  free(s->rate_buf);
-  if (!s->close_sums_pending) free(s->close_sums); /* else MPI may write it */
-  free(s);
+  wsp__free_handle(s);
   *sh = NULL;
   return WSP_OK;
 }
