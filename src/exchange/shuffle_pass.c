@@ -313,25 +313,18 @@ int wsp__shuffle_wait_step(wsp_shuffle_t *sh, wsp__backoff_t *bo) {
 /* ---- the progress thread ---- */
 
 #ifndef WSP_SIMGRID
+/* The thread waits as a caller does, until close stops it or the shuffle
+ * fails (every failure of a pass is recorded as fatal, so the error reaches
+ * the caller's next call). */
 static void *wsp__progress_thread(void *arg) {
   wsp_shuffle_t *sh = arg;
   wsp__backoff_t bo;
   wsp__shuffle_backoff_init(sh, &bo);
-  for (;;) {
-    wsp__shuffle_lock(sh);
-    if (sh->thread_stop || sh->fatal) {
-      wsp__shuffle_unlock(sh);
-      break;
-    }
-    int progress = 0;
-    wsp__shuffle_pass(sh, &progress);
-    wsp__sleep_cap(sh, &bo);
-    wsp__shuffle_unlock(sh);
-    if (progress)
-      wsp__backoff_reset(&bo);
-    else
-      wsp__backoff_idle(&bo);
-  }
+  wsp__shuffle_lock(sh);
+  int rc = WSP_OK;
+  while (rc == WSP_OK && !sh->thread_stop && !sh->fatal)
+    rc = wsp__shuffle_wait_step(sh, &bo);
+  wsp__shuffle_unlock(sh);
   return NULL;
 }
 #endif
