@@ -219,7 +219,7 @@ typedef struct wsp__obatch {
   size_t resp_bytes;
 } wsp__obatch_t;
 
-/* A message being received: a response chunk, or the first part of a
+/* A message being received: a response chunk, or the first member of a
  * request batch (wsp__ibatch_t). Both kinds are probed, received, tested
  * and queued per peer the same way (shuffle_pass.c). */
 typedef struct wsp__imsg {

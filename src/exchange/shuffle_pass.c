@@ -22,8 +22,9 @@
  *   6. sends sealed batches in the order they were sealed, as far as the
  *      flow control and the pacing controller allow (shuffle_request.c).
  * A pass never calls a handler from inside another handler: handlers run
- * only in steps 1 and 4, and a call into the engine from a handler that
- * would run a pass is refused (shuffle.c).
+ * only in steps 1 and 4, one at a time, and no call a handler may make
+ * runs a pass (a response handler's post never waits; the other calls are
+ * refused from handlers, shuffle.c).
  *
  * Receiving. Both kinds of message are received the same way
  * (wsp__shuffle_receive): MPI_Iprobe on any source, then an MPI_Irecv of
