@@ -1,10 +1,14 @@
 /*
  * Internal interface of the all-pairs shuffle (src/exchange/shuffle*.c).
  *
- * The pure parts live here so that unit tests can drive them without MPI:
- * the memory shares derived from cfg.mem_limit (wsp__shuffle_limits in shuffle_config.c), the wire
- * format of batches, and the pacing controller (shuffle_pace.c). The engine
- * itself (shuffle.c) owns MPI, buffers and handlers.
+ * The pure parts come first, so that unit tests can drive them without
+ * MPI: the memory shares derived from cfg.mem_limit (wsp__shuffle_limits in
+ * shuffle_config.c), the wire format of batches, and the pacing controller
+ * (shuffle_pace.c). Then the engine, which owns MPI, buffers and handlers:
+ * its state (struct wsp_shuffle) and the functions its files share. The
+ * engine is split by concern: shuffle.c (the public API and termination),
+ * shuffle_request.c (the requester), shuffle_serve.c (the responder) and
+ * shuffle_pass.c (a pass, the waits, the progress thread).
  */
 #ifndef WSP_SHUFFLE_INTERNAL_H
 #define WSP_SHUFFLE_INTERNAL_H
@@ -182,5 +186,322 @@ void wsp__pace_peers(wsp__pace_t *p, double median);
 /* The median of v[0..n-1] (the mean of the two middle values for even n;
  * 0 for n <= 0). Reorders v. */
 double wsp__pace_median(double *v, int n);
+
+/* ======================================================================
+ * The engine (shuffle.c, shuffle_request.c, shuffle_serve.c,
+ * shuffle_pass.c). Nothing below is used by the unit tests.
+ * ====================================================================== */
+
+#include <string.h>
+#ifndef WSP_SIMGRID
+#include <pthread.h>
+#endif
+
+enum { WSP__ST_OPEN, WSP__ST_CLOSING, WSP__ST_CLOSED };
+/* Which handler is running (sh->in_handler). */
+enum { WSP__IN_NONE, WSP__IN_REQUEST, WSP__IN_RESPONSE };
+
+/* A request batch this rank sends. */
+typedef struct wsp__obatch {
+  struct wsp__obatch *next;
+  int dest;
+  unsigned char *buf;
+  size_t len, cap;
+  uint32_t count;
+  uint64_t seq;
+  double cost;   /* requests + expected responses, fixed when sent */
+  double t_open; /* first request posted */
+  double t_sent;
+  MPI_Request req;
+  /* Pairing responses with requests, in order. */
+  size_t cursor;
+  uint32_t answered;
+  size_t resp_bytes;
+} wsp__obatch_t;
+
+/* A message being received: a response chunk, or the first member of a
+ * request batch (wsp__ibatch_t). Both kinds are probed, received, tested
+ * and queued per peer the same way (shuffle_pass.c). */
+typedef struct wsp__imsg {
+  struct wsp__imsg *next;
+  unsigned char *buf;
+  size_t len;
+  int received;
+  /* The buffer is not the message's own: a batch to this rank itself is
+   * served from the requester's buffer, so it is neither freed nor
+   * counted in the intake share with the message. */
+  int borrowed;
+  MPI_Request req;
+} wsp__imsg_t;
+
+/* A queue of messages from one peer, in the order they were probed (MPI
+ * keeps the order of messages between two ranks, so also sent). */
+typedef struct wsp__imsgq {
+  wsp__imsg_t *head, *tail;
+} wsp__imsgq_t;
+
+static inline void wsp__imsgq_push(wsp__imsgq_t *q, wsp__imsg_t *m) {
+  m->next = NULL;
+  if (q->tail)
+    q->tail->next = m;
+  else
+    q->head = m;
+  q->tail = m;
+}
+
+static inline wsp__imsg_t *wsp__imsgq_pop(wsp__imsgq_t *q) {
+  wsp__imsg_t *m = q->head;
+  if (m) {
+    q->head = m->next;
+    if (q->head == NULL) q->tail = NULL;
+    m->next = NULL;
+  }
+  return m;
+}
+
+/* A request batch received (or, for self, borrowing the obatch's buffer).
+ * The message comes first, so that a wsp__imsg_t of the request queue is
+ * its batch. */
+typedef struct wsp__ibatch {
+  wsp__imsg_t m;
+  int parsed;
+  uint64_t seq;
+  uint32_t count, done;
+  size_t cursor;
+} wsp__ibatch_t;
+
+typedef struct wsp__peer {
+  wsp__obatch_t *open;                    /* being filled */
+  wsp__obatch_t *fly_head, *fly_tail;     /* sent, not fully answered */
+  size_t fly_req;  /* request bytes unanswered */
+  double fly_cost; /* their cost */
+  uint64_t next_seq, expect_seq;
+  wsp__imsgq_t in;  /* received request batches (wsp__ibatch_t), in order */
+  wsp__imsgq_t rin; /* response chunks, in order */
+  int local; /* on this node: not paced */
+  unsigned stamp; /* == the shuffle's stamp: skipped in this send pass */
+  /* The pacing rate this peer reported in its last request batch (0:
+   * none), and when it arrived (MPI_Wtime). */
+  double rate_seen, rate_seen_t;
+} wsp__peer_t;
+
+/* A reply handle. Each request handler call gets the next of
+ * WSP__REPLY_SLOTS handles, stamped with the call's number, so a handle
+ * kept from an earlier call is recognised (its stamp is not the current
+ * call's) unless exactly a multiple of WSP__REPLY_SLOTS calls lie between
+ * (then it is the current call's handle again). The handles live as long as
+ * the shuffle's handle, so a stale one used after close is still safe to
+ * read. */
+#define WSP__REPLY_SLOTS 1024
+struct wsp_shuffle_reply {
+  struct wsp_shuffle *sh;
+  uint64_t call; /* the request handler call it was given to */
+};
+
+struct wsp_shuffle {
+  wsp_comm_t c; /* the user's wsp_comm_t with mpi = the shuffle's own dup */
+  wsp_shuffle_config_t cfg;
+  wsp__shuffle_limits_t lim;
+  wsp_shuffle_handlers_t h;
+  void *user;
+  int state, in_handler;
+  int p, rank;
+  wsp__peer_t *peers;
+  wsp__pace_t pace;
+  /* Room for p rates (the median of the peers' rates), and when that
+   * median was last computed. */
+  double *rate_buf;
+  double peer_ref_t;
+  /* When the controller last held a batch back (MPI_Wtime): a requester
+   * that has not been held back for WSP__PACE_LIMITED_S asks less than its
+   * rate allows and reports no rate. */
+  double paced_at;
+  /* The two termination sums of close, allocated at open (where a failure
+   * is agreed on) and kept if close fails with one pending (MPI may still
+   * write into it). */
+  wsp__sum_t *close_sums;
+  int close_sums_pending;
+
+  /* Memory accounting (bytes of buffer capacity) and peaks. */
+  size_t m_backlog, m_inflight, m_intake, m_resp_out, m_resp_in;
+  size_t pk_total, pk_backlog, pk_inflight, pk_intake, pk_resp_out, pk_resp_in;
+  double backlog_cost;  /* expected cost of posted, unsent requests */
+  double net_cost;      /* cost in flight to network peers */
+  size_t inflight_req;  /* request bytes in flight, all peers */
+  double resp_per_req;  /* estimate; < 0 until the first answer */
+  /* Counters that let a pass skip empty scans. */
+  size_t n_open, n_ready, n_fly, n_in, n_rin;
+  int rr_serve;
+  /* Sealed batches not yet sent, all peers, in the order they were sealed
+   * (linked by `next`; a batch's peer is its `dest`). */
+  wsp__obatch_t *ready_head, *ready_tail;
+  unsigned stamp;
+
+  /* The response chunk being built, and response chunks being sent. */
+  unsigned char *chunk;
+  size_t chunk_len, chunk_cap;
+  uint32_t chunk_count;
+  MPI_Request *osend;
+  unsigned char **obuf;
+  size_t *ocap;
+  size_t n_osend, cap_osend;
+  int *idx; /* MPI_Testsome's indices (cap_osend of them too) */
+  /* wsp__test_receives' arrays (shuffle_pass.c). */
+  MPI_Request *tr_req;
+  int **tr_flag;
+  int *tr_idx;
+  size_t cap_tr;
+
+  wsp_shuffle_reply_t replies[WSP__REPLY_SLOTS];
+  uint64_t reply_call; /* number of the current (or last) handler call */
+  int reply_active, reply_replied;
+  wsp_shuffle_stats_t st;
+  double t_open; /* MPI_Wtime at open (for traces) */
+  /* Testing aid (WSP_SHUFFLE_FAULT_NOMEM=N): an allocation inside a pass
+   * fails with probability 1/N (0: never), to exercise the out-of-memory
+   * paths. Random, not every Nth: a pass that needs two allocations in a
+   * row would otherwise fail the same way on every retry. */
+  size_t fault_n;
+  uint64_t fault_rng;
+  int fatal;      /* first MPI/internal error: the shuffle is unusable */
+  int failed;     /* first local failure (handler, memory): reported at close */
+  char fatal_msg[256], failed_msg[256];
+
+#ifndef WSP_SIMGRID
+  int thread_on;
+  volatile int thread_stop;
+  pthread_t thread;
+  pthread_mutex_t mu;
+#endif
+};
+
+/* ---- the wire format's integers (host byte order, unaligned) ---- */
+static inline uint64_t wsp__get64(const unsigned char *p) {
+  uint64_t v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+static inline uint32_t wsp__get32(const unsigned char *p) {
+  uint32_t v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+static inline void wsp__put64(unsigned char *p, uint64_t v) {
+  memcpy(p, &v, sizeof v);
+}
+static inline void wsp__put_hdr(unsigned char *b, uint64_t seq, uint32_t count,
+                                uint32_t flags) {
+  wsp__put64(b, seq);
+  memcpy(b + 8, &count, sizeof count);
+  memcpy(b + 12, &flags, sizeof flags);
+}
+
+/* ---- what every part uses (shuffle_pass.c) ---- */
+
+/* The shuffle's recursive mutex, taken only when a progress thread runs. */
+void wsp__shuffle_lock(wsp_shuffle_t *sh);
+void wsp__shuffle_unlock(wsp_shuffle_t *sh);
+
+/* Updates the peaks of the memory accounting after a share grew. */
+void wsp__shuffle_note_peaks(wsp_shuffle_t *sh);
+
+/* Records a fatal error (MPI failure or broken invariant; rc's message is
+ * wsp_last_error()): every later call returns it. Returns rc. */
+int wsp__shuffle_fatal(wsp_shuffle_t *sh, int rc);
+/* A broken invariant ("wsp_shuffle: <what>"), fatal. */
+int wsp__shuffle_broken(wsp_shuffle_t *sh, const char *what);
+/* The fatal error again, recorded in the calling thread (the progress
+ * thread may have recorded it). */
+int wsp__shuffle_refail(wsp_shuffle_t *sh);
+/* A local failure that does not stop the protocol (rc's message is
+ * wsp_last_error()): reported at close. */
+void wsp__shuffle_failed(wsp_shuffle_t *sh, int rc);
+/* A handler returned hrc != 0 while handling a `kind` ("request" or
+ * "response") from rank `rank`: a local failure. */
+void wsp__shuffle_handler_failed(wsp_shuffle_t *sh, const char *kind, int hrc,
+                                 int rank);
+
+/* Allocations inside a pass, which WSP_SHUFFLE_FAULT_NOMEM may make fail.
+ * Running out of memory there is back-pressure, not an error: the caller
+ * leaves what needed the memory where it is (a message stays queued in
+ * MPI, a batch stays unserved), counts a wait in stats.nomem_waits
+ * (wsp__shuffle_nomem_wait), and a later pass tries again once completed
+ * sends and handed-over responses have given memory back (finding those
+ * completions allocates nothing, or falls back to a way that does not).
+ * Failing instead would leave the other ranks waiting in close for answers
+ * this rank will never give. */
+void *wsp__shuffle_malloc(wsp_shuffle_t *sh, size_t n);
+void *wsp__shuffle_calloc(wsp_shuffle_t *sh, size_t n);
+void *wsp__shuffle_realloc(wsp_shuffle_t *sh, void *p, size_t n);
+static inline void wsp__shuffle_nomem_wait(wsp_shuffle_t *sh) {
+  sh->st.nomem_waits++;
+}
+
+/* One kind of message a pass receives, and where it goes: queue elements
+ * of `elem` bytes (a wsp__imsg_t first), queued on the source's queue at
+ * byte offset `queue` of wsp__peer_t, counted in *queued, their buffers in
+ * the memory share *held, which a message may only join while the result
+ * stays within `limit` or the share is empty (SIZE_MAX: no limit). */
+typedef struct wsp__inbox {
+  int tag;
+  size_t elem, queue;
+  size_t *queued, *held, limit;
+} wsp__inbox_t;
+
+/* Receives what has arrived of one kind: MPI_Iprobe on any source, a
+ * buffer of exactly the message's size, an MPI_Irecv into it, the message
+ * queued on its source's queue. Stops after WSP__PROBES_PER_PASS messages,
+ * when nothing more has arrived, when the share is full or when memory
+ * runs out (the message then stays queued in MPI). */
+int wsp__shuffle_receive(wsp_shuffle_t *sh, const wsp__inbox_t *box,
+                         int *progress);
+
+/* ---- the pass and the waits (shuffle_pass.c) ---- */
+
+/* One pass (shuffle_pass.c lists its steps). *progress: something moved. */
+int wsp__shuffle_pass(wsp_shuffle_t *sh, int *progress);
+/* The back-off a waiting loop of the shuffle starts with. */
+void wsp__shuffle_backoff_init(wsp_shuffle_t *sh, wsp__backoff_t *bo);
+/* Called with the lock held: a pass, then the back-off outside the lock. */
+int wsp__shuffle_wait_step(wsp_shuffle_t *sh, wsp__backoff_t *bo);
+/* Starts the progress thread (cfg.progress_thread); 0 if it could not. */
+int wsp__shuffle_thread_start(wsp_shuffle_t *sh);
+/* Called with the lock held: stops the thread, if one runs, and joins it;
+ * from then on there is one thread and no locking. */
+void wsp__shuffle_thread_stop(wsp_shuffle_t *sh);
+
+/* ---- the requester (shuffle_request.c) ---- */
+
+/* Readies dest's open batch for a request of `bytes`: seals it first if
+ * the request would overfill it. Returns 1 if the request then fits the
+ * backlog (its memory share and its volume limit), 0 if a post must wait;
+ * *cost is the request's expected cost. */
+int wsp__shuffle_batch_room(wsp_shuffle_t *sh, int dest, size_t bytes,
+                            double *cost);
+/* Appends the request to dest's open batch (starting one if needed) and
+ * seals the batch when it is full. WSP_ERR_NOMEM (no message recorded)
+ * leaves everything as it was. */
+int wsp__shuffle_batch_add(wsp_shuffle_t *sh, int dest, const void *data,
+                           size_t bytes, double cost);
+/* Hands the responses of one chunk from `src` to on_response. */
+int wsp__shuffle_dispatch(wsp_shuffle_t *sh, int src, const unsigned char *buf,
+                          size_t len, double now);
+/* Steps of a pass: receive and hand over response chunks; seal batches
+ * that waited long enough; send sealed batches. */
+int wsp__shuffle_pass_responses(wsp_shuffle_t *sh, double now, int *progress);
+void wsp__shuffle_pass_seal(wsp_shuffle_t *sh, double now);
+int wsp__shuffle_pass_send(wsp_shuffle_t *sh, double now, int *progress);
+
+/* ---- the responder (shuffle_serve.c) ---- */
+
+/* Steps of a pass: receive request batches; free response chunks whose
+ * send completed; serve received batches. */
+int wsp__shuffle_pass_requests(wsp_shuffle_t *sh, int *progress);
+int wsp__shuffle_pass_sends(wsp_shuffle_t *sh, int *progress);
+int wsp__shuffle_pass_serve(wsp_shuffle_t *sh, double now, int *progress);
+/* Appends a reply of `bytes` to the chunk being built (the caller checked
+ * the reply). WSP_ERR_NOMEM (no message recorded) if the chunk cannot
+ * grow. */
+int wsp__shuffle_reply_put(wsp_shuffle_t *sh, const void *data, size_t bytes);
 
 #endif

@@ -12,7 +12,7 @@
  * and paces its requests: a batch costs its request bytes plus its expected
  * response bytes, and costs leave through a token bucket at a rate (burst:
  * one batch), with cfg.window as a cap on the volume in flight. Peers on
- * the same node are not paced (shuffle.c).
+ * the same node are not paced (shuffle_request.c).
  *
  * Fixed mode: the rate is cfg.rate. This is the hand-tuned approach of
  * G-thinker (a sleep after each batch, proportional to p, chosen so that the
