@@ -21,6 +21,14 @@
 extern "C" {
 #endif
 
+/* What the shared library exports: exactly the functions declared here
+ * (it is built with hidden visibility; the test install.exports checks). */
+#if defined(__GNUC__) && __GNUC__ >= 4
+#define WSP_API __attribute__((visibility("default")))
+#else
+#define WSP_API
+#endif
+
 #define WSP_VERSION_MAJOR 0
 #define WSP_VERSION_MINOR 1
 #define WSP_VERSION_PATCH 0
@@ -50,12 +58,12 @@ typedef enum wsp_status {
 } wsp_status_t;
 
 /* Human-readable text for a status code ("invalid argument"). */
-const char *wsp_strerror(int status);
+WSP_API const char *wsp_strerror(int status);
 /* The code's name ("WSP_ERR_ARG"); "WSP_ERR_UNKNOWN" for other values. */
-const char *wsp_err_name(int status);
+WSP_API const char *wsp_err_name(int status);
 /* Details of the last failure on the calling thread, e.g.
  * "wsp_sparse_exchange: sends[3].peer = 17 is out of range [0, 16)". */
-const char *wsp_last_error(void);
+WSP_API const char *wsp_last_error(void);
 /* Parses a rate into bytes per second: a number > 0 with an optional unit,
  * in any case. Bytes per second: none, "B", "KB", "MB", "GB" (decimal, as
  * rates are quoted: 1 MB/s = 10^6 B/s); bits per second in tc's syntax:
@@ -63,7 +71,7 @@ const char *wsp_last_error(void);
  * WSP_ERR_ARG with a message naming the text when s or bytes_per_s is NULL
  * or s is not such a rate; *bytes_per_s is only written on success. Used by
  * WSP_SHUFFLE_RATE and wsp-bench's rate options, so both read the same. */
-int wsp_parse_rate(const char *s, double *bytes_per_s);
+WSP_API int wsp_parse_rate(const char *s, double *bytes_per_s);
 /* Parses a size in bytes: digits with an optional unit, in any case: none
  * or "B"; "K", "KB", "KiB"; "M", "MB", "MiB"; "G", "GB", "GiB", all powers
  * of two (as message sizes are written: 4K is 4096; unlike rates, where
@@ -72,10 +80,10 @@ int wsp_parse_rate(const char *s, double *bytes_per_s);
  * not such a size, or it does not fit in size_t; *bytes is only written on
  * success. Used by every WSP_* size variable and wsp-bench's size options,
  * so both read the same. */
-int wsp_parse_size(const char *s, size_t *bytes);
+WSP_API int wsp_parse_size(const char *s, size_t *bytes);
 /* The MPI error code behind the last WSP_ERR_MPI on this thread
  * (MPI_SUCCESS if there was none). */
-int wsp_last_mpi_error(void);
+WSP_API int wsp_last_mpi_error(void);
 
 /* ------------------------------------------------------------------------
  * Configuration. wsp_config_init() sets defaults; wsp_config_from_env()
@@ -195,8 +203,8 @@ typedef struct wsp_config {
   int node_split_n;
 } wsp_config_t;
 
-int wsp_config_init(wsp_config_t *cfg);
-int wsp_config_from_env(wsp_config_t *cfg);
+WSP_API int wsp_config_init(wsp_config_t *cfg);
+WSP_API int wsp_config_from_env(wsp_config_t *cfg);
 
 /* ------------------------------------------------------------------------
  * Communicator. wsp_comm_create is collective over `comm`: it duplicates
@@ -206,12 +214,12 @@ int wsp_config_from_env(wsp_config_t *cfg);
  * ---------------------------------------------------------------------- */
 typedef struct wsp_comm wsp_comm_t;
 
-int wsp_comm_create(MPI_Comm comm, const wsp_config_t *cfg, wsp_comm_t **out);
+WSP_API int wsp_comm_create(MPI_Comm comm, const wsp_config_t *cfg, wsp_comm_t **out);
 /* Collective. Frees *comm and sets it to NULL; NULL is accepted. */
-int wsp_comm_free(wsp_comm_t **comm);
-int wsp_comm_rank(const wsp_comm_t *comm, int *rank);
-int wsp_comm_size(const wsp_comm_t *comm, int *size);
-int wsp_comm_config(const wsp_comm_t *comm, wsp_config_t *cfg);
+WSP_API int wsp_comm_free(wsp_comm_t **comm);
+WSP_API int wsp_comm_rank(const wsp_comm_t *comm, int *rank);
+WSP_API int wsp_comm_size(const wsp_comm_t *comm, int *size);
+WSP_API int wsp_comm_config(const wsp_comm_t *comm, wsp_config_t *cfg);
 
 /* ------------------------------------------------------------------------
  * Dynamic sparse data exchange.
@@ -246,14 +254,14 @@ typedef struct wsp_recvset {
 } wsp_recvset_t;
 
 /* Uses the communicator's configured algorithm (default auto). */
-int wsp_sparse_exchange(wsp_comm_t *comm, const wsp_send_t *sends,
-                        size_t nsends, wsp_recvset_t *out);
+WSP_API int wsp_sparse_exchange(wsp_comm_t *comm, const wsp_send_t *sends,
+                                size_t nsends, wsp_recvset_t *out);
 /* Forces one algorithm; every rank must pass the same alg. */
-int wsp_sparse_exchange_alg(wsp_comm_t *comm, wsp_sparse_alg_t alg,
-                            const wsp_send_t *sends, size_t nsends,
-                            wsp_recvset_t *out);
+WSP_API int wsp_sparse_exchange_alg(wsp_comm_t *comm, wsp_sparse_alg_t alg,
+                                    const wsp_send_t *sends, size_t nsends,
+                                    wsp_recvset_t *out);
 /* Frees what a successful exchange returned and zeroes *set; NULL is ok. */
-void wsp_recvset_free(wsp_recvset_t *set);
+WSP_API void wsp_recvset_free(wsp_recvset_t *set);
 
 /* Algorithm table, for tools and users. */
 typedef struct wsp_alg_info {
@@ -262,10 +270,10 @@ typedef struct wsp_alg_info {
   const char *cost;  /* alpha-beta cost formula, as text */
 } wsp_alg_info_t;
 
-const wsp_alg_info_t *wsp_sparse_alg_info(wsp_sparse_alg_t alg);
+WSP_API const wsp_alg_info_t *wsp_sparse_alg_info(wsp_sparse_alg_t alg);
 /* Accepts the table's names and "auto"; WSP_ERR_ARG (listing the valid
  * names in wsp_last_error) otherwise. */
-int wsp_sparse_alg_from_name(const char *name, wsp_sparse_alg_t *alg);
+WSP_API int wsp_sparse_alg_from_name(const char *name, wsp_sparse_alg_t *alg);
 
 /* ------------------------------------------------------------------------
  * Collectives. MPI's signatures with size_t counts, on a wsp_comm_t.
@@ -281,43 +289,43 @@ int wsp_sparse_alg_from_name(const char *name, wsp_sparse_alg_t *alg);
 /* The "algorithm" that lets the model and rules choose. */
 #define WSP_ALG_AUTO (-1)
 
-int wsp_bcast(wsp_comm_t *comm, void *buf, size_t count, MPI_Datatype type,
-              int root);
-int wsp_reduce(wsp_comm_t *comm, const void *sendbuf, void *recvbuf,
-               size_t count, MPI_Datatype type, MPI_Op op, int root);
-int wsp_allreduce(wsp_comm_t *comm, const void *sendbuf, void *recvbuf,
-                  size_t count, MPI_Datatype type, MPI_Op op);
-int wsp_gather(wsp_comm_t *comm, const void *sendbuf, size_t sendcount,
-               MPI_Datatype sendtype, void *recvbuf, size_t recvcount,
-               MPI_Datatype recvtype, int root);
-int wsp_scatter(wsp_comm_t *comm, const void *sendbuf, size_t sendcount,
-                MPI_Datatype sendtype, void *recvbuf, size_t recvcount,
-                MPI_Datatype recvtype, int root);
-int wsp_allgather(wsp_comm_t *comm, const void *sendbuf, size_t sendcount,
-                  MPI_Datatype sendtype, void *recvbuf, size_t recvcount,
-                  MPI_Datatype recvtype);
-int wsp_alltoall(wsp_comm_t *comm, const void *sendbuf, size_t sendcount,
-                 MPI_Datatype sendtype, void *recvbuf, size_t recvcount,
-                 MPI_Datatype recvtype);
+WSP_API int wsp_bcast(wsp_comm_t *comm, void *buf, size_t count, MPI_Datatype type,
+                      int root);
+WSP_API int wsp_reduce(wsp_comm_t *comm, const void *sendbuf, void *recvbuf,
+                       size_t count, MPI_Datatype type, MPI_Op op, int root);
+WSP_API int wsp_allreduce(wsp_comm_t *comm, const void *sendbuf, void *recvbuf,
+                          size_t count, MPI_Datatype type, MPI_Op op);
+WSP_API int wsp_gather(wsp_comm_t *comm, const void *sendbuf, size_t sendcount,
+                       MPI_Datatype sendtype, void *recvbuf, size_t recvcount,
+                       MPI_Datatype recvtype, int root);
+WSP_API int wsp_scatter(wsp_comm_t *comm, const void *sendbuf, size_t sendcount,
+                        MPI_Datatype sendtype, void *recvbuf, size_t recvcount,
+                        MPI_Datatype recvtype, int root);
+WSP_API int wsp_allgather(wsp_comm_t *comm, const void *sendbuf, size_t sendcount,
+                          MPI_Datatype sendtype, void *recvbuf, size_t recvcount,
+                          MPI_Datatype recvtype);
+WSP_API int wsp_alltoall(wsp_comm_t *comm, const void *sendbuf, size_t sendcount,
+                         MPI_Datatype sendtype, void *recvbuf, size_t recvcount,
+                         MPI_Datatype recvtype);
 
 /* "bcast", "reduce", ...; NULL for an invalid value. */
-const char *wsp_coll_name(wsp_coll_t coll);
-int wsp_coll_from_name(const char *name, wsp_coll_t *coll);
+WSP_API const char *wsp_coll_name(wsp_coll_t coll);
+WSP_API int wsp_coll_from_name(const char *name, wsp_coll_t *coll);
 /* Number of algorithms of a collective (index 0 is always "native"). */
-int wsp_coll_alg_count(wsp_coll_t coll);
+WSP_API int wsp_coll_alg_count(wsp_coll_t coll);
 /* Table row of one algorithm: name, description, cost formula. NULL when
  * coll or alg is out of range. */
-const wsp_alg_info_t *wsp_coll_alg_info(wsp_coll_t coll, int alg);
+WSP_API const wsp_alg_info_t *wsp_coll_alg_info(wsp_coll_t coll, int alg);
 /* The algorithm's preconditions as text, with the algorithm that runs
  * when they do not hold ("commutative op (else recursive_doubling)"); ""
  * when it has none. */
-const char *wsp_coll_alg_preconditions(wsp_coll_t coll, int alg);
+WSP_API const char *wsp_coll_alg_preconditions(wsp_coll_t coll, int alg);
 /* Name -> index; "auto" gives WSP_ALG_AUTO. WSP_ERR_ARG (listing the valid
  * names in wsp_last_error) otherwise. */
-int wsp_coll_alg_from_name(wsp_coll_t coll, const char *name, int *alg);
+WSP_API int wsp_coll_alg_from_name(wsp_coll_t coll, const char *name, int *alg);
 /* Collective over comm (every rank passes the same values): runs `coll`
  * with algorithm `alg` (or WSP_ALG_AUTO) on this communicator from now on. */
-int wsp_coll_set_alg(wsp_comm_t *comm, wsp_coll_t coll, int alg);
+WSP_API int wsp_coll_set_alg(wsp_comm_t *comm, wsp_coll_t coll, int alg);
 
 /* The α-β-γ cost model. */
 typedef struct wsp_model {
@@ -353,21 +361,21 @@ typedef struct wsp_topology {
   int blocks;      /* 1 if every node's ranks are consecutive ranks */
 } wsp_topology_t;
 
-int wsp_comm_topology(const wsp_comm_t *comm, wsp_topology_t *topo);
+WSP_API int wsp_comm_topology(const wsp_comm_t *comm, wsp_topology_t *topo);
 /* The node of any rank of the communicator, numbered as wsp_topology_t
  * numbers them (by lowest rank): ranks with the same node share it.
  * WSP_ERR_ARG when comm or node is NULL or rank is not in [0, size). */
-int wsp_comm_node(const wsp_comm_t *comm, int rank, int *node);
+WSP_API int wsp_comm_node(const wsp_comm_t *comm, int rank, int *node);
 
-int wsp_comm_model(const wsp_comm_t *comm, wsp_model_t *model);
+WSP_API int wsp_comm_model(const wsp_comm_t *comm, wsp_model_t *model);
 /* Predicted time (s) of `alg` for a message of `bytes` (for gather,
  * scatter, allgather and alltoall: the bytes of one rank's block) with a
  * commutative op or not. -1 when its preconditions do not hold. */
-int wsp_coll_predict(const wsp_comm_t *comm, wsp_coll_t coll, int alg,
-                     size_t bytes, int commutative, double *seconds);
+WSP_API int wsp_coll_predict(const wsp_comm_t *comm, wsp_coll_t coll, int alg,
+                             size_t bytes, int commutative, double *seconds);
 /* The algorithm auto would run for this size (rules file, then model). */
-int wsp_coll_select(const wsp_comm_t *comm, wsp_coll_t coll, size_t bytes,
-                    int commutative, int *alg);
+WSP_API int wsp_coll_select(const wsp_comm_t *comm, wsp_coll_t coll, size_t bytes,
+                            int commutative, int *alg);
 
 /* ------------------------------------------------------------------------
  * All-pairs shuffle: a request/response engine (docs/shuffle.md).
@@ -489,36 +497,36 @@ typedef struct wsp_shuffle_stats {
 
 /* Defaults; from_env applies WSP_SHUFFLE_* (docs/env.md) and leaves *cfg
  * untouched on error (WSP_ERR_CONFIG naming the variable). */
-int wsp_shuffle_config_init(wsp_shuffle_config_t *cfg);
-int wsp_shuffle_config_from_env(wsp_shuffle_config_t *cfg);
+WSP_API int wsp_shuffle_config_init(wsp_shuffle_config_t *cfg);
+WSP_API int wsp_shuffle_config_from_env(wsp_shuffle_config_t *cfg);
 /* Collective over comm. cfg == NULL: defaults + environment. Every rank must
  * pass the same configuration. A rank with a bad argument returns
  * WSP_ERR_ARG and the others WSP_ERR_REMOTE; nobody hangs. */
-int wsp_shuffle_open(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
-                     const wsp_shuffle_handlers_t *handlers, void *user,
-                     wsp_shuffle_t **out);
+WSP_API int wsp_shuffle_open(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
+                             const wsp_shuffle_handlers_t *handlers, void *user,
+                             wsp_shuffle_t **out);
 /* Copies `bytes` bytes (data may be NULL when bytes == 0) into a request to
  * rank `dest` (any rank, this one included). */
-int wsp_shuffle_post(wsp_shuffle_t *sh, int dest, const void *data,
-                     size_t bytes);
+WSP_API int wsp_shuffle_post(wsp_shuffle_t *sh, int dest, const void *data,
+                             size_t bytes);
 /* From a request handler: the response (copied). */
-int wsp_shuffle_reply(wsp_shuffle_reply_t *reply, const void *data,
-                      size_t bytes);
+WSP_API int wsp_shuffle_reply(wsp_shuffle_reply_t *reply, const void *data,
+                              size_t bytes);
 /* One non-blocking pass: receive, serve, send what the bounds allow. */
-int wsp_shuffle_progress(wsp_shuffle_t *sh);
+WSP_API int wsp_shuffle_progress(wsp_shuffle_t *sh);
 /* Collective. Sends what is batched, keeps serving, and returns when every
  * rank's requests are all answered and handled. Releases the shuffle's
  * communication resources; the handle stays for wsp_shuffle_stats until
  * wsp_shuffle_free. stats may be NULL. */
-int wsp_shuffle_close(wsp_shuffle_t *sh, wsp_shuffle_stats_t *stats);
-int wsp_shuffle_stats(const wsp_shuffle_t *sh, wsp_shuffle_stats_t *stats);
+WSP_API int wsp_shuffle_close(wsp_shuffle_t *sh, wsp_shuffle_stats_t *stats);
+WSP_API int wsp_shuffle_stats(const wsp_shuffle_t *sh, wsp_shuffle_stats_t *stats);
 /* Frees a closed shuffle and sets *sh to NULL (NULL is accepted). An open
  * shuffle is refused (WSP_ERR_ARG): close it first. */
-int wsp_shuffle_free(wsp_shuffle_t **sh);
+WSP_API int wsp_shuffle_free(wsp_shuffle_t **sh);
 
 /* Build information for wsp-info. */
-const char *wsp_version_string(void);
-const char *wsp_build_info(void);
+WSP_API const char *wsp_version_string(void);
+WSP_API const char *wsp_build_info(void);
 
 #ifdef __cplusplus
 }

@@ -25,7 +25,7 @@ int wsp__sum_start(wsp__sum_t *s, const wsp_comm_t *comm, int tag,
   s->step = 0;
   s->started = 0;
   s->nreq = 0;
-  s->nsteps = wsp_rd_nsteps(comm->size, comm->rank);
+  s->nsteps = wsp__rd_nsteps(comm->size, comm->rank);
   for (int i = 0; i < n; i++) s->val[i] = v[i];
   return WSP_OK;
 }
@@ -35,18 +35,18 @@ int wsp__sum_test(wsp__sum_t *s, int *done) {
   int rc = WSP_OK;
   *done = 0;
   while (s->step < s->nsteps) {
-    wsp_rd_step_t st = wsp_rd_step(c->size, c->rank, s->step);
+    wsp__rd_step_t st = wsp__rd_step(c->size, c->rank, s->step);
     if (!s->started) {
       s->nreq = 0;
-      if (st.action == WSP_RD_SEND || st.action == WSP_RD_EXCHANGE)
+      if (st.action == WSP__RD_SEND || st.action == WSP__RD_EXCHANGE)
         WSP__MPI_GOTO(c, MPI_Isend(s->val, s->n, MPI_UINT64_T, st.peer, s->tag,
                                    c->mpi, &s->req[s->nreq++]),
                       rc, out);
-      if (st.action == WSP_RD_RECV || st.action == WSP_RD_EXCHANGE)
+      if (st.action == WSP__RD_RECV || st.action == WSP__RD_EXCHANGE)
         WSP__MPI_GOTO(c, MPI_Irecv(s->in, s->n, MPI_UINT64_T, st.peer, s->tag,
                                    c->mpi, &s->req[s->nreq++]),
                       rc, out);
-      if (st.action == WSP_RD_RECV_RESULT)
+      if (st.action == WSP__RD_RECV_RESULT)
         WSP__MPI_GOTO(c, MPI_Irecv(s->val, s->n, MPI_UINT64_T, st.peer, s->tag,
                                    c->mpi, &s->req[s->nreq++]),
                       rc, out);
@@ -56,7 +56,7 @@ int wsp__sum_test(wsp__sum_t *s, int *done) {
     WSP__MPI_GOTO(c, MPI_Testall(s->nreq, s->req, &flag, MPI_STATUSES_IGNORE),
                   rc, out);
     if (!flag) return WSP_OK;
-    if (st.action == WSP_RD_RECV || st.action == WSP_RD_EXCHANGE)
+    if (st.action == WSP__RD_RECV || st.action == WSP__RD_EXCHANGE)
       for (int i = 0; i < s->n; i++) s->val[i] += s->in[i];
     s->step++;
     s->started = 0;

@@ -36,36 +36,36 @@
 
 /* One transfer of the blocks [lo, hi) with relative rank peer; peer = -1
  * (and lo = hi = 0) when there is none. */
-typedef struct wsp_bsched_xfer {
+typedef struct wsp__bsched_xfer {
   int peer;
   int lo, hi;
-} wsp_bsched_xfer_t;
+} wsp__bsched_xfer_t;
 
 /* Blocks that relative rank r holds after the binomial scatter: [*lo, *hi). */
-void wsp_bsched_scatter_held(int r, int p, int *lo, int *hi);
+void wsp__bsched_scatter_held(int r, int p, int *lo, int *hi);
 
 /* The scatter's message from r's parent (recv) and to its i-th child (in
- * wsp_binomial_children order, largest subtree first): the child's
+ * wsp__binomial_children order, largest subtree first): the child's
  * subtree blocks. Returns the number of children; fills at most max. */
-int wsp_bsched_scatter_sends(int r, int p, wsp_bsched_xfer_t *sends, int max);
-wsp_bsched_xfer_t wsp_bsched_scatter_recv(int r, int p);
+int wsp__bsched_scatter_sends(int r, int p, wsp__bsched_xfer_t *sends, int max);
+wsp__bsched_xfer_t wsp__bsched_scatter_recv(int r, int p);
 
 /* Ring allgather step s in [0, p-1): what r sends to r+1 and receives from
  * r-1 (peer -1 when left out). Blocks are single: hi = lo + 1. */
-void wsp_bsched_ring_step(int r, int p, int s, wsp_bsched_xfer_t *send,
-                          wsp_bsched_xfer_t *recv);
+void wsp__bsched_ring_step(int r, int p, int s, wsp__bsched_xfer_t *send,
+                          wsp__bsched_xfer_t *recv);
 
 /* Recursive doubling: number of rounds (ceil(lg p)); fix-up sub-steps
  * after round i (0 for p a power of two); the size m' of the clipped
  * upper half in round i (0 when no pair group is clipped inside its upper
  * half). */
-int wsp_bsched_rd_rounds(int p);
-int wsp_bsched_rd_fixups(int p, int i);
-int wsp_bsched_rd_clipped(int p, int i);
+int wsp__bsched_rd_rounds(int p);
+int wsp__bsched_rd_fixups(int p, int i);
+int wsp__bsched_rd_clipped(int p, int i);
 /* What r sends and receives in round i, sub-step j (0: the exchange,
  * 1..fixups: the fix-ups). A rank sends at most one and receives at most
  * one transfer per sub-step, never overlapping blocks. */
-void wsp_bsched_rd_step(int r, int p, int i, int j, wsp_bsched_xfer_t *send,
-                        wsp_bsched_xfer_t *recv);
+void wsp__bsched_rd_step(int r, int p, int i, int j, wsp__bsched_xfer_t *send,
+                        wsp__bsched_xfer_t *recv);
 
 #endif

@@ -3,15 +3,15 @@
 
 #include <string.h>
 
-int wsp_bruck_nsteps(int p) {
+int wsp__bruck_nsteps(int p) {
   int n = 0;
   while ((1L << n) < p) n++;
   return n;
 }
 
-wsp_bruck_ag_step_t wsp_bruck_ag_step(int r, int p, int k) {
+wsp__bruck_ag_step_t wsp__bruck_ag_step(int r, int p, int k) {
   int d = 1 << k;
-  wsp_bruck_ag_step_t s;
+  wsp__bruck_ag_step_t s;
   s.send_peer = ((r - d) % p + p) % p;
   s.recv_peer = (r + d) % p;
   s.count = d < p - d ? d : p - d;
@@ -19,7 +19,7 @@ wsp_bruck_ag_step_t wsp_bruck_ag_step(int r, int p, int k) {
   return s;
 }
 
-int wsp_bruck_a2a_blocks(int p, int k, int *idx) {
+int wsp__bruck_a2a_blocks(int p, int k, int *idx) {
   int n = 0;
   for (int j = 0; j < p; j++)
     if (j & (1 << k)) {
@@ -29,10 +29,10 @@ int wsp_bruck_a2a_blocks(int p, int k, int *idx) {
   return n;
 }
 
-int wsp_bruck_a2a_max_blocks(int p) {
+int wsp__bruck_a2a_max_blocks(int p) {
   int m = 0;
-  for (int k = 0; k < wsp_bruck_nsteps(p); k++) {
-    int n = wsp_bruck_a2a_blocks(p, k, NULL);
+  for (int k = 0; k < wsp__bruck_nsteps(p); k++) {
+    int n = wsp__bruck_a2a_blocks(p, k, NULL);
     if (n > m) m = n;
   }
   return m;
@@ -53,11 +53,11 @@ static void wsp__bruck_runs(char *buf, int p, int k, size_t block, char *pk,
   }
 }
 
-void wsp_bruck_a2a_pack(const char *buf, int p, int k, size_t block, char *out) {
+void wsp__bruck_a2a_pack(const char *buf, int p, int k, size_t block, char *out) {
   wsp__bruck_runs((char *)buf, p, k, block, out, 0);
 }
 
-void wsp_bruck_a2a_unpack(char *buf, int p, int k, size_t block, const char *in) {
+void wsp__bruck_a2a_unpack(char *buf, int p, int k, size_t block, const char *in) {
   wsp__bruck_runs(buf, p, k, block, (char *)in, 1);
 }
 
@@ -72,22 +72,22 @@ static void wsp__swap(char *a, char *b, size_t n) {
   }
 }
 
-void wsp_blocks_reverse(char *buf, int lo, int hi, size_t block) {
+void wsp__blocks_reverse(char *buf, int lo, int hi, size_t block) {
   for (int i = lo, j = hi - 1; i < j; i++, j--)
     wsp__swap(buf + (size_t)i * block, buf + (size_t)j * block, block);
 }
 
-void wsp_blocks_rotate_right(char *buf, int p, int s, size_t block) {
+void wsp__blocks_rotate_right(char *buf, int p, int s, size_t block) {
   s = p > 0 ? ((s % p) + p) % p : 0;
   if (s == 0 || block == 0) return;
   /* Three reversals: whole, first s, rest. */
-  wsp_blocks_reverse(buf, 0, p, block);
-  wsp_blocks_reverse(buf, 0, s, block);
-  wsp_blocks_reverse(buf, s, p, block);
+  wsp__blocks_reverse(buf, 0, p, block);
+  wsp__blocks_reverse(buf, 0, s, block);
+  wsp__blocks_reverse(buf, s, p, block);
 }
 
-void wsp_bruck_a2a_finish(char *buf, int r, int p, size_t block) {
+void wsp__bruck_a2a_finish(char *buf, int r, int p, size_t block) {
   /* j <= r goes to r - j; j > r goes to p + r - j. */
-  wsp_blocks_reverse(buf, 0, r + 1, block);
-  wsp_blocks_reverse(buf, r + 1, p, block);
+  wsp__blocks_reverse(buf, 0, r + 1, block);
+  wsp__blocks_reverse(buf, r + 1, p, block);
 }

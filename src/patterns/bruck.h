@@ -30,49 +30,49 @@
 #include <stddef.h>
 
 /* ceil(lg p): the steps of both algorithms (0 for p = 1). */
-int wsp_bruck_nsteps(int p);
+int wsp__bruck_nsteps(int p);
 
 /* ---- allgather ---- */
 /* Rank r sends local [0, count) to send_peer and receives local
  * [recv_lo, recv_lo + count) from recv_peer at step k. */
-typedef struct wsp_bruck_ag_step {
+typedef struct wsp__bruck_ag_step {
   int send_peer, recv_peer;
   int count;
   int recv_lo;
-} wsp_bruck_ag_step_t;
-wsp_bruck_ag_step_t wsp_bruck_ag_step(int r, int p, int k);
+} wsp__bruck_ag_step_t;
+wsp__bruck_ag_step_t wsp__bruck_ag_step(int r, int p, int k);
 /* Index in the final buffer of local block j of rank r: (r + j) mod p. */
-static inline int wsp_bruck_ag_final(int r, int p, int j) { return (r + j) % p; }
+static inline int wsp__bruck_ag_final(int r, int p, int j) { return (r + j) % p; }
 
 /* ---- alltoall ---- */
 /* Send block of rank r that goes to local index j at the start. */
-static inline int wsp_bruck_a2a_initial(int r, int p, int j) { return (r + j) % p; }
+static inline int wsp__bruck_a2a_initial(int r, int p, int j) { return (r + j) % p; }
 /* Receive-buffer index of local block j of rank r at the end. */
-static inline int wsp_bruck_a2a_final(int r, int p, int j) {
+static inline int wsp__bruck_a2a_final(int r, int p, int j) {
   return ((r - j) % p + p) % p;
 }
-static inline int wsp_bruck_a2a_send_peer(int r, int p, int k) {
+static inline int wsp__bruck_a2a_send_peer(int r, int p, int k) {
   return (r + (1 << k)) % p;
 }
-static inline int wsp_bruck_a2a_recv_peer(int r, int p, int k) {
+static inline int wsp__bruck_a2a_recv_peer(int r, int p, int k) {
   return ((r - (1 << k)) % p + p) % p;
 }
 /* Local indices moved at step k (those in [0, p) with bit k set), in
  * increasing order; writes them to idx (if not NULL) and returns how many. */
-int wsp_bruck_a2a_blocks(int p, int k, int *idx);
+int wsp__bruck_a2a_blocks(int p, int k, int *idx);
 /* The most blocks any step moves (the size of a packing buffer). */
-int wsp_bruck_a2a_max_blocks(int p);
+int wsp__bruck_a2a_max_blocks(int p);
 /* Copies the blocks of step k from the local array buf to out (pack) or
  * from out back into buf (unpack). */
-void wsp_bruck_a2a_pack(const char *buf, int p, int k, size_t block, char *out);
-void wsp_bruck_a2a_unpack(char *buf, int p, int k, size_t block, const char *in);
+void wsp__bruck_a2a_pack(const char *buf, int p, int k, size_t block, char *out);
+void wsp__bruck_a2a_unpack(char *buf, int p, int k, size_t block, const char *in);
 
 /* ---- local block moves on an array of blocks of `block` bytes ---- */
 /* Reverses the order of blocks [lo, hi). */
-void wsp_blocks_reverse(char *buf, int lo, int hi, size_t block);
+void wsp__blocks_reverse(char *buf, int lo, int hi, size_t block);
 /* Rotates the p blocks right by s: block j moves to (j + s) mod p. */
-void wsp_blocks_rotate_right(char *buf, int p, int s, size_t block);
+void wsp__blocks_rotate_right(char *buf, int p, int s, size_t block);
 /* The alltoall's final placement in place: block j moves to (r - j) mod p. */
-void wsp_bruck_a2a_finish(char *buf, int r, int p, size_t block);
+void wsp__bruck_a2a_finish(char *buf, int r, int p, size_t block);
 
 #endif

@@ -11,14 +11,14 @@
 #ifndef WSP_PATTERNS_PAIRWISE_H
 #define WSP_PATTERNS_PAIRWISE_H
 
-static inline int wsp_pairwise_pow2(int p) { return p > 0 && (p & (p - 1)) == 0; }
+static inline int wsp__pairwise_pow2(int p) { return p > 0 && (p & (p - 1)) == 0; }
 /* Rank that r sends to at step i (1 <= i < p). */
-static inline int wsp_pairwise_send_peer(int r, int p, int i) {
-  return wsp_pairwise_pow2(p) ? (r ^ i) : (r + i) % p;
+static inline int wsp__pairwise_send_peer(int r, int p, int i) {
+  return wsp__pairwise_pow2(p) ? (r ^ i) : (r + i) % p;
 }
 /* Rank that r receives from at step i. */
-static inline int wsp_pairwise_recv_peer(int r, int p, int i) {
-  return wsp_pairwise_pow2(p) ? (r ^ i) : ((r - i) % p + p) % p;
+static inline int wsp__pairwise_recv_peer(int r, int p, int i) {
+  return wsp__pairwise_pow2(p) ? (r ^ i) : ((r - i) % p + p) % p;
 }
 
 #endif

@@ -12,16 +12,16 @@
 #ifndef WSP_PATTERNS_RDGATHER_H
 #define WSP_PATTERNS_RDGATHER_H
 
-typedef struct wsp_rdg_step {
+typedef struct wsp__rdg_step {
   int peer;     /* partner of this step */
   int send_lo;  /* first block sent (the range held before the step) */
   int recv_lo;  /* first block received */
   int nblocks;  /* blocks in each direction: 2^k */
-} wsp_rdg_step_t;
+} wsp__rdg_step_t;
 
 /* Steps for p (lg p; p must be a power of two). */
-int wsp_rdg_nsteps(int p);
+int wsp__rdg_nsteps(int p);
 /* Step k of rank r. */
-wsp_rdg_step_t wsp_rdg_step(int r, int p, int k);
+wsp__rdg_step_t wsp__rdg_step(int r, int p, int k);
 
 #endif

@@ -11,22 +11,22 @@
 #ifndef WSP_PATTERNS_RDOUBLE_H
 #define WSP_PATTERNS_RDOUBLE_H
 
-typedef enum wsp_rd_action {
-  WSP_RD_DONE = 0,     /* nothing left */
-  WSP_RD_SEND = 1,     /* send own value to peer */
-  WSP_RD_RECV = 2,     /* receive a value from peer (and combine it) */
-  WSP_RD_EXCHANGE = 3, /* send own value to peer and combine peer's */
-  WSP_RD_RECV_RESULT = 4 /* receive the final result from peer (replace) */
-} wsp_rd_action_t;
+typedef enum wsp__rd_action {
+  WSP__RD_DONE = 0,     /* nothing left */
+  WSP__RD_SEND = 1,     /* send own value to peer */
+  WSP__RD_RECV = 2,     /* receive a value from peer (and combine it) */
+  WSP__RD_EXCHANGE = 3, /* send own value to peer and combine peer's */
+  WSP__RD_RECV_RESULT = 4 /* receive the final result from peer (replace) */
+} wsp__rd_action_t;
 
-typedef struct wsp_rd_step {
-  wsp_rd_action_t action;
+typedef struct wsp__rd_step {
+  wsp__rd_action_t action;
   int peer;
-} wsp_rd_step_t;
+} wsp__rd_step_t;
 
 /* Number of steps of `rank` (its schedule is steps 0..n-1). */
-int wsp_rd_nsteps(int p, int rank);
-/* Step `step` of `rank`; WSP_RD_DONE past the end. */
-wsp_rd_step_t wsp_rd_step(int p, int rank, int step);
+int wsp__rd_nsteps(int p, int rank);
+/* Step `step` of `rank`; WSP__RD_DONE past the end. */
+wsp__rd_step_t wsp__rd_step(int p, int rank, int step);
 
 #endif

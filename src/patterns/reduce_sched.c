@@ -14,7 +14,7 @@ static int wsp__obin_abs(int x, int k, const int *b, const int *m) {
   return x;
 }
 
-int wsp_obin_schedule(int rank, int p, int root, wsp_obin_step_t *steps,
+int wsp__obin_schedule(int rank, int p, int root, wsp__obin_step_t *steps,
                       int max) {
   if (p < 1 || rank < 0 || rank >= p || root < 0 || root >= p) return 0;
   int b[WSP__OBIN_MAXR], m[WSP__OBIN_MAXR];
@@ -25,18 +25,18 @@ int wsp_obin_schedule(int rank, int p, int root, wsp_obin_step_t *steps,
     int j = idx >> 1;
     if (2 * j + 1 < len) { /* a full pair */
       int surv = 2 * j + b[k], other = 2 * j + 1 - b[k];
-      wsp_obin_step_t s;
+      wsp__obin_step_t s;
       s.round = k;
       if (idx == surv) {
-        s.action = other < surv ? WSP_OBIN_RECV_BEFORE : WSP_OBIN_RECV_AFTER;
+        s.action = other < surv ? WSP__OBIN_RECV_BEFORE : WSP__OBIN_RECV_AFTER;
         s.peer = wsp__obin_abs(other, k, b, m);
       } else {
-        s.action = WSP_OBIN_SEND;
+        s.action = WSP__OBIN_SEND;
         s.peer = wsp__obin_abs(surv, k, b, m);
       }
       if (n < max) steps[n] = s;
       n++;
-      if (s.action == WSP_OBIN_SEND) return n;
+      if (s.action == WSP__OBIN_SEND) return n;
     }
     idx = j;
     t >>= 1;
@@ -45,20 +45,20 @@ int wsp_obin_schedule(int rank, int p, int root, wsp_obin_step_t *steps,
   return n;
 }
 
-int wsp_rsched_pow2_floor(int p) {
+int wsp__rsched_pow2_floor(int p) {
   int q = 1;
   while (q <= p / 2) q *= 2;
   return q;
 }
 
-int wsp_rsched_log2(int q) {
+int wsp__rsched_log2(int q) {
   int l = 0;
   while ((1 << l) < q) l++;
   return l;
 }
 
-int wsp_fold_newrank(int rank, int p, int keep) {
-  int r = p - wsp_rsched_pow2_floor(p);
+int wsp__fold_newrank(int rank, int p, int keep) {
+  int r = p - wsp__rsched_pow2_floor(p);
   if (rank >= 2 * r) return rank - r;
   int pair = rank / 2;
   int keeper = (keep >= 0 && keep / 2 == pair && keep < 2 * r) ? keep
@@ -66,27 +66,27 @@ int wsp_fold_newrank(int rank, int p, int keep) {
   return rank == keeper ? pair : -1;
 }
 
-int wsp_fold_oldrank(int nr, int p, int keep) {
-  int r = p - wsp_rsched_pow2_floor(p);
+int wsp__fold_oldrank(int nr, int p, int keep) {
+  int r = p - wsp__rsched_pow2_floor(p);
   if (nr >= r) return nr + r;
   if (keep >= 0 && keep < 2 * r && keep / 2 == nr) return keep;
   return 2 * nr + 1;
 }
 
-int wsp_fold_partner(int rank, int p) {
-  int r = p - wsp_rsched_pow2_floor(p);
+int wsp__fold_partner(int rank, int p) {
+  int r = p - wsp__rsched_pow2_floor(p);
   if (rank >= 2 * r) return -1;
   return rank ^ 1;
 }
 
-void wsp_halving_window(int nr, int depth, int q, size_t count, size_t *start,
+void wsp__halving_window(int nr, int depth, int q, size_t count, size_t *start,
                         size_t *len) {
   int b0 = 0, span = q;
   for (int i = 0; i < depth; i++) {
     span /= 2;
     if ((nr >> i) & 1) b0 += span;
   }
-  size_t s = wsp_rsched_part_start(count, q, b0);
+  size_t s = wsp__rsched_part_start(count, q, b0);
   *start = s;
-  *len = wsp_rsched_part_start(count, q, b0 + span) - s;
+  *len = wsp__rsched_part_start(count, q, b0 + span) - s;
 }

@@ -6,7 +6,7 @@
  * ever combined when their ranges are adjacent, the lower range on the
  * left. So non-commutative ops come out as a0 op a1 op ... op a(p-1).
  *
- * 1. Ordered binomial reduce (wsp_obin_schedule). The live ranks form a
+ * 1. Ordered binomial reduce (wsp__obin_schedule). The live ranks form a
  *    sorted list (index 0, 1, ..., m-1; at the start every rank, m = p).
  *    In each round the list is cut into pairs (2j, 2j+1); one of each pair
  *    receives the other's partial and combines it (the partner's range is
@@ -17,15 +17,15 @@
  *    (index j); m becomes ceil(m/2), so the root has everything after
  *    ceil(lg p) rounds. For root 0 this is exactly the binomial tree.
  *
- * 2. Fold to a power of two (wsp_fold_*): q = the largest power of two
+ * 2. Fold to a power of two (wsp__fold_*): q = the largest power of two
  *    <= p, r = p - q. Ranks 2i and 2i+1 (i < r) form a pair: one of them
  *    (2i+1, unless `keep` is 2i) combines both values and takes part in
  *    the power-of-two phase as new rank i; ranks >= 2r are new rank
  *    rank - r. New ranks are in the order of the (contiguous) ranges their
  *    ranks cover.
  *
- * 3. Recursive halving windows (wsp_halving_window): count elements are
- *    cut into q blocks (wsp_rsched_part_start); at depth d the window of new rank
+ * 3. Recursive halving windows (wsp__halving_window): count elements are
+ *    cut into q blocks (wsp__rsched_part_start); at depth d the window of new rank
  *    nr is the run of q/2^d blocks picked by nr's low d bits, bit 0 first
  *    (bit 0 chooses the lower/upper half, bit 1 the half of that, ...).
  *    Reduce-scatter step k (k = 0, 1, ...) pairs nr with nr ^ 2^k: both
@@ -42,49 +42,49 @@
 #include <stddef.h>
 
 /* ---- 1. ordered binomial reduce ---- */
-typedef enum wsp_obin_action {
-  WSP_OBIN_RECV_BEFORE = 1, /* receive peer's partial; its ranks come first:
+typedef enum wsp__obin_action {
+  WSP__OBIN_RECV_BEFORE = 1, /* receive peer's partial; its ranks come first:
                                mine = peer op mine */
-  WSP_OBIN_RECV_AFTER = 2,  /* receive peer's partial; its ranks come after:
+  WSP__OBIN_RECV_AFTER = 2,  /* receive peer's partial; its ranks come after:
                                mine = mine op peer */
-  WSP_OBIN_SEND = 3         /* send my partial to peer; then done */
-} wsp_obin_action_t;
+  WSP__OBIN_SEND = 3         /* send my partial to peer; then done */
+} wsp__obin_action_t;
 
-typedef struct wsp_obin_step {
-  wsp_obin_action_t action;
+typedef struct wsp__obin_step {
+  wsp__obin_action_t action;
   int peer;
   int round; /* 0 .. ceil(lg p) - 1 */
-} wsp_obin_step_t;
+} wsp__obin_step_t;
 
 /* Writes rank's steps in order (at most max; ceil(lg p) <= 63 suffice)
  * and returns how many there are. Non-root ranks end with one SEND. */
-int wsp_obin_schedule(int rank, int p, int root, wsp_obin_step_t *steps,
+int wsp__obin_schedule(int rank, int p, int root, wsp__obin_step_t *steps,
                       int max);
 
 /* ---- 2. fold to a power of two ---- */
 /* Largest power of two <= p (p >= 1), and its log. */
-int wsp_rsched_pow2_floor(int p);
-int wsp_rsched_log2(int q);
+int wsp__rsched_pow2_floor(int p);
+int wsp__rsched_log2(int q);
 /* New rank of `rank` in the power-of-two phase, or -1 if it hands its
  * value to its pair partner and sits out. keep: a rank that must take
  * part (the root of a reduce), or -1. */
-int wsp_fold_newrank(int rank, int p, int keep);
+int wsp__fold_newrank(int rank, int p, int keep);
 /* The rank that plays new rank nr. */
-int wsp_fold_oldrank(int nr, int p, int keep);
+int wsp__fold_oldrank(int nr, int p, int keep);
 /* The other member of rank's pair, or -1 when rank is not in a pair. */
-int wsp_fold_partner(int rank, int p);
+int wsp__fold_partner(int rank, int p);
 
 /* ---- 3. recursive halving windows ---- */
 /* Start of part i when count items are split into parts nearly equal
  * parts (the first count % parts parts have one more). */
-static inline size_t wsp_rsched_part_start(size_t count, int parts, int i) {
+static inline size_t wsp__rsched_part_start(size_t count, int parts, int i) {
   size_t q = count / (size_t)parts, r = count % (size_t)parts;
   size_t ui = (size_t)i;
   return ui * q + (ui < r ? ui : r);
 }
 /* The depth-d window of new rank nr among q (a power of two) ranks, as an
  * element range [*start, *start + *len) of count elements. */
-void wsp_halving_window(int nr, int depth, int q, size_t count, size_t *start,
+void wsp__halving_window(int nr, int depth, int q, size_t count, size_t *start,
                         size_t *len);
 
 #endif

@@ -10,14 +10,14 @@
 #ifndef WSP_PATTERNS_RING_H
 #define WSP_PATTERNS_RING_H
 
-static inline int wsp_ring_next(int r, int p) { return (r + 1) % p; }
-static inline int wsp_ring_prev(int r, int p) { return (r - 1 + p) % p; }
+static inline int wsp__ring_next(int r, int p) { return (r + 1) % p; }
+static inline int wsp__ring_prev(int r, int p) { return (r - 1 + p) % p; }
 /* Block that rank r sends at step i (0 <= i < p-1). */
-static inline int wsp_ring_send_block(int r, int p, int i) {
+static inline int wsp__ring_send_block(int r, int p, int i) {
   return ((r - i) % p + p) % p;
 }
 /* Block that rank r receives at step i. */
-static inline int wsp_ring_recv_block(int r, int p, int i) {
+static inline int wsp__ring_recv_block(int r, int p, int i) {
   return ((r - i - 1) % p + p) % p;
 }
 

@@ -31,7 +31,7 @@
 
 #include <stddef.h>
 
-typedef struct wsp_splitbin_node {
+typedef struct wsp__splitbin_node {
   int side;     /* 0 or 1; -1 for the root */
   int parent;   /* relative rank; -1 for the root */
   int nchild;   /* 0, 1 or 2 */
@@ -40,22 +40,22 @@ typedef struct wsp_splitbin_node {
    * it sends half 1 to at the end; a rank whose partner is the root only
    * receives from it. */
   int partner;
-} wsp_splitbin_node_t;
+} wsp__splitbin_node_t;
 
 /* Number of ranks in side s (0 or 1) for p ranks. */
-static inline int wsp_splitbin_side_size(int p, int s) {
+static inline int wsp__splitbin_side_size(int p, int s) {
   return p > s ? (p - s) / 2 : 0;
 }
 
 /* Fills *node for relative rank r of p (0 <= r < p). */
-void wsp_splitbin_node(int r, int p, wsp_splitbin_node_t *node);
+void wsp__splitbin_node(int r, int p, wsp__splitbin_node_t *node);
 
 /* Hops from the root to the deepest rank (0 for p = 1). */
-int wsp_splitbin_depth(int p);
+int wsp__splitbin_depth(int p);
 
 /* Half h (0 or 1) of n bytes: bytes [*lo, *lo + *len). Half 0 is the
  * larger by one byte when n is odd. */
-static inline void wsp_splitbin_half(size_t n, int h, size_t *lo, size_t *len) {
+static inline void wsp__splitbin_half(size_t n, int h, size_t *lo, size_t *len) {
   size_t h0 = n - n / 2;
   *lo = h ? h0 : 0;
   *len = h ? n / 2 : h0;

@@ -13,14 +13,14 @@ static long wsp__low_place(int r, int p, int k) {
   return place;
 }
 
-int wsp_knomial_parent(int r, int p, int k) {
+int wsp__knomial_parent(int r, int p, int k) {
   if (r <= 0 || r >= p || k < 2) return -1;
   long place = wsp__low_place(r, p, k);
   long digit = (r / place) % k;
   return (int)(r - digit * place);
 }
 
-int wsp_knomial_children(int r, int p, int k, int *children, int max) {
+int wsp__knomial_children(int r, int p, int k, int *children, int max) {
   if (r < 0 || r >= p || k < 2) return 0;
   long top = wsp__low_place(r, p, k);
   int n = 0;
@@ -35,7 +35,7 @@ int wsp_knomial_children(int r, int p, int k, int *children, int max) {
   return n;
 }
 
-int wsp_knomial_subtree(int r, int p, int k) {
+int wsp__knomial_subtree(int r, int p, int k) {
   if (r < 0 || r >= p || k < 2) return 0;
   long span = wsp__low_place(r, p, k);
   long left = (long)p - r;

@@ -3,7 +3,7 @@
  * which block:
  *   scatter  every parent's send is the child's receive, the sender holds
  *            what it sends, and afterwards rank r holds exactly
- *            wsp_bsched_scatter_held(r);
+ *            wsp__bsched_scatter_held(r);
  *   ring and recursive doubling, starting from the scatter's holdings:
  *            every send has the matching receive at the peer (same blocks)
  *            and vice versa, the sender holds the blocks at the start of
@@ -37,7 +37,7 @@ static int holds_none(int r, int lo, int hi) {
   return 1;
 }
 
-static int same(wsp_bsched_xfer_t a, wsp_bsched_xfer_t b) {
+static int same(wsp__bsched_xfer_t a, wsp__bsched_xfer_t b) {
   return a.lo == b.lo && a.hi == b.hi;
 }
 
@@ -47,14 +47,14 @@ static void scatter(int p) {
   memset(held, 0, sizeof held);
   memset(received, 0, sizeof received);
   for (int b = 0; b < p; b++) held[0][b] = 1;
-  CHECK(wsp_bsched_scatter_recv(0, p).peer == -1, "root receives in the scatter (p %d)", p);
+  CHECK(wsp__bsched_scatter_recv(0, p).peer == -1, "root receives in the scatter (p %d)", p);
   for (int r = 0; r < p; r++) {
-    wsp_bsched_xfer_t s[64];
-    int n = wsp_bsched_scatter_sends(r, p, s, 64);
+    wsp__bsched_xfer_t s[64];
+    int n = wsp__bsched_scatter_sends(r, p, s, 64);
     for (int i = 0; i < n; i++) {
       int c = s[i].peer;
       CHECK(c > r && c < p, "scatter child %d of %d (p %d)", c, r, p);
-      wsp_bsched_xfer_t rv = wsp_bsched_scatter_recv(c, p);
+      wsp__bsched_xfer_t rv = wsp__bsched_scatter_recv(c, p);
       CHECK(rv.peer == r && same(rv, s[i]), "scatter %d -> %d: recv %d [%d,%d) vs send [%d,%d)",
             r, c, rv.peer, rv.lo, rv.hi, s[i].lo, s[i].hi);
       CHECK(s[i].lo < s[i].hi, "empty scatter send %d -> %d (p %d)", r, c, p);
@@ -65,22 +65,22 @@ static void scatter(int p) {
   }
   for (int r = 0; r < p; r++) {
     int lo, hi;
-    wsp_bsched_scatter_held(r, p, &lo, &hi);
+    wsp__bsched_scatter_held(r, p, &lo, &hi);
     for (int b = 0; b < p; b++)
       CHECK(held[r][b] == (b >= lo && b < hi), "after scatter %d holds block %d: %d (p %d)", r,
             b, held[r][b], p);
   }
 }
 
-typedef void (*step_fn)(int r, int p, int a, int b, wsp_bsched_xfer_t *s, wsp_bsched_xfer_t *v);
+typedef void (*step_fn)(int r, int p, int a, int b, wsp__bsched_xfer_t *s, wsp__bsched_xfer_t *v);
 
 /* One synchronous step: checks the pairing and the holdings, then moves
  * the blocks. */
 static void step(int p, step_fn f, int a, int b, const char *what) {
-  static wsp_bsched_xfer_t snd[MAXP], rcv[MAXP];
+  static wsp__bsched_xfer_t snd[MAXP], rcv[MAXP];
   for (int r = 0; r < p; r++) f(r, p, a, b, &snd[r], &rcv[r]);
   for (int r = 0; r < p; r++) {
-    wsp_bsched_xfer_t s = snd[r], v = rcv[r];
+    wsp__bsched_xfer_t s = snd[r], v = rcv[r];
     if (s.peer >= 0) {
       CHECK(s.peer < p && s.peer != r, "%s p %d step %d.%d: %d sends to %d", what, p, a, b, r,
             s.peer);
@@ -110,16 +110,16 @@ static void step(int p, step_fn f, int a, int b, const char *what) {
     }
 }
 
-static void ring_fn(int r, int p, int s, int unused, wsp_bsched_xfer_t *a, wsp_bsched_xfer_t *b) {
+static void ring_fn(int r, int p, int s, int unused, wsp__bsched_xfer_t *a, wsp__bsched_xfer_t *b) {
   (void)unused;
-  wsp_bsched_ring_step(r, p, s, a, b);
+  wsp__bsched_ring_step(r, p, s, a, b);
 }
 
 static void finish(int p, const char *what) {
   for (int r = 0; r < p; r++) {
     CHECK(holds_all(r, 0, p), "%s p %d: rank %d misses blocks", what, p, r);
     int lo, hi;
-    wsp_bsched_scatter_held(r, p, &lo, &hi);
+    wsp__bsched_scatter_held(r, p, &lo, &hi);
     CHECK(received[r] == p - (hi - lo), "%s p %d: rank %d received %ld blocks", what, p, r,
           received[r]);
   }
@@ -130,29 +130,29 @@ int main(void) {
     /* ring */
     scatter(p);
     for (int s = 0; s < p - 1; s++) step(p, ring_fn, s, 0, "ring");
-    wsp_bsched_xfer_t x, y;
-    wsp_bsched_ring_step(0, p, p - 1, &x, &y);
+    wsp__bsched_xfer_t x, y;
+    wsp__bsched_ring_step(0, p, p - 1, &x, &y);
     CHECK(x.peer == -1 && y.peer == -1, "ring step p-1 is not empty (p %d)", p);
     finish(p, "ring");
 
     /* recursive doubling */
     scatter(p);
-    int rounds = wsp_bsched_rd_rounds(p), lg = 0;
+    int rounds = wsp__bsched_rd_rounds(p), lg = 0;
     while ((1 << lg) < p) lg++;
     CHECK(rounds == lg, "rd rounds %d for p %d", rounds, p);
     int pow2 = (p & (p - 1)) == 0;
     for (int i = 0; i < rounds; i++) {
-      int f = wsp_bsched_rd_fixups(p, i);
+      int f = wsp__bsched_rd_fixups(p, i);
       CHECK(f <= i, "rd p %d round %d: %d fix-ups", p, i, f);
-      CHECK(!pow2 || (f == 0 && wsp_bsched_rd_clipped(p, i) == 0), "rd fix-ups for p %d", p);
-      for (int j = 0; j <= f; j++) step(p, wsp_bsched_rd_step, i, j, "rd");
+      CHECK(!pow2 || (f == 0 && wsp__bsched_rd_clipped(p, i) == 0), "rd fix-ups for p %d", p);
+      for (int j = 0; j <= f; j++) step(p, wsp__bsched_rd_step, i, j, "rd");
       for (int r = 0; r < p; r++) {
-        wsp_bsched_rd_step(r, p, i, f + 1, &x, &y);
+        wsp__bsched_rd_step(r, p, i, f + 1, &x, &y);
         CHECK(x.peer == -1 && y.peer == -1, "rd p %d: sub-step past the fix-ups", p);
       }
     }
     for (int r = 0; r < p; r++) {
-      wsp_bsched_rd_step(r, p, rounds, 0, &x, &y);
+      wsp__bsched_rd_step(r, p, rounds, 0, &x, &y);
       CHECK(x.peer == -1 && y.peer == -1, "rd p %d: round past the end", p);
     }
     finish(p, "rd");

@@ -16,11 +16,11 @@ int main(void) {
     for (int r = 0; r < p; r++) got[r * p + r] = r * p + r; /* own block */
     for (int i = 1; i < p; i++)
       for (int r = 0; r < p; r++) {
-        int dst = wsp_pairwise_send_peer(r, p, i);
+        int dst = wsp__pairwise_send_peer(r, p, i);
         CHECK(dst >= 0 && dst < p && dst != r, "p %d step %d: rank %d sends to %d", p, i, r, dst);
-        CHECK(wsp_pairwise_recv_peer(dst, p, i) == r,
+        CHECK(wsp__pairwise_recv_peer(dst, p, i) == r,
               "p %d step %d: %d sends to %d, which receives from %d", p, i, r, dst,
-              wsp_pairwise_recv_peer(dst, p, i));
+              wsp__pairwise_recv_peer(dst, p, i));
         CHECK(got[dst * p + r] == -1, "p %d: %d -> %d twice", p, r, dst);
         got[dst * p + r] = r * p + dst; /* r's block for dst */
       }

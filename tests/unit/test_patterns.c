@@ -27,11 +27,11 @@ static void run(int p) {
   for (int progress = 1; progress;) {
     progress = 0;
     for (int i = 0; i < p; i++) {
-      wsp_rd_step_t s = wsp_rd_step(p, i, step[i]);
-      if (s.action == WSP_RD_DONE) continue;
+      wsp__rd_step_t s = wsp__rd_step(p, i, step[i]);
+      if (s.action == WSP__RD_DONE) continue;
       CHECK(s.peer >= 0 && s.peer < p && s.peer != i, "p=%d rank %d peer %d", p, i, s.peer);
-      int sends = s.action == WSP_RD_SEND || s.action == WSP_RD_EXCHANGE;
-      int recvs = s.action != WSP_RD_SEND;
+      int sends = s.action == WSP__RD_SEND || s.action == WSP__RD_EXCHANGE;
+      int recvs = s.action != WSP__RD_SEND;
       if (sends && !sent[i]) {
         CHECK(!full[i][s.peer], "p=%d: two values queued %d->%d", p, i, s.peer);
         full[i][s.peer] = 1;
@@ -43,7 +43,7 @@ static void run(int p) {
         if (!full[s.peer][i]) continue; /* wait */
         unsigned long long in = chan[s.peer][i];
         full[s.peer][i] = 0;
-        val[i] = s.action == WSP_RD_RECV_RESULT ? in : val[i] + in;
+        val[i] = s.action == WSP__RD_RECV_RESULT ? in : val[i] + in;
       }
       step[i]++;
       sent[i] = 0;
@@ -51,8 +51,8 @@ static void run(int p) {
     }
   }
   for (int i = 0; i < p; i++) {
-    CHECK(step[i] == wsp_rd_nsteps(p, i), "p=%d rank %d stuck at step %d of %d",
-          p, i, step[i], wsp_rd_nsteps(p, i));
+    CHECK(step[i] == wsp__rd_nsteps(p, i), "p=%d rank %d stuck at step %d of %d",
+          p, i, step[i], wsp__rd_nsteps(p, i));
     CHECK(val[i] == expect, "p=%d rank %d has the wrong sum", p, i);
     for (int j = 0; j < p; j++) CHECK(!full[i][j], "p=%d: leftover %d->%d", p, i, j);
   }
@@ -61,9 +61,9 @@ static void run(int p) {
 int main(void) {
   for (int p = 1; p <= PMAX; p++) run(p);
   /* Step counts: lg p for powers of two; lg p' + 2 for the odd helpers. */
-  CHECK(wsp_rd_nsteps(64, 5) == 6, "p=64");
-  CHECK(wsp_rd_nsteps(6, 0) == 2 && wsp_rd_nsteps(6, 1) == 4 && wsp_rd_nsteps(6, 5) == 2,
+  CHECK(wsp__rd_nsteps(64, 5) == 6, "p=64");
+  CHECK(wsp__rd_nsteps(6, 0) == 2 && wsp__rd_nsteps(6, 1) == 4 && wsp__rd_nsteps(6, 5) == 2,
         "p=6 schedule lengths");
-  CHECK(wsp_rd_step(8, 0, 99).action == WSP_RD_DONE, "past the end");
+  CHECK(wsp__rd_step(8, 0, 99).action == WSP__RD_DONE, "past the end");
   return check_summary("test_patterns");
 }

@@ -11,13 +11,13 @@ int main(void) {
   for (int p = 1; p <= 64; p *= 2) {
     int *have = calloc((size_t)p * (size_t)p, sizeof *have);
     for (int r = 0; r < p; r++) have[r * p + r] = 1;
-    int n = wsp_rdg_nsteps(p);
+    int n = wsp__rdg_nsteps(p);
     CHECK((1 << n) == p, "nsteps %d for p %d", n, p);
     for (int k = 0; k < n; k++) {
       int *next = malloc((size_t)p * (size_t)p * sizeof *next);
       for (int i = 0; i < p * p; i++) next[i] = have[i];
       for (int r = 0; r < p; r++) {
-        wsp_rdg_step_t s = wsp_rdg_step(r, p, k), t = wsp_rdg_step(s.peer, p, k);
+        wsp__rdg_step_t s = wsp__rdg_step(r, p, k), t = wsp__rdg_step(s.peer, p, k);
         CHECK(t.peer == r, "p %d k %d: partners %d %d", p, k, r, s.peer);
         CHECK(t.send_lo == s.recv_lo && t.nblocks == s.nblocks, "p %d k %d: ranges", p, k);
         CHECK(s.send_lo >= 0 && s.send_lo + s.nblocks <= p, "range in bounds");

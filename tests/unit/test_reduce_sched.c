@@ -29,30 +29,30 @@ static int ceil_lg(int p) {
 }
 
 static void test_obin(int p, int root) {
-  static wsp_obin_step_t st[PMAX][64];
+  static wsp__obin_step_t st[PMAX][64];
   int n[PMAX], pos[PMAX], lo[PMAX], hi[PMAX], done[PMAX];
   int lg = ceil_lg(p);
   for (int i = 0; i < p; i++) {
-    n[i] = wsp_obin_schedule(i, p, root, st[i], 64);
+    n[i] = wsp__obin_schedule(i, p, root, st[i], 64);
     CHECK(n[i] <= lg, "p=%d root=%d rank %d has %d steps", p, root, i, n[i]);
     pos[i] = 0, lo[i] = hi[i] = i, done[i] = 0;
     for (int s = 0; s < n[i]; s++) {
       CHECK(st[i][s].round >= 0 && st[i][s].round < lg, "round %d", st[i][s].round);
       if (s) CHECK(st[i][s].round > st[i][s - 1].round, "p=%d rounds not increasing", p);
-      CHECK((st[i][s].action == WSP_OBIN_SEND) == (i != root && s == n[i] - 1),
+      CHECK((st[i][s].action == WSP__OBIN_SEND) == (i != root && s == n[i] - 1),
             "p=%d root=%d rank %d step %d: send only last, never at root", p,
             root, i, s);
     }
     if (i != root) CHECK(n[i] >= 1, "p=%d root=%d: rank %d never sends", p, root, i);
     if (root == 0 && i != 0 && n[i] >= 1)
-      CHECK(st[i][n[i] - 1].peer == wsp_binomial_parent(i, p),
+      CHECK(st[i][n[i] - 1].peer == wsp__binomial_parent(i, p),
             "p=%d rank %d parent %d, binomial %d", p, i, st[i][n[i] - 1].peer,
-            wsp_binomial_parent(i, p));
+            wsp__binomial_parent(i, p));
   }
   for (int k = 0; k < lg; k++) {
     for (int i = 0; i < p; i++) {
       if (pos[i] >= n[i] || st[i][pos[i]].round != k) continue;
-      wsp_obin_step_t s = st[i][pos[i]];
+      wsp__obin_step_t s = st[i][pos[i]];
       int j = s.peer;
       if (!(j >= 0 && j < p && j != i)) {
         CHECK(0, "p=%d root=%d rank %d: bad peer %d", p, root, i, j);
@@ -61,13 +61,13 @@ static void test_obin(int p, int root) {
       int ok = pos[j] < n[j] && st[j][pos[j]].round == k && st[j][pos[j]].peer == i;
       CHECK(ok, "p=%d root=%d round %d: %d's peer %d does not match", p, root, k, i, j);
       if (!ok) continue;
-      if (s.action == WSP_OBIN_SEND) {
-        CHECK(st[j][pos[j]].action != WSP_OBIN_SEND, "p=%d: two senders", p);
+      if (s.action == WSP__OBIN_SEND) {
+        CHECK(st[j][pos[j]].action != WSP__OBIN_SEND, "p=%d: two senders", p);
         continue; /* the receiver does the combining */
       }
-      CHECK(st[j][pos[j]].action == WSP_OBIN_SEND, "p=%d: two receivers", p);
+      CHECK(st[j][pos[j]].action == WSP__OBIN_SEND, "p=%d: two receivers", p);
       CHECK(!done[j], "p=%d: %d sends twice", p, j);
-      if (s.action == WSP_OBIN_RECV_BEFORE) {
+      if (s.action == WSP__OBIN_RECV_BEFORE) {
         CHECK(hi[j] + 1 == lo[i], "p=%d root=%d round %d: [%d,%d] before [%d,%d]",
               p, root, k, lo[j], hi[j], lo[i], hi[i]);
         lo[i] = lo[j];
@@ -88,29 +88,29 @@ static void test_obin(int p, int root) {
 }
 
 static void test_fold(int p, int keep) {
-  int q = wsp_rsched_pow2_floor(p);
+  int q = wsp__rsched_pow2_floor(p);
   CHECK(q <= p && 2 * q > p && (q & (q - 1)) == 0, "p=%d q=%d", p, q);
   int seen[PMAX] = {0};
   for (int i = 0; i < p; i++) {
-    int nr = wsp_fold_newrank(i, p, keep), pr = wsp_fold_partner(i, p);
+    int nr = wsp__fold_newrank(i, p, keep), pr = wsp__fold_partner(i, p);
     if (i == keep) CHECK(nr >= 0, "p=%d keep %d sits out", p, keep);
     if (nr < 0) {
-      CHECK(pr >= 0 && wsp_fold_newrank(pr, p, keep) >= 0,
+      CHECK(pr >= 0 && wsp__fold_newrank(pr, p, keep) >= 0,
             "p=%d keep=%d: %d sits out without a taking-part partner", p, keep, i);
       continue;
     }
     CHECK(nr < q && !seen[nr], "p=%d keep=%d: new rank %d", p, keep, nr);
     if (nr >= 0 && nr < q) seen[nr] = 1;
-    CHECK(wsp_fold_oldrank(nr, p, keep) == i, "p=%d keep=%d: oldrank(%d) != %d", p,
+    CHECK(wsp__fold_oldrank(nr, p, keep) == i, "p=%d keep=%d: oldrank(%d) != %d", p,
           keep, nr, i);
     if (pr >= 0)
-      CHECK(wsp_fold_newrank(pr, p, keep) < 0 && wsp_fold_partner(pr, p) == i,
+      CHECK(wsp__fold_newrank(pr, p, keep) < 0 && wsp__fold_partner(pr, p) == i,
             "p=%d keep=%d: pair %d %d", p, keep, i, pr);
   }
   /* Ranges in order: new rank nr covers [oldrank, oldrank] or the pair. */
   int next = 0;
   for (int nr = 0; nr < q; nr++) {
-    int o = wsp_fold_oldrank(nr, p, keep), pr = wsp_fold_partner(o, p);
+    int o = wsp__fold_oldrank(nr, p, keep), pr = wsp__fold_partner(o, p);
     int lo = pr >= 0 && pr < o ? pr : o, hi = pr > o ? pr : o;
     CHECK(lo == next, "p=%d keep=%d: new rank %d starts at %d, want %d", p, keep,
           nr, lo, next);
@@ -123,13 +123,13 @@ static void test_windows(int q, size_t count) {
   int lg = ceil_lg(q);
   size_t s, l, s0, l0, s1, l1;
   for (int nr = 0; nr < q; nr++) {
-    wsp_halving_window(nr, 0, q, count, &s, &l);
+    wsp__halving_window(nr, 0, q, count, &s, &l);
     CHECK(s == 0 && l == count, "q=%d count=%zu: depth 0", q, count);
     for (int d = 0; d < lg; d++) {
-      wsp_halving_window(nr, d, q, count, &s, &l);
+      wsp__halving_window(nr, d, q, count, &s, &l);
       int low = nr & ~(1 << d), high = nr | (1 << d);
-      wsp_halving_window(low, d + 1, q, count, &s0, &l0);
-      wsp_halving_window(high, d + 1, q, count, &s1, &l1);
+      wsp__halving_window(low, d + 1, q, count, &s0, &l0);
+      wsp__halving_window(high, d + 1, q, count, &s1, &l1);
       CHECK(s0 == s && s1 == s0 + l0 && l0 + l1 == l && l0 >= l1 && l0 - l1 <= (size_t)(q >> (d + 1)),
             "q=%d count=%zu nr=%d depth %d: [%zu,+%zu] != [%zu,+%zu] + [%zu,+%zu]",
             q, count, nr, d, s, l, s0, l0, s1, l1);
@@ -138,7 +138,7 @@ static void test_windows(int q, size_t count) {
   /* Leaves: block bitrev(nr), so they partition [0, count). */
   unsigned char *cov = calloc(count + 1, 1);
   for (int nr = 0; nr < q; nr++) {
-    wsp_halving_window(nr, lg, q, count, &s, &l);
+    wsp__halving_window(nr, lg, q, count, &s, &l);
     CHECK(s + l <= count, "q=%d leaf past the end", q);
     for (size_t e = s; e < s + l && e < count; e++) cov[e]++;
   }
@@ -149,14 +149,14 @@ static void test_windows(int q, size_t count) {
 
 /* Fold + reduce-scatter with ranges per element. */
 static void test_rs_order(int p, size_t count, int keep) {
-  int q = wsp_rsched_pow2_floor(p), lg = ceil_lg(q);
+  int q = wsp__rsched_pow2_floor(p), lg = ceil_lg(q);
   int *lo = malloc(sizeof(int) * (size_t)q * (count + 1));
   int *hi = malloc(sizeof(int) * (size_t)q * (count + 1));
   int *nlo = malloc(sizeof(int) * (size_t)q * (count + 1));
   int *nhi = malloc(sizeof(int) * (size_t)q * (count + 1));
 #define AT(a, nr, e) a[(size_t)(nr) * (count + 1) + (e)]
   for (int nr = 0; nr < q; nr++) {
-    int o = wsp_fold_oldrank(nr, p, keep), pr = wsp_fold_partner(o, p);
+    int o = wsp__fold_oldrank(nr, p, keep), pr = wsp__fold_partner(o, p);
     for (size_t e = 0; e < count; e++) {
       AT(lo, nr, e) = pr >= 0 && pr < o ? pr : o;
       AT(hi, nr, e) = pr > o ? pr : o;
@@ -168,7 +168,7 @@ static void test_rs_order(int p, size_t count, int keep) {
     for (int nr = 0; nr < q; nr++) {
       int peer = nr ^ (1 << k);
       size_t s, l;
-      wsp_halving_window(nr, k + 1, q, count, &s, &l); /* kept half */
+      wsp__halving_window(nr, k + 1, q, count, &s, &l); /* kept half */
       for (size_t e = s; e < s + l; e++) {
         int a = peer < nr ? peer : nr, b = peer < nr ? nr : peer;
         CHECK(AT(hi, a, e) + 1 == AT(lo, b, e), "p=%d step %d element %zu: [%d,%d] then [%d,%d]",
@@ -182,7 +182,7 @@ static void test_rs_order(int p, size_t count, int keep) {
   }
   for (int nr = 0; nr < q; nr++) {
     size_t s, l;
-    wsp_halving_window(nr, lg, q, count, &s, &l);
+    wsp__halving_window(nr, lg, q, count, &s, &l);
     for (size_t e = s; e < s + l; e++)
       CHECK(AT(lo, nr, e) == 0 && AT(hi, nr, e) == p - 1,
             "p=%d count=%zu keep=%d: new rank %d element %zu has [%d,%d]", p,

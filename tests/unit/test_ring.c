@@ -17,14 +17,14 @@ int main(void) {
     for (int r = 0; r < p; r++) have[r * p + r] = 1;
     for (int i = 0; i < p - 1; i++) {
       for (int r = 0; r < p; r++) {
-        int b = wsp_ring_send_block(r, p, i);
+        int b = wsp__ring_send_block(r, p, i);
         CHECK(have[r * p + b], "p %d step %d: rank %d sends block %d it lacks", p, i, r, b);
         sent[r] = b;
       }
       for (int r = 0; r < p; r++) {
-        int src = wsp_ring_prev(r, p);
-        CHECK(wsp_ring_next(src, p) == r, "p %d: prev/next", p);
-        int b = wsp_ring_recv_block(r, p, i);
+        int src = wsp__ring_prev(r, p);
+        CHECK(wsp__ring_next(src, p) == r, "p %d: prev/next", p);
+        int b = wsp__ring_recv_block(r, p, i);
         CHECK(sent[src] == b, "p %d step %d: rank %d expects %d, gets %d", p, i, r, b, sent[src]);
         CHECK(!have[r * p + b], "p %d step %d: rank %d gets block %d twice", p, i, r, b);
         have[r * p + b] = 1;

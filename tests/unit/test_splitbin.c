@@ -15,9 +15,9 @@ enum { PMAX = 300 };
 
 static int walk_depth(int r, int p) {
   int d = 0;
-  wsp_splitbin_node_t nd;
+  wsp__splitbin_node_t nd;
   while (r != 0) {
-    wsp_splitbin_node(r, p, &nd);
+    wsp__splitbin_node(r, p, &nd);
     r = nd.parent, d++;
     if (d > p) return -1; /* a cycle */
   }
@@ -25,10 +25,10 @@ static int walk_depth(int r, int p) {
 }
 
 int main(void) {
-  static wsp_splitbin_node_t nd[PMAX];
+  static wsp__splitbin_node_t nd[PMAX];
   static int got[PMAX][2], order[PMAX];
   for (int p = 1; p <= PMAX; p++) {
-    for (int r = 0; r < p; r++) wsp_splitbin_node(r, p, &nd[r]);
+    for (int r = 0; r < p; r++) wsp__splitbin_node(r, p, &nd[r]);
     CHECK(nd[0].side == -1 && nd[0].parent == -1, "root (p %d)", p);
     int children_of_root = (p > 1) + (p > 2);
     CHECK(nd[0].nchild == children_of_root, "root has %d children (p %d)", nd[0].nchild, p);
@@ -60,7 +60,7 @@ int main(void) {
       if (q == 0) CHECK(r == p - 1 && r % 2 == 1, "%d paired with the root (p %d)", r, p);
       if (q >= 0 && q < p) CHECK(q == 0 || nd[q].side != nd[r].side, "partners %d %d same side", r, q);
     }
-    CHECK(wsp_splitbin_depth(p) == maxd, "depth %d, walked %d (p %d)", wsp_splitbin_depth(p),
+    CHECK(wsp__splitbin_depth(p) == maxd, "depth %d, walked %d (p %d)", wsp__splitbin_depth(p),
           maxd, p);
     int lg = 0;
     while ((1 << lg) < p) lg++;
@@ -108,8 +108,8 @@ int main(void) {
   /* The halves tile the message, half 0 the larger. */
   for (size_t len = 0; len < 40; len++) {
     size_t lo0, n0, lo1, n1;
-    wsp_splitbin_half(len, 0, &lo0, &n0);
-    wsp_splitbin_half(len, 1, &lo1, &n1);
+    wsp__splitbin_half(len, 0, &lo0, &n0);
+    wsp__splitbin_half(len, 1, &lo1, &n1);
     CHECK(lo0 == 0 && lo1 == n0 && n0 + n1 == len && n0 >= n1 && n0 - n1 <= 1,
           "halves of %zu: [%zu,+%zu) [%zu,+%zu)", len, lo0, n0, lo1, n1);
   }

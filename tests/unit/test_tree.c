@@ -9,7 +9,7 @@
 
 static int depth(int r, int p, int k) {
   int d = 0;
-  while (r != 0) r = wsp_knomial_parent(r, p, k), d++;
+  while (r != 0) r = wsp__knomial_parent(r, p, k), d++;
   return d;
 }
 
@@ -18,27 +18,27 @@ int main(void) {
     for (int p = 1; p <= 200; p++) {
       int maxd = 0, logk = 0;
       for (long v = 1; v < p; v *= k) logk++;
-      CHECK(wsp_knomial_parent(0, p, k) == -1, "root has a parent (p %d k %d)", p, k);
-      CHECK(wsp_knomial_subtree(0, p, k) == p, "root subtree (p %d k %d)", p, k);
+      CHECK(wsp__knomial_parent(0, p, k) == -1, "root has a parent (p %d k %d)", p, k);
+      CHECK(wsp__knomial_subtree(0, p, k) == p, "root subtree (p %d k %d)", p, k);
       for (int r = 0; r < p; r++) {
         int ch[256];
-        int n = wsp_knomial_children(r, p, k, ch, 256);
+        int n = wsp__knomial_children(r, p, k, ch, 256);
         int covered = 1, prev = p;
         for (int i = 0; i < n; i++) {
           CHECK(ch[i] > r && ch[i] < p, "child %d of %d out of range", ch[i], r);
-          CHECK(wsp_knomial_parent(ch[i], p, k) == r, "child %d of %d has parent %d (p %d k %d)",
-                ch[i], r, wsp_knomial_parent(ch[i], p, k), p, k);
-          int sz = wsp_knomial_subtree(ch[i], p, k);
+          CHECK(wsp__knomial_parent(ch[i], p, k) == r, "child %d of %d has parent %d (p %d k %d)",
+                ch[i], r, wsp__knomial_parent(ch[i], p, k), p, k);
+          int sz = wsp__knomial_subtree(ch[i], p, k);
           CHECK(ch[i] < prev, "children of %d not farthest first (p %d k %d)", r, p, k);
           prev = ch[i];
           /* child subtrees tile [r+1, r+size) in some order */
-          CHECK(ch[i] + sz <= r + wsp_knomial_subtree(r, p, k), "subtree of %d leaves %d's", ch[i], r);
+          CHECK(ch[i] + sz <= r + wsp__knomial_subtree(r, p, k), "subtree of %d leaves %d's", ch[i], r);
           covered += sz;
         }
-        CHECK(covered == wsp_knomial_subtree(r, p, k), "subtree of %d: %d != %d (p %d k %d)", r,
-              covered, wsp_knomial_subtree(r, p, k), p, k);
+        CHECK(covered == wsp__knomial_subtree(r, p, k), "subtree of %d: %d != %d (p %d k %d)", r,
+              covered, wsp__knomial_subtree(r, p, k), p, k);
         if (r > 0) {
-          int par = wsp_knomial_parent(r, p, k);
+          int par = wsp__knomial_parent(r, p, k);
           CHECK(par >= 0 && par < r, "parent of %d is %d", r, par);
         }
         int d = depth(r, p, k);
@@ -48,7 +48,7 @@ int main(void) {
       while (pw < p) pw *= k;
       CHECK(maxd <= logk && (pw != p || maxd == logk), "depth %d vs ceil(log_%d %d) = %d", maxd,
             k, p, logk);
-      CHECK(wsp_tree_abs(wsp_tree_rel(3 % p, p - 1, p), p - 1, p) == 3 % p, "rel/abs");
+      CHECK(wsp__tree_abs(wsp__tree_rel(3 % p, p - 1, p), p - 1, p) == 3 % p, "rel/abs");
     }
   return check_summary("test_tree");
 }

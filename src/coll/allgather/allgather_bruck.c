@@ -34,13 +34,13 @@ int wsp__allgather_bruck(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   /* In place the own block sits at r: the move to 0 does not overlap
    * (r > 0) or is no move at all (r = 0). */
   wsp__copy_bytes(out, a->sendbuf, n);
-  int steps = wsp_bruck_nsteps(p);
+  int steps = wsp__bruck_nsteps(p);
   for (int k = 0; k < steps && rc == WSP_OK; k++) {
-    wsp_bruck_ag_step_t s = wsp_bruck_ag_step(r, p, k);
+    wsp__bruck_ag_step_t s = wsp__bruck_ag_step(r, p, k);
     size_t len = (size_t)s.count * n;
     rc = wsp__sendrecv_bytes(comm, out, len, s.send_peer,
                              out + (size_t)s.recv_lo * n, len, s.recv_peer, a->tag);
   }
-  if (rc == WSP_OK) wsp_blocks_rotate_right(out, p, r, n);
+  if (rc == WSP_OK) wsp__blocks_rotate_right(out, p, r, n);
   return rc;
 }

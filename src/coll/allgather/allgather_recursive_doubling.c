@@ -27,9 +27,9 @@ int wsp__allgather_recursive_doubling(wsp_comm_t *comm, const wsp__coll_args_t *
   size_t n = a->block;
   char *out = a->recvbuf;
   wsp__copy_bytes(out + (size_t)r * n, a->sendbuf, n);
-  int steps = wsp_rdg_nsteps(p);
+  int steps = wsp__rdg_nsteps(p);
   for (int k = 0; k < steps && rc == WSP_OK; k++) {
-    wsp_rdg_step_t s = wsp_rdg_step(r, p, k);
+    wsp__rdg_step_t s = wsp__rdg_step(r, p, k);
     size_t len = (size_t)s.nblocks * n;
     rc = wsp__sendrecv_bytes(comm, out + (size_t)s.send_lo * n, len, s.peer,
                              out + (size_t)s.recv_lo * n, len, s.peer, a->tag);

@@ -26,10 +26,10 @@ int wsp__allgather_ring(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   size_t n = a->block;
   char *out = a->recvbuf;
   wsp__copy_bytes(out + (size_t)r * n, a->sendbuf, n);
-  int next = wsp_ring_next(r, p), prev = wsp_ring_prev(r, p);
+  int next = wsp__ring_next(r, p), prev = wsp__ring_prev(r, p);
   for (int i = 0; i < p - 1 && rc == WSP_OK; i++)
-    rc = wsp__sendrecv_bytes(comm, out + (size_t)wsp_ring_send_block(r, p, i) * n, n,
-                             next, out + (size_t)wsp_ring_recv_block(r, p, i) * n,
+    rc = wsp__sendrecv_bytes(comm, out + (size_t)wsp__ring_send_block(r, p, i) * n, n,
+                             next, out + (size_t)wsp__ring_recv_block(r, p, i) * n,
                              n, prev, a->tag);
   return rc;
 }

@@ -37,7 +37,7 @@
 WSP__COST(allreduce, rabenseifner,
           "2.lg q.alpha + 2.((q-1)/q).n.beta_x + ((q-1)/q).n.gamma + [p != "
           "q].(2.alpha + 2.n.beta + n.gamma), q = 2^floor(lg p)") {
-  int q = wsp_rsched_pow2_floor(s->p), lg = wsp_rsched_log2(q);
+  int q = wsp__rsched_pow2_floor(s->p), lg = wsp__rsched_log2(q);
   double n = (double)s->bytes, f = (double)(q - 1) / q;
   /* Halving and doubling are exchanges: beta_x. */
   double c = 2.0 * lg * m->alpha + 2.0 * f * n * m->beta_x + f * n * m->gamma;
@@ -47,8 +47,8 @@ WSP__COST(allreduce, rabenseifner,
 
 int wsp__allreduce_rabenseifner(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   int p = comm->size, me = comm->rank, rc = WSP_OK;
-  int q = wsp_rsched_pow2_floor(p), lg = wsp_rsched_log2(q);
-  int nr = wsp_fold_newrank(me, p, -1), partner = wsp_fold_partner(me, p);
+  int q = wsp__rsched_pow2_floor(p), lg = wsp__rsched_log2(q);
+  int nr = wsp__fold_newrank(me, p, -1), partner = wsp__fold_partner(me, p);
   size_t count = a->count;
   if (nr < 0) { /* folded away: hand the vector over, get the result back */
     if ((rc = wsp__red_send(comm, a, a->sendbuf, count, partner))) return rc;
@@ -64,10 +64,10 @@ int wsp__allreduce_rabenseifner(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   }
   if ((rc = wsp__red_halving(comm, a, nr, q, -1, &acc, &rb))) goto out;
   for (int k = lg - 1; k >= 0; k--) { /* allgather, highest bit first */
-    int pnr = nr ^ (1 << k), peer = wsp_fold_oldrank(pnr, p, -1);
+    int pnr = nr ^ (1 << k), peer = wsp__fold_oldrank(pnr, p, -1);
     size_t ms, ml, ps, pl;
-    wsp_halving_window(nr, k + 1, q, count, &ms, &ml);
-    wsp_halving_window(pnr, k + 1, q, count, &ps, &pl);
+    wsp__halving_window(nr, k + 1, q, count, &ms, &ml);
+    wsp__halving_window(pnr, k + 1, q, count, &ps, &pl);
     if ((rc = wsp__red_exchange(comm, a, wsp__elem(a, acc, ms), ml,
                                 wsp__elem(a, acc, ps), pl, peer)))
       goto out;

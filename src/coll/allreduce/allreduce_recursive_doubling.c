@@ -30,7 +30,7 @@
 WSP__COST(allreduce, recursive_doubling,
           "lg q.(alpha + n.beta_x) + 2.[p != q].(alpha + n.beta) + (lg q + "
           "[p != q]).n.gamma, q = 2^floor(lg p)") {
-  int q = wsp_rsched_pow2_floor(s->p), lg = wsp_rsched_log2(q);
+  int q = wsp__rsched_pow2_floor(s->p), lg = wsp__rsched_log2(q);
   int odd = s->p != q;
   double n = (double)s->bytes;
   /* Exchange steps at beta_x, the fold and unfold at beta. */
@@ -46,18 +46,18 @@ int wsp__allreduce_recursive_doubling(wsp_comm_t *comm,
   void *rb = wsp__tmp_typed(comm, a, count, &mem);
   if (rb == NULL) return WSP_ERR_NOMEM;
   if ((rc = wsp__copy_typed(comm, a, a->sendbuf, acc, count))) goto out;
-  int n = wsp_rd_nsteps(p, me);
+  int n = wsp__rd_nsteps(p, me);
   for (int i = 0; i < n && rc == WSP_OK; i++) {
-    wsp_rd_step_t s = wsp_rd_step(p, me, i);
+    wsp__rd_step_t s = wsp__rd_step(p, me, i);
     switch (s.action) {
-    case WSP_RD_SEND:
+    case WSP__RD_SEND:
       rc = wsp__red_send(comm, a, acc, count, s.peer);
       break;
-    case WSP_RD_RECV: /* from the even partner below */
+    case WSP__RD_RECV: /* from the even partner below */
       if ((rc = wsp__red_recv(comm, a, rb, count, s.peer))) break;
       rc = wsp__reduce_local(comm, rb, acc, count, a->dtype, a->op);
       break;
-    case WSP_RD_EXCHANGE:
+    case WSP__RD_EXCHANGE:
       if ((rc = wsp__red_exchange(comm, a, acc, count, rb, count, s.peer))) break;
       if (s.peer < me) {
         rc = wsp__reduce_local(comm, rb, acc, count, a->dtype, a->op);
@@ -66,7 +66,7 @@ int wsp__allreduce_recursive_doubling(wsp_comm_t *comm,
         x = acc, acc = rb, rb = x;
       }
       break;
-    case WSP_RD_RECV_RESULT:
+    case WSP__RD_RECV_RESULT:
       rc = wsp__red_recv(comm, a, acc, count, s.peer);
       break;
     default:

@@ -42,18 +42,18 @@ int wsp__alltoall_bruck(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   /* local j = send block (r + j) mod p (sendbuf and recvbuf never overlap) */
   memcpy(out, in + (size_t)r * n, (size_t)(p - r) * n);
   memcpy(out + (size_t)(p - r) * n, in, (size_t)r * n);
-  size_t most = (size_t)wsp_bruck_a2a_max_blocks(p) * n;
+  size_t most = (size_t)wsp__bruck_a2a_max_blocks(p) * n;
   char *pk = malloc(most ? 2 * most : 1);
   if (pk == NULL) return wsp__fail(comm, WSP_ERR_NOMEM, "alltoall bruck: out of memory");
-  int steps = wsp_bruck_nsteps(p);
+  int steps = wsp__bruck_nsteps(p);
   for (int k = 0; k < steps && rc == WSP_OK; k++) {
-    size_t len = (size_t)wsp_bruck_a2a_blocks(p, k, NULL) * n;
-    wsp_bruck_a2a_pack(out, p, k, n, pk);
-    rc = wsp__sendrecv_bytes(comm, pk, len, wsp_bruck_a2a_send_peer(r, p, k),
-                             pk + most, len, wsp_bruck_a2a_recv_peer(r, p, k), a->tag);
-    if (rc == WSP_OK) wsp_bruck_a2a_unpack(out, p, k, n, pk + most);
+    size_t len = (size_t)wsp__bruck_a2a_blocks(p, k, NULL) * n;
+    wsp__bruck_a2a_pack(out, p, k, n, pk);
+    rc = wsp__sendrecv_bytes(comm, pk, len, wsp__bruck_a2a_send_peer(r, p, k),
+                             pk + most, len, wsp__bruck_a2a_recv_peer(r, p, k), a->tag);
+    if (rc == WSP_OK) wsp__bruck_a2a_unpack(out, p, k, n, pk + most);
   }
   free(pk);
-  if (rc == WSP_OK) wsp_bruck_a2a_finish(out, r, p, n);
+  if (rc == WSP_OK) wsp__bruck_a2a_finish(out, r, p, n);
   return rc;
 }

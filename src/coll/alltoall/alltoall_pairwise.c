@@ -30,7 +30,7 @@ int wsp__alltoall_pairwise(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   char *out = a->recvbuf;
   wsp__copy_bytes(out + (size_t)r * n, in + (size_t)r * n, n);
   for (int i = 1; i < p && rc == WSP_OK; i++) {
-    int dst = wsp_pairwise_send_peer(r, p, i), src = wsp_pairwise_recv_peer(r, p, i);
+    int dst = wsp__pairwise_send_peer(r, p, i), src = wsp__pairwise_recv_peer(r, p, i);
     rc = wsp__sendrecv_bytes(comm, in + (size_t)dst * n, n, dst, out + (size_t)src * n,
                              n, src, a->tag);
   }

@@ -30,6 +30,6 @@ int wsp__bcast_scatter_phase(wsp_comm_t *comm, const wsp__coll_args_t *a);
  * blocks of a->recvbuf; peer -1 or an empty byte range: nothing) and waits
  * for both. */
 int wsp__bcast_step(wsp_comm_t *comm, const wsp__coll_args_t *a,
-                    wsp_bsched_xfer_t send, wsp_bsched_xfer_t recv);
+                    wsp__bsched_xfer_t send, wsp__bsched_xfer_t recv);
 
 #endif

@@ -18,18 +18,18 @@ WSP__COST(bcast, binomial,
 }
 
 int wsp__bcast_binomial(wsp_comm_t *comm, const wsp__coll_args_t *a) {
-  int p = comm->size, r = wsp_tree_rel(comm->rank, a->root, p), rc;
-  int parent = wsp_binomial_parent(r, p);
+  int p = comm->size, r = wsp__tree_rel(comm->rank, a->root, p), rc;
+  int parent = wsp__binomial_parent(r, p);
   if (parent >= 0 &&
       (rc = wsp__recv_bytes(comm, a->recvbuf, a->block,
-                            wsp_tree_abs(parent, a->root, p), a->tag)))
+                            wsp__tree_abs(parent, a->root, p), a->tag)))
     return rc;
   int child[32];
-  int n = wsp_binomial_children(r, p, child, 32);
+  int n = wsp__binomial_children(r, p, child, 32);
   MPI_Request req[32];
   for (int i = 0; i < n; i++) {
     if ((rc = wsp__isend_typed(comm, a->recvbuf, a->block, MPI_BYTE,
-                               wsp_tree_abs(child[i], a->root, p), a->tag,
+                               wsp__tree_abs(child[i], a->root, p), a->tag,
                                &req[i]))) {
       wsp__waitall(comm, i, req, 0); /* finish what was started */
       return rc;

@@ -37,23 +37,23 @@ static int wsp__level(int d) {
 }
 
 int wsp__bcast_knomial(wsp_comm_t *comm, const wsp__coll_args_t *a) {
-  int p = comm->size, r = wsp_tree_rel(comm->rank, a->root, p), rc;
-  int parent = wsp_knomial_parent(r, p, WSP__BCAST_K);
+  int p = comm->size, r = wsp__tree_rel(comm->rank, a->root, p), rc;
+  int parent = wsp__knomial_parent(r, p, WSP__BCAST_K);
   if (parent >= 0 &&
       (rc = wsp__recv_bytes(comm, a->recvbuf, a->block,
-                            wsp_tree_abs(parent, a->root, p), a->tag)))
+                            wsp__tree_abs(parent, a->root, p), a->tag)))
     return rc;
   /* At most (k-1) children on each of at most 16 levels (4^16 > INT_MAX). */
   enum { MAXC = (WSP__BCAST_K - 1) * 16 };
   int child[MAXC];
-  int n = wsp_knomial_children(r, p, WSP__BCAST_K, child, MAXC);
+  int n = wsp__knomial_children(r, p, WSP__BCAST_K, child, MAXC);
   MPI_Request req[WSP__BCAST_K - 1];
   for (int i = 0; i < n;) {
     /* Children come highest level first; send one level at a time. */
     int level = wsp__level(child[i] - r), nreq = 0;
     for (; i < n && wsp__level(child[i] - r) == level; i++) {
       if ((rc = wsp__isend_typed(comm, a->recvbuf, a->block, MPI_BYTE,
-                                 wsp_tree_abs(child[i], a->root, p), a->tag,
+                                 wsp__tree_abs(child[i], a->root, p), a->tag,
                                  &req[nreq]))) {
         wsp__waitall(comm, nreq, req, 0); /* finish what was started */
         return rc;

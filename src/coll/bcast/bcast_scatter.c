@@ -16,24 +16,24 @@ static size_t wsp__off(const wsp__coll_args_t *a, int p, int blk) {
 }
 
 int wsp__bcast_scatter_phase(wsp_comm_t *comm, const wsp__coll_args_t *a) {
-  int p = comm->size, r = wsp_tree_rel(comm->rank, a->root, p), rc;
+  int p = comm->size, r = wsp__tree_rel(comm->rank, a->root, p), rc;
   char *buf = a->recvbuf;
-  wsp_bsched_xfer_t from = wsp_bsched_scatter_recv(r, p);
+  wsp__bsched_xfer_t from = wsp__bsched_scatter_recv(r, p);
   if (from.peer >= 0) {
     size_t off = wsp__off(a, p, from.lo), len = wsp__off(a, p, from.hi) - off;
     if (len &&
         (rc = wsp__recv_bytes(comm, buf + off, len,
-                              wsp_tree_abs(from.peer, a->root, p), a->tag)))
+                              wsp__tree_abs(from.peer, a->root, p), a->tag)))
       return rc;
   }
-  wsp_bsched_xfer_t to[32];
+  wsp__bsched_xfer_t to[32];
   MPI_Request req[32];
-  int n = wsp_bsched_scatter_sends(r, p, to, 32), nreq = 0;
+  int n = wsp__bsched_scatter_sends(r, p, to, 32), nreq = 0;
   for (int i = 0; i < n; i++) {
     size_t off = wsp__off(a, p, to[i].lo), len = wsp__off(a, p, to[i].hi) - off;
     if (len == 0) continue;
     if ((rc = wsp__isend_typed(comm, buf + off, len, MPI_BYTE,
-                               wsp_tree_abs(to[i].peer, a->root, p), a->tag,
+                               wsp__tree_abs(to[i].peer, a->root, p), a->tag,
                                &req[nreq]))) {
       wsp__waitall(comm, nreq, req, 0); /* finish what was started */
       return rc;
@@ -44,21 +44,21 @@ int wsp__bcast_scatter_phase(wsp_comm_t *comm, const wsp__coll_args_t *a) {
 }
 
 int wsp__bcast_step(wsp_comm_t *comm, const wsp__coll_args_t *a,
-                    wsp_bsched_xfer_t send, wsp_bsched_xfer_t recv) {
+                    wsp__bsched_xfer_t send, wsp__bsched_xfer_t recv) {
   int p = comm->size, rc;
   char *buf = a->recvbuf;
   MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   if (recv.peer >= 0) {
     size_t off = wsp__off(a, p, recv.lo), len = wsp__off(a, p, recv.hi) - off;
     if (len && (rc = wsp__irecv_typed(comm, buf + off, len, MPI_BYTE,
-                                      wsp_tree_abs(recv.peer, a->root, p),
+                                      wsp__tree_abs(recv.peer, a->root, p),
                                       a->tag, &req[0])))
       return rc;
   }
   if (send.peer >= 0) {
     size_t off = wsp__off(a, p, send.lo), len = wsp__off(a, p, send.hi) - off;
     if (len && (rc = wsp__isend_typed(comm, buf + off, len, MPI_BYTE,
-                                      wsp_tree_abs(send.peer, a->root, p),
+                                      wsp__tree_abs(send.peer, a->root, p),
                                       a->tag, &req[1]))) {
       return wsp__abandon(rc, 1, &req[0], 0, NULL);
     }

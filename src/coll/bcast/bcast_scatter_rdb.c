@@ -33,23 +33,23 @@ WSP__COST(bcast, scatter_rdb,
   /* Scatter at beta, the recursive-doubling exchanges at beta_x. */
   double c = 2.0 * wsp__ceil_log2(s->p) * m->alpha +
              (p - 1) / p * n * (m->beta + m->beta_x);
-  for (int i = 0; i < wsp_bsched_rd_rounds(s->p); i++) {
-    int f = wsp_bsched_rd_fixups(s->p, i);
+  for (int i = 0; i < wsp__bsched_rd_rounds(s->p); i++) {
+    int f = wsp__bsched_rd_fixups(s->p, i);
     if (f)
-      c += f * (m->alpha + wsp_bsched_rd_clipped(s->p, i) / p * n * m->beta);
+      c += f * (m->alpha + wsp__bsched_rd_clipped(s->p, i) / p * n * m->beta);
   }
   return c;
 }
 
 int wsp__bcast_scatter_rdb(wsp_comm_t *comm, const wsp__coll_args_t *a) {
-  int p = comm->size, r = wsp_tree_rel(comm->rank, a->root, p), rc;
+  int p = comm->size, r = wsp__tree_rel(comm->rank, a->root, p), rc;
   if ((rc = wsp__bcast_scatter_phase(comm, a))) return rc;
-  int rounds = wsp_bsched_rd_rounds(p);
+  int rounds = wsp__bsched_rd_rounds(p);
   for (int i = 0; i < rounds; i++) {
-    int fixups = wsp_bsched_rd_fixups(p, i);
+    int fixups = wsp__bsched_rd_fixups(p, i);
     for (int j = 0; j <= fixups; j++) {
-      wsp_bsched_xfer_t send, recv;
-      wsp_bsched_rd_step(r, p, i, j, &send, &recv);
+      wsp__bsched_xfer_t send, recv;
+      wsp__bsched_rd_step(r, p, i, j, &send, &recv);
       if ((rc = wsp__bcast_step(comm, a, send, recv))) return rc;
     }
   }

@@ -33,11 +33,11 @@ WSP__COST(bcast, scatter_ring,
 }
 
 int wsp__bcast_scatter_ring(wsp_comm_t *comm, const wsp__coll_args_t *a) {
-  int p = comm->size, r = wsp_tree_rel(comm->rank, a->root, p), rc;
+  int p = comm->size, r = wsp__tree_rel(comm->rank, a->root, p), rc;
   if ((rc = wsp__bcast_scatter_phase(comm, a))) return rc;
   for (int s = 0; s < p - 1; s++) {
-    wsp_bsched_xfer_t send, recv;
-    wsp_bsched_ring_step(r, p, s, &send, &recv);
+    wsp__bsched_xfer_t send, recv;
+    wsp__bsched_ring_step(r, p, s, &send, &recv);
     if ((rc = wsp__bcast_step(comm, a, send, recv))) return rc;
   }
   return WSP_OK;

@@ -43,13 +43,13 @@ WSP__COST(bcast, split_binary,
           "ceil(n/2), s = ceil(h/seg), D = floor(lg ceil((p-1)/2)) + 1 (the "
           "depth), b = beta_x (beta for D = 1); p = 2: s.(alpha + "
           "(h/s).beta) + alpha + (n/2).beta") {
-  int p = s->p, d = wsp_splitbin_depth(p);
+  int p = s->p, d = wsp__splitbin_depth(p);
   if (p < 2) {
     if (t) t->seg = 0;
     return 0;
   }
   size_t lo, h;
-  wsp_splitbin_half(s->bytes, 0, &lo, &h);
+  wsp__splitbin_half(s->bytes, 0, &lo, &h);
   double b = d > 1 ? m->beta_x : m->beta, bx = p > 2 ? m->beta_x : m->beta;
   size_t seg = wsp__pipeline_seg(m, h, d, b, 1);
   if (t) t->seg = seg;
@@ -60,30 +60,30 @@ WSP__COST(bcast, split_binary,
 }
 
 int wsp__bcast_split_binary(wsp_comm_t *comm, const wsp__coll_args_t *a) {
-  int p = comm->size, r = wsp_tree_rel(comm->rank, a->root, p), rc = WSP_OK;
+  int p = comm->size, r = wsp__tree_rel(comm->rank, a->root, p), rc = WSP_OK;
   if (p < 2) return WSP_OK;
   char *buf = a->recvbuf;
   size_t n = a->block, seg = a->tune.seg ? a->tune.seg : WSP__BCAST_DEFAULT_SEG;
   size_t ahead = wsp__bcast_ahead(seg);
-  wsp_splitbin_node_t nd;
-  wsp_splitbin_node(r, p, &nd);
+  wsp__splitbin_node_t nd;
+  wsp__splitbin_node(r, p, &nd);
   /* The half each child carries and its segments: the root's children
    * carry their own sides' halves, everybody else's carry this rank's. */
   size_t clo[2] = {0, 0}, clen[2] = {0, 0}, cseg[2] = {0, 0};
   int cabs[2] = {-1, -1};
   for (int c = 0; c < nd.nchild; c++) {
-    wsp_splitbin_half(n, r == 0 ? c : nd.side, &clo[c], &clen[c]);
+    wsp__splitbin_half(n, r == 0 ? c : nd.side, &clo[c], &clen[c]);
     cseg[c] = wsp__bcast_nseg(clen[c], seg);
-    cabs[c] = wsp_tree_abs(nd.child[c], a->root, p);
+    cabs[c] = wsp__tree_abs(nd.child[c], a->root, p);
   }
   /* This rank's own half (what it receives from its parent). */
   size_t mlo = 0, mlen = 0, mseg = 0;
   if (r != 0) {
-    wsp_splitbin_half(n, nd.side, &mlo, &mlen);
+    wsp__splitbin_half(n, nd.side, &mlo, &mlen);
     mseg = wsp__bcast_nseg(mlen, seg);
   }
   size_t steps = r != 0 ? mseg : (cseg[0] > cseg[1] ? cseg[0] : cseg[1]);
-  int parent = nd.parent >= 0 ? wsp_tree_abs(nd.parent, a->root, p) : -1;
+  int parent = nd.parent >= 0 ? wsp__tree_abs(nd.parent, a->root, p) : -1;
   MPI_Request rreq[WSP__BCAST_MAX_AHEAD], sreq[2 * WSP__BCAST_MAX_AHEAD];
   MPI_Request xreq[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   for (size_t k = 0; k < WSP__BCAST_MAX_AHEAD; k++)
@@ -122,9 +122,9 @@ int wsp__bcast_split_binary(wsp_comm_t *comm, const wsp__coll_args_t *a) {
    * messages between one pair matches them right. */
   size_t slo, slen, olo = 0, olen = 0;
   if (nd.partner >= 0) {
-    int q = wsp_tree_abs(nd.partner, a->root, p);
-    wsp_splitbin_half(n, r == 0 ? 1 : nd.side, &slo, &slen);
-    if (r != 0) wsp_splitbin_half(n, 1 - nd.side, &olo, &olen);
+    int q = wsp__tree_abs(nd.partner, a->root, p);
+    wsp__splitbin_half(n, r == 0 ? 1 : nd.side, &slo, &slen);
+    if (r != 0) wsp__splitbin_half(n, 1 - nd.side, &olo, &olen);
     if (nd.partner != 0 && slen &&
         (rc = wsp__isend_typed(comm, buf + slo, slen, MPI_BYTE, q, a->tag, &xreq[0])))
       goto fail;

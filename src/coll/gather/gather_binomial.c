@@ -34,16 +34,16 @@ WSP__COST(gather, binomial,
 
 int wsp__gather_binomial(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   int p = comm->size, root = a->root, rc = WSP_OK;
-  int v = wsp_tree_rel(comm->rank, root, p);
+  int v = wsp__tree_rel(comm->rank, root, p);
   size_t n = a->block;
-  int size = wsp_binomial_subtree(v, p);
-  int parent = wsp_binomial_parent(v, p);
+  int size = wsp__binomial_subtree(v, p);
+  int parent = wsp__binomial_parent(v, p);
   if (size == 1) /* a leaf: its block goes up as it is */
-    return wsp__send_bytes(comm, a->sendbuf, n, wsp_tree_abs(parent, root, p),
+    return wsp__send_bytes(comm, a->sendbuf, n, wsp__tree_abs(parent, root, p),
                            a->tag);
 
   int child[32];
-  int nch = wsp_binomial_children(v, p, child, 32);
+  int nch = wsp__binomial_children(v, p, child, 32);
   MPI_Request req[32];
   char *buf = NULL, *wrap = NULL; /* collection buffer; the root's wrapping child */
   int wrap_lo = 0, wrap_n = 0;    /* its first absolute block and block count */
@@ -51,7 +51,7 @@ int wsp__gather_binomial(wsp_comm_t *comm, const wsp__coll_args_t *a) {
     char *out = a->recvbuf;
     wsp__copy_bytes(out + (size_t)root * n, a->sendbuf, n);
     for (int i = 0; i < nch; i++) {
-      int lo = wsp_tree_abs(child[i], root, p), sz = wsp_binomial_subtree(child[i], p);
+      int lo = wsp__tree_abs(child[i], root, p), sz = wsp__binomial_subtree(child[i], p);
       if (lo + sz > p) { /* wraps: at most one child does */
         wrap = malloc((size_t)sz * n);
         if (wrap == NULL) {
@@ -76,9 +76,9 @@ int wsp__gather_binomial(wsp_comm_t *comm, const wsp__coll_args_t *a) {
       return wsp__fail(comm, WSP_ERR_NOMEM, "gather binomial: out of memory");
     wsp__copy_bytes(buf, a->sendbuf, n);
     for (int i = 0; i < nch; i++) {
-      int sz = wsp_binomial_subtree(child[i], p);
+      int sz = wsp__binomial_subtree(child[i], p);
       rc = wsp__irecv_typed(comm, buf + (size_t)(child[i] - v) * n, (size_t)sz * n,
-                            MPI_BYTE, wsp_tree_abs(child[i], root, p), a->tag, &req[i]);
+                            MPI_BYTE, wsp__tree_abs(child[i], root, p), a->tag, &req[i]);
       if (rc != WSP_OK) {
         nch = i;
         break;
@@ -98,7 +98,7 @@ int wsp__gather_binomial(wsp_comm_t *comm, const wsp__coll_args_t *a) {
       memcpy(out, wrap + first * n, ((size_t)wrap_n - first) * n);
     }
   } else {
-    rc = wsp__send_bytes(comm, buf, (size_t)size * n, wsp_tree_abs(parent, root, p),
+    rc = wsp__send_bytes(comm, buf, (size_t)size * n, wsp__tree_abs(parent, root, p),
                          a->tag);
   }
 out:

@@ -8,7 +8,7 @@
  * The one that stays is the one whose list index has the parity of the
  * root's index, so the root stays every round, and the list halves: after
  * ceil(lg p) rounds the root holds everything (src/patterns/reduce_sched.h,
- * wsp_obin_schedule). For root 0 this is the usual binomial tree (children
+ * wsp__obin_schedule). For root 0 this is the usual binomial tree (children
  * r + 2^i send to r); for other roots it is a binomial tree of the same
  * depth whose subtrees are contiguous runs of ranks in their natural
  * order. That is what keeps non-commutative ops exact: a partial always
@@ -38,12 +38,12 @@ WSP__COST(reduce, binomial,
 
 int wsp__reduce_binomial(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   int me = comm->rank, rc = WSP_OK;
-  wsp_obin_step_t st[64];
-  int n = wsp_obin_schedule(me, comm->size, a->root, st, 64);
+  wsp__obin_step_t st[64];
+  int n = wsp__obin_schedule(me, comm->size, a->root, st, 64);
   if (n > 64)
     return wsp__fail(comm, WSP_ERR_INTERNAL, "reduce/binomial: %d rounds", n);
   /* A leaf sends its own vector and is done. */
-  if (n == 0 || st[0].action == WSP_OBIN_SEND)
+  if (n == 0 || st[0].action == WSP__OBIN_SEND)
     return n ? wsp__red_send(comm, a, a->sendbuf, a->count, st[0].peer)
              : wsp__copy_typed(comm, a, a->sendbuf, a->recvbuf, a->count);
   void *m1 = NULL, *m2 = NULL;
@@ -55,12 +55,12 @@ int wsp__reduce_binomial(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   }
   if ((rc = wsp__copy_typed(comm, a, a->sendbuf, acc, a->count))) goto out;
   for (int i = 0; i < n; i++) {
-    if (st[i].action == WSP_OBIN_SEND) {
+    if (st[i].action == WSP__OBIN_SEND) {
       rc = wsp__red_send(comm, a, acc, a->count, st[i].peer);
       goto out;
     }
     if ((rc = wsp__red_recv(comm, a, rb, a->count, st[i].peer))) goto out;
-    if (st[i].action == WSP_OBIN_RECV_BEFORE) {
+    if (st[i].action == WSP__OBIN_RECV_BEFORE) {
       rc = wsp__reduce_local(comm, rb, acc, a->count, a->dtype, a->op);
     } else { /* mine op peer lands in rb, which becomes the partial */
       rc = wsp__reduce_local(comm, acc, rb, a->count, a->dtype, a->op);

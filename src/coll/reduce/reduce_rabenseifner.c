@@ -39,7 +39,7 @@
 WSP__COST(reduce, rabenseifner,
           "2.lg q.alpha + ((q-1)/q).n.(beta + beta_x) + ((q-1)/q).n.gamma + "
           "[p != q].(alpha + n.beta + n.gamma), q = 2^floor(lg p)") {
-  int q = wsp_rsched_pow2_floor(s->p), lg = wsp_rsched_log2(q);
+  int q = wsp__rsched_pow2_floor(s->p), lg = wsp__rsched_log2(q);
   double n = (double)s->bytes, f = (double)(q - 1) / q;
   /* Halving exchanges at beta_x, the gather at beta. */
   double c = 2.0 * lg * m->alpha + f * n * (m->beta + m->beta_x) + f * n * m->gamma;
@@ -49,8 +49,8 @@ WSP__COST(reduce, rabenseifner,
 
 int wsp__reduce_rabenseifner(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   int p = comm->size, me = comm->rank, root = a->root, rc = WSP_OK;
-  int q = wsp_rsched_pow2_floor(p), lg = wsp_rsched_log2(q);
-  int nr = wsp_fold_newrank(me, p, root), partner = wsp_fold_partner(me, p);
+  int q = wsp__rsched_pow2_floor(p), lg = wsp__rsched_log2(q);
+  int nr = wsp__fold_newrank(me, p, root), partner = wsp__fold_partner(me, p);
   size_t count = a->count;
   if (nr < 0) /* folded away: hand the vector over, done */
     return wsp__red_send(comm, a, a->sendbuf, count, partner);
@@ -78,16 +78,16 @@ int wsp__reduce_rabenseifner(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   /* Reduce-scatter by recursive halving, lowest bit first. */
   if ((rc = wsp__red_halving(comm, a, nr, q, root, &acc, &rb))) goto out;
   /* Gather to the root, highest bit first. */
-  int nroot = wsp_fold_newrank(root, p, root);
+  int nroot = wsp__fold_newrank(root, p, root);
   for (int k = lg - 1; k >= 0; k--) {
-    int pnr = nr ^ (1 << k), peer = wsp_fold_oldrank(pnr, p, root);
+    int pnr = nr ^ (1 << k), peer = wsp__fold_oldrank(pnr, p, root);
     size_t s, l;
     if (((nr ^ nroot) >> k) & 1) { /* toward the root: send, done */
-      wsp_halving_window(nr, k + 1, q, count, &s, &l);
+      wsp__halving_window(nr, k + 1, q, count, &s, &l);
       rc = wsp__red_send(comm, a, wsp__elem(a, acc, s), l, peer);
       goto out;
     }
-    wsp_halving_window(pnr, k + 1, q, count, &s, &l);
+    wsp__halving_window(pnr, k + 1, q, count, &s, &l);
     if ((rc = wsp__red_recv(comm, a, wsp__elem(a, acc, s), l, peer))) goto out;
   }
 #undef SWAP

@@ -31,23 +31,23 @@ WSP__COST(scatter, binomial,
 
 int wsp__scatter_binomial(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   int p = comm->size, root = a->root, rc = WSP_OK;
-  int v = wsp_tree_rel(comm->rank, root, p);
+  int v = wsp__tree_rel(comm->rank, root, p);
   size_t n = a->block;
-  int size = wsp_binomial_subtree(v, p);
-  int parent = wsp_binomial_parent(v, p);
+  int size = wsp__binomial_subtree(v, p);
+  int parent = wsp__binomial_parent(v, p);
   if (size == 1) /* a leaf */
-    return wsp__recv_bytes(comm, a->recvbuf, n, wsp_tree_abs(parent, root, p),
+    return wsp__recv_bytes(comm, a->recvbuf, n, wsp__tree_abs(parent, root, p),
                            a->tag);
 
   int child[32];
-  int nch = wsp_binomial_children(v, p, child, 32);
+  int nch = wsp__binomial_children(v, p, child, 32);
   MPI_Request req[32];
   char *buf = NULL; /* this subtree's blocks, or the root's wrapping range */
   int nreq = 0;
   if (v == 0) {
     const char *in = a->sendbuf;
     for (int i = 0; i < nch && rc == WSP_OK; i++) {
-      int lo = wsp_tree_abs(child[i], root, p), sz = wsp_binomial_subtree(child[i], p);
+      int lo = wsp__tree_abs(child[i], root, p), sz = wsp__binomial_subtree(child[i], p);
       const char *from = in + (size_t)lo * n;
       if (lo + sz > p) { /* wraps: at most one child does */
         buf = malloc((size_t)sz * n);
@@ -69,12 +69,12 @@ int wsp__scatter_binomial(wsp_comm_t *comm, const wsp__coll_args_t *a) {
     buf = malloc((size_t)size * n);
     if (buf == NULL)
       return wsp__fail(comm, WSP_ERR_NOMEM, "scatter binomial: out of memory");
-    rc = wsp__recv_bytes(comm, buf, (size_t)size * n, wsp_tree_abs(parent, root, p),
+    rc = wsp__recv_bytes(comm, buf, (size_t)size * n, wsp__tree_abs(parent, root, p),
                          a->tag);
     for (int i = 0; i < nch && rc == WSP_OK; i++) {
-      int sz = wsp_binomial_subtree(child[i], p);
+      int sz = wsp__binomial_subtree(child[i], p);
       rc = wsp__isend_typed(comm, buf + (size_t)(child[i] - v) * n, (size_t)sz * n,
-                            MPI_BYTE, wsp_tree_abs(child[i], root, p), a->tag,
+                            MPI_BYTE, wsp__tree_abs(child[i], root, p), a->tag,
                             &req[nreq]);
       if (rc == WSP_OK) nreq++;
     }
