@@ -13,8 +13,7 @@ from .base import (EXIT_ENV, LabError, ip, kill_ns_pids, list_links, list_netns,
 from .params import fmt_rate, hetero_classes, hetero_matrix
 from .state import address_plan, runtime_dir, save_state, state_path
 
-# tbf queue bound. Short, as a switch port's buffer is, so that TCP's losses come from the
-# shaped links and not from an unbounded queue.
+# tbf's queue bound: the longest a packet may wait in a shaped NIC's queue before it is dropped.
 TBF_LATENCY = "10ms"
 FLOW_BUCKETS = 32            # per level: 32 x 32 = 1024 htb leaf classes per WAN direction
 
