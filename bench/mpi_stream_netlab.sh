@@ -39,9 +39,9 @@ name=wms$(( $$ % 10000 ))
 mkdir -p "$out" "$root/build/probes"
 "$root/scripts/deps.sh"
 mpicc -O2 -std=c11 -o "$root/build/probes/mpi_stream-openmpi" "$root/bench/mpi_stream.c"
-trap '"$root/lab/netlab" down --name "$name" >/dev/null 2>&1 || true' EXIT
-"$root/lab/netlab" up cluster --name "$name" --hosts "$hosts" --rate "$rate"
-"$root/lab/netlab" calibrate --name "$name" --only a2a --seconds 10 \
+trap '"$root/scripts/netlab" down --name "$name" >/dev/null 2>&1 || true' EXIT
+"$root/scripts/netlab" up cluster --name "$name" --hosts "$hosts" --rate "$rate"
+"$root/scripts/netlab" calibrate --name "$name" --only a2a --seconds 10 \
   --json "$out/mpi-stream-calibrate.json"
 for c in $cases; do
   IFS=: read -r label bytes window mca <<<"$c"
@@ -55,7 +55,7 @@ for c in $cases; do
     esac
   done
   echo "== $label"
-  "$root/lab/netlab" run --name "$name" --timeout $(( duration * 4 + 120 )) "${args[@]}" -- \
+  "$root/scripts/netlab" run --name "$name" --timeout $(( duration * 4 + 120 )) "${args[@]}" -- \
     "$root/build/probes/mpi_stream-openmpi" --bytes "$bytes" --window "$window" \
     --duration "$duration" --link-mbit "$mbit" \
     --label "netlab-cluster${hosts}x1-$rate-openmpi-$label" --json "$out/mpi-stream.json"

@@ -33,10 +33,10 @@ mkdir -p "$out"
 "$root/scripts/deps.sh"
 mpis=${WSP_MPIS:-openmpi}
 for m in $mpis; do "$root/scripts/build.sh" "$m" >/dev/null; done
-trap '"$root/lab/netlab" down --name "$name" >/dev/null 2>&1 || true' EXIT
-"$root/lab/netlab" up cluster --name "$name" --hosts "$hosts" --rate "$rate"
+trap '"$root/scripts/netlab" down --name "$name" >/dev/null 2>&1 || true' EXIT
+"$root/scripts/netlab" up cluster --name "$name" --hosts "$hosts" --rate "$rate"
 if [ "${WSP_CALIBRATE:-1}" = 1 ]; then
-  "$root/lab/netlab" calibrate --name "$name" --only ring,a2a --seconds 5 \
+  "$root/scripts/netlab" calibrate --name "$name" --only ring,a2a --seconds 5 \
     --json "$out/shuffle-netlab-calibrate.json"
 fi
 json="$out/shuffle-netlab.json"
@@ -56,7 +56,7 @@ for m in $mpis; do
   # MPICH 4.0.2 + UCX tcp can hang in MPI_Finalize after the results are
   # written (docs/netlab.md): 60 s after wsp-bench's "finished" line netlab
   # ends such a job, and its exit code 124 is not an error here.
-  "$root/lab/netlab" run --name "$name" --mpi "$m" --ppn "$ppn" "${mca[@]}" \
+  "$root/scripts/netlab" run --name "$name" --mpi "$m" --ppn "$ppn" "${mca[@]}" \
     --timeout $(( duration * 8 + 600 )) \
     --done-line "# wsp-bench shuffle: finished" --done-grace 60 -- \
     "$root/build/$m/tools/wsp-bench" shuffle \

@@ -12,11 +12,11 @@ name=wsb$(( $$ % 10000 ))
 mkdir -p "$out"
 "$root/scripts/deps.sh"
 "$root/scripts/build.sh" openmpi >/dev/null
-trap '"$root/lab/netlab" down --name "$name" >/dev/null 2>&1 || true' EXIT
-"$root/lab/netlab" up cluster --name "$name" --hosts "$hosts" --rate "$rate"
+trap '"$root/scripts/netlab" down --name "$name" >/dev/null 2>&1 || true' EXIT
+"$root/scripts/netlab" up cluster --name "$name" --hosts "$hosts" --rate "$rate"
 args=(sparse --densities ${WSP_DENSITIES:-1/p,0.1,0.5} --sizes ${WSP_SIZES:-1K,64K} --warmup 12 --iters 20 --reps 5)
 echo "== netlab cluster, $hosts hosts x 1 rank, NIC $rate"
-"$root/lab/netlab" run --name "$name" --mpi openmpi --timeout 1800 --check-counters -- \
+"$root/scripts/netlab" run --name "$name" --mpi openmpi --timeout 1800 --check-counters -- \
   "$root/build/openmpi/tools/wsp-bench" "${args[@]}" \
   --label "netlab-cluster$hosts-$rate" --json "$out/sparse-netlab.json"
 echo "== loopback, $hosts ranks"

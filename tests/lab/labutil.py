@@ -13,7 +13,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-NETLAB = os.path.join(ROOT, "lab", "netlab")
+NETLAB = os.path.join(ROOT, "scripts", "netlab")   # launcher of the lab/netlab package
 SKIP = 77
 
 

@@ -13,8 +13,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from labutil import (NETLAB, cleanup, fail, lab_name, machine_objects, netlab, require_lab,
-                     residue)
+from labutil import (NETLAB, ROOT, cleanup, fail, lab_name, machine_objects, netlab,
+                     require_lab, residue)
 
 DEADLINE = time.time() + 150
 
@@ -176,12 +176,20 @@ def main():
         # 6. not root -> clear error, nothing created
         if shutil.which("setpriv"):
             # The checkout may sit in a directory other users cannot read
-            # (a mktemp clone): run a world-readable copy of the tool.
+            # (a mktemp clone): run a world-readable copy of the tool (the
+            # launcher and the package, in the repository's layout).
             tmpdir = tempfile.mkdtemp(prefix="netlab-nonroot-")
             os.chmod(tmpdir, 0o755)
-            tool = os.path.join(tmpdir, "netlab")
+            shutil.copytree(os.path.join(ROOT, "lab", "netlab"),
+                            os.path.join(tmpdir, "lab", "netlab"),
+                            ignore=shutil.ignore_patterns("__pycache__"))
+            os.makedirs(os.path.join(tmpdir, "scripts"))
+            tool = os.path.join(tmpdir, "scripts", "netlab")
             shutil.copy(NETLAB, tool)
-            os.chmod(tool, 0o755)
+            for d, _, files in os.walk(tmpdir):
+                os.chmod(d, 0o755)
+                for f in files:
+                    os.chmod(os.path.join(d, f), 0o755 if d.endswith("scripts") else 0o644)
             try:
                 p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
                                     sys.executable, tool, "up", "cluster", "--name", n1],

@@ -70,7 +70,7 @@ int main(int argc, char **argv) {
   wsp_bench_post_t post = {0};
   int rc = sub->run(argc - 1, argv + 1, rank, size, &post);
   /* A marker for launchers: everything is written, only MPI_Finalize is
-   * left (lab/netlab run --done-line uses it against MPIs that hang
+   * left (scripts/netlab run --done-line uses it against MPIs that hang
    * there). */
   if (rank == 0) {
     printf("# wsp-bench %s: finished (exit %d), entering MPI_Finalize\n", sub->name, rc);

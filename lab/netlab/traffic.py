@@ -1,0 +1,308 @@
+"""Raw TCP measurements on a lab, the check that the lab and not the CPU is the limit:
+iperf3 between hosts, netlab's own all-to-all flow helper (`_flow`, run inside each host
+namespace), and `netlab calibrate`, which reports each as a fraction of its reference rate."""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+from .base import EXIT_ENV, EXIT_OK, EXIT_USAGE, LabError, kill_tree, run_cmd
+from .params import fmt_rate
+
+CALIBRATE_TESTS = ("pair", "wan1", "wank", "wanall", "ring", "a2a")
+# The directory that holds the netlab package: the flow helper runs as `python3 -m netlab`
+# inside the host namespaces and must find the same package.
+PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+def flow_main(args):
+    """Hidden helper run inside a host namespace: a TCP sink on --port and one sender thread
+    per destination; counts bytes in the window [start+warmup, start+warmup+seconds]."""
+    rx = [0]
+    tx_counts = {}
+    lock = threading.Lock()
+    stop = threading.Event()
+    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind(("0.0.0.0", args.port))
+    srv.listen(256)
+    srv.settimeout(0.2)
+
+    def sink(conn):
+        buf = bytearray(1 << 17)
+        conn.settimeout(0.5)
+        while not stop.is_set():
+            try:
+                k = conn.recv_into(buf)
+            except socket.timeout:
+                continue
+            except OSError:
+                break
+            if k == 0:
+                break
+            with lock:
+                rx[0] += k
+        conn.close()
+
+    def acceptor():
+        while not stop.is_set():
+            try:
+                c, _ = srv.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                break
+            threading.Thread(target=sink, args=(c,), daemon=True).start()
+
+    def sender(dst):
+        data = b"\0" * (1 << 16)
+        s = None
+        while time.time() < args.start + 3:
+            try:
+                s = socket.create_connection((dst, args.port), timeout=1)
+                break
+            except OSError:
+                time.sleep(0.05)
+        if s is None:
+            tx_counts[dst] = -1
+            return
+        s.settimeout(0.5)
+        while not stop.is_set():
+            try:
+                k = s.send(data)
+            except socket.timeout:
+                continue
+            except OSError:
+                break
+            with lock:
+                tx_counts[dst] = tx_counts.get(dst, 0) + k
+        s.close()
+
+    threading.Thread(target=acceptor, daemon=True).start()
+    delay = args.start - time.time()
+    if delay > 0:
+        time.sleep(delay)
+    dests = [d for d in args.dests.split(",") if d]
+    for d in dests:
+        threading.Thread(target=sender, args=(d,), daemon=True).start()
+    time.sleep(max(0.0, args.start + args.warmup - time.time()))
+    with lock:
+        rx0, tx0 = rx[0], sum(v for v in tx_counts.values() if v > 0)
+    t0 = time.time()
+    time.sleep(args.seconds)
+    with lock:
+        rx1, tx1 = rx[0], sum(v for v in tx_counts.values() if v > 0)
+    t1 = time.time()
+    failed = [d for d, v in tx_counts.items() if v < 0] + [d for d in dests if d not in tx_counts]
+    print(json.dumps({"rx_bps": (rx1 - rx0) * 8 / (t1 - t0), "tx_bps": (tx1 - tx0) * 8 / (t1 - t0),
+                      "failed": failed}), flush=True)
+    time.sleep(0.5)    # let peers finish their window before our sockets close
+    stop.set()
+    os._exit(0)
+
+
+def run_flows(st, plan, seconds, warmup=1.0, port=5301):
+    """plan: {host_ns: [dst_ip, ...]}, every host listed runs a sink. Returns {ns: result}."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([PACKAGE_PARENT] + (
+        [env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    start = time.time() + 1.0 + 0.05 * len(plan)
+    procs = {}
+    try:
+        for ns, dests in plan.items():
+            procs[ns] = subprocess.Popen(
+                ["ip", "netns", "exec", ns, sys.executable, "-m", "netlab", "_flow", "--port",
+                 str(port), "--dests", ",".join(dests), "--start", repr(start), "--warmup",
+                 str(warmup), "--seconds", str(seconds)], stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, text=True, start_new_session=True, env=env)
+        res = {}
+        for ns, p in procs.items():
+            out, err = p.communicate(timeout=seconds + warmup + 30)
+            try:
+                res[ns] = json.loads(out.strip().splitlines()[-1])
+            except (ValueError, IndexError):
+                raise LabError("flow helper in %s failed: %s" % (ns, err.strip()))
+        return res
+    finally:
+        for p in procs.values():
+            if p.poll() is None:
+                kill_tree(p)
+
+
+class Iperf:
+    def __init__(self, st):
+        self.st = st
+        self.servers = []
+        if shutil.which("iperf3") is None:
+            raise LabError("iperf3 not found", EXIT_ENV)
+
+    def server(self, ns, port):
+        p = subprocess.Popen(["ip", "netns", "exec", ns, "iperf3", "-s", "-1", "-p", str(port)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True)
+        self.servers.append(p)
+
+    def wait_listen(self, pairs, timeout=5.0):
+        """pairs: [(ns, port)] -- wait until each iperf3 server listens."""
+        deadline = time.time() + timeout
+        for ns, port in pairs:
+            while time.time() < deadline:
+                out = run_cmd(["ip", "netns", "exec", ns, "ss", "-Hltn", "sport = :%d" % port],
+                              check=False).stdout
+                if out and out.strip():
+                    break
+                time.sleep(0.05)
+
+    def clients(self, jobs, seconds, omit=1):
+        """jobs: [(src_ns, dst_ip, port, streams)] started at once -> list of bit/s."""
+        procs = []
+        for src, dst, port, streams in jobs:
+            procs.append(subprocess.Popen(
+                ["ip", "netns", "exec", src, "iperf3", "-c", dst, "-p", str(port), "-t",
+                 str(seconds), "-O", str(omit), "-P", str(streams), "-J", "--connect-timeout",
+                 "3000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                start_new_session=True))
+        res = []
+        try:
+            for p in procs:
+                out, err = p.communicate(timeout=seconds + omit + 30)
+                try:
+                    j = json.loads(out)
+                    res.append(j["end"]["sum_received"]["bits_per_second"])
+                except (ValueError, KeyError):
+                    raise LabError("iperf3 failed: %s %s" % (out[-300:], err[-300:]))
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    kill_tree(p)
+        return res
+
+    def close(self):
+        for p in self.servers:
+            if p.poll() is None:
+                kill_tree(p)
+        self.servers = []
+
+    def measure(self, jobs, seconds):
+        """Start one server per (dst, port), then all clients at once."""
+        try:
+            ip_to_ns = {h["ip"]: h["ns"] for h in self.st["hosts"]}
+            listen = []
+            for src, dst, port, streams in jobs:
+                self.server(ip_to_ns[dst], port)
+                listen.append((ip_to_ns[dst], port))
+            self.wait_listen(listen)
+            return self.clients(jobs, seconds)
+        finally:
+            self.close()
+
+
+def check_calibrate_args(args):
+    """Usage errors of `calibrate`; returns the set of tests asked for (None: all)."""
+    if args.seconds < 1:
+        raise LabError("--seconds must be at least 1 (got %d)" % args.seconds, EXIT_USAGE)
+    if args.streams < 1:
+        raise LabError("--streams must be at least 1 (got %d)" % args.streams, EXIT_USAGE)
+    if not args.only:
+        return None
+    only = set(args.only.split(","))
+    bad = sorted(only - set(CALIBRATE_TESTS))
+    if bad:
+        raise LabError("--only: unknown test %s (tests: %s)"
+                       % (", ".join(map(repr, bad)), ",".join(CALIBRATE_TESTS)), EXIT_USAGE)
+    return only
+
+
+def calibrate(st, args):
+    """`netlab calibrate` on lab st: prints a table, optionally writes JSON."""
+    only = check_calibrate_args(args)
+    if st.get("status") != "up":
+        raise LabError("lab %s is not up" % st["name"])
+    B = st["params"]["rate"]
+    hosts = st["hosts"]
+    n = len(hosts)
+    S = args.seconds
+    ipf = Iperf(st)
+    results = []
+
+    def want(t):
+        return only is None or t in only
+
+    def add(test, desc, rates, ref, refs=None, **extra):
+        refs = refs or [ref] * len(rates)
+        r = {"test": test, "desc": desc, "ref_bps": ref, "mbps": [x / 1e6 for x in rates],
+             "fraction": [x / rf for x, rf in zip(rates, refs)]}
+        fr = r["fraction"]
+        r["min"], r["mean"], r["max"] = min(fr), sum(fr) / len(fr), max(fr)
+        r.update(extra)
+        results.append(r)
+        print("%-10s %-44s %6d %7.1f %6.3f %6.3f %6.3f" %
+              (test, desc, len(rates), ref / 1e6, r["min"], r["mean"], r["max"]), flush=True)
+
+    print("lab %s: profile %s, %d hosts, B=%s, %ds per test, load %s" %
+          (st["name"], st["profile"], n, fmt_rate(B), S, open("/proc/loadavg").read().split()[0]))
+    print("%-10s %-44s %6s %7s %6s %6s %6s" % ("test", "what", "flows", "ref Mb", "min", "mean",
+                                              "max"))
+    t_start = time.time()
+    if st["profile"] == "twosite":
+        a = [h for h in hosts if h.get("site") == 0]
+        b = [h for h in hosts if h.get("site") == 1]
+        if want("pair") and len(a) >= 2:
+            add("pair", "iperf3 %s->%s (same site), fraction of B" % (a[0]["name"], a[1]["name"]),
+                ipf.measure([(a[0]["ns"], a[1]["ip"], 5201, 1)], S), B)
+        F, W = st["params"]["flow_cap"], st["params"]["wan_rate"]
+        if want("wan1"):
+            add("wan1", "1 stream %s->%s over WAN, fraction of F" % (a[0]["name"], b[0]["name"]),
+                ipf.measure([(a[0]["ns"], b[0]["ip"], 5201, 1)], S), F)
+        if want("wank"):
+            k = args.streams
+            r = ipf.measure([(a[0]["ns"], b[0]["ip"], 5201, k)], S)
+            add("wank", "iperf3 -P %d %s->%s over WAN, fraction of F" % (k, a[0]["name"],
+                b[0]["name"]), r, F, streams=k, fraction_of_W=r[0] / W)
+        if want("wanall") and len(a) == len(b):
+            r = ipf.measure([(ha["ns"], hb["ip"], 5201, 1) for ha, hb in zip(a, b)], S)
+            add("wanall", "%d hosts A->B one stream each, sum / W" % len(a), [sum(r)], W)
+    elif st["profile"] == "hetero" and want("pair"):
+        m = st["matrix"]
+        seen = {}
+        for i in range(n):
+            for j in range(n):
+                if i != j and m[i][j] not in seen:
+                    seen[m[i][j]] = (i, j)
+        for f, (i, j) in sorted(seen.items(), reverse=True):
+            add("pair", "iperf3 h%d->h%d, class %.2f B, fraction of class" % (i, j, f),
+                ipf.measure([(hosts[i]["ns"], hosts[j]["ip"], 5201, 1)], S), B * f)
+    elif want("pair") and n >= 2:
+        add("pair", "iperf3 h0->h1, fraction of B",
+            ipf.measure([(hosts[0]["ns"], hosts[1]["ip"], 5201, 1)], S), B)
+    if want("ring") and n >= 2:
+        jobs = [(hosts[i]["ns"], hosts[(i + 1) % n]["ip"], 5201, 1) for i in range(n)]
+        r = ipf.measure(jobs, S)
+        if st["profile"] == "hetero":
+            refs = [B * st["matrix"][i][(i + 1) % n] for i in range(n)]
+            add("ring", "all hosts iperf3 to right neighbour, / pair rate", r, B, refs=refs,
+                pair_rate_mbps=[x / 1e6 for x in refs])
+        elif st["profile"] == "twosite":
+            add("ring", "all hosts iperf3 to right neighbour (2 cross WAN)", r, B)
+        else:
+            add("ring", "all hosts iperf3 to right neighbour, fraction of B", r, B)
+    if want("a2a") and n >= 2:
+        plan = {h["ns"]: [g["ip"] for g in hosts if g is not h] for h in hosts}
+        res = run_flows(st, plan, S)
+        rx = [res[h["ns"]]["rx_bps"] for h in hosts]
+        tx = [res[h["ns"]]["tx_bps"] for h in hosts]
+        label = "all-to-all TCP (%d flows) rx per host / B" % (n * (n - 1))
+        add("a2a", label, rx, B, tx_fraction=[x / B for x in tx])
+    elapsed = time.time() - t_start
+    print("(%.0fs, load average %s)" % (elapsed, open("/proc/loadavg").read().split()[0]))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"lab": st["name"], "profile": st["profile"], "params": st["params"],
+                       "seconds": S, "cpus": os.cpu_count(), "results": results,
+                       "loadavg": open("/proc/loadavg").read().split()[:3]}, f, indent=1)
+    return EXIT_OK
