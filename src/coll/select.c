@@ -101,18 +101,17 @@ int wsp__coll_cheapest(const wsp__coll_table_t *t, const wsp_model_t *m,
   return best;
 }
 
-/* Resolves the algorithm for shape s: forced, rules, model; then the
- * fallback list. Pure given (comm state, s). */
+/* Pure given (comm state, s), so every rank resolves alike. */
 int wsp__coll_choose(const wsp_comm_t *comm, const wsp__coll_table_t *t,
-                       const wsp__coll_shape_t *s, int *forced_fell_back) {
+                     const wsp__coll_shape_t *s, int *forced_fell_back) {
   int alg = comm->coll_alg[t->coll];
   *forced_fell_back = 0;
   if (alg == WSP_ALG_AUTO && comm->rules)
     alg = wsp__rules_match(comm->rules, t->coll, s->p, s->bytes);
   if (alg == WSP_ALG_AUTO) return wsp__coll_cheapest(t, &comm->model, s, NULL);
   /* A forced or ruled algorithm: follow fallbacks while preconditions fail.
-   * Lists are short and end in native (which has none); the bound guards
-   * against a cycle in a table. */
+   * Chains are short and end in native (which has none; unit.registry
+   * checks every table); the bound only guards the loop. */
   for (int hops = 0; hops <= t->count; hops++) {
     const wsp__coll_alg_t *r = &t->algs[alg];
     if (wsp__pre_holds(r->pre, s)) return alg;

@@ -9,7 +9,6 @@
 #include "../exchange/sparse.h"
 #include "../model/model.h"
 
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# The collectives' headline against the MPI library at its defaults and tuned
+# by hand: on one netlab cluster, wsp-bench coll (auto and the plain MPI
+# collective) under each MPI's default settings and then under each hand
+# tuning in the lists below, back to back; then one table of busbw / B per
+# run and a summary: auto against the MPI's default call and against the
+# best hand-tuned MPI call of that collective, with its settings.
+# Needs root; the lab is removed again on exit.
+#   bench/coll_tuned_netlab.sh [outdir] [hosts] [rate]
+#   (defaults: results 4 100mbit; one rank per host)
+# Environment:
+#   WSP_COLLS (allreduce,bcast), WSP_SIZES (16M), WSP_MPIS ("openmpi mpich"),
+#   WSP_REPS (3)
+#   WSP_OMPI_TUNED, WSP_MPICH_TUNED: the hand tunings, one per line,
+#     "label: NAME VALUE NAME VALUE ..." (Open MPI MCA parameters; MPICH
+#     environment variables, CVARs and UCX's); defaults below
+#   WSP_BENCH_OLD: another wsp-bench binary (built for Open MPI) to run beside
+#     this one at the default settings, labelled "old" (to re-measure a change)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-$root/results}
+hosts=${2:-4}
+rate=${3:-100mbit}
+case "$rate" in *mbit) ;; *) echo "coll_tuned_netlab.sh: rate must be given in mbit (e.g. 100mbit), got '$rate'" >&2; exit 2 ;; esac
+name=wct$(( $$ % 10000 ))
+colls=${WSP_COLLS:-allreduce,bcast}
+sizes=${WSP_SIZES:-16M}
+reps=${WSP_REPS:-3}
+mpis=${WSP_MPIS:-openmpi mpich}
+# Open MPI 4.1's tuned component: allreduce 4 ring, 5 segmented ring, 6
+# Rabenseifner; bcast 3 pipeline, 4 split binary tree, 9 scatter + ring
+# allgather; btl_tcp_links opens several TCP connections per pair.
+default_ompi="links2: btl_tcp_links 2
+allreduce-ring: coll_tuned_use_dynamic_rules 1 coll_tuned_allreduce_algorithm 4
+allreduce-segring-1M: coll_tuned_use_dynamic_rules 1 coll_tuned_allreduce_algorithm 5 coll_tuned_allreduce_algorithm_segmentsize 1048576
+allreduce-rabenseifner: coll_tuned_use_dynamic_rules 1 coll_tuned_allreduce_algorithm 6
+bcast-pipeline-128K: coll_tuned_use_dynamic_rules 1 coll_tuned_bcast_algorithm 3 coll_tuned_bcast_algorithm_segmentsize 131072
+bcast-splitbin-64K: coll_tuned_use_dynamic_rules 1 coll_tuned_bcast_algorithm 4 coll_tuned_bcast_algorithm_segmentsize 65536
+bcast-scatter-ring: coll_tuned_use_dynamic_rules 1 coll_tuned_bcast_algorithm 9"
+# MPICH 4.0.2 (ch4:ucx): its algorithm CVARs and UCX's rendezvous threshold.
+default_mpich="rndv-256K: UCX_RNDV_THRESH 262144
+allreduce-rsag: MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM reduce_scatter_allgather UCX_RNDV_THRESH 262144
+bcast-scatter-ring: MPIR_CVAR_BCAST_INTRA_ALGORITHM scatter_ring_allgather UCX_RNDV_THRESH 262144"
+mkdir -p "$out"
+"$root/scripts/deps.sh"
+for m in $mpis; do "$root/scripts/build.sh" "$m" >/dev/null; done
+if [ -n "${WSP_BENCH_OLD:-}" ] && [ ! -x "$WSP_BENCH_OLD" ]; then
+  echo "coll_tuned_netlab.sh: WSP_BENCH_OLD: '$WSP_BENCH_OLD' is not an executable" >&2; exit 2
+fi
+trap '"$root/scripts/netlab" down --name "$name" >/dev/null 2>&1 || true' EXIT
+"$root/scripts/netlab" up cluster --name "$name" --hosts "$hosts" --rate "$rate"
+json="$out/coll-tuned-netlab.json"
+stamp=$(date +%Y%m%d%H%M%S)
+labels=
+
+# run MPI LABEL BENCH [NAME VALUE ...]: one wsp-bench coll job with these settings.
+run() {
+  local m=$1 label="$2-$stamp" bench=$3
+  shift 3
+  local args=()
+  while [ $# -ge 2 ]; do
+    if [ "$m" = openmpi ]; then
+      args+=(--mpi-arg=--mca --mpi-arg="$1" --mpi-arg="$2")
+    else
+      args+=(--mpi-arg=-genv --mpi-arg="$1" --mpi-arg="$2")
+    fi
+    shift 2
+  done
+  labels="$labels$label,"
+  echo "== $label"
+  # MPICH 4.0.2 + UCX tcp can hang in MPI_Finalize after the results are
+  # written (docs/netlab.md): netlab ends such a job 60 s after wsp-bench's
+  # "finished" line, and its exit code 124 is not an error here.
+  "$root/scripts/netlab" run --name "$name" --mpi "$m" --ppn 1 "${args[@]}" --timeout 1800 \
+    --done-line "# wsp-bench coll: finished" --done-grace 60 -- \
+    "$bench" coll --colls "$colls" --sizes "$sizes" --algs auto,mpi --reps "$reps" \
+    --iters 1 --warmup 1 --label "$label" --json "$json" --quiet || [ $? = 124 ]
+}
+
+for m in $mpis; do
+  run "$m" "$m-default" "$root/build/$m/tools/wsp-bench"
+  if [ "$m" = openmpi ] && [ -n "${WSP_BENCH_OLD:-}" ]; then
+    run "$m" "$m-default-old" "$WSP_BENCH_OLD"
+  fi
+  if [ "$m" = openmpi ]; then list=${WSP_OMPI_TUNED-$default_ompi}; else list=${WSP_MPICH_TUNED-$default_mpich}; fi
+  while IFS= read -r line; do
+    [ -n "$line" ] || continue
+    tlabel=${line%%:*}
+    read -r -a kv <<< "${line#*:}"
+    run "$m" "$m-$tlabel" "$root/build/$m/tools/wsp-bench" "${kv[@]}"
+  done <<< "$list"
+done
+
+/usr/bin/python3 - "$json" "${rate%mbit}" "$labels" "$stamp" <<'PY'
+import json, sys
+path, mbit, labels, stamp = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4]
+want = [l for l in labels.split(",") if l]
+B = mbit * 1e6 / 8
+rows = {}
+for line in open(path):
+    r = json.loads(line)
+    if r.get("bench") != "coll" or r["label"] not in want:
+        continue
+    rows[(r["label"], r["coll"], r["size"], r["alg"])] = r
+def frac(r):
+    return r["busbw_GBps"] * 1e9 / B
+print("\n| run | collective | size | auto busbw / B (ran) | MPI busbw / B | auto / MPI |")
+print("|---|---|---|---|---|---|")
+keys = sorted({(l, c, s) for (l, c, s, a) in rows}, key=lambda k: (k[1], k[2], want.index(k[0])))
+for (l, c, s) in keys:
+    a, m = rows.get((l, c, s, "auto")), rows.get((l, c, s, "mpi"))
+    if not a or not m:
+        continue
+    print(f"| {l[:-len(stamp) - 1]} | {c} | {s} | {frac(a):.3f} ({a['ran']}) | {frac(m):.3f} | {m['time_s'] / a['time_s']:.2f} |")
+print("\nsummary: auto at each MPI's defaults against that MPI's default call and its best hand-tuned call")
+for mpi in ("openmpi", "mpich"):
+    for c in sorted({k[1] for k in keys}):
+        for s in sorted({k[2] for k in keys if k[1] == c}):
+            d = f"{mpi}-default-{stamp}"
+            a, md = rows.get((d, c, s, "auto")), rows.get((d, c, s, "mpi"))
+            if not a or not md:
+                continue
+            tuned = [(rows[k], k[0]) for k in rows if k[1] == c and k[2] == s and k[3] == "mpi"
+                     and k[0].startswith(mpi + "-") and not k[0].startswith(mpi + "-default")]
+            best, bl = max(tuned, key=lambda t: t[0]["busbw_GBps"]) if tuned else (md, d)
+            if md["busbw_GBps"] >= best["busbw_GBps"]:
+                best, bl = md, d
+            print(f"  {mpi} {c} {s}: auto {frac(a):.3f} B ({a['ran']}); MPI default {frac(md):.3f} B "
+                  f"-> {md['time_s'] / a['time_s']:.2f}x; best MPI {frac(best):.3f} B "
+                  f"({bl[len(mpi) + 1:-len(stamp) - 1]}) -> {best['time_s'] / a['time_s']:.2f}x")
+PY
+echo "# JSON lines appended to $json (labels end in -$stamp)"
