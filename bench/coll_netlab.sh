@@ -9,7 +9,8 @@
 # WSP_MPIS ("openmpi mpich"), WSP_REPS (3), WSP_MPICH_ENV (NAME=VALUE pairs,
 # space-separated, given to MPICH's ranks with -genv and appended to its
 # label; e.g. "UCX_RNDV_THRESH=262144", with which UCX sends the chain
-# broadcast's segments eagerly: docs/coll.md, "MPICH: UCX's rendezvous").
+# broadcast's segments eagerly: docs/results/coll.md, "MPICH: UCX's
+# rendezvous").
 # After each MPI's run, a line "cpu-busy: ..." tells how busy the two cores
 # were (scripts/cpu-busy).
 set -euo pipefail

@@ -13,7 +13,8 @@
 # judge small-message latency free of the 2-core lab's CPU scheduling),
 # WSP_SG_FACTORS (default: SMPI's own piecewise bandwidth and latency
 # factors by message size; flat: every factor 1, so the simulated network is
-# a plain alpha-beta network; docs/coll.md says why both are worth a look),
+# a plain alpha-beta network; docs/simgrid.md, "How SMPI's network differs
+# from TCP", says why both are worth a look),
 # WSP_SG_CFG (more smpirun words, e.g. --cfg=smpi/bcast:binomial_tree to
 # force the simulated MPI's algorithm; the label does not name them).
 set -euo pipefail

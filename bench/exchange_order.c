@@ -13,8 +13,9 @@
  * Rank 0 prints the median rate per order and distance, the ratio of the two
  * and, with --link-mbit, the rate per direction as a fraction of the link.
  * On netlab (shaped TCP, both Open MPI 4.1 and MPICH 4.0) recv-first ran at
- * about 0.45 of the link per direction and send-first at 0.7-0.9; this is
- * why wirespeed's exchanges post the send first (docs/coll.md, Exchanges).
+ * about half the link per direction and send-first markedly faster; this
+ * is why wirespeed's exchanges post the send first (docs/results/coll.md,
+ * "Exchanges ran at about half speed").
  *
  * Build: mpicc -O2 -o exchange_order bench/exchange_order.c
  * Usage: exchange_order [--bytes N] [--reps R] [--link-mbit M] [--json FILE]

@@ -2,8 +2,8 @@
 # bench/exchange_order.c on a netlab cluster under Open MPI and MPICH: one
 # large pairwise exchange per distance, the receive posted first against the
 # send posted first, as a fraction of the NIC rate B. Plain MPI, no
-# wirespeed: the evidence behind "Exchanges" in docs/coll.md. Needs root; the
-# lab is removed again on exit.
+# wirespeed: the evidence behind "Exchanges ran at about half speed" in
+# docs/results/coll.md. Needs root; the lab is removed again on exit.
 #   bench/exchange_order_netlab.sh [outdir] [hosts] [rate]
 #   (defaults: results 8 100mbit; hosts must be a power of two)
 # Environment: WSP_MPIS ("openmpi mpich"), WSP_BYTES (16777216), WSP_REPS (3).

@@ -2,7 +2,7 @@
 # bench/mpi_stream.c on a netlab cluster: how much of the NIC rate B an
 # all-to-all stream of point-to-point messages gets through Open MPI, with no
 # wirespeed code, beside raw TCP (netlab calibrate --only a2a). The evidence
-# behind "What this lab carries" in docs/shuffle.md: 100 KiB messages (the
+# behind "Eager responses" in docs/results/shuffle.md: 100 KiB messages (the
 # shuffle's responses) go by rendezvous under Open MPI's TCP defaults and
 # reach less than 32 KiB ones or 100 KiB ones sent eagerly. Needs root; the
 # lab is removed again on exit.

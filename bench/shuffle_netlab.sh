@@ -15,11 +15,11 @@
 # fold) are above Open MPI's TCP eager limit of 64 KiB, so each one waits
 # for a rendezvous answer that queues behind the requester's own outgoing
 # data; that held every strategy, and a plain MPI stream of 100 KiB
-# messages, to 0.82-0.84 of B on 16 x 1, against 0.90-0.94 sent eagerly
-# (bench/mpi_stream_netlab.sh, docs/shuffle.md "What this lab carries").
+# messages, well below what the same stream gets sent eagerly
+# (bench/mpi_stream_netlab.sh; docs/results/shuffle.md, "Eager responses").
 # Before 2026-11-25 the default was "btl_tcp_links 2" (two TCP connections
 # per pair, which helps rendezvous traffic both ways); with eager responses
-# one connection measured as well or better.
+# one connection measured as well or better (the same section).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/results}

@@ -5,7 +5,8 @@
 # overflow, no retransmission timeouts, so this shows what the strategies do
 # on an ideal network, not TCP's behaviour (netlab shows that,
 # bench/shuffle_netlab.sh). Simulated time does not depend on how busy this
-# machine is; 30 simulated seconds per strategy take about 7 minutes at p = 16.
+# machine is; the wall time does (docs/results/simgrid.md, "Wall time of the
+# simulations"; the runs: docs/results/shuffle.md, "Under SimGrid").
 #   bench/shuffle_simgrid.sh [outdir] [p] [rate] [seconds]
 # Environment: WSP_STRATEGIES (s1,s2,s3,adaptive), WSP_BENCH_ARGS (more
 # options of wsp-bench shuffle, e.g. "--dest random").

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Reproduces the SimGrid figures of docs/sparse.md: NBX, PEX, alltoallv and
+# Reproduces the SimGrid figures of docs/sparse.md (the runs:
+# docs/results/sparse.md, "Simulated cluster"): NBX, PEX, alltoallv and
 # auto at p = 64 and 256 on a simulated cluster of 256 hosts with 1 Gbit/s
 # NICs (50 us each), one peer per rank and 10% density, 1 KiB and 64 KiB.
 # Simulated time does not depend on how busy this machine is.
 # MPI_Alltoall(v) follow Open MPI's algorithm choices (SMPI's "ompi"
 # selector); WSP_SG_SELECTOR=mpich or default picks others. WSP_SG_PS sets
 # the rank counts (default "64 256").
-#   bench/sparse_simgrid.sh [outdir]        (about 60 minutes of wall time)
+#   bench/sparse_simgrid.sh [outdir]
+# It takes long: p = 256 simulates every NBX poll of 256 ranks on one core
+# (wall time: docs/results/simgrid.md, "Wall time of the simulations").
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/results}

@@ -335,7 +335,8 @@ typedef struct wsp_model {
   /* Seconds per byte when a rank sends and receives at the same time
    * (exchanges, rings, Bruck steps, the middle of a pipelined chain); the
    * calibration measures it with both ranks of a pair streaming at once.
-   * On netlab's shaped TCP links it is 5-9% above beta. */
+   * On shaped TCP links it comes out a little above beta
+   * (docs/results/coll.md, "The cost model's history"). */
   double beta_x;
   /* Latency and inverse bandwidth between two ranks of the same node
    * (shared memory), for the node-aware algorithms. Calibrated when some

@@ -11,16 +11,19 @@
  * on a latency-bound critical path. A wait for a bulk transfer whose
  * length the caller can estimate (a 64 KiB segment of a pipelined
  * broadcast takes 5 ms on a 100 Mbit/s link) may sleep up to 1/8 of that
- * estimate (wsp__backoff_init_bulk), at most cfg.poll_max_sleep_us: with a
- * 50 us cap such a rank woke 20000 times a second, and 8 netlab ranks
- * forwarding a pipelined broadcast each spent 10-14% of a core on waking
- * up. Noticing the end late by up to 1/8 of a segment costs a pipeline
- * nothing while the next segments are already under way: progress of MPI
- * libraries without a progress thread happens in these polls, and between
- * them the kernel's socket buffers keep the data moving. (Growing every
- * long wait's sleeps to 1/8 of the time waited, whatever it waited for,
- * made NBX rounds 25% slower under SimGrid: a rank that waited long for a
- * slow peer then noticed each step of the consensus late.)
+ * estimate (wsp__backoff_init_bulk), at most cfg.poll_max_sleep_us: with
+ * the 50 us cap such a rank wakes every 50 us for milliseconds, and on
+ * netlab the ranks forwarding a pipelined broadcast spent a noticeable
+ * share of a core on waking up (docs/results/coll.md, "Polling back-off:
+ * waking up during bulk waits"). Noticing the end late by up to 1/8 of a
+ * segment costs a pipeline nothing while the next segments are already
+ * under way: progress of MPI libraries without a progress thread happens
+ * in these polls, and between them the kernel's socket buffers keep the
+ * data moving. (Growing every long wait's sleeps to 1/8 of the time
+ * waited, whatever it waited for, made NBX rounds slower under SimGrid: a
+ * rank that waited long for a slow peer then noticed each step of the
+ * consensus late; docs/results/sparse.md, "Sleeping longer in every long
+ * wait, tried under SimGrid and not kept".)
  *
  * A wait whose expected length is known and short (at most 1 ms,
  * WSP__POLL_EXPECT_MAX_S; a 4 KiB message on a 100 Mbit/s link takes
@@ -29,12 +32,12 @@
  * longer than the spinning and yielding passes (about 250 us) would notice
  * its end up to one 50 us sleep late (more on Linux, whose timer slack
  * makes any sleep last 50 us or so), and a latency-bound algorithm pays
- * that on every step: under SimGrid, p = 8 at 100 Mbit/s, recursive
- * doubling at 4 KiB measured 1.59 ms against 1.45 ms for the simulated
- * MPI's own recursive doubling. Yielding lets another runnable process on
- * the core go first, but unlike a sleep the waiting rank stays runnable,
- * so on shared cores this costs CPU for at most 1.25 ms per wait; the
- * gain was measured only under SimGrid (docs/coll.md, "Small messages
+ * that on every step: under SimGrid recursive doubling at 4 KiB trailed
+ * the simulated MPI's own recursive doubling by about a sleep per step,
+ * and no longer does. Yielding lets another runnable process on the core
+ * go first, but unlike a sleep the waiting rank stays runnable, so on
+ * shared cores this costs CPU for at most 1.25 ms per wait; the gain was
+ * measured only under SimGrid (docs/results/coll.md, "Small messages
  * under SimGrid").
  *
  * Under SimGrid (smpicc maps nanosleep to a simulated sleep) a spinning,
@@ -44,10 +47,11 @@
  * about that long, and a pass that cost no simulated time could neither
  * reach a time limit nor let the network move. Until 2026-11-25 the
  * simulation skipped these passes and went straight to the doubling sleeps,
- * so it charged every wait up to twice what a real core polling for its
- * first 250 us would see (recursive doubling at 8 B, p = 8: 213 us against
- * the simulated MPI's 128 us for the same three steps). The sleeps after
- * the passes are the same as in real runs.
+ * so it charged a short wait up to twice what a real core polling for its
+ * first 250 us would see, and latency-bound algorithms trailed the
+ * simulated MPI running the same steps (docs/results/simgrid.md, "Polling
+ * passes cost simulated time"). The sleeps after the passes are the same
+ * as in real runs.
  */
 #include "wsp_internal.h"
 

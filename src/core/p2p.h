@@ -80,7 +80,8 @@ static inline int wsp__recv_bytes(const wsp_comm_t *comm, void *buf,
  * for both. The send is posted before the receive: two ranks swapping one
  * large message each way over TCP moved each direction markedly slower
  * when both had posted the receive first (docs/results/coll.md,
- * "Exchanges"); neither order can deadlock, as both are nonblocking. */
+ * "Exchanges ran at about half speed"); neither order can deadlock, as
+ * both are nonblocking. */
 int wsp__sendrecv_typed(const wsp_comm_t *comm, const void *sbuf, size_t scount,
                         int dst, void *rbuf, size_t rcount, int src,
                         MPI_Datatype type, int tag);

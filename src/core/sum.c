@@ -6,8 +6,9 @@
  * Why not MPI_Iallreduce: NBX polls MPI_Iprobe while its consensus is in
  * flight, and under SimGrid 3.32 each MPI_Iprobe made while an
  * MPI_Iallreduce is pending costs time that grows with every round already
- * run (40 rounds of 64 ranks: 7x the time of 10 rounds), which made
- * simulations of NBX quadratic. This engine costs lg(p) message latencies
+ * run, which made simulations of NBX quadratic in their rounds
+ * (docs/results/simgrid.md, "MPI_Iprobe beside a pending
+ * MPI_Iallreduce"). This engine costs lg(p) message latencies
  * like a good MPI_Iallreduce, is progressed exactly when the caller polls,
  * and behaves alike under every MPI.
  */

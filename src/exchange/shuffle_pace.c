@@ -21,12 +21,13 @@
  * Adaptive mode: slow start, then the rate steers the standing queue to a
  * target. Time is cut into intervals (at least WSP__PACE_MIN_ACKS answers,
  * WSP__PACE_MIN_IV seconds and WSP__PACE_MIN_IV_RTTS unloaded round
- * trips; on netlab shorter intervals of 4 answers made D swing between 1
- * and 7 MB/s and the controller decrease on noise). For each interval the
- * controller knows the delivered rate (answered cost over the interval),
- * smoothed over intervals into D, and the interval's smallest round-trip
- * time per byte s_k; b, the smallest ever, is the unloaded path. The
- * standing queue is
+ * trips; on netlab shorter intervals of 4 answers made D swing several
+ * times over from one interval to the next and the controller decrease on
+ * noise: docs/results/shuffle.md, "How the controller got here"). For
+ * each interval the controller knows the delivered rate (answered cost
+ * over the interval), smoothed over intervals into D, and the interval's
+ * smallest round-trip time per byte s_k; b, the smallest ever, is the
+ * unloaded path. The standing queue is
  *     q_k = (s_k - b) . c . D
  * bytes (c: a batch's cost): the delay even the least delayed batch of the
  * interval met, times the rate at which the path drains, smoothed over
@@ -56,94 +57,92 @@
  *     smoothed ones and WSP__PACE_STALL_MIN s while batches are in flight:
  *     a stall (timeouts, a dead link): halve.
  *
- * Why a target queue. In a stable queue goodput equals the offered rate,
- * so a controller whose rate averages 0.95 of the path's share delivers
- * 0.95 of it, however full the queues are. And all-pairs traffic needs a
- * queue standing: responders serve many requesters and requesters hear
- * from many responders, so with little queued, random collisions leave
- * some links idle while others are busy. What this lab carries at most is
- * 0.92 of B (raw TCP all-to-all 0.924; the engine at a fixed rate of B
- * 0.905-0.918, its queue growing without bound). Until 2026-11-25 the
- * paced phase was AIMD on the trend of q: a decrease (to 0.95 D, at least
- * 0.85 D) whenever q rose 2 batches over its floor (the smallest q
- * since the last decrease) or passed 12 batches,
- * then a climb of 5% per interval. On netlab (16 x 1, 25 Mbit/s) the
- * interval-to-interval swing of q was 2.4 batches on average (4.9 at the
- * 90th percentile), so decreases came every 1.7 s on noise, and the rate
- * averaged 0.87 of B: goodput 0.85. Larger thresholds (4 and 20
- * batches) gave 0.875, with twice the queue; at most one decrease per
- * round trip changed nothing. Steering to a target, in 30-s runs
- * alternating on one lab (steady state, after the first 5 s): 16 batches
- * 0.894 / 0.900 of B, 30 batches 0.903 / 0.906, the AIMD 0.854-0.885, a
- * fixed rate of B 0.918. The price is the queue: with T = 30 a requester
- * had some 75 batches (7.5 MB of expected responses) in flight, a round
- * trip of 2-3 s at 25 Mbit/s, and the engine's own peak memory per rank
- * went from 2.1-3.2 MB to 4.6-4.7 MB, what a fixed rate of B also reaches
- * (most of the queue stands in the responders' socket buffers). Like
- * TCP Vegas' alpha, T is per requester: k requesters behind one
- * bottleneck hold k x T (the unit test's four requesters: 160 batches).
+ * Why a target queue. In a stable queue goodput equals the offered rate, so
+ * a controller whose rate averages 0.95 of the path's share delivers 0.95
+ * of it, however full the queues are. And all-pairs traffic needs a queue
+ * standing: responders serve many requesters and requesters hear from many
+ * responders, so with little queued, random collisions leave some links
+ * idle while others are busy. Until 2026-11-25 the paced phase was AIMD on
+ * the trend of q: a decrease (to 0.95 D, at least 0.85 D) whenever q rose 2
+ * batches over its floor (the smallest q since the last decrease) or passed
+ * 12 batches, then a climb of 5% per interval. On netlab q swings from one
+ * interval to the next by about as much as that threshold, so decreases
+ * came every few seconds on noise and the rate averaged below what the path
+ * carries; larger thresholds gained little for a larger queue, and at most
+ * one decrease per round trip changed nothing. Steering to a target of 16
+ * or 30 batches came close to a fixed rate of B, the most the lab carries,
+ * where the AIMD stayed below both (docs/results/shuffle.md, "Steering to a
+ * target queue"). The price is the queue: with T = 30 a requester keeps
+ * many batches of expected responses in flight, a batch's round trip on a
+ * slow link grows to seconds, and the engine's own peak memory per rank
+ * grows to what a fixed rate of B also reaches (most of the queue stands in
+ * the responders' socket buffers). Like TCP Vegas' alpha, T is per
+ * requester: k requesters behind one bottleneck hold k x T (the unit test's
+ * four requesters, tests/unit/test_shuffle_pace.c).
  *
  * Slow start. The rate needs a first value, and a rate without a window
  * would flood a path whose capacity it overestimates before any answer
  * could tell (four requesters starting at one batch per 10 ms behind one
- * 25 Mbit/s link queued 120 batches each in the simulation). So it starts
+ * 25 Mbit/s link flooded the unit test's simulated link). So it starts
  * like TCP: a window of one batch, grown by each answer's cost (doubling
- * per round trip) while it is used, unpaced. It ends once the standing
- * queue passes WSP__PACE_SS_LEVEL batches, and the rate then comes from
- * the steering rule above, with D the last interval's rate if higher (all
- * ranks start at once, and the smoothed rate still carries the start-up):
- * D plus what fills the rest of the queue, at most WSP__PACE_STEP over D.
- * There is no decrease and no hold: a queue under the target is no reason
- * to slow down. Why this level: until 2026-11-25 slow start ended at the
- * first growth of the queue (2 batches over its floor, or 12 at all), with
- * a decrease to 0.85-0.95 D, a rule made for the AIMD. Against a target of
- * 30 batches, and with q swinging 2.4 batches from one interval to the
- * next on netlab, that fired on noise at different moments on different
- * ranks, each leaving at the rate its last interval happened to deliver
- * (0.6 to 1.0 of B), and since the fill that follows grows every rate in
- * proportion, the ranks that left low stayed low for seconds: the worst
- * 5-s windows of every netlab run were a host's first seconds. A level of
- * 8 batches is well above that noise, and all requesters see the shared
- * queue grow through it at about the same time. Not higher: at 15 batches
- * (half the target) the last doublings of every window, unpaced, put
- * bursts of 3-14 MB per rank in flight under SimGrid, whose links share
- * their capacity among all messages at once, so that the responses of a
- * burst finished together and whole seconds passed with nothing delivered
- * (0.67 of B against 0.83 at 8 batches; docs/shuffle.md, "Leaving slow
- * start"). After slow start the volume in flight is still capped,
- * loosely, at WSP__PACE_WIN_GAIN times rate x srtt (at least
- * WSP__PACE_WIN_MIN batches): a safety net for a rate that is wrong, not
- * the control (the rate is).
+ * per round trip) while it is used, unpaced.
+ * It ends once the standing queue passes WSP__PACE_SS_LEVEL batches, and
+ * the rate then comes from the steering rule above, with D the last
+ * interval's rate if higher (all ranks start at once, and the smoothed rate
+ * still carries the start-up): D plus what fills the rest of the queue, at
+ * most WSP__PACE_STEP over D. There is no decrease and no hold: a queue
+ * under the target is no reason to slow down. Why this level: until
+ * 2026-11-25 slow start ended at the first growth of the queue (2 batches
+ * over its floor, or 12 at all), with a decrease to 0.85-0.95 D, a rule
+ * made for the AIMD. Against a target of 30 batches, and with q swinging
+ * from one interval to the next on netlab by about that rise, that fired on
+ * noise at different moments on different ranks, each leaving at the rate
+ * its last interval happened to deliver, high or low, and since the fill
+ * that follows grows every rate in proportion, the ranks that left low
+ * stayed low for seconds: the worst 5-s windows of every netlab run were a
+ * host's first seconds. A level of 8 batches is well above that noise, and
+ * all requesters see the shared queue grow through it at about the same
+ * time. Not higher: at 15 batches (half the target) the last doublings of
+ * every window, unpaced, put bursts of several MB per rank in flight under
+ * SimGrid, whose links share their capacity among all messages at once, so
+ * that the responses of a burst finished together and whole seconds passed
+ * with nothing delivered, and goodput fell well below that of 8 batches
+ * (docs/results/shuffle.md, "Leaving slow start"). After slow start the
+ * volume in flight is still capped, loosely, at WSP__PACE_WIN_GAIN times
+ * rate x srtt (at least WSP__PACE_WIN_MIN batches): a safety net for a rate
+ * that is wrong, not the control (the rate is).
  *
- * Fairness. The queueing signal is shared by all requesters of an
- * all-pairs exchange, and nothing in it says which requester has more
- * than its share: under the earlier AIMD every decrease scaled rates by a
- * factor and every probe by a fraction, so ratios between requesters'
- * rates stayed where they happened to be (multiplicative increase with
- * multiplicative decrease does not converge, Chiu and Jain 1989), and
- * requesters whose unloaded path b was measured differently read the same
- * queue differently, under the target too. On netlab (16 x 1, 25 Mbit/s,
- * 60 s) one host's rate sat at 0.55-0.7 of B for 15 s while the median
- * host's was near 0.9, and its goodput with it: the worst 5-s windows of
- * the whole run. So request batches carry their requester's rate (wire
- * format, shuffle_internal.h), each rank hands the controller the median
- * of the rates its peers reported in the last WSP__PACE_PEER_AGE seconds
+ * Fairness. The queueing signal is shared by all requesters of an all-pairs
+ * exchange, and nothing in it says which requester has more than its share:
+ * under the earlier AIMD every decrease scaled rates by a factor and every
+ * probe by a fraction, so ratios between requesters' rates stayed where
+ * they happened to be (multiplicative increase with multiplicative decrease
+ * does not converge, Chiu and Jain 1989), and requesters whose unloaded
+ * path b was measured differently read the same queue differently, under
+ * the target too. On netlab one host's rate sat well below the median
+ * host's for many seconds, and its goodput with it: the worst 5-s windows
+ * of the whole run. So request batches carry their requester's rate (wire
+ * format, shuffle_internal.h), each rank hands the controller the median of
+ * the rates its peers reported in the last WSP__PACE_PEER_AGE seconds
  * (wsp__pace_peers), and after steering the rate moves half the gap to
  * WSP__PACE_FAIR x that median from below, or to the median /
- * WSP__PACE_FAIR from above. (Steering to the target without this rule:
- * the slowest host 0.833-0.868 of B; with it, 0.865-0.881.) A requester
- * only reports while pacing holds it back (it was refused a batch within
- * WSP__PACE_LIMITED_S): one that asks less than its rate allows, having
- * little to send, says nothing about the network's share, and its low
- * rate must not hold back those that have more. The guard's decreases are
- * left as they are: they answer the queue, which comes first. The median
- * also ends slow start: a requester still in it once others are paced (it
- * started late, or is the last to leave) leaves it when its window's rate
- * reaches their median, at that rate. Without this, a requester that
- * started while others held a queue standing took that queue for its
- * unloaded path and grew its window to 100-170 batches before it saw a
- * queue at all (the unit test's latecomer: 1.6 : 0.8 of a fair share for
- * tens of seconds; with the median, 31 batches and 0.88 : 1.03).
+ * WSP__PACE_FAIR from above. (Under the earlier AIMD and under the target
+ * alike, the rule lifted the slowest host: docs/results/shuffle.md,
+ * "Fairness between requesters" and "Steering to a target queue".) A
+ * requester only reports while pacing holds it back (it was refused a batch
+ * within WSP__PACE_LIMITED_S): one that asks less than its rate allows,
+ * having little to send, says nothing about the network's share, and its
+ * low rate must not hold back those that have more. The guard's decreases
+ * are left as they are: they answer the queue, which comes first. The
+ * median also ends slow start: a requester still in it once others are
+ * paced (it started late, or is the last to leave) leaves it when its
+ * window's rate reaches their median, at that rate. Without this, a
+ * requester that started while others held a queue standing took that queue
+ * for its unloaded path and grew its window far past the target before it
+ * saw a queue at all, then kept more than a fair share for tens of seconds;
+ * with the median it leaves slow start near the target and the shares even
+ * out (the unit test's latecomer, tests/unit/test_shuffle_pace.c, checks
+ * both).
  *
  * Everything here is arithmetic on numbers the engine passes in; the unit
  * test (tests/unit/test_shuffle_pace.c) runs it against a simulated link.

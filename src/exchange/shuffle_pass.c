@@ -288,7 +288,8 @@ static void wsp__sleep_cap(const wsp_shuffle_t *sh, wsp__backoff_t *bo) {
  * default (32 spinning passes and 224 yields before the first sleep) suits
  * waits of microseconds; a shuffle waits on transfers of milliseconds, and
  * its ranks often outnumber the cores: on netlab (16 ranks, 2 cores) the
- * yields alone took most of the CPU the network stack needed. */
+ * yields took CPU the network stack needed (docs/results/shuffle.md, "How
+ * the controller got here"). */
 #define WSP__SHUFFLE_SPIN 2
 void wsp__shuffle_backoff_init(wsp_shuffle_t *sh, wsp__backoff_t *bo) {
   wsp__backoff_init(bo, &sh->c);

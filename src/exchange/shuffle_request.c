@@ -398,7 +398,8 @@ static void wsp__fly(wsp_shuffle_t *sh, wsp__obatch_t *b, int net) {
  * posting order and not a round robin over peer indices: applications
  * that post to peers in a staggered order (rank + 1, rank + 2, ...) spread
  * the load evenly over responders; a rotating index scrambled that, and on
- * netlab the collisions left some responders idle and others queued. */
+ * netlab the collisions left some responders idle and others queued
+ * (docs/results/shuffle.md, "How the controller got here"). */
 int wsp__shuffle_pass_send(wsp_shuffle_t *sh, double now, int *progress) {
   if (sh->ready_head == NULL) return WSP_OK;
   sh->stamp++;

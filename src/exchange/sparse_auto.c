@@ -135,7 +135,9 @@ static wsp_sparse_alg_t wsp__fastest(const wsp__sparse_auto_t *a) {
  * WSP__AUTO_PRUNE times the fastest timing of this exploration: measuring
  * it again cannot make it the winner unless the first sample was off by
  * that much, and each of its rounds costs that many rounds of the winner
- * (alltoallv at 16 oversubscribed MPICH ranks is 20x NBX). Rounds already
+ * (alltoallv on 16 oversubscribed MPICH ranks, which busy-poll, took an
+ * order of magnitude longer than NBX: docs/results/sparse.md,
+ * "Loopback"). Rounds already
  * started (up to `step`) are kept; the last round, which only carries the
  * report of the one before it, runs the fastest candidate instead. */
 static void wsp__prune(wsp__sparse_auto_t *a) {

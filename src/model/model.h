@@ -19,7 +19,7 @@
  * another loads the link exactly as an exchange with one partner does (data
  * one way, the other flow's acknowledgements with it), so pricing rings at
  * beta and exchanges at beta_x would favour rings by the difference, and
- * did (docs/results/coll.md, "beta_x").
+ * did (docs/results/coll.md, "The cost model's history").
  *
  * Nothing here knows the collectives: this layer sits below src/coll.
  */

@@ -395,11 +395,12 @@ static void test_state_machine(void) {
  * path with 2 ms; the fourth begins 8 s after the others, while they hold
  * a queue standing, so the smallest round trip it ever sees, its unloaded
  * path, includes that queue. Alone, it reads the queue as none, stays in
- * slow start until its window is some 170 batches, and takes the others'
- * share; and in one FIFO every decrease and probe meets all requesters
- * alike, so the ratios stay (2.1 : 0.5 of a fair share over 30-60 s).
- * Told the others' median rate, it leaves slow start at that rate, and
- * the requesters converge to equal shares. Returns max / min of the
+ * slow start until its window is several times the target, and takes the
+ * others' share; and in one FIFO every decrease and probe meets all
+ * requesters alike, so the shares stay unequal over 30-60 s (the test
+ * prints both runs' shares and windows). Told the others' median
+ * rate, it leaves slow start at that rate, and the requesters converge to
+ * equal shares. Returns max / min of the
  * requesters' goodput over 30-60 s; *window: the latecomer's slow-start
  * window at its end, in batches. */
 static double latecomer(int peers, double *window) {

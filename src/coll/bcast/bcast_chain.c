@@ -17,13 +17,12 @@
  * which the split binary tree shares). Each segment
  * above the MPI's eager limit needs a rendezvous answer from the receiver,
  * and that answer leaves through the receiver's own link, queued behind the
- * segments it is forwarding; the window has to cover that queue. With a
- * fixed 4 segments (80-160 KiB each) the chain ran at 0.74-0.85 of B on
- * netlab (8 x 1, 100 Mbit/s, cubic, Open MPI), with 16 at 0.86-0.91 in the
- * same runs (docs/coll.md, "Chain window"). Under MPICH (UCX, whose
- * rendezvous the receiver drives) the 2 MiB window measured about 5% below
- * 4 segments; Open MPI gains more than that, so the window is the same for
- * both.
+ * segments it is forwarding; the window has to cover that queue. Under
+ * Open MPI on netlab a fixed window of 4 segments left gaps on every hop
+ * and 16 did not; under MPICH (UCX, whose rendezvous the receiver drives)
+ * the 2 MiB window was a little slower than 4 segments. Open MPI gains
+ * more than MPICH loses, so the window is the same for both (the runs:
+ * docs/results/coll.md, "Chain window").
  *
  * The segment size is a->tune.seg: the cost function sets it to the
  * optimum of the formula below (wsp__pipeline_seg with p - 1 stages),

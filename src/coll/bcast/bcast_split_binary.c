@@ -16,10 +16,16 @@
  * Here the root's link carries n bytes (n/2 to each side; 1.5 n when p is
  * even, where it also sends half 1 to the unpaired rank), the depth is
  * about lg(p/2) hops, and the segments keep every level busy at once, so
- * for mid-sized messages (a few KiB to a few hundred KiB on an Ethernet
- * cluster) it beats both. It is the algorithm Open MPI's tuned component
- * uses for such sizes, and the one our scatter_rdb lost to in SimGrid at
- * p = 8, 4 KiB, 100 Mbit/s (docs/coll.md, "Small messages under SimGrid").
+ * for mid-sized messages it can beat both. The model has ranked it behind
+ * another algorithm wherever it was asked (scatter_rdb pays fewer
+ * latencies in the middle sizes, the chain carries fewer bytes for large
+ * ones), so auto does not choose it in practice. It is the algorithm Open
+ * MPI's tuned component uses for mid-sized broadcasts, kept so that it can
+ * be forced and compared. It was added when the one small-message bcast in
+ * which auto trailed the simulated MPI under SimGrid was taken to be Open
+ * MPI's split binary tree; SMPI ran a plain binary tree there, and this
+ * algorithm does not close that gap (docs/results/coll.md, "Which tree
+ * SMPI runs at 4 KiB" and "The split binary tree").
  *
  * Segments: a->tune.seg (the model's optimum below, or WSP_COLL_SEGMENT;
  * 0 means 64 KiB). A window of wsp__bcast_ahead(seg) receives stays posted,

@@ -15,9 +15,9 @@
  * message costs a latency, each further one only the root's per-message
  * gap (LogGP's g, calibrated; wsp_model_t.gap), and the root's link
  * carries every block. Charging a full latency per peer, as this model
- * once did, priced linear gather at p = 256 in SimGrid 40x above what it
- * took (55 ms predicted, 1.3 ms measured for 128-byte blocks) and made
- * auto pick binomial where linear was 1.2-1.7x faster.
+ * once did, priced linear gather at p = 256 in SimGrid many times above
+ * what it took and made auto pick binomial where linear was faster
+ * (docs/results/coll.md, "The cost model's history").
  */
 #include "../coll_internal.h"
 

@@ -13,8 +13,9 @@
  * message costs a latency, each further one only the root's per-message
  * gap (LogGP's g, calibrated; wsp_model_t.gap), and the root's link
  * carries every block. Charging a full latency per peer, as this model
- * once did, overpriced linear gather, the mirror image, 40x at p = 256
- * (gather_linear.c).
+ * once did, overpriced linear gather, the mirror image, many times over at
+ * p = 256 (gather_linear.c; docs/results/coll.md, "The cost model's
+ * history").
  */
 #include "../coll_internal.h"
 
