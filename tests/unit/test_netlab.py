@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Unit tests of the netlab package (lab/netlab) that need neither root nor namespaces.
 
-The expected values are written out here from docs/netlab.md, LAB-FACTS-style launcher
-settings and the tc arithmetic (2 ms of tokens, at least 8 KiB), not taken from the code. The
-builders run against a fake command runner that records every ip/tc call instead of making
+The expected values are written out here from docs/netlab.md, the launcher settings of
+docs/results/machines.md and the tc arithmetic (2 ms of tokens, at least 8 KiB), not taken
+from the code. The builders run against a fake command runner that records every ip/tc call instead of making
 it, so the exact commands a lab would be built with are checked without building it.
 
     python3 tests/unit/test_netlab.py [-v]        (ctest: unit.netlab)
