@@ -143,22 +143,26 @@ int wsp__abandon(int rc, int nrecv, MPI_Request *recvs, int nsend,
   return rc;
 }
 
+/* Bytes of count elements of type, for the back-off's estimate (0 when
+ * MPI cannot tell: an ordinary wait). */
+static size_t wsp__type_bytes(MPI_Datatype type, size_t count) {
+  int size = 0;
+  if (MPI_Type_size(type, &size) != MPI_SUCCESS || size < 0) size = 0;
+  return count * (size_t)size;
+}
+
 int wsp__send_typed(const wsp_comm_t *comm, const void *buf, size_t count,
                     MPI_Datatype type, int peer, int tag) {
   MPI_Request r = MPI_REQUEST_NULL;
   int rc = wsp__isend_typed(comm, buf, count, type, peer, tag, &r);
-  int size = 0;
-  if (rc == WSP_OK && MPI_Type_size(type, &size) != MPI_SUCCESS) size = 0;
-  return rc ? rc : wsp__waitall(comm, 1, &r, count * (size_t)(size > 0 ? size : 0));
+  return rc ? rc : wsp__waitall(comm, 1, &r, wsp__type_bytes(type, count));
 }
 
 int wsp__recv_typed(const wsp_comm_t *comm, void *buf, size_t count,
                     MPI_Datatype type, int peer, int tag) {
   MPI_Request r = MPI_REQUEST_NULL;
   int rc = wsp__irecv_typed(comm, buf, count, type, peer, tag, &r);
-  int size = 0;
-  if (rc == WSP_OK && MPI_Type_size(type, &size) != MPI_SUCCESS) size = 0;
-  return rc ? rc : wsp__waitall(comm, 1, &r, count * (size_t)(size > 0 ? size : 0));
+  return rc ? rc : wsp__waitall(comm, 1, &r, wsp__type_bytes(type, count));
 }
 
 int wsp__sendrecv_typed(const wsp_comm_t *comm, const void *sbuf, size_t scount,
@@ -168,7 +172,5 @@ int wsp__sendrecv_typed(const wsp_comm_t *comm, const void *sbuf, size_t scount,
   int rc = wsp__isend_typed(comm, sbuf, scount, type, dst, tag, &r[1]);
   if (rc == WSP_OK) rc = wsp__irecv_typed(comm, rbuf, rcount, type, src, tag, &r[0]);
   if (rc != WSP_OK) return wsp__abandon(rc, 1, &r[0], 1, &r[1]);
-  int size = 0;
-  if (MPI_Type_size(type, &size) != MPI_SUCCESS || size < 0) size = 0;
-  return wsp__waitall(comm, 2, r, (scount > rcount ? scount : rcount) * (size_t)size);
+  return wsp__waitall(comm, 2, r, wsp__type_bytes(type, scount > rcount ? scount : rcount));
 }

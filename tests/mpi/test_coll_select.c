@@ -11,19 +11,8 @@
 #include <unistd.h>
 
 #include "wirespeed.h"
+#include "mpi_check.h"
 
-static int rank, size;
-static long failures;
-
-#define CHECK(cond, ...)                                                   \
-  do {                                                                     \
-    if (!(cond)) {                                                         \
-      failures++;                                                          \
-      fprintf(stderr, "FAIL rank %d line %d: %s: ", rank, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                                        \
-      fprintf(stderr, "\n");                                               \
-    }                                                                      \
-  } while (0)
 
 static const char *coll_env[WSP_COLL_COUNT] = {
     "WSP_BCAST_ALGORITHM",  "WSP_REDUCE_ALGORITHM",    "WSP_ALLREDUCE_ALGORITHM",

@@ -17,21 +17,8 @@
 
 #include "pattern.h"
 #include "wirespeed.h"
+#include "mpi_check.h"
 
-static int rank, size;
-static long failures;
-
-#define CHECK(cond, ...)                                           \
-  do {                                                             \
-    if (!(cond)) {                                                 \
-      if (failures++ < 20) {                                       \
-        fprintf(stderr, "FAIL rank %d %s:%d: ", rank, __FILE__,    \
-                __LINE__);                                         \
-        fprintf(stderr, __VA_ARGS__);                              \
-        fprintf(stderr, "\n");                                     \
-      }                                                            \
-    }                                                              \
-  } while (0)
 
 static const char *alg_name(wsp_sparse_alg_t a) {
   return wsp_sparse_alg_info(a)->name;

@@ -10,19 +10,8 @@
 #include <string.h>
 
 #include "wirespeed.h"
+#include "mpi_check.h"
 
-static int rank, size;
-static long failures;
-
-#define CHECK(cond, ...)                                                      \
-  do {                                                                        \
-    if (!(cond)) {                                                            \
-      failures++;                                                             \
-      fprintf(stderr, "FAIL rank %d %s:%d: ", rank, __FILE__, __LINE__);      \
-      fprintf(stderr, __VA_ARGS__);                                           \
-      fprintf(stderr, "\n");                                                  \
-    }                                                                         \
-  } while (0)
 
 enum { BAD_OUT, BAD_SENDS_NULL, BAD_PEER_HIGH, BAD_PEER_NEG, BAD_DATA_NULL,
        BAD_ABSURD, BAD_DUP, BAD_TOO_MANY, NBAD };

@@ -19,19 +19,8 @@
 #include <string.h>
 
 #include "../../src/exchange/sparse_internal.h"
+#include "mpi_check.h"
 
-static int rank, size;
-static long failures;
-
-#define CHECK(cond, ...)                                                      \
-  do {                                                                        \
-    if (!(cond)) {                                                            \
-      failures++;                                                             \
-      fprintf(stderr, "FAIL rank %d %s:%d: ", rank, __FILE__, __LINE__);      \
-      fprintf(stderr, __VA_ARGS__);                                           \
-      fprintf(stderr, "\n");                                                  \
-    }                                                                         \
-  } while (0)
 
 /* Rank r sends to r+1, r+2 and r+4 (those that are not itself, once each),
  * message k of r being 8, 3000 and 200000 bytes, byte i = f(r, dst, i). */
