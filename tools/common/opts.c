@@ -16,12 +16,15 @@
  * option. */
 static void fail(FILE *err, const char *opt, const char *fmt, ...) {
   if (err == NULL) return;
+  /* One write for the whole line: stderr is unbuffered, and the launcher
+   * merges it with stdout, where another line may land between pieces. */
+  char line[1024];
+  int n = snprintf(line, sizeof line, "error: %s: ", opt);
   va_list ap;
   va_start(ap, fmt);
-  fprintf(err, "error: %s: ", opt);
-  vfprintf(err, fmt, ap);
-  fputc('\n', err);
+  if (n >= 0 && (size_t)n < sizeof line) vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
   va_end(ap);
+  fprintf(err, "%s\n", line);
 }
 
 /* ---- one value ---- */
@@ -104,9 +107,14 @@ static void fail_choice(const wsp_opt_t *o, const char *s, FILE *err) {
     fail(err, o->name, "\"%s\" is neither %s nor %s", s, o->choices[0], o->choices[1]);
     return;
   }
-  fprintf(err, "error: %s: \"%s\" is not one of ", o->name, s);
-  for (int i = 0; i < n; i++) fprintf(err, "%s%s", i ? ", " : "", o->choices[i]);
-  fputc('\n', err);
+  char list[512] = "";
+  size_t used = 0;
+  for (int i = 0; i < n; i++) {
+    int k = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", o->choices[i]);
+    if (k < 0 || (size_t)k >= sizeof list - used) break;
+    used += (size_t)k;
+  }
+  fail(err, o->name, "\"%s\" is not one of %s", s, list);
 }
 
 static int parse_choice(const wsp_opt_t *o, const char *s, int *out, FILE *err) {
