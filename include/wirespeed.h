@@ -122,8 +122,9 @@ typedef enum wsp_log_level {
      "lg(p).alpha + 8.p.beta + k.alpha + m.beta")                              \
   XX(ALLTOALLV, alltoallv,                                                     \
      "MPI_Alltoall of sizes then MPI_Alltoallv of the packed data (the usual " \
-     "dense approach)",                                                        \
-     "(p-1).alpha + 24.p.beta + alltoallv(m)")
+     "dense approach), with a one-integer MPI_Allreduce between them so that " \
+     "a rank without memory for what it receives stops every rank",           \
+     "(p-1).alpha + 24.p.beta + lg(p).alpha + alltoallv(m)")
 
 typedef enum wsp_sparse_alg {
 #define WSP__SPARSE_ENUM(id, name, desc, cost) WSP_SPARSE_##id,
