@@ -38,19 +38,16 @@ int wsp__sum_test(wsp__sum_t *s, int *done) {
   while (s->step < s->nsteps) {
     wsp__rd_step_t st = wsp__rd_step(c->size, c->rank, s->step);
     if (!s->started) {
+      size_t n = (size_t)s->n;
       s->nreq = 0;
+      s->req[0] = s->req[1] = MPI_REQUEST_NULL;
       if (st.action == WSP__RD_SEND || st.action == WSP__RD_EXCHANGE)
-        WSP__MPI_GOTO(c, MPI_Isend(s->val, s->n, MPI_UINT64_T, st.peer, s->tag,
-                                   c->mpi, &s->req[s->nreq++]),
-                      rc, out);
-      if (st.action == WSP__RD_RECV || st.action == WSP__RD_EXCHANGE)
-        WSP__MPI_GOTO(c, MPI_Irecv(s->in, s->n, MPI_UINT64_T, st.peer, s->tag,
-                                   c->mpi, &s->req[s->nreq++]),
-                      rc, out);
-      if (st.action == WSP__RD_RECV_RESULT)
-        WSP__MPI_GOTO(c, MPI_Irecv(s->val, s->n, MPI_UINT64_T, st.peer, s->tag,
-                                   c->mpi, &s->req[s->nreq++]),
-                      rc, out);
+        rc = wsp__isend_typed(c, s->val, n, MPI_UINT64_T, st.peer, s->tag, &s->req[s->nreq++]);
+      if (rc == WSP_OK && (st.action == WSP__RD_RECV || st.action == WSP__RD_EXCHANGE))
+        rc = wsp__irecv_typed(c, s->in, n, MPI_UINT64_T, st.peer, s->tag, &s->req[s->nreq++]);
+      if (rc == WSP_OK && st.action == WSP__RD_RECV_RESULT)
+        rc = wsp__irecv_typed(c, s->val, n, MPI_UINT64_T, st.peer, s->tag, &s->req[s->nreq++]);
+      if (rc != WSP_OK) goto out;
       s->started = 1;
     }
     int flag = 0;
