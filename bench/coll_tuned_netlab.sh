@@ -70,11 +70,12 @@ run() {
   echo "== $label"
   # MPICH 4.0.2 + UCX tcp can hang in MPI_Finalize after the results are
   # written (docs/netlab.md): netlab ends such a job 60 s after wsp-bench's
-  # "finished" line, and its exit code 124 is not an error here.
+  # "finished" line, and its exit code 124 is not an error here. Its stdin
+  # is not the list of tunings being read.
   "$root/scripts/netlab" run --name "$name" --mpi "$m" --ppn 1 "${args[@]}" --timeout 1800 \
     --done-line "# wsp-bench coll: finished" --done-grace 60 -- \
     "$bench" coll --colls "$colls" --sizes "$sizes" --algs auto,mpi --reps "$reps" \
-    --iters 1 --warmup 1 --label "$label" --json "$json" --quiet || [ $? = 124 ]
+    --iters 1 --warmup 1 --label "$label" --json "$json" --quiet </dev/null || [ $? = 124 ]
 }
 
 for m in $mpis; do
