@@ -26,6 +26,7 @@
  */
 #include "model.h"
 
+#include "../core/measure.h"
 #include "../core/tags.h"
 #include "../core/wsp_internal.h"
 
@@ -34,69 +35,27 @@
 
 enum { WSP__CAL_SMALL = 8, WSP__CAL_LARGE = 65536, WSP__CAL_WINDOW = 8,
        WSP__CAL_GAP_WINDOW = 16, WSP__CAL_REPS_SMALL = 10, WSP__CAL_REPS_LARGE = 3 };
-_Static_assert(WSP__CAL_WINDOW <= WSP__CAL_GAP_WINDOW,
-               "wsp__stream's request arrays hold the largest window");
+_Static_assert((int)WSP__CAL_GAP_WINDOW <= (int)WSP__MEASURE_WINDOW_MAX &&
+                   WSP__CAL_WINDOW <= WSP__CAL_GAP_WINDOW,
+               "a stream holds the largest window");
+_Static_assert(WSP__CAL_REPS_LARGE <= WSP__CAL_REPS_SMALL, "the samples arrays hold every rep");
 
-/* One message each way, waited for like the collectives wait (test and
- * back off, src/core/backoff.c): blocking MPI calls spin in most MPIs, and
- * on shared cores the spinning ranks would inflate what is measured. */
-static int wsp__xfer(wsp_comm_t *comm, void *buf, int bytes, int peer, int send) {
-  MPI_Request r = MPI_REQUEST_NULL;
-  int rc = send ? wsp__isend_bytes(comm, buf, (size_t)bytes, peer, WSP__TAG_CALIBRATE, 0, &r)
-                : wsp__irecv_bytes(comm, buf, (size_t)bytes, peer, WSP__TAG_CALIBRATE, &r);
-  return rc ? rc : wsp__waitall(comm, 1, &r, 0);
-}
-
-/* Best round-trip time of `bytes` with `peer`; the lower rank starts. */
-static int wsp__pingpong(wsp_comm_t *comm, int peer, char *buf, int bytes,
-                         int reps, double *best) {
-  int rc = WSP_OK, first = comm->rank < peer;
-  *best = INFINITY;
-  for (int i = 0; i <= reps; i++) { /* repetition 0 is a warm-up */
-    double t0 = MPI_Wtime();
-    if ((rc = wsp__xfer(comm, buf, bytes, peer, first)) ||
-        (rc = wsp__xfer(comm, buf, bytes, peer, !first)))
-      return rc;
-    double t = MPI_Wtime() - t0;
-    if (i > 0 && t < *best) *best = t;
-  }
+/* The best of reps round trips (measure.h). */
+static int wsp__pingpong(wsp_comm_t *comm, int peer, char *buf, int bytes, int reps,
+                         double *best) {
+  double t[WSP__CAL_REPS_SMALL];
+  int rc = wsp__measure_pingpong(comm, peer, WSP__TAG_CALIBRATE, buf, bytes, reps, t);
+  *best = wsp__measure_min(t, reps);
   return rc;
 }
 
-/* Best time of a window of `window` messages of `bytes` to `peer` (or
- * from it) followed by a small acknowledgement; with `both`, each side
- * sends its window to the other at the same time (an exchange). buf holds
- * 1 + window messages. */
+/* The best of reps streams (measure.h). */
 static int wsp__stream(wsp_comm_t *comm, int peer, char *buf, int bytes, int window,
                        int reps, int both, double *best) {
-  int rc = WSP_OK, first = comm->rank < peer;
-  MPI_Request sreq[WSP__CAL_GAP_WINDOW], rreq[WSP__CAL_GAP_WINDOW];
-  char ack[WSP__CAL_SMALL] = {0};
-  /* MPI forbids overlapping receive buffers: each receive of a window
-   * gets its own slot. */
-  char *rbuf = buf + bytes;
-  *best = INFINITY;
-  for (int i = 0; i <= reps; i++) { /* repetition 0 is a warm-up */
-    double t0 = MPI_Wtime();
-    int ns = 0, nr = 0;
-    for (int k = 0; k < window && rc == WSP_OK; k++) {
-      /* Only posted requests are counted (a failed post leaves none). */
-      if ((first || both) &&
-          (rc = wsp__isend_bytes(comm, buf, (size_t)bytes, peer, WSP__TAG_CALIBRATE, 0,
-                                 &sreq[ns])) == WSP_OK)
-        ns++;
-      if (rc == WSP_OK && (!first || both) &&
-          (rc = wsp__irecv_bytes(comm, rbuf + (size_t)k * bytes, (size_t)bytes, peer,
-                                 WSP__TAG_CALIBRATE, &rreq[nr])) == WSP_OK)
-        nr++;
-    }
-    if (rc != WSP_OK) return wsp__abandon(rc, nr, rreq, ns, sreq);
-    if ((rc = wsp__waitall(comm, ns, sreq, 0)) || (rc = wsp__waitall(comm, nr, rreq, 0)) ||
-        (!both && (rc = wsp__xfer(comm, ack, WSP__CAL_SMALL, peer, !first))))
-      return rc;
-    double t = MPI_Wtime() - t0;
-    if (i > 0 && t < *best) *best = t;
-  }
+  double t[WSP__CAL_REPS_SMALL];
+  int rc = wsp__measure_stream(comm, peer, WSP__TAG_CALIBRATE, buf, bytes, window, reps,
+                               both, t);
+  *best = wsp__measure_min(t, reps);
   return rc;
 }
 

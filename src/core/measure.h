@@ -1,0 +1,32 @@
+/*
+ * Timing a pair of ranks: round trips and streams, the measurements that
+ * the model's calibration (src/model/calibrate.c) and the network map's
+ * probe (src/netmap) make. Both ranks of the pair call the same function
+ * with each other as `peer`; the lower rank starts. Every wait tests and
+ * backs off (src/core/backoff.c): blocking MPI calls spin in most MPIs, and
+ * on shared cores the spinning ranks would inflate what is measured.
+ */
+#ifndef WSP_MEASURE_H
+#define WSP_MEASURE_H
+
+#include "wirespeed.h"
+
+/* The most messages a stream keeps in flight. */
+enum { WSP__MEASURE_WINDOW_MAX = 16 };
+
+/* reps + 1 round trips of `bytes` bytes with `peer` on `tag`, the first a
+ * warm-up; samples[i] gets the seconds of round trip i + 1 (reps entries).
+ * buf holds `bytes` bytes. */
+int wsp__measure_pingpong(const wsp_comm_t *comm, int peer, int tag, char *buf, int bytes,
+                          int reps, double *samples);
+/* reps + 1 streams, the first a warm-up: the lower rank sends `window`
+ * messages of `bytes` back to back and the other answers with 8 bytes when
+ * all have arrived (with `both`, each side sends its window to the other at
+ * once and there is no answer); samples[i] gets the seconds of stream
+ * i + 1. buf holds 1 + window messages; window <= WSP__MEASURE_WINDOW_MAX. */
+int wsp__measure_stream(const wsp_comm_t *comm, int peer, int tag, char *buf, int bytes,
+                        int window, int reps, int both, double *samples);
+/* The smallest of n samples. */
+double wsp__measure_min(const double *samples, int n);
+
+#endif
