@@ -380,6 +380,70 @@ WSP_API int wsp_coll_select(const wsp_comm_t *comm, wsp_coll_t coll, size_t byte
                             int commutative, int *alg);
 
 /* ------------------------------------------------------------------------
+ * The network map (docs/netmap.md): for every pair of nodes the latency and
+ * the bandwidth measured between them, the same inside every node of two
+ * ranks or more, the message size at which the MPI switches from eager to
+ * rendezvous inside nodes and between them, and groups of nodes that are
+ * close to each other (racks, sites). wsp_netmap_probe measures it on a
+ * communicator, collectively; it is saved and loaded as a versioned JSON
+ * file, and a map measured for another job shape (ranks, node layout,
+ * hosts) is refused. Nodes are those of wsp_comm_topology (WSP_NODES).
+ * ---------------------------------------------------------------------- */
+typedef struct wsp_netmap wsp_netmap_t;
+
+typedef struct wsp_probe_config {
+  /* Passes over every pair: each measures a round trip of 8 bytes and a
+   * stream of stream_bytes once per pass; the latency is half the smallest
+   * round trip, the bandwidth comes from the median stream. Default 5. */
+  int reps;
+  /* Bytes of one stream (8 messages back to back). Default 512K. */
+  size_t stream_bytes;
+  /* Stop passing over the pairs once another pass would take the probe
+   * past this many seconds, or past this many bytes sent by one rank
+   * (0: no budget). At least one pass is always made. */
+  double budget_seconds;
+  size_t budget_bytes;
+  /* 1: also find the eager/rendezvous switch inside nodes and between
+   * them (a send that completes before its receive is posted is eager).
+   * Default 1. */
+  int eager_limits;
+} wsp_probe_config_t;
+
+typedef struct wsp_netmap_info {
+  int p;       /* ranks */
+  int nodes;   /* nodes */
+  int groups;  /* groups of nodes (1 when the nodes are alike) */
+  int reps;    /* passes made */
+  /* Bytes up to which a send went eagerly (completed before its receive
+   * was posted), inside a node and between nodes; 0: not measured. */
+  size_t eager_intra, eager_inter;
+  double seconds; /* what the probe took */
+} wsp_netmap_info_t;
+
+WSP_API int wsp_probe_config_init(wsp_probe_config_t *cfg);
+/* Collective: measures comm's network. cfg == NULL: defaults. Every rank
+ * passes the same configuration. */
+WSP_API int wsp_netmap_probe(wsp_comm_t *comm, const wsp_probe_config_t *cfg,
+                             wsp_netmap_t **out);
+/* Writes the map as JSON to path (replacing it whole; one rank suffices). */
+WSP_API int wsp_netmap_save(const wsp_netmap_t *map, const char *path);
+/* Collective: rank 0 reads the file and broadcasts it, every rank parses
+ * it and checks that it fits comm (ranks, node layout, hosts); every rank
+ * returns the same status, WSP_ERR_CONFIG naming the file and the problem
+ * when it does not. */
+WSP_API int wsp_netmap_load(wsp_comm_t *comm, const char *path, wsp_netmap_t **out);
+WSP_API int wsp_netmap_info(const wsp_netmap_t *map, wsp_netmap_info_t *info);
+/* One-way latency (s) and inverse bandwidth (s/byte) between two ranks of
+ * the map's communicator: their nodes' pair, or their node's own figures
+ * when they share a node; 0 and 0 for a rank with itself. */
+WSP_API int wsp_netmap_pair(const wsp_netmap_t *map, int a, int b, double *latency,
+                            double *inv_bandwidth);
+/* The node and the group of a rank. */
+WSP_API int wsp_netmap_node(const wsp_netmap_t *map, int rank, int *node, int *group);
+/* Frees *map and sets it to NULL; NULL is accepted. */
+WSP_API int wsp_netmap_free(wsp_netmap_t **map);
+
+/* ------------------------------------------------------------------------
  * All-pairs shuffle: a request/response engine (docs/shuffle.md).
  *
  * Every rank posts requests to any rank; the engine batches them per

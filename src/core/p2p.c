@@ -134,6 +134,14 @@ int wsp__waitall(const wsp_comm_t *comm, int n, MPI_Request *reqs, size_t bytes)
   }
 }
 
+int wsp__allreduce_wait(const wsp_comm_t *comm, void *buf, int count, MPI_Datatype type,
+                        MPI_Op op) {
+  MPI_Request r = MPI_REQUEST_NULL;
+  int mrc = MPI_Iallreduce(MPI_IN_PLACE, buf, count, type, op, comm->mpi, &r);
+  if (mrc != MPI_SUCCESS) return wsp__mpi_fail(comm, mrc, "MPI_Iallreduce", WSP__WHERE);
+  return wsp__waitall(comm, 1, &r, 0);
+}
+
 int wsp__abandon(int rc, int nrecv, MPI_Request *recvs, int nsend,
                  MPI_Request *sends) {
   for (int i = 0; i < nrecv; i++)

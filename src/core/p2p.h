@@ -57,6 +57,12 @@ static inline int wsp__irecv_bytes(const wsp_comm_t *comm, void *buf,
  * time before it sleeps at all (src/core/backoff.c). */
 int wsp__waitall(const wsp_comm_t *comm, int n, MPI_Request *reqs, size_t bytes);
 
+/* MPI_Allreduce in place, waited for like the sends and receives (an
+ * MPI_Iallreduce and the back-off): for steps where most ranks only wait,
+ * which a blocking call would make spin in many MPIs. */
+int wsp__allreduce_wait(const wsp_comm_t *comm, void *buf, int count, MPI_Datatype type,
+                        MPI_Op op);
+
 /* After an error: cancels the posted receives among recvs, lets the sends
  * complete, and completes all of them, so that no request is left behind.
  * Returns rc (the error being reported) unchanged. */

@@ -16,6 +16,11 @@ enum {
   /* The model's calibration (src/model), during
    * wsp_comm_create only. */
   WSP__TAG_CALIBRATE = 0x5b00,
+  /* The network map's probe (src/netmap): round trips and streams, and
+   * the eager-limit search's data and verdicts. */
+  WSP__TAG_PROBE = 0x5b10,
+  WSP__TAG_PROBE_EAGER = 0x5b11,
+  WSP__TAG_PROBE_VERDICT = 0x5b12,
   /* Collectives: WSP__TAG_COLL + the wsp_coll_t (src/coll). */
   WSP__TAG_COLL = 0x5c00,
   /* Sparse exchange (src/exchange/sparse*.c); pairs by round parity. */

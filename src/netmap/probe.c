@@ -1,0 +1,432 @@
+/*
+ * Measuring the network map (wsp_netmap_probe).
+ *
+ * Who measures. Every node's lowest rank (its leader) stands for the node
+ * towards the others; inside a node of two ranks or more, its two lowest
+ * ranks measure the node's own figures. The leaders meet in the rounds of a
+ * round-robin tournament (src/patterns/tournament.h): in each round every
+ * leader is in at most one pair, so no node takes part in two probes at once
+ * and about nodes - 1 rounds cover every pair. A leader goes on to its next
+ * round as soon as its pair is done; its next partner may still be busy, and
+ * the warm-up of the next measurement absorbs that wait. After the rounds,
+ * every node's two lowest ranks measure the node's own pair, all nodes at
+ * once (disjoint pairs again).
+ *
+ * What is measured. Each pass over the pairs takes, per pair, one round trip
+ * of 8 bytes and one stream of stream_bytes (8 messages back to back,
+ * answered when all have arrived), each after a warm-up (src/core/measure.h).
+ * Over the passes: the one-way latency is half the smallest round trip (the
+ * minimum: delays only ever add), the inverse bandwidth is the median stream
+ * less that round trip over the bytes (the median: a stream that shared its
+ * link with another pair's is slow, one that was lucky is not much fast). A
+ * sample more than WSP__OUTLIER times its pair's median is counted as an
+ * outlier. The number of passes is cfg.reps, fewer when another pass would
+ * break the budget in time or bytes, which the ranks decide together after
+ * each pass from their largest figures.
+ *
+ * The eager limit. An eager send completes at the sender without the
+ * receiver having posted its receive; a rendezvous send cannot, as it waits
+ * for the receiver's answer. So the lower rank of a pair sends n bytes, and
+ * the higher rank posts the receive only after the sender has watched its
+ * send for a while and sent the verdict (completed or not) on another tag.
+ * Doubling n from 1 KiB, then halving the interval between the largest
+ * eager and the smallest rendezvous size, finds the largest eager size to
+ * the byte, up to WSP__EAGER_MAX. This reads the MPI's behaviour, not a
+ * setting: the same probe works for Open MPI's BTLs, UCX and SimGrid. One
+ * pair between the first two nodes and one inside the first node of two
+ * ranks or more are probed; others are assumed alike (a pair class).
+ */
+#include "netmap.h"
+
+#include "../core/measure.h"
+#include "../core/tags.h"
+#include "../patterns/tournament.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WSP__OUTLIER 2.0
+/* The largest size the eager search tries, and its first. */
+#define WSP__EAGER_MAX ((size_t)8 << 20)
+#define WSP__EAGER_FIRST ((size_t)1024)
+/* How long a send is watched before it is judged rendezvous: this, plus
+ * four times the pair's predicted time for the message. */
+#define WSP__EAGER_WATCH_S 0.01
+enum { WSP__STREAM_WINDOW = 8, WSP__SMALL = 8, WSP__REPS_MAX = 1000 };
+#define WSP__STREAM_MIN ((size_t)64)
+#define WSP__STREAM_MAX ((size_t)256 << 20)
+
+int wsp_probe_config_init(wsp_probe_config_t *cfg) {
+  if (cfg == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "wsp_probe_config_init: cfg is NULL");
+  *cfg = (wsp_probe_config_t){.reps = 5, .stream_bytes = (size_t)512 << 10, .eager_limits = 1};
+  return WSP_OK;
+}
+
+static int wsp__probe_check(const wsp_probe_config_t *c) {
+  const char *fn = "wsp_netmap_probe";
+  if (c->reps < 1 || c->reps > WSP__REPS_MAX)
+    return wsp__fail(NULL, WSP_ERR_ARG, "%s: cfg->reps = %d is not in [1, %d]", fn, c->reps,
+                     WSP__REPS_MAX);
+  if (c->stream_bytes < WSP__STREAM_MIN || c->stream_bytes > WSP__STREAM_MAX)
+    return wsp__fail(NULL, WSP_ERR_ARG, "%s: cfg->stream_bytes = %zu is not in [%zu, %zu]",
+                     fn, c->stream_bytes, WSP__STREAM_MIN, WSP__STREAM_MAX);
+  if (!(c->budget_seconds >= 0) || !isfinite(c->budget_seconds))
+    return wsp__fail(NULL, WSP_ERR_ARG, "%s: cfg->budget_seconds = %g is not a time >= 0", fn,
+                     c->budget_seconds);
+  if (c->eager_limits != 0 && c->eager_limits != 1)
+    return wsp__fail(NULL, WSP_ERR_ARG, "%s: cfg->eager_limits = %d is neither 0 nor 1", fn,
+                     c->eager_limits);
+  return WSP_OK;
+}
+
+static uint64_t wsp__probe_cfg_fingerprint(const wsp_probe_config_t *c) {
+  uint64_t v[5] = {(uint64_t)c->reps, c->stream_bytes, (uint64_t)c->budget_bytes,
+                   (uint64_t)c->eager_limits, 0};
+  memcpy(&v[4], &c->budget_seconds, sizeof v[4]);
+  return wsp__fnv(WSP__FNV_INIT, v, sizeof v);
+}
+
+/* What one rank is in the probe. */
+typedef struct wsp__probe {
+  wsp_comm_t *comm;
+  const wsp_probe_config_t *cfg;
+  wsp_netmap_t *m;
+  int *leader, *second; /* per node: lowest and second lowest rank (-1: none) */
+  int node;             /* this rank's */
+  char *buf;            /* 1 + window stream messages */
+  int msg;              /* bytes of one stream message */
+  /* Samples of the pairs this rank records (it is their lower rank):
+   * rtt[(k * reps) + pass] for its k-th pair, likewise stream. */
+  int npairs, *pair_peer_node;
+  double *rtt, *stream;
+  uint64_t bytes; /* sent by this rank */
+  char *ebuf;     /* WSP__EAGER_MAX bytes on the ranks of an eager pair */
+  int eager_inter[2], eager_intra[2]; /* the pairs of the eager search; -1: none */
+} wsp__probe_t;
+
+/* The nodes' leaders and seconds, and the eager search's pairs. */
+static void wsp__probe_roles(wsp__probe_t *pr) {
+  const wsp_netmap_t *m = pr->m;
+  for (int n = 0; n < m->nodes; n++) pr->leader[n] = pr->second[n] = -1;
+  for (int r = 0; r < m->p; r++) {
+    int n = m->node_of[r];
+    if (pr->leader[n] < 0) pr->leader[n] = r;
+    else if (pr->second[n] < 0) pr->second[n] = r;
+  }
+  pr->eager_inter[0] = pr->eager_inter[1] = pr->eager_intra[0] = pr->eager_intra[1] = -1;
+  if (m->nodes >= 2) pr->eager_inter[0] = pr->leader[0], pr->eager_inter[1] = pr->leader[1];
+  for (int n = 0; n < m->nodes; n++)
+    if (pr->second[n] >= 0) {
+      pr->eager_intra[0] = pr->leader[n], pr->eager_intra[1] = pr->second[n];
+      break;
+    }
+}
+
+/* One pass's measurements with `peer`; the lower rank records them as its
+ * k-th pair's samples of pass `pass`. */
+static int wsp__probe_pair(wsp__probe_t *pr, int peer, int k, int pass) {
+  double rtt, stream;
+  int rc = wsp__measure_pingpong(pr->comm, peer, WSP__TAG_PROBE, pr->buf, WSP__SMALL, 1, &rtt);
+  if (rc == WSP_OK)
+    rc = wsp__measure_stream(pr->comm, peer, WSP__TAG_PROBE, pr->buf, pr->msg,
+                             WSP__STREAM_WINDOW, 1, 0, &stream);
+  if (rc != WSP_OK) return rc;
+  int me = pr->comm->rank, reps = pr->cfg->reps;
+  /* Two round trips and, on the lower rank, two streams (warm-up included). */
+  pr->bytes += 2 * WSP__SMALL + (me < peer ? 2 * (uint64_t)pr->msg * WSP__STREAM_WINDOW : 16);
+  if (me < peer) {
+    pr->rtt[k * reps + pass] = rtt;
+    pr->stream[k * reps + pass] = stream;
+  }
+  return WSP_OK;
+}
+
+static int wsp__cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double wsp__median(const double *v, int n, double *tmp) {
+  memcpy(tmp, v, (size_t)n * sizeof *tmp);
+  qsort(tmp, (size_t)n, sizeof *tmp, wsp__cmp_double);
+  return n % 2 ? tmp[n / 2] : 0.5 * (tmp[n / 2 - 1] + tmp[n / 2]);
+}
+
+/* Estimates of the pairs this rank recorded, into the node matrices
+ * (everything else +INF or 0, for the MIN and MAX reductions). */
+static void wsp__probe_estimate(wsp__probe_t *pr, int passes, double *lat, double *inv,
+                                int *samples, int *outliers) {
+  wsp_netmap_t *m = pr->m;
+  int reps = pr->cfg->reps;
+  double tmp[WSP__REPS_MAX];
+  for (int k = 0; k < pr->npairs; k++) {
+    int b = pr->pair_peer_node[k];
+    if (b < 0) continue;
+    const double *r = pr->rtt + (size_t)k * reps, *s = pr->stream + (size_t)k * reps;
+    double rmin = wsp__measure_min(r, passes), rmed = wsp__median(r, passes, tmp);
+    double smed = wsp__median(s, passes, tmp);
+    int out = 0;
+    for (int i = 0; i < passes; i++)
+      out += (r[i] > WSP__OUTLIER * rmed) + (s[i] > WSP__OUTLIER * smed);
+    double bytes = (double)pr->msg * WSP__STREAM_WINDOW;
+    size_t ab = (size_t)pr->node * (size_t)m->nodes + (size_t)b;
+    size_t ba = (size_t)b * (size_t)m->nodes + (size_t)pr->node;
+    lat[ab] = lat[ba] = rmin / 2;
+    inv[ab] = inv[ba] = fmax((smed - rmin) / bytes, 1e-13);
+    samples[ab] = samples[ba] = passes;
+    outliers[ab] = outliers[ba] = out;
+  }
+}
+
+/* ---- the eager search ---- */
+
+/* Whether a send of n bytes to peer completes before its receive is
+ * posted; both ranks of the pair learn the verdict. */
+static int wsp__eager_try(wsp__probe_t *pr, int peer, size_t n, double watch, int *eager) {
+  const wsp_comm_t *c = pr->comm;
+  int rc = WSP_OK;
+  unsigned char verdict = 0;
+  if (c->rank < peer) {
+    MPI_Request r = MPI_REQUEST_NULL;
+    if ((rc = wsp__isend_bytes(c, pr->ebuf, n, peer, WSP__TAG_PROBE_EAGER, 0, &r))) return rc;
+    wsp__backoff_t bo;
+    wsp__backoff_init(&bo, c);
+    int done = 0;
+    for (double t0 = wsp__backoff_now(); !done && wsp__backoff_now() - t0 < watch;) {
+      int mrc = MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+      if (mrc != MPI_SUCCESS) return wsp__mpi_fail(c, mrc, "MPI_Test", WSP__WHERE);
+      if (!done) wsp__backoff_idle(&bo);
+    }
+    verdict = (unsigned char)done;
+    if ((rc = wsp__send_bytes(c, &verdict, 1, peer, WSP__TAG_PROBE_VERDICT)) ||
+        (rc = wsp__waitall(c, 1, &r, n)))
+      return rc;
+  } else {
+    if ((rc = wsp__recv_bytes(c, &verdict, 1, peer, WSP__TAG_PROBE_VERDICT)) ||
+        (rc = wsp__recv_bytes(c, pr->ebuf, n, peer, WSP__TAG_PROBE_EAGER)))
+      return rc;
+  }
+  pr->bytes += c->rank < peer ? n + 1 : 0;
+  *eager = verdict != 0;
+  return WSP_OK;
+}
+
+/* The largest eager size between this rank and peer (both call it). */
+static int wsp__eager_search(wsp__probe_t *pr, int peer, size_t *limit) {
+  const wsp_netmap_t *m = pr->m;
+  size_t k = (size_t)m->node_of[pr->comm->rank] * (size_t)m->nodes + (size_t)m->node_of[peer];
+  double lat = isfinite(m->lat[k]) ? m->lat[k] : 0, inv = isfinite(m->inv_bw[k]) ? m->inv_bw[k] : 0;
+  size_t lo = 0, hi = 0; /* largest eager seen; smallest rendezvous seen (0: none) */
+  int rc = WSP_OK, eager = 0;
+  for (size_t n = WSP__EAGER_FIRST; n <= WSP__EAGER_MAX && hi == 0; n *= 2) {
+    if ((rc = wsp__eager_try(pr, peer, n, WSP__EAGER_WATCH_S + 4 * (lat + (double)n * inv),
+                             &eager)))
+      return rc;
+    if (eager) lo = n;
+    else hi = n;
+  }
+  while (hi > lo + 1) {
+    size_t n = lo + (hi - lo) / 2;
+    if ((rc = wsp__eager_try(pr, peer, n, WSP__EAGER_WATCH_S + 4 * (lat + (double)n * inv),
+                             &eager)))
+      return rc;
+    if (eager) lo = n;
+    else hi = n;
+  }
+  *limit = lo;
+  return WSP_OK;
+}
+
+static int wsp__probe_eager(wsp__probe_t *pr) {
+  int me = pr->comm->rank, rc = WSP_OK;
+  uint64_t found[2] = {0, 0};
+  const int *pairs[2] = {pr->eager_inter, pr->eager_intra};
+  for (int c = 0; c < 2 && rc == WSP_OK; c++) {
+    const int *pair = pairs[c];
+    if (pair[0] < 0 || (me != pair[0] && me != pair[1])) continue;
+    size_t lim = 0;
+    rc = wsp__eager_search(pr, me == pair[0] ? pair[1] : pair[0], &lim);
+    found[c] = lim;
+  }
+  if (rc != WSP_OK || (rc = wsp__allreduce_wait(pr->comm, found, 2, MPI_UINT64_T, MPI_MAX)))
+    return rc;
+  pr->m->eager_inter = (size_t)found[0];
+  pr->m->eager_intra = (size_t)found[1];
+  return WSP_OK;
+}
+
+/* ---- the passes ---- */
+
+static int wsp__probe_passes(wsp__probe_t *pr, double t0, int *passes) {
+  wsp_comm_t *c = pr->comm;
+  const wsp_netmap_t *m = pr->m;
+  int me = c->rank, n = m->nodes, rounds = wsp__tournament_rounds(n), rc = WSP_OK;
+  int leader = pr->leader[pr->node] == me;
+  *passes = 0;
+  for (int pass = 0; pass < pr->cfg->reps; pass++) {
+    int k = 0;
+    for (int r = 0; r < rounds && leader; r++) {
+      int b = wsp__tournament_partner(n, r, pr->node);
+      if (b >= 0 && (rc = wsp__probe_pair(pr, pr->leader[b], k, pass))) return rc;
+      if (b >= 0 && pr->node < b) k++;
+    }
+    int sec = pr->second[pr->node];
+    if (sec >= 0 && (me == sec || leader) &&
+        (rc = wsp__probe_pair(pr, leader ? sec : pr->leader[pr->node], pr->npairs - 1, pass)))
+      return rc;
+    (*passes)++;
+    /* Another pass only if it fits the budget, on every rank's figures. */
+    double most[2] = {wsp__backoff_now() - t0, (double)pr->bytes};
+    if ((rc = wsp__allreduce_wait(c, most, 2, MPI_DOUBLE, MPI_MAX))) return rc;
+    double per_s = most[0] / *passes, per_b = most[1] / *passes;
+    if (pr->cfg->budget_seconds > 0 && most[0] + per_s > pr->cfg->budget_seconds) break;
+    if (pr->cfg->budget_bytes > 0 && most[1] + per_b > (double)pr->cfg->budget_bytes) break;
+  }
+  return WSP_OK;
+}
+
+/* The pairs this rank records: the nodes after its own that it meets (as
+ * a leader), then its node's own pair (as a leader of a node of two ranks
+ * or more), in the order the passes meet them. */
+static int wsp__probe_plan(wsp__probe_t *pr) {
+  const wsp_netmap_t *m = pr->m;
+  int me = pr->comm->rank, n = m->nodes, rounds = wsp__tournament_rounds(n);
+  pr->npairs = 0;
+  if (pr->leader[pr->node] != me) return 0;
+  int cap = rounds + 1;
+  pr->pair_peer_node = malloc((size_t)cap * sizeof *pr->pair_peer_node);
+  if (pr->pair_peer_node == NULL) return -1;
+  for (int r = 0; r < rounds; r++) {
+    int b = wsp__tournament_partner(n, r, pr->node);
+    if (b > pr->node) pr->pair_peer_node[pr->npairs++] = b;
+  }
+  if (pr->second[pr->node] >= 0) pr->pair_peer_node[pr->npairs++] = pr->node;
+  return 0;
+}
+
+/* Local preparation; 0, or non-zero when out of memory. */
+static int wsp__probe_prepare(wsp__probe_t *pr) {
+  const wsp_netmap_t *m = pr->m;
+  int me = pr->comm->rank, reps = pr->cfg->reps;
+  pr->leader = malloc((size_t)m->nodes * sizeof *pr->leader);
+  pr->second = malloc((size_t)m->nodes * sizeof *pr->second);
+  if (!pr->leader || !pr->second) return -1;
+  wsp__probe_roles(pr);
+  pr->node = m->node_of[me];
+  if (wsp__probe_plan(pr)) return -1;
+  pr->msg = (int)(pr->cfg->stream_bytes / WSP__STREAM_WINDOW);
+  if (pr->msg < WSP__SMALL) pr->msg = WSP__SMALL;
+  pr->buf = calloc(1 + WSP__STREAM_WINDOW, (size_t)pr->msg);
+  size_t ns = (size_t)(pr->npairs ? pr->npairs : 1) * (size_t)reps;
+  pr->rtt = malloc(ns * sizeof *pr->rtt);
+  pr->stream = malloc(ns * sizeof *pr->stream);
+  if (!pr->buf || !pr->rtt || !pr->stream) return -1;
+  int in_eager = me == pr->eager_inter[0] || me == pr->eager_inter[1] ||
+                 me == pr->eager_intra[0] || me == pr->eager_intra[1];
+  if (pr->cfg->eager_limits && in_eager && (pr->ebuf = calloc(1, WSP__EAGER_MAX)) == NULL)
+    return -1;
+  return 0;
+}
+
+static void wsp__probe_release(wsp__probe_t *pr) {
+  free(pr->leader);
+  free(pr->second);
+  free(pr->pair_peer_node);
+  free(pr->buf);
+  free(pr->rtt);
+  free(pr->stream);
+  free(pr->ebuf);
+}
+
+/* Every rank's estimates into every rank's map. */
+static int wsp__probe_gather(wsp__probe_t *pr, int passes) {
+  wsp_comm_t *c = pr->comm;
+  wsp_netmap_t *m = pr->m;
+  size_t nn = (size_t)m->nodes * (size_t)m->nodes;
+  double *d = malloc(2 * nn * sizeof *d);
+  int *ints = malloc(2 * nn * sizeof *ints), rc = WSP_OK;
+  rc = wsp__agree_alloc(c, c->mpi, d == NULL || ints == NULL, "wsp_netmap_probe");
+  if (rc != WSP_OK) goto out;
+  for (size_t i = 0; i < 2 * nn; i++) d[i] = INFINITY, ints[i] = 0;
+  wsp__probe_estimate(pr, passes, d, d + nn, ints, ints + nn);
+  if ((rc = wsp__allreduce_wait(c, d, (int)(2 * nn), MPI_DOUBLE, MPI_MIN)) ||
+      (rc = wsp__allreduce_wait(c, ints, (int)(2 * nn), MPI_INT, MPI_MAX)))
+    goto out;
+  for (size_t i = 0; i < nn; i++) {
+    m->lat[i] = isfinite(d[i]) ? d[i] : NAN;
+    m->inv_bw[i] = isfinite(d[nn + i]) ? d[nn + i] : NAN;
+    m->samples[i] = ints[i];
+    m->outliers[i] = ints[nn + i];
+  }
+out:
+  free(d);
+  free(ints);
+  return rc;
+}
+
+int wsp_netmap_probe(wsp_comm_t *comm, const wsp_probe_config_t *cfg, wsp_netmap_t **out) {
+  const char *fn = "wsp_netmap_probe";
+  if (comm == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "%s: comm is NULL", fn);
+  wsp_probe_config_t dflt;
+  wsp_probe_config_init(&dflt);
+  if (cfg == NULL) cfg = &dflt;
+  int local = out == NULL ? wsp__fail(comm, WSP_ERR_ARG, "%s: out is NULL", fn)
+                          : wsp__probe_check(cfg);
+  if (out) *out = NULL;
+  double t0 = wsp__backoff_now();
+  wsp__probe_t pr = {.comm = comm, .cfg = cfg};
+  int nomem = 0;
+  if (local == WSP_OK) {
+    pr.m = wsp__netmap_new(comm->size, comm->topo.pub.nodes);
+    nomem = pr.m == NULL;
+  }
+  /* Everybody agrees on the arguments and the configuration before any
+   * pair starts: a rank that skipped its pairs would leave its partners
+   * waiting. */
+  uint64_t fp = wsp__probe_cfg_fingerprint(cfg);
+  unsigned long long v[4] = {local != WSP_OK, nomem, fp, ~fp}, all[4];
+  int rc = WSP_OK;
+  WSP__MPI_GOTO(comm, MPI_Allreduce(v, all, 4, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm->mpi), rc,
+                fail);
+  if (local != WSP_OK) {
+    rc = local;
+    goto fail;
+  }
+  if (all[0]) {
+    rc = wsp__fail(comm, WSP_ERR_REMOTE, "%s: another rank passed a bad argument", fn);
+    goto fail;
+  }
+  if (all[2] != fp || all[3] != ~fp) {
+    rc = wsp__fail(comm, WSP_ERR_CONFIG,
+                   "%s: the probe configuration differs between ranks; every rank must pass "
+                   "the same",
+                   fn);
+    goto fail;
+  }
+  if ((rc = wsp__agree_alloc(comm, comm->mpi, nomem, fn)) != WSP_OK) goto fail;
+  if ((rc = wsp__netmap_fill_shape(comm, pr.m)) != WSP_OK) goto fail;
+  rc = wsp__agree_alloc(comm, comm->mpi, wsp__probe_prepare(&pr) != 0, fn);
+  int passes = 0;
+  if (rc == WSP_OK) rc = wsp__probe_passes(&pr, t0, &passes);
+  if (rc == WSP_OK) rc = wsp__probe_gather(&pr, passes);
+  if (rc == WSP_OK && cfg->eager_limits) rc = wsp__probe_eager(&pr);
+  if (rc != WSP_OK) goto fail;
+  wsp__netmap_group(pr.m);
+  pr.m->reps = passes;
+  double el = wsp__backoff_now() - t0;
+  WSP__MPI_GOTO(comm, MPI_Allreduce(&el, &pr.m->seconds, 1, MPI_DOUBLE, MPI_MAX, comm->mpi), rc,
+                fail);
+  wsp__probe_release(&pr);
+  wsp__log(comm, WSP_LOG_DEBUG,
+           "%s: %d nodes, %d groups, %d passes, eager %zu / %zu bytes, %.3f s", fn,
+           pr.m->nodes, pr.m->groups, passes, pr.m->eager_intra, pr.m->eager_inter,
+           pr.m->seconds);
+  *out = pr.m;
+  return WSP_OK;
+
+fail:
+  wsp__probe_release(&pr);
+  wsp_netmap_free(&pr.m);
+  return rc;
+}

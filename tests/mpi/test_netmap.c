@@ -1,0 +1,275 @@
+/*
+ * The network map on this machine (WSP_NODES may group the ranks into
+ * nodes): the probe's map is whole (every pair, positive figures, the node
+ * layout of wsp_comm_node); the eager limit found matches the MPI setting
+ * the test ran under (--expect-eager N: the MPI's eager limit in bytes,
+ * which the payload may fall short of by a header); a map saved and loaded
+ * is the same to the bit; bad files and maps of another job shape are
+ * refused on every rank with WSP_ERR_CONFIG naming the file, and nobody
+ * hangs; bad arguments give WSP_ERR_ARG on the rank that passed them and
+ * WSP_ERR_REMOTE on the others; a byte budget stops after one pass.
+ *   test_netmap [--expect-eager N]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "wirespeed.h"
+#include "mpi_check.h"
+
+static wsp_comm_t *make(MPI_Comm c) {
+  wsp_comm_t *w = NULL;
+  int rc = wsp_comm_create(c, NULL, &w);
+  CHECK(rc == WSP_OK, "wsp_comm_create: %s", wsp_last_error());
+  return w;
+}
+
+/* A temporary path chosen on rank 0, the same on every rank. */
+static void shared_path(char *path, size_t len, const char *what) {
+  if (rank == 0) snprintf(path, len, "/tmp/wsp-test-netmap-%d-%s.json", (int)getpid(), what);
+  MPI_Bcast(path, (int)len, MPI_CHAR, 0, MPI_COMM_WORLD);
+}
+
+/* Rank 0 writes `text` to path. */
+static void put(const char *path, const char *text, size_t n) {
+  if (rank == 0) {
+    FILE *f = fopen(path, "wb");
+    CHECK(f && fwrite(text, 1, n, f) == n, "cannot write %s", path);
+    if (f) fclose(f);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* Every rank loads path on w and must fail with WSP_ERR_CONFIG naming the
+ * file and saying `want`. */
+static void refused(wsp_comm_t *w, const char *path, const char *want, const char *what) {
+  wsp_netmap_t *m = NULL;
+  int rc = wsp_netmap_load(w, path, &m);
+  CHECK(rc == WSP_ERR_CONFIG && m == NULL && strstr(wsp_last_error(), path) &&
+            strstr(wsp_last_error(), want),
+        "%s: %s: %s (wanted \"%s\")", what, wsp_err_name(rc), wsp_last_error(), want);
+  wsp_netmap_free(&m);
+}
+
+/* The saved file with the first `from` replaced by `to`, on rank 0. */
+static char *edited(const char *text, const char *from, const char *to) {
+  const char *at = strstr(text, from);
+  if (at == NULL) return NULL;
+  size_t n = strlen(text) + strlen(to) + 1;
+  char *e = malloc(n);
+  snprintf(e, n, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+  return e;
+}
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  rewind(f);
+  char *t = calloc(1, (size_t)n + 1);
+  if (t && fread(t, 1, (size_t)n, f) != (size_t)n) t[0] = '\0';
+  fclose(f);
+  return t;
+}
+
+static void check_map(wsp_comm_t *w, const wsp_netmap_t *m, int reps) {
+  wsp_netmap_info_t in;
+  wsp_topology_t topo;
+  CHECK(wsp_netmap_info(m, &in) == WSP_OK && wsp_comm_topology(w, &topo) == WSP_OK, "info");
+  CHECK(in.p == size && in.nodes == topo.nodes && in.groups >= 1 && in.groups <= in.nodes &&
+            in.reps == reps && in.seconds > 0,
+        "info: p %d nodes %d groups %d reps %d seconds %g", in.p, in.nodes, in.groups, in.reps,
+        in.seconds);
+  CHECK((in.eager_inter > 0) == (topo.nodes >= 2), "eager between nodes: %zu", in.eager_inter);
+  CHECK((in.eager_intra > 0) == (topo.max_node_ranks >= 2), "eager inside nodes: %zu",
+        in.eager_intra);
+  for (int a = 0; a < size; a++) {
+    int node = -1, group = -1, want = -2;
+    wsp_comm_node(w, a, &want);
+    CHECK(wsp_netmap_node(m, a, &node, &group) == WSP_OK && node == want && group >= 0 &&
+              group < in.groups,
+          "rank %d: node %d (wsp_comm_node %d), group %d", a, node, want, group);
+    for (int b = 0; b < size; b++) {
+      double lat = -1, inv = -1, lat2, inv2;
+      CHECK(wsp_netmap_pair(m, a, b, &lat, &inv) == WSP_OK, "pair %d %d", a, b);
+      wsp_netmap_pair(m, b, a, &lat2, &inv2);
+      if (a == b)
+        CHECK(lat == 0 && inv == 0, "rank %d with itself: %g %g", a, lat, inv);
+      else
+        CHECK(lat > 0 && lat < 1 && inv > 0 && inv < 1e-3 && lat == lat2 && inv == inv2,
+              "pair %d %d: latency %g s, %g s/byte", a, b, lat, inv);
+    }
+  }
+}
+
+static void same_map(const wsp_netmap_t *x, const wsp_netmap_t *y) {
+  wsp_netmap_info_t a, b;
+  wsp_netmap_info(x, &a);
+  wsp_netmap_info(y, &b);
+  CHECK(a.p == b.p && a.nodes == b.nodes && a.groups == b.groups && a.reps == b.reps &&
+            a.eager_intra == b.eager_intra && a.eager_inter == b.eager_inter &&
+            a.seconds == b.seconds,
+        "info differs after save and load");
+  for (int i = 0; i < a.p; i++)
+    for (int j = 0; j < a.p; j++) {
+      double l1, i1, l2, i2;
+      wsp_netmap_pair(x, i, j, &l1, &i1);
+      wsp_netmap_pair(y, i, j, &l2, &i2);
+      CHECK(l1 == l2 && i1 == i2, "pair %d %d differs after save and load", i, j);
+    }
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  long expect_eager = 0;
+  for (int i = 1; i + 1 < argc; i++)
+    if (strcmp(argv[i], "--expect-eager") == 0) expect_eager = atol(argv[i + 1]);
+  wsp_comm_t *w = make(MPI_COMM_WORLD);
+  wsp_probe_config_t cfg;
+  wsp_probe_config_init(&cfg);
+  cfg.reps = 3;
+  cfg.stream_bytes = 64 << 10;
+
+  /* 1. The probe's map. */
+  wsp_netmap_t *m = NULL;
+  int rc = wsp_netmap_probe(w, &cfg, &m);
+  CHECK(rc == WSP_OK && m, "probe: %s %s", wsp_err_name(rc), wsp_last_error());
+  if (m == NULL) MPI_Abort(MPI_COMM_WORLD, 1);
+  check_map(w, m, 3);
+  wsp_netmap_info_t info;
+  wsp_netmap_info(m, &info);
+  if (expect_eager > 0) {
+    size_t found[2] = {info.eager_intra, info.eager_inter};
+    for (int k = 0; k < 2; k++)
+      if (found[k])
+        CHECK(found[k] <= (size_t)expect_eager && found[k] + 256 >= (size_t)expect_eager,
+              "eager limit %zu, the MPI's setting %ld", found[k], expect_eager);
+  }
+
+  /* 2. Saved and loaded: the same map. */
+  char path[256], bad[256];
+  shared_path(path, sizeof path, "map");
+  shared_path(bad, sizeof bad, "bad");
+  if (rank == 0) CHECK(wsp_netmap_save(m, path) == WSP_OK, "save: %s", wsp_last_error());
+  MPI_Barrier(MPI_COMM_WORLD);
+  wsp_netmap_t *back = NULL;
+  rc = wsp_netmap_load(w, path, &back);
+  CHECK(rc == WSP_OK && back, "load: %s %s", wsp_err_name(rc), wsp_last_error());
+  if (back) same_map(m, back);
+  wsp_netmap_free(&back);
+
+  /* 3. Bad files, refused everywhere. */
+  char *text = rank == 0 ? slurp(path) : NULL;
+  refused(w, "/nonexistent/map.json", "cannot open", "missing file");
+  put(bad, "hello", 5);
+  refused(w, bad, "line 1", "not JSON");
+  if (rank == 0) put(bad, text, strlen(text) / 2);
+  else put(bad, "", 0);
+  refused(w, bad, "line", "truncated");
+  put(bad, "{\"format\": \"something else\"}", 28);
+  refused(w, bad, "not a network map", "wrong format");
+  const struct {
+    const char *from, *to, *want, *what;
+  } edits[] = {
+      {"\"version\": 1", "\"version\": 99", "version 99", "wrong version"},
+      {"\"latency_s\": ", "\"latency_s\": -", "must be a number > 0", "negative latency"},
+      {"\"node_of\": [", "\"node_of\": [0, ", "wrong size", "node_of too long"},
+  };
+  for (size_t i = 0; i < sizeof edits / sizeof *edits; i++) {
+    if (size == 1 && strstr(edits[i].from, "latency")) continue; /* no pair to edit */
+    char *e = rank == 0 ? edited(text, edits[i].from, edits[i].to) : NULL;
+    if (rank == 0) CHECK(e != NULL, "%s: no \"%s\" in the file", edits[i].what, edits[i].from);
+    put(bad, e ? e : "", e ? strlen(e) : 0);
+    refused(w, bad, edits[i].want, edits[i].what);
+    free(e);
+  }
+  /* Another job shape: fewer ranks, another node layout. */
+  MPI_Comm sub;
+  MPI_Comm_split(MPI_COMM_WORLD, rank < size - 1 || size == 1, rank, &sub);
+  wsp_comm_t *ws = make(sub);
+  int subsize = 0;
+  MPI_Comm_size(sub, &subsize);
+  if (ws && subsize != size) refused(ws, path, "was measured for", "fewer ranks");
+  wsp_comm_free(&ws);
+  MPI_Comm_free(&sub);
+  const char *nodes_env = getenv("WSP_NODES");
+  char *saved_env = nodes_env ? strdup(nodes_env) : NULL;
+  setenv("WSP_NODES", info.nodes == size ? "block:2" : "block:1", 1);
+  wsp_comm_t *wn = make(MPI_COMM_WORLD);
+  wsp_topology_t t;
+  wsp_comm_topology(wn, &t);
+  if (t.nodes != info.nodes) refused(wn, path, "nodes", "another node layout");
+  wsp_comm_free(&wn);
+  if (saved_env) setenv("WSP_NODES", saved_env, 1);
+  else unsetenv("WSP_NODES");
+  free(saved_env);
+
+  /* 4. Bad arguments. */
+  wsp_netmap_t *x = NULL;
+  rc = wsp_netmap_probe(w, &cfg, rank == 0 ? NULL : &x);
+  CHECK(rank == 0 ? rc == WSP_ERR_ARG && strstr(wsp_last_error(), "out is NULL")
+                  : rc == WSP_ERR_REMOTE && x == NULL,
+        "NULL out on rank 0: %s %s", wsp_err_name(rc), wsp_last_error());
+  wsp_probe_config_t badcfg = cfg;
+  badcfg.reps = 0;
+  rc = wsp_netmap_probe(w, &badcfg, &x);
+  CHECK(rc == WSP_ERR_ARG && strstr(wsp_last_error(), "cfg->reps") && x == NULL,
+        "reps 0: %s %s", wsp_err_name(rc), wsp_last_error());
+  badcfg = cfg;
+  badcfg.stream_bytes = 7;
+  rc = wsp_netmap_probe(w, &badcfg, &x);
+  CHECK(rc == WSP_ERR_ARG && strstr(wsp_last_error(), "cfg->stream_bytes"), "stream 7: %s",
+        wsp_last_error());
+  if (size > 1) {
+    badcfg = cfg;
+    badcfg.reps = rank == 0 ? 2 : 3;
+    rc = wsp_netmap_probe(w, &badcfg, &x);
+    CHECK(rc == WSP_ERR_CONFIG && strstr(wsp_last_error(), "differs"), "mismatch: %s %s",
+          wsp_err_name(rc), wsp_last_error());
+  }
+  CHECK(wsp_netmap_probe(NULL, &cfg, &x) == WSP_ERR_ARG, "NULL comm");
+  CHECK(wsp_netmap_save(NULL, path) == WSP_ERR_ARG, "save NULL map");
+  CHECK(wsp_netmap_save(m, NULL) == WSP_ERR_ARG, "save NULL path");
+  CHECK(wsp_netmap_save(m, "/nonexistent/dir/map.json") == WSP_ERR_CONFIG &&
+            strstr(wsp_last_error(), "/nonexistent/dir/map.json"),
+        "save into a missing directory: %s", wsp_last_error());
+  CHECK(wsp_netmap_load(w, NULL, &x) == WSP_ERR_ARG, "load NULL path");
+  double l, iv;
+  CHECK(wsp_netmap_pair(m, -1, 0, &l, &iv) == WSP_ERR_ARG &&
+            wsp_netmap_pair(m, 0, size, &l, &iv) == WSP_ERR_ARG &&
+            wsp_netmap_pair(m, 0, 0, NULL, &iv) == WSP_ERR_ARG,
+        "pair out of range");
+  int nd, gr;
+  CHECK(wsp_netmap_node(m, size, &nd, &gr) == WSP_ERR_ARG, "node out of range");
+  CHECK(wsp_netmap_info(NULL, &info) == WSP_ERR_ARG, "info of NULL");
+  CHECK(wsp_netmap_free(NULL) == WSP_ERR_ARG, "free NULL");
+
+  /* 5. A budget of one byte: one pass, still a whole map. */
+  badcfg = cfg;
+  badcfg.budget_bytes = 1;
+  badcfg.eager_limits = 0;
+  rc = wsp_netmap_probe(w, &badcfg, &x);
+  CHECK(rc == WSP_OK, "budget: %s", wsp_last_error());
+  if (x) {
+    wsp_netmap_info(x, &info);
+    /* One rank measures nothing: no byte counts against the budget. */
+    CHECK(info.reps == (size > 1 ? 1 : 3) && info.eager_inter == 0 && info.eager_intra == 0,
+          "byte budget: %d passes, eager %zu %zu", info.reps, info.eager_inter, info.eager_intra);
+  }
+  wsp_netmap_free(&x);
+  CHECK(x == NULL && wsp_netmap_free(&x) == WSP_OK, "free of a NULL map");
+
+  free(text);
+  if (rank == 0) remove(path), remove(bad);
+  wsp_netmap_free(&m);
+  wsp_comm_free(&w);
+  long all = 0;
+  MPI_Allreduce(&failures, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0) printf("test_netmap: np %d, %ld failures\n", size, all);
+  MPI_Finalize();
+  return all ? 1 : 0;
+}
