@@ -294,7 +294,8 @@ def parse(argv):
     ap.add_argument("-o", "--output", required=True, help="platform XML file to write")
     ap.add_argument("--hostfile", help="also write a hostfile, one host per line")
     ap.add_argument("--describe", metavar="FILE",
-                    help="also write the hosts' racks, NIC rates and latencies as JSON (- = stdout)")
+                    help="also write the hosts' racks, NIC rates and latencies as JSON "
+                    "(- = stdout)")
     a = ap.parse_args(argv)
 
     if a.profile == "racks":

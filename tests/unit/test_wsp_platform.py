@@ -151,7 +151,8 @@ class TestRacks(Gen):
         self.assertEqual(hosts, [f"h{i}" for i in range(12)])
         self.assertEqual(names, hosts)
         lk = links(root)
-        self.assertEqual(len(lk), 2 * 12 + 2 * 3)     # NIC up/down per host, uplink up/down per rack
+        # a NIC's up and down link per host, an uplink's up and down link per rack
+        self.assertEqual(len(lk), 2 * 12 + 2 * 3)
         for i in range(12):
             self.assertEqual(lk[f"h{i}-up"], ("125000000Bps", "10.000us"))
             self.assertEqual(lk[f"h{i}-down"], ("125000000Bps", "10.000us"))
@@ -324,7 +325,8 @@ class TestBadArguments(Gen):
         (["racks", "--uplink-bw", "1Gbps", "--oversubscription", "2"],
          "--uplink-bw and --oversubscription: give one of them"),
         (["racks", "--oversubscription", "0"], "--oversubscription 0: must be positive"),
-        (["racks", "--oversubscription", "nan"], "argument --oversubscription: 'nan' is not a number"),
+        (["racks", "--oversubscription", "nan"],
+         "argument --oversubscription: 'nan' is not a number"),
         (["racks", "--uplink-bw", "fast"], "argument --uplink-bw: 'fast' is not a rate"),
         (["racks", "--uplink-lat", "1h"], "argument --uplink-lat: '1h' is not a latency"),
         (["cluster", "--racks", "2"], "--racks: only the racks profile has racks"),
