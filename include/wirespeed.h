@@ -415,7 +415,8 @@ typedef struct wsp_netmap_info {
   int groups;  /* groups of nodes (1 when the nodes are alike) */
   int reps;    /* passes made */
   /* Bytes up to which a send went eagerly (completed before its receive
-   * was posted), inside a node and between nodes; 0: not measured. */
+   * was posted), inside a node and between nodes; 0 when not measured or
+   * when no send did (SimGrid with smpi/send-is-detached-thresh:0). */
   size_t eager_intra, eager_inter;
   double seconds; /* what the probe took */
 } wsp_netmap_info_t;

@@ -101,7 +101,7 @@ static int by_lat(const void *x, const void *y) {
   return (p->lat < q->lat) - (p->lat > q->lat);
 }
 
-static void summary(const wsp_netmap_t *m, const char *out) {
+static void summary(const wsp_netmap_t *m, const char *out, int eager) {
   wsp_netmap_info_t in;
   wsp_netmap_info(m, &in);
   int n = in.nodes, *lead = malloc((size_t)n * sizeof *lead), *count = calloc((size_t)n, sizeof *count),
@@ -120,8 +120,9 @@ static void summary(const wsp_netmap_t *m, const char *out) {
   }
   printf("# wsp-probe: p=%d on %d node(s) in %d group(s), %d pass(es), %.2f s; map in %s\n",
          in.p, n, in.groups, in.reps, in.seconds, out);
-  if (in.eager_intra || in.eager_inter)
-    printf("# eager up to %zu bytes inside a node, %zu between nodes (0: not measured)\n",
+  if (eager)
+    printf("# eager up to %zu bytes inside a node, %zu between nodes (0: none eager, or no "
+           "such pair)\n",
            in.eager_intra, in.eager_inter);
   for (int g = 0; g < in.groups; g++) {
     printf("# group %d: nodes", g);
@@ -205,7 +206,7 @@ int main(int argc, char **argv) {
   if (rc == WSP_OK) rc = wsp_netmap_probe(comm, &cfg, &map);
   if (rc == WSP_OK && rank == 0) rc = wsp_netmap_save(map, o.out);
   if (rc != WSP_OK) fprintf(stderr, "error: rank %d: %s\n", rank, wsp_last_error());
-  else if (rank == 0 && !o.quiet) summary(map, o.out);
+  else if (rank == 0 && !o.quiet) summary(map, o.out, !o.no_eager);
   int bad = rc != WSP_OK, anybad = 0;
   MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   wsp_netmap_free(&map);
