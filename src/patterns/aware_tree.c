@@ -162,37 +162,6 @@ static void wsp__aware_sort(int *a, int m, const double *key, int desc, int *tmp
   if (src != a) memcpy(a, src, (size_t)m * sizeof *a);
 }
 
-/* Sorts m (key, rank) pairs, held as key[i] and rank[i], by key and then
- * rank, ascending: a bottom-up merge sort like the one above, moving the
- * keys along with the ranks. Sorting the greedy's p rows of p - 1 edges is
- * most of a build's time at large p, and reading the keys in sequence
- * instead of through the ranks cut it by about a third
- * (docs/results/aware_trees.md). tkey and trank are the buffers (m entries
- * each). */
-static void wsp__aware_sort_row(double *key, int *rank, int m, double *tkey, int *trank) {
-  double *ks = key, *kd = tkey;
-  int *rs = rank, *rd = trank;
-  for (int width = 1; width < m; width *= 2) {
-    for (int lo = 0; lo < m; lo += 2 * width) {
-      int mid = lo + width < m ? lo + width : m;
-      int hi = lo + 2 * width < m ? lo + 2 * width : m;
-      int x = lo, y = mid, k = lo;
-      while (x < mid && y < hi) {
-        int right = ks[y] < ks[x] || (ks[y] == ks[x] && rs[y] < rs[x]);
-        int from = right ? y++ : x++;
-        kd[k] = ks[from], rd[k++] = rs[from];
-      }
-      for (; x < mid; x++, k++) kd[k] = ks[x], rd[k] = rs[x];
-      for (; y < hi; y++, k++) kd[k] = ks[y], rd[k] = rs[y];
-    }
-    double *kt = ks;
-    ks = kd, kd = kt;
-    int *rt = rs;
-    rs = rd, rd = rt;
-  }
-  if (rs != rank) memcpy(rank, rs, (size_t)m * sizeof *rank);
-}
-
 /* ---- evaluation ------------------------------------------------------- */
 
 /* Checks *t against the problem and writes a top-down order of the ranks
@@ -374,10 +343,10 @@ static void wsp__aware_ecf(const wsp__aware_problem_t *pb, wsp__aware_work_t *w,
     int *row = w->rows + (size_t)s * up, m = 0;
     for (int r = 0; r < p; r++) {
       if (r == s) continue;
-      w->key[m] = wsp__aware_down_cost(pb, s, r, pb->n);
+      w->key[r] = wsp__aware_down_cost(pb, s, r, pb->n);
       row[m++] = r;
     }
-    wsp__aware_sort_row(w->key, row, m, w->evtime, w->tmp);
+    wsp__aware_sort(row, m, w->key, 0, w->tmp);
     w->ptr[s] = 0;
     w->mark[s] = 0;
   }
