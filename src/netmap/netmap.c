@@ -78,7 +78,7 @@ uint64_t wsp__netmap_fingerprint(const wsp_netmap_t *m) {
   return wsp__fnv(h, rest, sizeof rest);
 }
 
-static int wsp__cmp_double(const void *a, const void *b) {
+int wsp__netmap_cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
 }
@@ -100,7 +100,7 @@ void wsp__netmap_group(wsp_netmap_t *m) {
     for (int b = a + 1; b < n; b++)
       if (m->lat[a * n + b] > 0) v[k++] = m->lat[a * n + b];
   if (k < 2) goto out;
-  qsort(v, k, sizeof *v, wsp__cmp_double);
+  qsort(v, k, sizeof *v, wsp__netmap_cmp_double);
   double cut = -1, widest = WSP__GROUP_GAP;
   for (size_t i = 0; i + 1 < k; i++)
     if (v[i + 1] >= widest * v[i]) widest = v[i + 1] / v[i], cut = v[i];

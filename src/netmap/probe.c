@@ -142,14 +142,9 @@ static int wsp__probe_pair(wsp__probe_t *pr, int peer, int k, int pass) {
   return WSP_OK;
 }
 
-static int wsp__cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 static double wsp__median(const double *v, int n, double *tmp) {
   memcpy(tmp, v, (size_t)n * sizeof *tmp);
-  qsort(tmp, (size_t)n, sizeof *tmp, wsp__cmp_double);
+  qsort(tmp, (size_t)n, sizeof *tmp, wsp__netmap_cmp_double);
   return n % 2 ? tmp[n / 2] : 0.5 * (tmp[n / 2 - 1] + tmp[n / 2]);
 }
 
