@@ -4,6 +4,7 @@
 #include "wsp_internal.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 /* One message each way, waited for with the back-off. */
 static int wsp__xfer(const wsp_comm_t *comm, void *buf, int bytes, int peer, int tag,
@@ -65,4 +66,17 @@ double wsp__measure_min(const double *samples, int n) {
   for (int i = 0; i < n; i++)
     if (samples[i] < m) m = samples[i];
   return m;
+}
+
+static int wsp__cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+void wsp__measure_sort(double *v, size_t n) { qsort(v, n, sizeof *v, wsp__cmp_double); }
+
+double wsp__measure_median(double *v, int n) {
+  if (n <= 0) return 0;
+  wsp__measure_sort(v, (size_t)n);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }

@@ -28,5 +28,10 @@ int wsp__measure_stream(const wsp_comm_t *comm, int peer, int tag, char *buf, in
                         int window, int reps, int both, double *samples);
 /* The smallest of n samples. */
 double wsp__measure_min(const double *samples, int n);
+/* Sorts v[0..n) ascending. */
+void wsp__measure_sort(double *v, size_t n);
+/* The median of v[0..n) (the mean of the two middle values for even n;
+ * 0 when n <= 0); sorts v. */
+double wsp__measure_median(double *v, int n);
 
 #endif

@@ -183,9 +183,6 @@ void wsp__pace_ack(wsp__pace_t *p, double rtt, double cost, double inflight,
  * [WSP__PACE_FAIR, 1/WSP__PACE_FAIR] x the median; in slow start it stops
  * once its rate reaches the median. */
 void wsp__pace_peers(wsp__pace_t *p, double median);
-/* The median of v[0..n-1] (the mean of the two middle values for even n;
- * 0 for n <= 0). Reorders v. */
-double wsp__pace_median(double *v, int n);
 
 /* ======================================================================
  * The engine (shuffle.c, shuffle_request.c, shuffle_serve.c,

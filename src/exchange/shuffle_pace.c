@@ -336,16 +336,6 @@ void wsp__pace_peers(wsp__pace_t *p, double median) {
   p->peer_ref = median > 0 && isfinite(median) ? median : 0;
 }
 
-static int wsp__cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-double wsp__pace_median(double *v, int n) {
-  if (n <= 0) return 0;
-  qsort(v, (size_t)n, sizeof *v, wsp__cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 int wsp__pace_may_send(wsp__pace_t *p, double inflight, double now) {
   if (p->mode == WSP_SHUFFLE_ADAPTIVE) {

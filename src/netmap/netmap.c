@@ -13,6 +13,8 @@
  */
 #include "netmap.h"
 
+#include "../core/measure.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,11 +80,6 @@ uint64_t wsp__netmap_fingerprint(const wsp_netmap_t *m) {
   return wsp__fnv(h, rest, sizeof rest);
 }
 
-int wsp__netmap_cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 static int wsp__find_root(int *up, int a) {
   while (up[a] != a) a = up[a] = up[up[a]];
   return a;
@@ -100,7 +97,7 @@ void wsp__netmap_group(wsp_netmap_t *m) {
     for (int b = a + 1; b < n; b++)
       if (m->lat[a * n + b] > 0) v[k++] = m->lat[a * n + b];
   if (k < 2) goto out;
-  qsort(v, k, sizeof *v, wsp__netmap_cmp_double);
+  wsp__measure_sort(v, k);
   double cut = -1, widest = WSP__GROUP_GAP;
   for (size_t i = 0; i + 1 < k; i++)
     if (v[i + 1] >= widest * v[i]) widest = v[i + 1] / v[i], cut = v[i];

@@ -39,8 +39,6 @@ wsp_netmap_t *wsp__netmap_new(int p, int nodes);
 uint64_t wsp__netmap_shape(const wsp_netmap_t *m);
 /* Everything the map holds, to check that every rank has the same map. */
 uint64_t wsp__netmap_fingerprint(const wsp_netmap_t *m);
-/* qsort's comparison of doubles, ascending. */
-int wsp__netmap_cmp_double(const void *a, const void *b);
 /* Groups the nodes from their latencies (netmap.c says how). */
 void wsp__netmap_group(wsp_netmap_t *m);
 /* Collective over comm: fills m's node_of and host from comm (an

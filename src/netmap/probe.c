@@ -142,10 +142,10 @@ static int wsp__probe_pair(wsp__probe_t *pr, int peer, int k, int pass) {
   return WSP_OK;
 }
 
+/* The median of v[0..n), through a copy in tmp. */
 static double wsp__median(const double *v, int n, double *tmp) {
   memcpy(tmp, v, (size_t)n * sizeof *tmp);
-  qsort(tmp, (size_t)n, sizeof *tmp, wsp__netmap_cmp_double);
-  return n % 2 ? tmp[n / 2] : 0.5 * (tmp[n / 2 - 1] + tmp[n / 2]);
+  return wsp__measure_median(tmp, n);
 }
 
 /* Estimates of the pairs this rank recorded, into the node matrices
