@@ -286,7 +286,7 @@ int wsp_netmap_load(wsp_comm_t *comm, const char *path, wsp_netmap_t **out) {
   } head = {0, ""};
   char *bytes = NULL;
   int rc = WSP_OK;
-  wsp_netmap_t *m = NULL, *mine = NULL;
+  wsp_netmap_t *m = NULL;
   json_t *doc = NULL;
   if (comm->rank == 0) {
     size_t len = 0;
@@ -321,52 +321,16 @@ int wsp_netmap_load(wsp_comm_t *comm, const char *path, wsp_netmap_t **out) {
     rc = wsp__fail(comm, WSP_ERR_CONFIG, "%s: map file %s: %s", fn, path, why);
     goto out;
   }
-  /* It must be a map of this job's shape. */
-  if (m->p != comm->size) {
-    rc = wsp__fail(comm, WSP_ERR_CONFIG,
-                   "%s: map file %s was measured for %d ranks; this communicator has %d", fn,
-                   path, m->p, comm->size);
-    goto out;
-  }
-  if (m->nodes != comm->topo.pub.nodes) {
-    rc = wsp__fail(comm, WSP_ERR_CONFIG,
-                   "%s: map file %s was measured on %d nodes; this communicator has %d "
-                   "(WSP_NODES)",
-                   fn, path, m->nodes, comm->topo.pub.nodes);
-    goto out;
-  }
-  mine = wsp__netmap_new(comm->size, comm->topo.pub.nodes);
-  if ((rc = wsp__agree_alloc(comm, comm->mpi, mine == NULL, fn)) != WSP_OK ||
-      (rc = wsp__netmap_fill_shape(comm, mine)) != WSP_OK)
-    goto out;
-  if (memcmp(mine->node_of, m->node_of, (size_t)m->p * sizeof *m->node_of) != 0) {
-    rc = wsp__fail(comm, WSP_ERR_CONFIG,
-                   "%s: map file %s places the ranks on nodes differently from this "
-                   "communicator",
-                   fn, path);
-    goto out;
-  }
-  if (memcmp(mine->host, m->host, (size_t)m->nodes * sizeof *m->host) != 0) {
-    rc = wsp__fail(comm, WSP_ERR_CONFIG,
-                   "%s: map file %s was measured on other hosts than this communicator's", fn,
-                   path);
-    goto out;
-  }
-  /* Every rank parsed the same bytes; check that it made the same map. */
-  uint64_t fp = wsp__netmap_fingerprint(m);
-  unsigned long long v[2] = {fp, ~fp};
-  if ((rc = wsp__allreduce_wait(comm, v, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX))) goto out;
-  if (v[0] != fp || v[1] != ~fp) {
-    rc = wsp__fail(comm, WSP_ERR_INTERNAL, "%s: map file %s was read differently by the ranks",
-                   fn, path);
-    goto out;
-  }
+  /* It must be a map of this job's shape; every rank parsed the same
+   * bytes, and the check makes sure they made the same map of them. */
+  char what[300];
+  snprintf(what, sizeof what, "map file %s", path);
+  if ((rc = wsp__netmap_fits(comm, m, fn, what, WSP_ERR_CONFIG)) != WSP_OK) goto out;
   *out = m;
   m = NULL;
 out:
   json_decref(doc);
   free(bytes);
   wsp_netmap_free(&m);
-  wsp_netmap_free(&mine);
   return rc;
 }

@@ -144,6 +144,40 @@ out:
   return rc;
 }
 
+int wsp__netmap_fits(wsp_comm_t *comm, const wsp_netmap_t *m, const char *fn,
+                     const char *what, int status) {
+  /* Agree on the map first: the checks below then give every rank the
+   * same verdict, and nobody leaves for a collective the others skip. */
+  uint64_t fp = wsp__netmap_fingerprint(m);
+  unsigned long long v[2] = {fp, ~fp};
+  int rc = wsp__allreduce_wait(comm, v, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX);
+  if (rc != WSP_OK) return rc;
+  if (v[0] != fp || v[1] != ~fp)
+    return wsp__fail(comm, WSP_ERR_INTERNAL, "%s: the ranks passed different maps (%s)", fn,
+                     what);
+  if (m->p != comm->size)
+    return wsp__fail(comm, status, "%s: %s was measured for %d ranks; this communicator has %d",
+                     fn, what, m->p, comm->size);
+  if (m->nodes != comm->topo.pub.nodes)
+    return wsp__fail(comm, status,
+                     "%s: %s was measured on %d nodes; this communicator has %d (WSP_NODES)", fn,
+                     what, m->nodes, comm->topo.pub.nodes);
+  wsp_netmap_t *mine = wsp__netmap_new(comm->size, comm->topo.pub.nodes);
+  if ((rc = wsp__agree_alloc(comm, comm->mpi, mine == NULL, fn)) != WSP_OK ||
+      (rc = wsp__netmap_fill_shape(comm, mine)) != WSP_OK)
+    goto out;
+  if (memcmp(mine->node_of, m->node_of, (size_t)m->p * sizeof *m->node_of) != 0)
+    rc = wsp__fail(comm, status,
+                   "%s: %s places the ranks on nodes differently from this communicator", fn,
+                   what);
+  else if (memcmp(mine->host, m->host, (size_t)m->nodes * sizeof *m->host) != 0)
+    rc = wsp__fail(comm, status, "%s: %s was measured on other hosts than this communicator's",
+                   fn, what);
+out:
+  wsp_netmap_free(&mine);
+  return rc;
+}
+
 int wsp_netmap_info(const wsp_netmap_t *map, wsp_netmap_info_t *info) {
   if (map == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "wsp_netmap_info: map is NULL");
   if (info == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "wsp_netmap_info: info is NULL");

@@ -41,6 +41,13 @@ uint64_t wsp__netmap_shape(const wsp_netmap_t *m);
 uint64_t wsp__netmap_fingerprint(const wsp_netmap_t *m);
 /* Groups the nodes from their latencies (netmap.c says how). */
 void wsp__netmap_group(wsp_netmap_t *m);
+/* Collective over comm: WSP_OK on every rank when every rank passed the
+ * same map (by fingerprint) and it fits comm (ranks, nodes, the node of
+ * every rank, hosts); otherwise the same failure on every rank, `status`
+ * (WSP_ERR_INTERNAL when the ranks' maps differ), with a message starting
+ * "fn: what ...". */
+int wsp__netmap_fits(wsp_comm_t *comm, const wsp_netmap_t *m, const char *fn,
+                     const char *what, int status);
 /* Collective over comm: fills m's node_of and host from comm (an
  * allgather of the host names' hashes). */
 int wsp__netmap_fill_shape(wsp_comm_t *comm, wsp_netmap_t *m);
