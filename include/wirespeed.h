@@ -192,6 +192,10 @@ typedef struct wsp_config {
    * (docs/coll.md); NULL for none. Read by wsp_comm_create only, so the
    * string need not outlive that call. WSP_RULES_FILE. */
   const char *rules_file;
+  /* A network map file (wsp-probe, wsp_netmap_save) to load and attach
+   * (wsp_netmap_load, wsp_comm_set_netmap); NULL for none. Read by
+   * wsp_comm_create only. WSP_NETMAP. */
+  const char *netmap_file;
   /* Segment size (bytes) of pipelined algorithms; 0 lets the model pick
    * one per call. WSP_COLL_SEGMENT. */
   size_t coll_segment;
@@ -443,6 +447,15 @@ WSP_API int wsp_netmap_pair(const wsp_netmap_t *map, int a, int b, double *laten
 WSP_API int wsp_netmap_node(const wsp_netmap_t *map, int rank, int *node, int *group);
 /* Frees *map and sets it to NULL; NULL is accepted. */
 WSP_API int wsp_netmap_free(wsp_netmap_t **map);
+/* Collective: attaches map to comm, for the `aware` algorithms of bcast,
+ * reduce, gather and scatter, which build their trees from it (auto then
+ * considers them; docs/netmap.md). comm keeps what it needs: the map may
+ * be freed afterwards. Every rank passes the same map, measured for comm's
+ * shape (WSP_ERR_ARG naming the difference otherwise; the same status on
+ * every rank); trees are built for at most 1024 ranks. Attaching a map
+ * again (a refreshed one) drops every tree built from the old one. NULL
+ * detaches (local, no traffic). */
+WSP_API int wsp_comm_set_netmap(wsp_comm_t *comm, const wsp_netmap_t *map);
 
 /* ------------------------------------------------------------------------
  * All-pairs shuffle: a request/response engine (docs/shuffle.md).

@@ -37,7 +37,9 @@
   /* Reducing inside nodes first keeps rank order. */                          \
   X(NODE_ORDER, 3, "commutative op, or nodes in blocks of consecutive ranks") \
   /* The result may be copied as bytes. */                                     \
-  X(DENSE, 4, "a datatype without holes")
+  X(DENSE, 4, "a datatype without holes")                                      \
+  /* The aware trees (src/coll/aware.h). */                                    \
+  X(NETMAP, 5, "a network map attached (wsp_comm_set_netmap)")
 #define WSP__PRE_ENUM(flag, bit, text) WSP__PRE_##flag = 1u << (bit),
 enum { WSP__PRE_MAP(WSP__PRE_ENUM) };
 #undef WSP__PRE_ENUM
@@ -51,9 +53,11 @@ typedef struct wsp__coll_shape {
   size_t count;  /* elements (reductions; bytes for data movement) */
   int commutative;
   int dense;     /* the datatype has no holes (always 1 for data movement) */
-  /* The communicator's nodes (filled by wsp__coll_run and the public
-   * select/predict calls from comm->topo). */
+  int root;      /* rooted collectives; 0 for the public select/predict calls */
+  /* The communicator's nodes and its network map's trees (NULL: no map),
+   * filled by wsp__coll_shape_topo. */
   int nodes, max_node_ranks, node_blocks;
+  struct wsp__aware *aware;
 } wsp__coll_shape_t;
 
 /* Whether shape s meets the preconditions `pre` (select.c). */
@@ -144,7 +148,7 @@ int wsp__coll_choose(const wsp_comm_t *comm, const wsp__coll_table_t *t,
  * holding, native excluded) and its cost in *cost (INFINITY if none). */
 int wsp__coll_cheapest(const wsp__coll_table_t *t, const wsp_model_t *m,
                        const wsp__coll_shape_t *s, double *cost);
-/* Fills s's node fields from comm's topology. */
+/* Fills s's node fields from comm's topology, and its map's trees. */
 void wsp__coll_shape_topo(const wsp_comm_t *comm, wsp__coll_shape_t *s);
 
 /* The native algorithm (row 0 of each table), in coll.c. */

@@ -62,7 +62,11 @@
   X(__VA_ARGS__, SCATTER_RDB, scatter_rdb, 0, NATIVE,                          \
     "binomial scatter of p blocks from the root, then "                        \
     "recursive-doubling allgather (any p: fix-up steps where p cuts a "        \
-    "group short)")
+    "group short)")                                                           \
+  X(__VA_ARGS__, AWARE, aware, WSP__PRE_NETMAP, BINOMIAL,                      \
+    "tree built from the network map for the shortest predicted time; "       \
+    "each rank sends the whole message to its children one after "           \
+    "another")
 
 #define WSP__REDUCE_ALGS(X, ...)                                               \
   X(__VA_ARGS__, BINOMIAL, binomial, 0, NATIVE,                                \
@@ -73,7 +77,11 @@
     "one hop to the root, for non-commutative ops)")                           \
   X(__VA_ARGS__, RABENSEIFNER, rabenseifner, 0, NATIVE,                        \
     "reduce-scatter by recursive halving, then binomial gather to the "        \
-    "root (any p: the first 2(p - q) ranks fold in pairs)")
+    "root (any p: the first 2(p - q) ranks fold in pairs)")                   \
+  X(__VA_ARGS__, AWARE, aware, WSP__PRE_NETMAP | WSP__PRE_COMMUTATIVE,         \
+    BINOMIAL,                                                                  \
+    "tree built from the network map for the shortest predicted time; "       \
+    "each rank combines its children's whole vectors as they arrive")
 
 #define WSP__ALLREDUCE_ALGS(X, ...)                                            \
   X(__VA_ARGS__, RECURSIVE_DOUBLING, recursive_doubling, 0, NATIVE,            \
@@ -97,14 +105,21 @@
     "directly into place")                                                     \
   X(__VA_ARGS__, BINOMIAL, binomial, 0, NATIVE,                                \
     "binomial tree towards the root; each rank forwards its subtree's "        \
-    "blocks in one message")
+    "blocks in one message")                                                  \
+  X(__VA_ARGS__, AWARE, aware, WSP__PRE_NETMAP, BINOMIAL,                      \
+    "tree built from the network map for the shortest predicted time; "       \
+    "each rank forwards its subtree's blocks in one message")
 
 #define WSP__SCATTER_ALGS(X, ...)                                              \
   X(__VA_ARGS__, LINEAR, linear, 0, NATIVE,                                    \
     "the root sends every rank its block directly")                            \
   X(__VA_ARGS__, BINOMIAL, binomial, 0, NATIVE,                                \
     "binomial tree from the root; each rank receives its subtree's "           \
-    "blocks in one message and passes them on")
+    "blocks in one message and passes them on")                               \
+  X(__VA_ARGS__, AWARE, aware, WSP__PRE_NETMAP, BINOMIAL,                      \
+    "tree built from the network map for the shortest predicted time; "       \
+    "each rank receives its subtree's blocks in one message and passes "      \
+    "them on")
 
 #define WSP__ALLGATHER_ALGS(X, ...)                                            \
   X(__VA_ARGS__, RING, ring, 0, NATIVE,                                        \

@@ -77,6 +77,7 @@ int wsp__pre_holds(unsigned pre, const wsp__coll_shape_t *s) {
     return 0;
   if ((pre & WSP__PRE_NODE_ORDER) && !s->commutative && !s->node_blocks) return 0;
   if ((pre & WSP__PRE_DENSE) && !s->dense) return 0;
+  if ((pre & WSP__PRE_NETMAP) && s->aware == NULL) return 0;
   return 1;
 }
 
@@ -84,6 +85,7 @@ void wsp__coll_shape_topo(const wsp_comm_t *comm, wsp__coll_shape_t *s) {
   s->nodes = comm->topo.pub.nodes;
   s->max_node_ranks = comm->topo.pub.max_node_ranks;
   s->node_blocks = comm->topo.pub.blocks;
+  s->aware = comm->aware;
 }
 
 int wsp__coll_cheapest(const wsp__coll_table_t *t, const wsp_model_t *m,

@@ -1,7 +1,7 @@
 /*
  * What the communicator (src/core/comm.c) needs from selection: reading
  * the rules file when a wsp_comm_t is created, comparing it across ranks,
- * and freeing it. The rest of selection is internal to src/coll
+ * and freeing it; freeing the network map's trees (src/coll/aware.h). The rest of selection is internal to src/coll
  * (coll_internal.h).
  */
 #ifndef WSP_COLL_SELECT_H
@@ -17,5 +17,9 @@ int wsp__rules_load(const char *path, struct wsp__rules **out);
 void wsp__rules_free(struct wsp__rules *r);
 /* A fingerprint of the rules, compared across ranks. */
 uint64_t wsp__rules_fingerprint(const struct wsp__rules *r);
+
+struct wsp__aware;
+/* Frees what wsp_comm_set_netmap attached; NULL is accepted. */
+void wsp__aware_free(struct wsp__aware *aw);
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * wsp_comm_t: a private duplicate of the user's communicator plus the
  * configuration every rank agreed on, the node topology (src/core/topo.c),
- * the cost model (src/model) and the rules file (src/coll/select.c).
+ * the cost model (src/model), the rules file (src/coll/select.c) and the
+ * network map's trees (src/coll/aware.h).
  */
 #include "wsp_internal.h"
 
@@ -44,6 +45,9 @@ int wsp_comm_create(MPI_Comm comm, const wsp_config_t *cfg, wsp_comm_t **out) {
     wsp_config_init(&c); /* something valid to carry on with */
   }
   c.rules_file = NULL; /* read; the string need not outlive this call */
+  const char *netmap_file = c.netmap_file; /* loaded once the comm exists */
+  c.netmap_file = NULL;
+  int want_netmap = netmap_file != NULL;
 
   wsp_comm_t *w = calloc(1, sizeof *w);
   /* The communicator's size before it is duplicated: the sparse state's
@@ -75,7 +79,8 @@ int wsp_comm_create(MPI_Comm comm, const wsp_config_t *cfg, wsp_comm_t **out) {
   WSP__MPI_GOTO(NULL, MPI_Comm_size(dup, &t->size), rc, fail);
   {
     /* Agree: everybody's fingerprint equal and nobody failed locally. */
-    uint64_t fp = wsp__config_fingerprint(&c) ^ (wsp__rules_fingerprint(rules) * 31u);
+    uint64_t fp = wsp__config_fingerprint(&c) ^ (wsp__rules_fingerprint(rules) * 31u) ^
+                  (uint64_t)want_netmap * 0x9e3779b97f4a7c15u;
     unsigned long long v[3] = {fp, ~fp, (local_rc != WSP_OK || w == NULL)};
     unsigned long long r[3];
     WSP__MPI_GOTO(NULL,
@@ -118,6 +123,13 @@ int wsp_comm_create(MPI_Comm comm, const wsp_config_t *cfg, wsp_comm_t **out) {
     goto fail;
   }
   wsp__topo_set_models(w);
+  if (want_netmap) {
+    wsp_netmap_t *map = NULL;
+    if ((rc = wsp_netmap_load(w, netmap_file, &map)) == WSP_OK)
+      rc = wsp_comm_set_netmap(w, map);
+    wsp_netmap_free(&map);
+    if (rc != WSP_OK) goto fail;
+  }
   wsp__log(w, WSP_LOG_DEBUG, "wsp_comm_create: model alpha %.3g s, beta %.3g s/B, gamma %.3g s/B, beta_x %.3g s/B, gap %.3g s (%s)",
            w->model.alpha, w->model.beta, w->model.gamma, w->model.beta_x, w->model.gap,
            w->model.calibrated ? "calibrated" : "configured");
@@ -127,6 +139,7 @@ int wsp_comm_create(MPI_Comm comm, const wsp_config_t *cfg, wsp_comm_t **out) {
   return WSP_OK;
 
 fail:
+  if (w) wsp__aware_free(w->aware);
   if (w) wsp__topo_free(w);
   if (dup != MPI_COMM_NULL) MPI_Comm_free(&dup);
   if (w) wsp__rules_free(w->rules);
@@ -148,6 +161,7 @@ int wsp_comm_free(wsp_comm_t **comm) {
       rc = wsp__mpi_fail(w, mrc, "MPI_Comm_free", WSP__WHERE);
   }
   wsp__rules_free(w->rules);
+  wsp__aware_free(w->aware);
   wsp__sparse_comm_free(w->sparse);
   free(w);
   *comm = NULL;

@@ -260,6 +260,8 @@ int wsp_config_from_env(wsp_config_t *cfg) {
   }
   s = getenv("WSP_RULES_FILE");
   if (s && *s) c.rules_file = s;
+  s = getenv("WSP_NETMAP");
+  if (s && *s) c.netmap_file = s;
   if ((rc = wsp__env_size("WSP_COLL_SEGMENT", 0, WSP__COLL_SEGMENT_MAX, &c.coll_segment)))
     return rc;
   *cfg = c;
@@ -293,5 +295,9 @@ uint64_t wsp__config_fingerprint(const wsp_config_t *cfg) {
   h = wsp__fnv(h, &seg, sizeof seg);
   int64_t nodes[2] = {(int64_t)cfg->node_split, cfg->node_split_n};
   h = wsp__fnv(h, nodes, sizeof nodes);
+  /* Whether to load a map (a collective step); its contents are compared
+   * when it is loaded. */
+  uint64_t netmap = cfg->netmap_file != NULL;
+  h = wsp__fnv(h, &netmap, sizeof netmap);
   return h;
 }

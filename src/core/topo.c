@@ -52,7 +52,7 @@ static wsp_comm_t *wsp__comm_wrap(const wsp_comm_t *parent, MPI_Comm mpi) {
     free(w);
     return NULL;
   }
-  w->cfg.rules_file = NULL;
+  w->cfg.rules_file = w->cfg.netmap_file = NULL;
   for (int k = 0; k < WSP_COLL_COUNT; k++)
     w->cfg.coll_alg[k] = w->coll_alg[k] = WSP_ALG_AUTO;
   if (MPI_Comm_rank(mpi, &w->rank) != MPI_SUCCESS) {

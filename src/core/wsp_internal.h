@@ -46,6 +46,8 @@ struct wsp_comm {
   wsp_model_t model;
   struct wsp__rules *rules;
   wsp__topo_t topo;
+  /* The network map's trees (src/coll/aware.h); NULL without a map. */
+  struct wsp__aware *aware;
 };
 
 /* ---- errors ---- */

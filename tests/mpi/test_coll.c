@@ -14,14 +14,25 @@
  * and the output is compared byte for byte with what the MPI library's own
  * collective produces on MPI_COMM_WORLD from the same inputs.
  *
+ * With --map, a network map is attached first (wsp_comm_set_netmap) and
+ * only `aware` and auto run (unless --alg says otherwise): `probe` measures
+ * one, `random` makes one of seeded random latencies and bandwidths per
+ * pair of nodes (and a 4 KiB eager limit, so that the small counts get
+ * eager trees and the large one rendezvous trees), whose trees take every
+ * shape, unlike those of a uniform machine. Without a map, `aware` falls
+ * back to binomial.
+ *
  * usage: test_coll [--coll NAME] [--alg NAME] [--quick] [--big-bytes B]
+ *                  [--map probe|random]
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "wirespeed.h"
+#include "../../src/netmap/netmap.h"
 
 static int rank, size;
 static long failures, cases;
@@ -401,11 +412,54 @@ static void run_alg(wsp_comm_t *w, wsp_coll_t coll, int alg, int quick,
     printf("  %-9s %-20s %s\n", wsp_coll_name(coll), name, all ? "FAILED" : "ok");
 }
 
+/* A map of seeded random figures per pair of nodes: latencies 1 to 300 us
+ * and rates 1 to 1000 MB/s, both log-uniform, the same on every rank. */
+static wsp_netmap_t *random_map(wsp_comm_t *w) {
+  wsp_topology_t topo;
+  check_rc("wsp_comm_topology", wsp_comm_topology(w, &topo));
+  wsp_netmap_t *m = wsp__netmap_new(size, topo.nodes);
+  if (m == NULL || wsp__netmap_fill_shape(w, m) != WSP_OK) {
+    fprintf(stderr, "random map: %s\n", m ? wsp_last_error() : "out of memory");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  uint64_t x = 0x9e3779b97f4a7c15u + (uint64_t)size;
+  for (int a = 0; a < topo.nodes; a++)
+    for (int b = a; b < topo.nodes; b++) {
+      double u[2];
+      for (int k = 0; k < 2; k++) { /* xorshift64*, in [0, 1) */
+        x ^= x >> 12, x ^= x << 25, x ^= x >> 27;
+        u[k] = (double)((x * 2685821657736338717u) >> 11) / 9007199254740992.0;
+      }
+      double lat = 1e-6 * pow(300, u[0]), inv = 1e-6 / pow(1000, u[1]);
+      m->lat[a * topo.nodes + b] = m->lat[b * topo.nodes + a] = lat;
+      m->inv_bw[a * topo.nodes + b] = m->inv_bw[b * topo.nodes + a] = inv;
+    }
+  m->eager_inter = m->eager_intra = 4096;
+  m->reps = 1;
+  return m;
+}
+
+static void attach_map(wsp_comm_t *w, const char *mode) {
+  wsp_netmap_t *m = NULL;
+  if (!strcmp(mode, "probe")) {
+    wsp_probe_config_t c;
+    check_rc("wsp_probe_config_init", wsp_probe_config_init(&c));
+    c.reps = 1;
+    c.stream_bytes = 16384;
+    c.eager_limits = 0;
+    check_rc("wsp_netmap_probe", wsp_netmap_probe(w, &c, &m));
+  } else {
+    m = random_map(w);
+  }
+  check_rc("wsp_comm_set_netmap", wsp_comm_set_netmap(w, m));
+  check_rc("wsp_netmap_free", wsp_netmap_free(&m));
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  const char *only_coll = NULL, *only_alg = NULL;
+  const char *only_coll = NULL, *only_alg = NULL, *map = NULL;
   int quick = 0;
   size_t big = 100000;
   for (int i = 1; i < argc; i++) {
@@ -413,9 +467,13 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--alg") && i + 1 < argc) only_alg = argv[++i];
     else if (!strcmp(argv[i], "--quick")) quick = 1;
     else if (!strcmp(argv[i], "--big-bytes") && i + 1 < argc) big = strtoul(argv[++i], NULL, 10);
+    else if (!strcmp(argv[i], "--map") && i + 1 < argc &&
+             (!strcmp(argv[i + 1], "probe") || !strcmp(argv[i + 1], "random")))
+      map = argv[++i];
     else {
       if (rank == 0)
-        fprintf(stderr, "usage: test_coll [--coll NAME] [--alg NAME] [--quick] [--big-bytes B]\n");
+        fprintf(stderr, "usage: test_coll [--coll NAME] [--alg NAME] [--quick] [--big-bytes B] "
+                        "[--map probe|random]\n");
       MPI_Finalize();
       return 2;
     }
@@ -427,6 +485,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "wsp_comm_create: %s\n", wsp_last_error());
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
+  if (map) attach_map(w, map);
   int ran = 0;
   for (int c = 0; c < WSP_COLL_COUNT; c++) {
     wsp_coll_t coll = (wsp_coll_t)c;
@@ -434,6 +493,7 @@ int main(int argc, char **argv) {
     for (int a = WSP_ALG_AUTO; a < wsp_coll_alg_count(coll); a++) {
       const char *name = a == WSP_ALG_AUTO ? "auto" : wsp_coll_alg_info(coll, a)->name;
       if (only_alg && strcmp(only_alg, name)) continue;
+      if (map && !only_alg && strcmp(name, "aware") && strcmp(name, "auto")) continue;
       run_alg(w, coll, a, quick, big);
       ran++;
     }

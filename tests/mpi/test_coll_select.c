@@ -63,6 +63,11 @@ static const char *expected_fallback(wsp_coll_t c, const char *alg) {
       {WSP_COLL_ALLREDUCE, "ring", "recursive_doubling"},
       {WSP_COLL_ALLREDUCE, "hier", "rabenseifner"},
       {WSP_COLL_ALLGATHER, "recursive_doubling", "bruck"},
+      /* No network map attached. */
+      {WSP_COLL_BCAST, "aware", "binomial"},
+      {WSP_COLL_REDUCE, "aware", "binomial"},
+      {WSP_COLL_GATHER, "aware", "binomial"},
+      {WSP_COLL_SCATTER, "aware", "binomial"},
   };
   for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
     if (list[i].c == c && strcmp(list[i].alg, alg) == 0) return list[i].fallback;

@@ -121,6 +121,12 @@ static void same_map(const wsp_netmap_t *x, const wsp_netmap_t *y) {
     }
 }
 
+static int aware_bcast(void) {
+  int a = -1;
+  wsp_coll_alg_from_name(WSP_COLL_BCAST, "aware", &a);
+  return a;
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -262,6 +268,43 @@ int main(int argc, char **argv) {
   }
   wsp_netmap_free(&x);
   CHECK(x == NULL && wsp_netmap_free(&x) == WSP_OK, "free of a NULL map");
+
+  /* 6. Attaching a map: the aware algorithms' precondition holds only with
+   * one (wsp_coll_predict says -1 without), from the call or WSP_NETMAP;
+   * a map of another shape is refused on every rank. */
+  double pt = 0;
+  CHECK(wsp_coll_predict(w, WSP_COLL_BCAST, aware_bcast(), 1024, 1, &pt) == WSP_OK && pt < 0,
+        "aware without a map: %g", pt);
+  rc = wsp_comm_set_netmap(w, m);
+  CHECK(rc == WSP_OK, "set_netmap: %s", wsp_last_error());
+  CHECK(wsp_coll_predict(w, WSP_COLL_BCAST, aware_bcast(), 1024, 1, &pt) == WSP_OK && pt >= 0,
+        "aware with a map: %g", pt);
+  CHECK(wsp_comm_set_netmap(w, NULL) == WSP_OK &&
+            wsp_coll_predict(w, WSP_COLL_BCAST, aware_bcast(), 1024, 1, &pt) == WSP_OK && pt < 0,
+        "aware after detaching: %g", pt);
+  CHECK(wsp_comm_set_netmap(NULL, m) == WSP_ERR_ARG, "set_netmap NULL comm");
+  MPI_Comm_split(MPI_COMM_WORLD, rank < size - 1 || size == 1, rank, &sub);
+  ws = make(sub);
+  MPI_Comm_size(sub, &subsize);
+  if (ws && subsize != size) {
+    rc = wsp_comm_set_netmap(ws, m);
+    CHECK(rc == WSP_ERR_ARG && strstr(wsp_last_error(), "was measured for"),
+          "set_netmap, fewer ranks: %s %s", wsp_err_name(rc), wsp_last_error());
+  }
+  wsp_comm_free(&ws);
+  MPI_Comm_free(&sub);
+  setenv("WSP_NETMAP", path, 1);
+  wsp_comm_t *we = make(MPI_COMM_WORLD);
+  CHECK(we && wsp_coll_predict(we, WSP_COLL_BCAST, aware_bcast(), 1024, 1, &pt) == WSP_OK &&
+            pt >= 0,
+        "WSP_NETMAP: %g", pt);
+  wsp_comm_free(&we);
+  setenv("WSP_NETMAP", bad, 1);
+  we = NULL;
+  rc = wsp_comm_create(MPI_COMM_WORLD, NULL, &we);
+  CHECK(rc == WSP_ERR_CONFIG && we == NULL && strstr(wsp_last_error(), bad),
+        "WSP_NETMAP of a bad file: %s %s", wsp_err_name(rc), wsp_last_error());
+  unsetenv("WSP_NETMAP");
 
   free(text);
   if (rank == 0) remove(path), remove(bad);

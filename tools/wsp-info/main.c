@@ -332,6 +332,8 @@ int main(int argc, char **argv) {
         printf("  WSP_MODEL                (unset: calibrated by wsp_comm_create)\n");
       printf("  WSP_RULES_FILE           %s\n",
              cfg.rules_file ? cfg.rules_file : "(unset)");
+      printf("  WSP_NETMAP               %s\n",
+             cfg.netmap_file ? cfg.netmap_file : "(unset)");
       printf("  WSP_COLL_SEGMENT         %zu%s\n", cfg.coll_segment,
              cfg.coll_segment ? "" : " (the model picks)");
       if (cfg.node_split == WSP_NODES_HOST)

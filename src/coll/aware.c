@@ -1,0 +1,181 @@
+/* The trees a communicator builds from its network map (aware.h). */
+#include "aware.h"
+
+#include "../netmap/netmap.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+void wsp__aware_free(struct wsp__aware *aw) {
+  if (aw == NULL) return;
+  free(aw->alpha);
+  free(aw->beta);
+  free(aw->work);
+  free(aw->ints);
+  free(aw);
+}
+
+/* The figure of a pair of nodes, or `fallback` where the map has none (a
+ * pair the probe's budget left out, a node's diagonal with one rank). */
+static double wsp__aware_figure(const double *v, int nodes, int a, int b, double fallback) {
+  double x = v[(size_t)a * (size_t)nodes + (size_t)b];
+  return isfinite(x) && x >= 0 ? x : fallback;
+}
+
+/* The largest finite figure of the map, 0 if none: what an unmeasured pair
+ * is taken to cost, so that no tree leans on a pair nobody measured. */
+static double wsp__aware_worst(const double *v, size_t nn) {
+  double w = 0;
+  for (size_t i = 0; i < nn; i++)
+    if (isfinite(v[i]) && v[i] > w) w = v[i];
+  return w;
+}
+
+static struct wsp__aware *wsp__aware_new(const wsp_netmap_t *m) {
+  struct wsp__aware *aw = calloc(1, sizeof *aw);
+  if (aw == NULL) return NULL;
+  int p = m->p;
+  size_t pp = (size_t)p * (size_t)p, up = (size_t)p;
+  /* Per entry: parent p, child_start p + 1, children p, size, order, pos
+   * p each; the scratch tree the first three. */
+  size_t per = 6 * up + 1;
+  aw->p = p;
+  aw->alpha = malloc(pp * sizeof *aw->alpha);
+  aw->beta = malloc(pp * sizeof *aw->beta);
+  aw->work = malloc(wsp__aware_work_size(p));
+  aw->ints = malloc(((size_t)WSP__AWARE_CACHE * per + 3 * up + 1) * sizeof *aw->ints);
+  if (!aw->alpha || !aw->beta || !aw->work || !aw->ints) {
+    wsp__aware_free(aw);
+    return NULL;
+  }
+  int *q = aw->ints;
+  for (int e = 0; e < WSP__AWARE_CACHE; e++) {
+    wsp__aware_entry_t *en = &aw->entry[e];
+    en->tree.parent = q, q += p;
+    en->tree.child_start = q, q += p + 1;
+    en->tree.children = q, q += p;
+    en->size = q, q += p;
+    en->order = q, q += p;
+    en->pos = q, q += p;
+  }
+  aw->scratch.parent = q, q += p;
+  aw->scratch.child_start = q, q += p + 1;
+  aw->scratch.children = q;
+
+  size_t nn = (size_t)m->nodes * (size_t)m->nodes;
+  double worst_lat = wsp__aware_worst(m->lat, nn), worst_inv = wsp__aware_worst(m->inv_bw, nn);
+  for (int i = 0; i < p; i++)
+    for (int j = 0; j < p; j++) {
+      size_t k = (size_t)i * up + (size_t)j;
+      int a = m->node_of[i], b = m->node_of[j];
+      aw->alpha[k] = i == j ? 0 : wsp__aware_figure(m->lat, m->nodes, a, b, worst_lat);
+      aw->beta[k] = i == j ? 0 : wsp__aware_figure(m->inv_bw, m->nodes, a, b, worst_inv);
+    }
+  aw->eager = m->eager_inter ? m->eager_inter : WSP__AWARE_EAGER_DEFAULT;
+  return aw;
+}
+
+int wsp_comm_set_netmap(wsp_comm_t *comm, const wsp_netmap_t *map) {
+  static const char fn[] = "wsp_comm_set_netmap";
+  if (comm == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "%s: comm is NULL", fn);
+  /* Detaching is local: no traffic, nothing to agree on. */
+  if (map == NULL) {
+    wsp__aware_free(comm->aware);
+    comm->aware = NULL;
+    return WSP_OK;
+  }
+  int rc = wsp__netmap_fits(comm, map, fn, "map", WSP_ERR_ARG);
+  if (rc != WSP_OK) return rc;
+  /* The same map everywhere: the same answer to this everywhere. */
+  if (map->p > WSP__AWARE_MAX_P)
+    return wsp__fail(comm, WSP_ERR_ARG,
+                     "%s: map has %d ranks; trees are built for at most %d", fn, map->p,
+                     WSP__AWARE_MAX_P);
+  struct wsp__aware *aw = wsp__aware_new(map);
+  if ((rc = wsp__agree_alloc(comm, comm->mpi, aw == NULL, fn)) != WSP_OK) {
+    wsp__aware_free(aw);
+    return rc;
+  }
+  /* A new map replaces the old one whole, and the trees built from it. */
+  wsp__aware_free(comm->aware);
+  comm->aware = aw;
+  return WSP_OK;
+}
+
+/* Depth-first order, subtree sizes and positions of e's tree. */
+static void wsp__aware_walk(int p, wsp__aware_entry_t *e) {
+  const wsp__aware_tree_t *t = &e->tree;
+  /* Preorder with an explicit stack (kept in `pos`, filled afterwards):
+   * children are pushed in reverse so that they come out in order. */
+  int *stack = e->pos, top = 0, n = 0;
+  stack[top++] = e->root;
+  while (top > 0) {
+    int v = stack[--top];
+    e->order[n++] = v;
+    for (int k = t->child_start[v + 1] - 1; k >= t->child_start[v]; k--)
+      stack[top++] = t->children[k];
+  }
+  for (int k = 0; k < p; k++) e->pos[e->order[k]] = k;
+  /* Sizes bottom up: in preorder every child comes after its parent. */
+  for (int v = 0; v < p; v++) e->size[v] = 1;
+  for (int k = p - 1; k > 0; k--) {
+    int v = e->order[k];
+    e->size[t->parent[v]] += e->size[v];
+  }
+}
+
+/* The problem a call of `bytes` bytes per edge is given: rounded up to a
+ * power of two (and, for eager edges, down to the eager limit), so that
+ * sizes close to each other share a tree, and the tree depends only on the
+ * cache key. Every rank then builds the same tree for the same call, what
+ * else its cache has seen. */
+static void wsp__aware_problem(const struct wsp__aware *aw, wsp_coll_t coll, int root,
+                               size_t bytes, wsp__aware_problem_t *pb) {
+  size_t n = 1;
+  while (n < bytes && n <= SIZE_MAX / 2) n *= 2;
+  wsp__aware_proto_t proto = bytes <= aw->eager ? WSP__AWARE_EAGER : WSP__AWARE_RNDV;
+  if (proto == WSP__AWARE_EAGER && n > aw->eager) n = aw->eager;
+  *pb = (wsp__aware_problem_t){
+      .p = aw->p,
+      .root = root,
+      .alpha = aw->alpha,
+      .beta = aw->beta,
+      .n = n,
+      .proto = proto,
+      .dir = coll == WSP_COLL_REDUCE || coll == WSP_COLL_GATHER ? WSP__AWARE_UP
+                                                                 : WSP__AWARE_DOWN,
+      .load = coll == WSP_COLL_GATHER || coll == WSP_COLL_SCATTER ? WSP__AWARE_BLOCKS
+                                                                  : WSP__AWARE_WHOLE};
+}
+
+const wsp__aware_entry_t *wsp__aware_get(struct wsp__aware *aw, wsp_coll_t coll, int root,
+                                         size_t bytes) {
+  wsp__aware_problem_t pb;
+  wsp__aware_problem(aw, coll, root, bytes, &pb);
+  for (int e = 0; e < WSP__AWARE_CACHE; e++) {
+    const wsp__aware_entry_t *en = &aw->entry[e];
+    if (en->valid && en->coll == coll && en->root == root && en->bytes == pb.n &&
+        en->proto == (int)pb.proto)
+      return en;
+  }
+  wsp__aware_entry_t *en = &aw->entry[aw->next];
+  aw->next = (aw->next + 1) % WSP__AWARE_CACHE;
+  /* The map's figures are finite and >= 0 and the arguments were checked
+   * by the entry points, so neither call can fail. */
+  en->valid = 0;
+  en->time = en->binomial = 0;
+  wsp__aware_build(&pb, aw->work, &en->tree, &en->time, NULL);
+  wsp__aware_binomial(&pb, &aw->scratch);
+  wsp__aware_time(&pb, &aw->scratch, aw->work, &en->binomial);
+  en->coll = coll, en->root = root, en->bytes = pb.n, en->proto = (int)pb.proto;
+  wsp__aware_walk(aw->p, en);
+  en->valid = 1;
+  return en;
+}
+
+double wsp__aware_cost(const wsp__coll_shape_t *s, wsp_coll_t coll, double binomial_cost) {
+  const wsp__aware_entry_t *e = wsp__aware_get(s->aware, coll, s->root, s->bytes);
+  double ratio = e->binomial > 0 ? e->time / e->binomial : 1;
+  return binomial_cost * (ratio > 1 - WSP__AWARE_MARGIN ? 1 : ratio);
+}

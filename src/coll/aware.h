@@ -1,0 +1,85 @@
+/*
+ * The trees a communicator builds from its network map (wsp_comm_set_netmap),
+ * for the `aware` algorithms of bcast, reduce, gather and scatter.
+ *
+ * Attaching a map turns its per-node figures into the rank-by-rank latency
+ * and time-per-byte matrices that src/patterns/aware_tree.h takes, and
+ * allocates everything the trees will need, once: a collective must not run
+ * out of memory half-way, when its partners are already waiting. A tree is
+ * built for a (collective, root, protocol, size rounded up to a power of
+ * two) the first time a call needs it, by the selection's cost function or
+ * by the algorithm, and kept in a small cache: the same sizes come back in
+ * most programs, and building costs up to milliseconds
+ * (docs/results/aware_trees.md). Every rank builds the same
+ * tree from the same map (aware_tree.h says why), so no tree is ever sent.
+ *
+ * Protocol. A tree is built for eager messages when the bytes an edge
+ * carries (the message, or one rank's block for gather and scatter) are at
+ * most the map's eager limit between nodes, and for rendezvous above it;
+ * where the map has no eager limit, at most WSP__AWARE_EAGER_DEFAULT bytes
+ * count as eager.
+ *
+ * What auto compares. The map's figures and the model's (calibrated once,
+ * for the whole communicator) are different measurements, so the aware
+ * tree's time on the map is not set against the other algorithms' model
+ * costs directly. Instead its cost is the binomial algorithm's model cost
+ * times the ratio of the two trees' times on the map: the map says how much
+ * better than binomial the tree is, the model what binomial costs. On a
+ * uniform network the ratio is 1 and the two tie, and auto keeps binomial
+ * (the earlier row); ratios above 1 - WSP__AWARE_MARGIN count as 1, so that
+ * the noise of a measured map on a uniform network does not swap trees.
+ */
+#ifndef WSP_COLL_AWARE_H
+#define WSP_COLL_AWARE_H
+
+#include "coll_internal.h"
+#include "select.h"
+#include "../patterns/aware_tree.h"
+
+enum {
+  WSP__AWARE_CACHE = 16,    /* trees kept per communicator */
+  WSP__AWARE_MAX_P = 1024   /* the most ranks trees are built for: the
+                               matrices take 16.p^2 bytes */
+};
+#define WSP__AWARE_EAGER_DEFAULT ((size_t)64 * 1024)
+#define WSP__AWARE_MARGIN 0.05
+
+/* One tree and what the algorithms need to walk it. */
+typedef struct wsp__aware_entry {
+  int valid;
+  wsp_coll_t coll;
+  int root;
+  size_t bytes; /* the bytes per edge it was built for (wsp__aware_get) */
+  int proto;    /* wsp__aware_proto_t */
+  double time, binomial; /* predicted seconds on the map: this tree, binomial */
+  wsp__aware_tree_t tree;
+  /* Subtree sizes, and the ranks in depth-first order (a rank, then its
+   * children's subtrees in its child order), with each rank's position in
+   * it: v's subtree is order[pos[v] .. pos[v] + size[v]). Gather and scatter
+   * keep their blocks in this order. */
+  int *size, *order, *pos;
+} wsp__aware_entry_t;
+
+struct wsp__aware {
+  int p;
+  double *alpha, *beta; /* p x p, aware_tree.h's layout */
+  size_t eager;         /* bytes up to which edges are eager */
+  void *work;           /* wsp__aware_work_size(p) */
+  wsp__aware_tree_t scratch; /* the binomial tree, for the ratio */
+  wsp__aware_entry_t entry[WSP__AWARE_CACHE];
+  int next;             /* the entry to replace next */
+  int *ints;            /* the one allocation behind every int array */
+};
+
+/* The tree for coll (bcast, reduce, gather or scatter) from root with
+ * `bytes` bytes per edge (the message, or one block), from the cache or
+ * built now. Never fails for a communicator with a map: everything was
+ * allocated when it was attached, and the arguments were checked. */
+const wsp__aware_entry_t *wsp__aware_get(struct wsp__aware *aw, wsp_coll_t coll,
+                                         int root, size_t bytes);
+/* The cost auto compares (see above): binomial_cost, the binomial
+ * algorithm's model cost for shape s, times the map's ratio. */
+double wsp__aware_cost(const wsp__coll_shape_t *s, wsp_coll_t coll,
+                       double binomial_cost);
+
+#endif
