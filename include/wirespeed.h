@@ -356,6 +356,12 @@ typedef struct wsp_model {
    * the model is configured without it, equal to alpha. */
   double gap;
   int calibrated; /* 1 when measured by wsp_comm_create, 0 when configured */
+  /* Bytes up to which the MPI sends eagerly (a send completes before its
+   * receive is posted), between nodes and inside a node: the network map's
+   * figures when one is attached (wsp_comm_set_netmap), else 0 (unknown).
+   * Pipelined algorithms keep their segments within it (src/model/cost.c,
+   * wsp__pipeline_seg, says when). */
+  size_t eager, eager_node;
 } wsp_model_t;
 
 /* Which ranks share a node, as wirespeed sees it (WSP_NODES). */

@@ -83,6 +83,8 @@ int wsp_comm_set_netmap(wsp_comm_t *comm, const wsp_netmap_t *map) {
   if (map == NULL) {
     wsp__aware_free(comm->aware);
     comm->aware = NULL;
+    comm->model.eager = comm->model.eager_node = 0;
+    wsp__topo_set_models(comm);
     return WSP_OK;
   }
   int rc = wsp__netmap_fits(comm, map, fn, "map", WSP_ERR_ARG);
@@ -100,6 +102,9 @@ int wsp_comm_set_netmap(wsp_comm_t *comm, const wsp_netmap_t *map) {
   /* A new map replaces the old one whole, and the trees built from it. */
   wsp__aware_free(comm->aware);
   comm->aware = aw;
+  comm->model.eager = map->eager_inter;
+  comm->model.eager_node = map->eager_intra;
+  wsp__topo_set_models(comm);
   return WSP_OK;
 }
 

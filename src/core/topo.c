@@ -204,6 +204,7 @@ void wsp__topo_set_models(wsp_comm_t *comm) {
     wsp_model_t m = comm->model;
     m.alpha = m.alpha_node;
     m.beta = m.beta_x = m.beta_node;
+    m.eager = m.eager_node;
     /* A message's overhead cannot exceed its whole latency. */
     m.gap = m.gap < m.alpha ? m.gap : m.alpha;
     comm->topo.local->model = m;

@@ -34,9 +34,12 @@
 int wsp__ceil_log2(int p);
 /* ceil(log_k p) for p >= 1, k >= 2. */
 int wsp__ceil_logk(int p, int k);
+/* The smallest eager limit (m->eager) that segments are kept within. */
+#define WSP__SEG_EAGER_MIN ((size_t)4096)
 /* The segment size minimising a pipeline of `stages` stages over n bytes
  * with per-segment cost alpha + seg.per_byte: sqrt(n.alpha / ((stages-1)
- * per_byte)), rounded down to a multiple of `align` and clamped to
+ * per_byte)), at most m->eager when that is known and at least
+ * WSP__SEG_EAGER_MIN, rounded down to a multiple of `align` and clamped to
  * [align, n]. */
 size_t wsp__pipeline_seg(const wsp_model_t *m, size_t n, int stages,
                          double per_byte, size_t align);

@@ -2,7 +2,8 @@
  * The algorithm tables built from src/coll/registry.h: row 0 of every
  * collective is native, every other row can run and be priced, every
  * fallback chain ends at native, names are unique and usable in
- * WSP_<COLL>_ALGORITHM, and the public calls read the same tables.
+ * WSP_<COLL>_ALGORITHM, and the public calls read the same tables; and
+ * the pipelined algorithms' segment size (src/model/cost.c).
  */
 #include "check.h"
 #include "coll/coll_internal.h"
@@ -95,5 +96,27 @@ int main(void) {
     }
     CHECK(wsp_coll_alg_info((wsp_coll_t)c, t->count) == NULL, "%s: info past the end", t->name);
   }
+
+  /* Pipelined segments: sqrt(n.alpha / ((stages - 1).per_byte)) rounded
+   * down to the alignment, kept within a known eager limit of 4 KiB or
+   * more, untouched by a smaller one. 16 MiB over 7 stages at m's figures:
+   * sqrt(2^24 . 5e-5 / (6 . 9e-8)) = 39413.8 bytes. */
+  size_t n = (size_t)16 << 20;
+  double want = sqrt((double)n * m.alpha / (6 * m.beta_x));
+  wsp_model_t me = m;
+  CHECK(wsp__pipeline_seg(&me, n, 7, m.beta_x, 8) == (size_t)want / 8 * 8,
+        "segment without an eager limit: %zu, want %zu", wsp__pipeline_seg(&me, n, 7, m.beta_x, 8),
+        (size_t)want / 8 * 8);
+  me.eager = 16384;
+  CHECK(wsp__pipeline_seg(&me, n, 7, m.beta_x, 8) == 16384, "segment within 16 KiB eager: %zu",
+        wsp__pipeline_seg(&me, n, 7, m.beta_x, 8));
+  CHECK(wsp__pipeline_seg(&me, n, 7, m.beta_x, 24) == 16368, "aligned within the limit: %zu",
+        wsp__pipeline_seg(&me, n, 7, m.beta_x, 24));
+  me.eager = 65536;
+  CHECK(wsp__pipeline_seg(&me, n, 7, m.beta_x, 8) == (size_t)want / 8 * 8,
+        "a limit above the optimum changes nothing");
+  me.eager = 1024;
+  CHECK(wsp__pipeline_seg(&me, n, 7, m.beta_x, 8) == (size_t)want / 8 * 8,
+        "a limit below 4 KiB is not kept to");
   return check_summary("test_registry");
 }

@@ -512,6 +512,9 @@ static void print_header(const coll_bench_t *b) {
          "%.3g s/B, gap %.3g s, node alpha %.3g s, node beta %.3g s/B (%s)\n",
          m->alpha, m->beta, m->gamma, m->beta_x, m->gap, m->alpha_node, m->beta_node,
          m->calibrated ? "calibrated" : "configured");
+  if (m->eager || m->eager_node)
+    printf("# eager limit (network map): %zu bytes between nodes, %zu inside a node\n",
+           m->eager, m->eager_node);
   printf("# nodes: %d, at most %d ranks per node%s\n", topo.nodes, topo.max_node_ranks,
          topo.blocks ? " (blocks of consecutive ranks)" : "");
   printf("# time: slowest rank's mean per call; algbw = size/time, busbw = "
@@ -670,10 +673,11 @@ static void json_line(coll_bench_t *b, const row_t *w, size_t S, const row_state
   json_object_set_new(j, "check", json_string(s->bad[a] ? "MISMATCH" : "ok"));
   json_object_set_new(
       j, "model",
-      json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b}", "alpha", m->alpha, "beta",
-                m->beta, "gamma", m->gamma, "beta_x", m->beta_x, "alpha_node",
+      json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b, s:I, s:I}", "alpha", m->alpha,
+                "beta", m->beta, "gamma", m->gamma, "beta_x", m->beta_x, "alpha_node",
                 m->alpha_node, "beta_node", m->beta_node, "gap", m->gap, "calibrated",
-                m->calibrated));
+                m->calibrated, "eager", (json_int_t)m->eager, "eager_node",
+                (json_int_t)m->eager_node));
   wsp_bench_emit(&b->out, j);
 }
 

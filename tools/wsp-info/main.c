@@ -136,11 +136,13 @@ static int print_model(int json, int rank) {
   }
   json_t *doc = NULL, *jcolls = NULL;
   if (json) {
-    doc = json_pack("{s:s, s:i, s:{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b}, s:{s:i, s:i, s:b}}",
+    doc = json_pack("{s:s, s:i, s:{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b, s:I, s:I}, "
+                    "s:{s:i, s:i, s:b}}",
                     "wirespeed", wsp_version_string(), "p", p, "model", "alpha",
                     m.alpha, "beta", m.beta, "gamma", m.gamma, "beta_x", m.beta_x,
                     "alpha_node", m.alpha_node, "beta_node", m.beta_node, "gap", m.gap,
-                    "calibrated", m.calibrated, "topology", "nodes", topo.nodes,
+                    "calibrated", m.calibrated, "eager", (json_int_t)m.eager, "eager_node",
+                    (json_int_t)m.eager_node, "topology", "nodes", topo.nodes,
                     "max_node_ranks", topo.max_node_ranks, "blocks", topo.blocks);
     jcolls = json_object();
     json_object_set_new(doc, "collectives", jcolls);
@@ -156,6 +158,9 @@ static int print_model(int json, int rank) {
            m.beta_x > 0 ? 1e-9 / m.beta_x : 0.0, m.gap);
     printf("  inside a node: alpha %.4g s, beta %.4g s per byte (%.4g GB/s)\n",
            m.alpha_node, m.beta_node, m.beta_node > 0 ? 1e-9 / m.beta_node : 0.0);
+    if (m.eager || m.eager_node)
+      printf("  eager limit (network map): %zu bytes between nodes, %zu inside a node\n",
+             m.eager, m.eager_node);
     printf("  nodes: %d, at most %d ranks per node%s (WSP_NODES)\n", topo.nodes,
            topo.max_node_ranks, topo.blocks ? ", in blocks of consecutive ranks" : "");
     printf("\npredicted time per call in microseconds ('-': no cost known or "
