@@ -16,6 +16,12 @@
 #     environment variables, CVARs and UCX's); defaults below
 #   WSP_BENCH_OLD: another wsp-bench binary (built for Open MPI) to run beside
 #     this one at the default settings, labelled "old" (to re-measure a change)
+#   WSP_NETMAP_RUN (1): 1 probes the lab with wsp-probe under each MPI first
+#     and adds a run at that MPI's defaults with the map attached
+#     (WSP_NETMAP), labelled "default-map": the eager limit it measured
+#     bounds the pipelined segments (docs/netmap.md); 0 leaves it out
+# In the tuning lists, a NAME starting with WSP_ is an environment variable
+# of wirespeed's, not a setting of the MPI's.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/results}
@@ -59,7 +65,9 @@ run() {
   shift 3
   local args=()
   while [ $# -ge 2 ]; do
-    if [ "$m" = openmpi ]; then
+    if [[ $1 == WSP_* && $m = openmpi ]]; then
+      args+=(--mpi-arg=-x --mpi-arg="$1=$2")
+    elif [ "$m" = openmpi ]; then
       args+=(--mpi-arg=--mca --mpi-arg="$1" --mpi-arg="$2")
     else
       args+=(--mpi-arg=-genv --mpi-arg="$1" --mpi-arg="$2")
@@ -80,6 +88,13 @@ run() {
 
 for m in $mpis; do
   run "$m" "$m-default" "$root/build/$m/tools/wsp-bench"
+  if [ "${WSP_NETMAP_RUN:-1}" = 1 ]; then
+    map="$out/netmap-$name-$m.json"
+    "$root/scripts/netlab" run --name "$name" --mpi "$m" --ppn 1 --timeout 600 \
+      --done-line "# wsp-probe: finished" --done-grace 60 -- \
+      "$root/build/$m/tools/wsp-probe" --out "$map" </dev/null || [ $? = 124 ]
+    run "$m" "$m-default-map" "$root/build/$m/tools/wsp-bench" WSP_NETMAP "$map"
+  fi
   if [ "$m" = openmpi ] && [ -n "${WSP_BENCH_OLD:-}" ]; then
     run "$m" "$m-default-old" "$WSP_BENCH_OLD"
   fi
@@ -123,6 +138,10 @@ for mpi in ("openmpi", "mpich"):
                 continue
             tuned = [(rows[k], k[0]) for k in rows if k[1] == c and k[2] == s and k[3] == "mpi"
                      and k[0].startswith(mpi + "-") and not k[0].startswith(mpi + "-default")]
+            am = rows.get((f"{mpi}-default-map-{stamp}", c, s, "auto"))
+            if am:
+                print(f"  {mpi} {c} {s}: auto with the network map {frac(am):.3f} B ({am['ran']}), "
+                      f"without {frac(a):.3f} B")
             best, bl = max(tuned, key=lambda t: t[0]["busbw_GBps"]) if tuned else (md, d)
             if md["busbw_GBps"] >= best["busbw_GBps"]:
                 best, bl = md, d

@@ -30,6 +30,9 @@ struct wsp_netmap {
   size_t eager_intra, eager_inter; /* bytes; 0: not measured */
   int reps;
   double seconds;
+  /* The tournament round the next wsp_netmap_refresh starts at (kept in
+   * memory only: a loaded map starts again at 0). */
+  int refresh_next;
 };
 
 /* A map for p ranks on `nodes` nodes with every figure unset (NAN, 0);

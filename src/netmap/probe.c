@@ -55,6 +55,8 @@
 #define WSP__EAGER_WATCH_S 0.01
 enum { WSP__STREAM_WINDOW = 8, WSP__SMALL = 8, WSP__REPS_MAX = 1000 };
 #define WSP__STREAM_MIN ((size_t)64)
+/* The stream of a refresh: short, as a refresh runs beside the job. */
+#define WSP__REFRESH_STREAM ((size_t)256 << 10)
 #define WSP__STREAM_MAX ((size_t)256 << 20)
 
 int wsp_probe_config_init(wsp_probe_config_t *cfg) {
@@ -423,5 +425,91 @@ int wsp_netmap_probe(wsp_comm_t *comm, const wsp_probe_config_t *cfg, wsp_netmap
 fail:
   wsp__probe_release(&pr);
   wsp_netmap_free(&pr.m);
+  return rc;
+}
+
+/* ---- refreshing a map ---- */
+
+int wsp_netmap_refresh(wsp_comm_t *comm, wsp_netmap_t *map, int rounds) {
+  static const char fn[] = "wsp_netmap_refresh";
+  if (comm == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "%s: comm is NULL", fn);
+  int local = map == NULL ? wsp__fail(comm, WSP_ERR_ARG, "%s: map is NULL", fn)
+              : rounds < 1
+                  ? wsp__fail(comm, WSP_ERR_ARG, "%s: rounds = %d is not >= 1", fn, rounds)
+                  : WSP_OK;
+  /* Agree on the arguments before the map's own checks, which are
+   * collective: a rank that left early would leave the others waiting. */
+  int bad = local != WSP_OK, any = 0;
+  int rc = MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, comm->mpi);
+  if (rc != MPI_SUCCESS) return wsp__mpi_fail(comm, rc, "MPI_Allreduce", WSP__WHERE);
+  if (local != WSP_OK) return local;
+  if (any) return wsp__fail(comm, WSP_ERR_REMOTE, "%s: another rank passed a bad argument", fn);
+  if ((rc = wsp__netmap_fits(comm, map, fn, "map", WSP_ERR_ARG)) != WSP_OK) return rc;
+  int n = map->nodes, total = wsp__tournament_rounds(n);
+  if (total == 0) return WSP_OK; /* one node: no pair between nodes */
+  if (rounds > total) rounds = total;
+  wsp_probe_config_t cfg;
+  wsp_probe_config_init(&cfg);
+  cfg.reps = 1;
+  cfg.stream_bytes = WSP__REFRESH_STREAM;
+  wsp__probe_t pr = {.comm = comm, .cfg = &cfg, .m = map};
+  /* Per round, this rank's record of the pair it leads (it is the lower
+   * leader): the other node, the round trip, the stream; -1: none. */
+  double *mine = malloc((size_t)rounds * 3 * sizeof *mine);
+  double *all = malloc((size_t)comm->size * (size_t)rounds * 3 * sizeof *all);
+  int nomem = mine == NULL || all == NULL;
+  if (!nomem) {
+    pr.leader = malloc((size_t)n * sizeof *pr.leader);
+    pr.second = malloc((size_t)n * sizeof *pr.second);
+    pr.msg = (int)(cfg.stream_bytes / WSP__STREAM_WINDOW);
+    pr.buf = calloc(1 + WSP__STREAM_WINDOW, (size_t)pr.msg);
+    nomem = !pr.leader || !pr.second || !pr.buf;
+  }
+  if ((rc = wsp__agree_alloc(comm, comm->mpi, nomem, fn)) != WSP_OK) goto out;
+  wsp__probe_roles(&pr);
+  int me = comm->rank;
+  pr.node = map->node_of[me];
+  int leader = pr.leader[pr.node] == me;
+  for (int i = 0; i < rounds; i++) {
+    int r = (map->refresh_next + i) % total;
+    int b = leader ? wsp__tournament_partner(n, r, pr.node) : -1;
+    double rtt = 0, stream = 0;
+    mine[3 * i] = -1;
+    if (b < 0) continue;
+    int peer = pr.leader[b];
+    if ((rc = wsp__measure_pingpong(comm, peer, WSP__TAG_PROBE, pr.buf, WSP__SMALL, 1, &rtt)) ||
+        (rc = wsp__measure_stream(comm, peer, WSP__TAG_PROBE, pr.buf, pr.msg,
+                                  WSP__STREAM_WINDOW, 1, 0, &stream)))
+      goto out;
+    if (pr.node < b) mine[3 * i] = b, mine[3 * i + 1] = rtt, mine[3 * i + 2] = stream;
+  }
+  WSP__MPI_GOTO(comm,
+                MPI_Allgather(mine, 3 * rounds, MPI_DOUBLE, all, 3 * rounds, MPI_DOUBLE,
+                              comm->mpi),
+                rc, out);
+  /* Every rank applies the same records in the same order: the same map. */
+  double bytes = (double)pr.msg * WSP__STREAM_WINDOW;
+  for (int q = 0; q < comm->size; q++) {
+    int a = map->node_of[q];
+    if (pr.leader[a] != q) continue;
+    for (int i = 0; i < rounds; i++) {
+      const double *x = all + ((size_t)q * (size_t)rounds + (size_t)i) * 3;
+      if (x[0] < 0) continue;
+      int b = (int)x[0];
+      size_t ab = (size_t)a * (size_t)n + (size_t)b, ba = (size_t)b * (size_t)n + (size_t)a;
+      map->lat[ab] = map->lat[ba] = x[1] / 2;
+      map->inv_bw[ab] = map->inv_bw[ba] = fmax((x[2] - x[1]) / bytes, 1e-13);
+      map->samples[ab] = map->samples[ba] = 1;
+      map->outliers[ab] = map->outliers[ba] = 0;
+    }
+  }
+  map->refresh_next = (map->refresh_next + rounds) % total;
+  wsp__netmap_group(map);
+out:
+  free(mine);
+  free(all);
+  free(pr.leader);
+  free(pr.second);
+  free(pr.buf);
   return rc;
 }

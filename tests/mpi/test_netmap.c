@@ -7,7 +7,11 @@
  * is the same to the bit; bad files and maps of another job shape are
  * refused on every rank with WSP_ERR_CONFIG naming the file, and nobody
  * hangs; bad arguments give WSP_ERR_ARG on the rank that passed them and
- * WSP_ERR_REMOTE on the others; a byte budget stops after one pass.
+ * WSP_ERR_REMOTE on the others; a byte budget stops after one pass; a map
+ * attached to a communicator enables the aware algorithms; a refresh
+ * measures again exactly the pairs of its rounds (seeded here with an
+ * impossible latency, so that a measured one tells them apart), and all
+ * pairs after a whole tournament of calls.
  *   test_netmap [--expect-eager N]
  */
 #include <stdio.h>
@@ -17,6 +21,7 @@
 
 #include "wirespeed.h"
 #include "mpi_check.h"
+#include "../../src/netmap/netmap.h"
 
 static wsp_comm_t *make(MPI_Comm c) {
   wsp_comm_t *w = NULL;
@@ -305,6 +310,43 @@ int main(int argc, char **argv) {
   CHECK(rc == WSP_ERR_CONFIG && we == NULL && strstr(wsp_last_error(), bad),
         "WSP_NETMAP of a bad file: %s %s", wsp_err_name(rc), wsp_last_error());
   unsetenv("WSP_NETMAP");
+
+  /* 7. Refreshing. Every pair between nodes gets a latency of 100 s; a
+   * refresh of one round must bring back to earth exactly the pairs of one
+   * round of a round-robin tournament (a perfect matching of the nodes:
+   * floor(nodes / 2) pairs), and rounds = nodes - 1 (or nodes for odd
+   * counts) every pair. */
+  CHECK(wsp_netmap_refresh(w, m, 0) == WSP_ERR_ARG && strstr(wsp_last_error(), "rounds"),
+        "refresh 0 rounds: %s", wsp_last_error());
+  rc = wsp_netmap_refresh(w, rank == 0 ? NULL : m, 1);
+  CHECK(rank == 0 ? rc == WSP_ERR_ARG && strstr(wsp_last_error(), "map is NULL")
+                  : rc == WSP_ERR_REMOTE,
+        "refresh with NULL on rank 0: %s %s", wsp_err_name(rc), wsp_last_error());
+  int nodes = m->nodes;
+  for (int a = 0; a < nodes; a++)
+    for (int b = 0; b < nodes; b++)
+      if (a != b) m->lat[a * nodes + b] = 100;
+  rc = wsp_netmap_refresh(w, m, 1);
+  CHECK(rc == WSP_OK, "refresh: %s", wsp_last_error());
+  int fresh = 0, stale = 0;
+  for (int a = 0; a < nodes; a++)
+    for (int b = a + 1; b < nodes; b++) {
+      double l2 = m->lat[a * nodes + b];
+      CHECK(l2 == m->lat[b * nodes + a], "refresh: pair %d %d not symmetric", a, b);
+      if (l2 == 100) stale++;
+      else if (l2 > 0 && l2 < 1) fresh++;
+      else CHECK(0, "refresh: pair %d %d has latency %g", a, b, l2);
+    }
+  CHECK(fresh == nodes / 2 && stale == nodes * (nodes - 1) / 2 - nodes / 2,
+        "one round refreshed %d pairs and left %d (nodes %d)", fresh, stale, nodes);
+  rc = wsp_netmap_refresh(w, m, nodes);
+  stale = 0;
+  for (int a = 0; a < nodes; a++)
+    for (int b = a + 1; b < nodes; b++) stale += m->lat[a * nodes + b] >= 1;
+  CHECK(rc == WSP_OK && stale == 0, "a whole tournament left %d pairs: %s", stale,
+        wsp_last_error());
+  CHECK(wsp_comm_set_netmap(w, m) == WSP_OK && wsp_comm_set_netmap(w, NULL) == WSP_OK,
+        "attaching a refreshed map: %s", wsp_last_error());
 
   free(text);
   if (rank == 0) remove(path), remove(bad);
