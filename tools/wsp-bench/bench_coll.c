@@ -267,6 +267,7 @@ typedef struct coll_opts {
   wsp_opt_strings_t algs; /* names; none given: every algorithm */
   long iters, warmup, reps, root;
   double max_time;
+  double refresh_every; /* seconds; 0: never */
   size_t max_bytes;
   int is_int; /* --dtype: index in dtype_names */
   wsp_bench_io_t io;
@@ -329,6 +330,12 @@ static int parse(coll_opts_t *o, int argc, char **argv, int rank, int size) {
        "0", 0, size - 1, NULL, NULL},
       {"--dtype", WSP_OPT_CHOICE, &o->is_int, "T",
        "double or int; reductions use MPI_SUM", "double", 0, 0, dtype_names, NULL},
+      {"--refresh-every", WSP_OPT_DOUBLE, &o->refresh_every, "SEC",
+       "with a network map attached (WSP_NETMAP), refresh one round of it "
+       "(wsp_netmap_refresh) and attach it again between rows whenever SEC "
+       "seconds have passed since the last refresh; the end of the run "
+       "reports the refreshes' share of the run time (0: never)",
+       "0", 0, 1e6, NULL, NULL},
       {"--max-bytes-per-rank", WSP_OPT_SIZE, &o->max_bytes, "SIZE",
        "refuse to start when the send and receive buffers of the largest row "
        "(2 S per rank) need more",
@@ -432,6 +439,11 @@ typedef struct coll_bench {
   wsp_model_t model;
   wsp_bench_out_t out;
   int mismatches; /* algorithms (and references) that gave a wrong result */
+  /* --refresh-every: the map, when the last refresh ended, how many there
+   * were and the seconds they took (the slowest rank's). */
+  wsp_netmap_t *map;
+  double refreshed_at, refresh_s;
+  int refreshes;
 } coll_bench_t;
 
 /* What each algorithm of a row needs between its check and its report. */
@@ -717,6 +729,43 @@ static void run_row(coll_bench_t *b, int k, int si) {
   if (b->rank == 0) report_row(b, &w, S, &s);
 }
 
+/* --refresh-every: between rows, when rank 0 finds the time has come,
+ * every rank refreshes one round of the map and attaches it again. */
+static void maybe_refresh(coll_bench_t *b) {
+  if (b->map == NULL) return;
+  int due = MPI_Wtime() - b->refreshed_at >= b->o->refresh_every;
+  MPI_Bcast(&due, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (!due) return;
+  MPI_Barrier(MPI_COMM_WORLD);
+  double t0 = MPI_Wtime();
+  if (wsp_netmap_refresh(b->comm, b->map, 1) != WSP_OK ||
+      wsp_comm_set_netmap(b->comm, b->map) != WSP_OK)
+    wsp_bench_die(b->rank, "--refresh-every", wsp_last_error());
+  double t = MPI_Wtime() - t0, most = 0;
+  MPI_Allreduce(&t, &most, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  b->refresh_s += most;
+  b->refreshes++;
+  b->refreshed_at = MPI_Wtime();
+}
+
+static void report_refresh(coll_bench_t *b, double run_s) {
+  if (b->map == NULL || b->rank != 0) return;
+  double share = run_s > 0 ? b->refresh_s / run_s : 0;
+  if (!b->o->io.quiet)
+    printf("# refresh: %d refreshes of one round every %g s took %.4f s of %.2f s (%.3f%%)\n",
+           b->refreshes, b->o->refresh_every, b->refresh_s, run_s, 100 * share);
+  if (wsp_bench_out_wanted(&b->out)) {
+    json_t *j = wsp_bench_record(&b->out);
+    json_object_set_new(j, "bench", json_string("coll-refresh"));
+    json_object_set_new(j, "refresh_every_s", json_real(b->o->refresh_every));
+    json_object_set_new(j, "refreshes", json_integer(b->refreshes));
+    json_object_set_new(j, "refresh_s", json_real(b->refresh_s));
+    json_object_set_new(j, "run_s", json_real(run_s));
+    json_object_set_new(j, "share", json_real(share));
+    wsp_bench_emit(&b->out, j);
+  }
+}
+
 /* Everything before the first row; 0, or the exit code. */
 static int setup(coll_bench_t *b, wsp_bench_post_t *post) {
   const coll_opts_t *o = b->o;
@@ -734,6 +783,18 @@ static int setup(coll_bench_t *b, wsp_bench_post_t *post) {
     wsp_bench_die(b->rank, "wsp_comm_model", wsp_last_error());
   if ((rc = wsp_bench_out_open(&b->out, "coll", &o->io, b->rank, b->size, NULL, post)))
     return rc;
+  if (o->refresh_every > 0) {
+    const char *path = getenv("WSP_NETMAP");
+    if (path == NULL || *path == '\0') {
+      if (b->rank == 0)
+        fprintf(stderr, "error: --refresh-every needs a network map attached: set WSP_NETMAP "
+                        "to a map file (wsp-probe --out FILE)\n");
+      return 2;
+    }
+    if (wsp_netmap_load(b->comm, path, &b->map) != WSP_OK)
+      wsp_bench_die(b->rank, "wsp_netmap_load", wsp_last_error());
+    b->refreshed_at = MPI_Wtime();
+  }
   alloc_buffers(b);
   return 0;
 }
@@ -751,9 +812,15 @@ int wsp_bench_coll(int argc, char **argv, int rank, int size, wsp_bench_post_t *
   coll_bench_t b = {.o = &o, .rank = rank, .size = size};
   if ((rc = setup(&b, post)) == 0) {
     if (rank == 0 && !o.io.quiet) print_header(&b);
+    double t0 = MPI_Wtime();
     for (int k = 0; k < o.colls.n; k++)
-      for (int si = 0; si < o.sizes.n && b.nalgs[k] > 0; si++) run_row(&b, k, si);
+      for (int si = 0; si < o.sizes.n && b.nalgs[k] > 0; si++) {
+        run_row(&b, k, si);
+        maybe_refresh(&b);
+      }
+    report_refresh(&b, MPI_Wtime() - t0);
   }
+  wsp_netmap_free(&b.map);
   if (b.comm) wsp_comm_free(&b.comm);
   wsp_bench_out_close(&b.out);
   free(b.sbuf);
