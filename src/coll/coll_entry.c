@@ -209,7 +209,7 @@ int wsp_bcast(wsp_comm_t *comm, void *buf, size_t count, MPI_Datatype type,
                         .extent = 1, .true_extent = 1, .op = MPI_OP_NULL,
                         .commutative = 1};
   wsp__coll_shape_t s = {.p = comm->size, .bytes = bytes, .count = bytes,
-                         .commutative = 1, .dense = 1};
+                         .commutative = 1, .dense = 1, .root = root};
   rc = wsp__coll_run(comm, &a, &s);
   return wsp__view_end(comm, &v, buf, count, type, &ti, comm->rank != root, rc);
 }
@@ -278,7 +278,7 @@ static int wsp__reduction(wsp_comm_t *comm, const char *fn, wsp_coll_t coll,
   int dense = (MPI_Aint)ti.size == ti.extent && ti.true_lb == 0 &&
               ti.true_extent == ti.extent;
   wsp__coll_shape_t s = {.p = comm->size, .bytes = bytes, .count = count,
-                         .commutative = commute, .dense = dense};
+                         .commutative = commute, .dense = dense, .root = root};
   return wsp__coll_run(comm, &a, &s);
 }
 
@@ -409,7 +409,7 @@ static int wsp__movement(wsp_comm_t *comm, const wsp__mv_t *m,
     rc = WSP_OK;
   } else {
     wsp__coll_shape_t s = {.p = p, .bytes = block, .count = block,
-                           .commutative = 1, .dense = 1};
+                           .commutative = 1, .dense = 1, .root = root};
     rc = wsp__coll_run(comm, &a, &s);
   }
 out:
