@@ -1,16 +1,22 @@
 #!/usr/bin/env python3
-"""Tables of the trees built from a network map (bench/aware_simgrid.sh).
+"""Tables of the trees built from a network map (bench/aware_simgrid.sh,
+bench/aware_netlab.sh).
 
-Reads `wsp-bench coll` JSON lines labelled simgrid-<platform><p>-<selector>
-(selector ompi: wirespeed's binomial, aware, auto and the MPI's collective
-under SMPI's Open MPI selector; selector mpich: the MPI's collective under
-its MPICH selector) and prints, per platform and collective, the simulated
-time of each and the ratios of aware to the others, then per platform the
-mean ratio aware/binomial below 64 KiB (the message for bcast and reduce,
-one rank's block for gather and scatter) and the worst one anywhere.
-Simulated runs are deterministic: every figure comes from one run.
+Reads `wsp-bench coll` JSON lines and prints, per platform and collective,
+the time per call of wirespeed's binomial tree, the aware tree, auto and the
+MPI's collective, and the ratios of aware to the others; then per platform
+the mean ratio aware/binomial below 64 KiB (the message for bcast and
+reduce, one rank's block for gather and scatter) and the worst one anywhere.
+- Without --labels: rows labelled simgrid-<platform><p>-<selector>
+  (selector ompi: binomial, aware, auto and the MPI's collective, the
+  "native" row, under SMPI's Open MPI selector; selector mpich: the MPI's
+  collective under its MPICH selector). Simulated runs are deterministic.
+- With --labels: each label is a platform, and its "mpi" rows the MPI's
+  collective; --link-mbit adds aware's and the MPI's busbw over that rate.
+Ratios only ever compare rows of one run.
 
     python3 python/wsp_aware_table.py results/aware-simgrid.json --p 64
+    python3 python/wsp_aware_table.py results/aware-netlab.json --labels L --link-mbit 100
 """
 import argparse
 import collections
@@ -28,21 +34,34 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("json", nargs="+")
     ap.add_argument("--p", type=int, help="only rows of p ranks")
+    ap.add_argument("--labels", help="comma-separated labels, each a platform")
+    ap.add_argument("--link-mbit", type=float, help="with --labels: busbw over this rate")
     args = ap.parse_args()
+    labels = args.labels.split(",") if args.labels else None
     t = collections.defaultdict(dict)  # (platform, coll, per-edge size) -> column -> s
+    bus = {}  # (platform, coll, size, column) -> busbw GB/s
     for r in load(args.json):
         label = r.get("label", "")
-        if not label.startswith("simgrid-") or (args.p and r["p"] != args.p):
+        if args.p and r["p"] != args.p:
             continue
-        plat, sel = label[len("simgrid-"):].rsplit("-", 1)
         edge = r["block"] if r["coll"] in ("gather", "scatter") else r["bytes"]
-        col = f"mpi-{sel}" if r["alg"] == "native" else r["alg"]
-        if sel != "ompi" and r["alg"] != "native":
-            continue
+        if labels is not None:
+            if label not in labels:
+                continue
+            plat, col = label, r["alg"]
+        else:
+            if not label.startswith("simgrid-"):
+                continue
+            plat, sel = label[len("simgrid-"):].rsplit("-", 1)
+            col = f"mpi-{sel}" if r["alg"] == "native" else r["alg"]
+            if sel != "ompi" and r["alg"] != "native":
+                continue
         t[(plat, r["coll"], edge)][col] = r["time_s"]
+        bus[(plat, r["coll"], edge, col)] = r["busbw_GBps"]
     if not t:
-        sys.exit("wsp_aware_table: no simgrid-* rows" + (f" at p = {args.p}" if args.p else ""))
-    cols = ["binomial", "aware", "auto", "mpi-ompi", "mpi-mpich"]
+        sys.exit("wsp_aware_table: no matching rows")
+    cols = ["binomial", "aware", "auto"] + (["mpi"] if labels else ["mpi-ompi", "mpi-mpich"])
+    link = args.link_mbit * 1e6 / 8 / 1e9 if args.link_mbit and labels else None
     summary = collections.defaultdict(list)
     for plat in sorted({k[0] for k in t}):
         for coll in ("bcast", "reduce", "gather", "scatter"):
@@ -50,19 +69,25 @@ def main():
             if not keys:
                 continue
             unit = "block" if coll in ("gather", "scatter") else "bytes"
-            print(f"\n**{plat}, {coll}** (simulated us per call; ratios: aware / other)\n")
-            print(f"| {unit} | " + " | ".join(cols) + " | aware/binomial | aware/auto | "
-                  "aware/mpi-ompi | aware/mpi-mpich |")
-            print("|---:|" + "---:|" * (len(cols) + 4))
+            what = "us per call" if labels else "simulated us per call"
+            print(f"\n**{plat}, {coll}** ({what}; ratios: aware / other)\n")
+            extra = " aware busbw/B | mpi busbw/B |" if link else ""
+            print(f"| {unit} | " + " | ".join(cols) + " | " +
+                  " | ".join(f"aware/{c}" for c in cols if c != "aware") + " |" + extra)
+            print("|---:|" + "---:|" * (2 * len(cols) - 1) + ("---:|---:|" if link else ""))
             for k in keys:
                 row = t[k]
                 cells = [f"{row[c] * 1e6:.1f}" if c in row else "-" for c in cols]
                 ratios = []
-                for c in ("binomial", "auto", "mpi-ompi", "mpi-mpich"):
+                for c in (c for c in cols if c != "aware"):
                     if "aware" in row and c in row and row[c] > 0:
                         ratios.append(f"{row['aware'] / row[c]:.3f}")
                     else:
                         ratios.append("-")
+                if link:
+                    for c in ("aware", "mpi"):
+                        b = bus.get((k[0], k[1], k[2], c))
+                        ratios.append(f"{b / link:.3f}" if b is not None else "-")
                 print(f"| {fmt_size(k[2])} | " + " | ".join(cells + ratios) + " |")
                 if "aware" in row and row.get("binomial"):
                     summary[plat].append((k[2] < SMALL, row["aware"] / row["binomial"],
