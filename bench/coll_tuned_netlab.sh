@@ -10,7 +10,8 @@
 #   (defaults: results 4 100mbit; one rank per host)
 # Environment:
 #   WSP_COLLS (allreduce,bcast), WSP_SIZES (16M), WSP_MPIS ("openmpi mpich"),
-#   WSP_REPS (3)
+#   WSP_REPS (3), WSP_LAB_PROFILE (cluster; hetero: netlab's pairs in rate
+#   classes, seed 1, where busbw / B is over the NIC rate, not the pair's)
 #   WSP_OMPI_TUNED, WSP_MPICH_TUNED: the hand tunings, one per line,
 #     "label: NAME VALUE NAME VALUE ..." (Open MPI MCA parameters; MPICH
 #     environment variables, CVARs and UCX's); defaults below
@@ -54,7 +55,9 @@ if [ -n "${WSP_BENCH_OLD:-}" ] && [ ! -x "$WSP_BENCH_OLD" ]; then
   echo "coll_tuned_netlab.sh: WSP_BENCH_OLD: '$WSP_BENCH_OLD' is not an executable" >&2; exit 2
 fi
 trap '"$root/scripts/netlab" down --name "$name" >/dev/null 2>&1 || true' EXIT
-"$root/scripts/netlab" up cluster --name "$name" --hosts "$hosts" --rate "$rate"
+profile=${WSP_LAB_PROFILE:-cluster}
+case $profile in cluster|hetero) ;; *) echo "coll_tuned_netlab.sh: WSP_LAB_PROFILE must be cluster or hetero, not '$profile'" >&2; exit 2 ;; esac
+"$root/scripts/netlab" up "$profile" --name "$name" --hosts "$hosts" --rate "$rate"
 json="$out/coll-tuned-netlab.json"
 stamp=$(date +%Y%m%d%H%M%S)
 labels=
@@ -139,9 +142,13 @@ for mpi in ("openmpi", "mpich"):
             tuned = [(rows[k], k[0]) for k in rows if k[1] == c and k[2] == s and k[3] == "mpi"
                      and k[0].startswith(mpi + "-") and not k[0].startswith(mpi + "-default")]
             am = rows.get((f"{mpi}-default-map-{stamp}", c, s, "auto"))
-            if am:
+            mm = rows.get((f"{mpi}-default-map-{stamp}", c, s, "mpi"))
+            if am and mm:
+                # The MPI default of the same job; the tuned MPIs ran in jobs of their own.
                 print(f"  {mpi} {c} {s}: auto with the network map {frac(am):.3f} B ({am['ran']}), "
-                      f"without {frac(a):.3f} B")
+                      f"without {frac(a):.3f} B; with the map: MPI default "
+                      f"-> {mm['time_s'] / am['time_s']:.2f}x, best MPI "
+                      f"-> {min(md['time_s'], min((t[0]['time_s'] for t in tuned), default=md['time_s'])) / am['time_s']:.2f}x")
             best, bl = max(tuned, key=lambda t: t[0]["busbw_GBps"]) if tuned else (md, d)
             if md["busbw_GBps"] >= best["busbw_GBps"]:
                 best, bl = md, d
