@@ -73,6 +73,7 @@ static struct wsp__aware *wsp__aware_new(const wsp_netmap_t *m) {
       aw->beta[k] = i == j ? 0 : wsp__aware_figure(m->inv_bw, m->nodes, a, b, worst_inv);
     }
   aw->eager = m->eager_inter ? m->eager_inter : WSP__AWARE_EAGER_DEFAULT;
+  aw->shape = wsp__netmap_shape(m);
   return aw;
 }
 
@@ -87,7 +88,9 @@ int wsp_comm_set_netmap(wsp_comm_t *comm, const wsp_netmap_t *map) {
     wsp__topo_set_models(comm);
     return WSP_OK;
   }
-  int rc = wsp__netmap_fits(comm, map, fn, "map", WSP_ERR_ARG);
+  /* A map of the shape already attached (a refreshed one) fits. */
+  int rc = wsp__netmap_fits(comm, map, fn, "map", WSP_ERR_ARG,
+                            comm->aware ? comm->aware->shape : 0);
   if (rc != WSP_OK) return rc;
   /* The same map everywhere: the same answer to this everywhere. */
   if (map->p > WSP__AWARE_MAX_P)

@@ -62,6 +62,7 @@ typedef struct wsp__aware_entry {
 
 struct wsp__aware {
   int p;
+  uint64_t shape;       /* the attached map's (wsp__netmap_shape) */
   double *alpha, *beta; /* p x p, aware_tree.h's layout */
   size_t eager;         /* bytes up to which edges are eager */
   void *work;           /* wsp__aware_work_size(p) */

@@ -325,7 +325,7 @@ int wsp_netmap_load(wsp_comm_t *comm, const char *path, wsp_netmap_t **out) {
    * bytes, and the check makes sure they made the same map of them. */
   char what[300];
   snprintf(what, sizeof what, "map file %s", path);
-  if ((rc = wsp__netmap_fits(comm, m, fn, what, WSP_ERR_CONFIG)) != WSP_OK) goto out;
+  if ((rc = wsp__netmap_fits(comm, m, fn, what, WSP_ERR_CONFIG, 0)) != WSP_OK) goto out;
   *out = m;
   m = NULL;
 out:

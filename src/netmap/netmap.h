@@ -48,9 +48,11 @@ void wsp__netmap_group(wsp_netmap_t *m);
  * same map (by fingerprint) and it fits comm (ranks, nodes, the node of
  * every rank, hosts); otherwise the same failure on every rank, `status`
  * (WSP_ERR_INTERNAL when the ranks' maps differ), with a message starting
- * "fn: what ...". */
+ * "fn: what ...". checked_shape: the shape (wsp__netmap_shape) of a map
+ * already found to fit comm, or 0; a map of that shape is not checked
+ * again (no traffic beyond the fingerprint's reduction). */
 int wsp__netmap_fits(wsp_comm_t *comm, const wsp_netmap_t *m, const char *fn,
-                     const char *what, int status);
+                     const char *what, int status, uint64_t checked_shape);
 /* Collective over comm: fills m's node_of and host from comm (an
  * allgather of the host names' hashes). */
 int wsp__netmap_fill_shape(wsp_comm_t *comm, wsp_netmap_t *m);

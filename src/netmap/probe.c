@@ -437,16 +437,13 @@ int wsp_netmap_refresh(wsp_comm_t *comm, wsp_netmap_t *map, int rounds) {
               : rounds < 1
                   ? wsp__fail(comm, WSP_ERR_ARG, "%s: rounds = %d is not >= 1", fn, rounds)
                   : WSP_OK;
-  /* Agree on the arguments before the map's own checks, which are
-   * collective: a rank that left early would leave the others waiting. */
-  int bad = local != WSP_OK, any = 0;
-  int rc = MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, comm->mpi);
-  if (rc != MPI_SUCCESS) return wsp__mpi_fail(comm, rc, "MPI_Allreduce", WSP__WHERE);
-  if (local != WSP_OK) return local;
-  if (any) return wsp__fail(comm, WSP_ERR_REMOTE, "%s: another rank passed a bad argument", fn);
-  if ((rc = wsp__netmap_fits(comm, map, fn, "map", WSP_ERR_ARG)) != WSP_OK) return rc;
-  int n = map->nodes, total = wsp__tournament_rounds(n);
-  if (total == 0) return WSP_OK; /* one node: no pair between nodes */
+  /* One agreement on the arguments, the memory and the map (its
+   * fingerprint), then the same checks of its shape everywhere: a refresh
+   * runs beside the job, so it spends one reduction on them, not the
+   * host-name exchange of wsp__netmap_fits (the hosts were checked when the
+   * map was loaded or attached). */
+  double t0 = wsp__backoff_now();
+  int n = local == WSP_OK ? map->nodes : 0, total = wsp__tournament_rounds(n);
   if (rounds > total) rounds = total;
   wsp_probe_config_t cfg;
   wsp_probe_config_init(&cfg);
@@ -455,17 +452,35 @@ int wsp_netmap_refresh(wsp_comm_t *comm, wsp_netmap_t *map, int rounds) {
   wsp__probe_t pr = {.comm = comm, .cfg = &cfg, .m = map};
   /* Per round, this rank's record of the pair it leads (it is the lower
    * leader): the other node, the round trip, the stream; -1: none. */
-  double *mine = malloc((size_t)rounds * 3 * sizeof *mine);
-  double *all = malloc((size_t)comm->size * (size_t)rounds * 3 * sizeof *all);
-  int nomem = mine == NULL || all == NULL;
-  if (!nomem) {
+  double *mine = NULL, *all = NULL;
+  int nomem = 0, rc = WSP_OK;
+  if (local == WSP_OK && rounds > 0) {
+    mine = malloc((size_t)rounds * 3 * sizeof *mine);
+    all = malloc((size_t)comm->size * (size_t)rounds * 3 * sizeof *all);
     pr.leader = malloc((size_t)n * sizeof *pr.leader);
     pr.second = malloc((size_t)n * sizeof *pr.second);
     pr.msg = (int)(cfg.stream_bytes / WSP__STREAM_WINDOW);
     pr.buf = calloc(1 + WSP__STREAM_WINDOW, (size_t)pr.msg);
-    nomem = !pr.leader || !pr.second || !pr.buf;
+    nomem = !mine || !all || !pr.leader || !pr.second || !pr.buf;
   }
-  if ((rc = wsp__agree_alloc(comm, comm->mpi, nomem, fn)) != WSP_OK) goto out;
+  uint64_t fp = local == WSP_OK ? wsp__netmap_fingerprint(map) : 0;
+  unsigned long long v[4] = {local != WSP_OK, nomem, fp, ~fp}, agreed[4];
+  int mrc = MPI_Allreduce(v, agreed, 4, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm->mpi);
+  if (mrc != MPI_SUCCESS) rc = wsp__mpi_fail(comm, mrc, "MPI_Allreduce", WSP__WHERE);
+  else if (local != WSP_OK) rc = local;
+  else if (agreed[0]) rc = wsp__fail(comm, WSP_ERR_REMOTE, "%s: another rank passed a bad argument", fn);
+  else if (nomem) rc = wsp__fail(comm, WSP_ERR_NOMEM, "%s: out of memory", fn);
+  else if (agreed[1]) rc = wsp__fail(comm, WSP_ERR_REMOTE, "%s: another rank ran out of memory", fn);
+  else if (agreed[2] != fp || agreed[3] != ~fp)
+    rc = wsp__fail(comm, WSP_ERR_INTERNAL, "%s: the ranks passed different maps", fn);
+  else if (map->p != comm->size || map->nodes != comm->topo.pub.nodes ||
+           memcmp(map->node_of, comm->topo.node_of, (size_t)map->p * sizeof *map->node_of))
+    rc = wsp__fail(comm, WSP_ERR_ARG,
+                   "%s: map was measured for another job shape (%d ranks on %d nodes; this "
+                   "communicator has %d on %d, WSP_NODES)",
+                   fn, map->p, map->nodes, comm->size, comm->topo.pub.nodes);
+  if (rc != WSP_OK || total == 0) goto out; /* one node: no pair between nodes */
+  double t1 = wsp__backoff_now();
   wsp__probe_roles(&pr);
   int me = comm->rank;
   pr.node = map->node_of[me];
@@ -483,10 +498,13 @@ int wsp_netmap_refresh(wsp_comm_t *comm, wsp_netmap_t *map, int rounds) {
       goto out;
     if (pr.node < b) mine[3 * i] = b, mine[3 * i + 1] = rtt, mine[3 * i + 2] = stream;
   }
+  double t2 = wsp__backoff_now();
   WSP__MPI_GOTO(comm,
                 MPI_Allgather(mine, 3 * rounds, MPI_DOUBLE, all, 3 * rounds, MPI_DOUBLE,
                               comm->mpi),
                 rc, out);
+  wsp__log(comm, WSP_LOG_DEBUG, "%s: %d round(s) from %d: %.4f s (checks %.4f, pairs %.4f)", fn,
+           rounds, map->refresh_next, wsp__backoff_now() - t0, t1 - t0, t2 - t1);
   /* Every rank applies the same records in the same order: the same map. */
   double bytes = (double)pr.msg * WSP__STREAM_WINDOW;
   for (int q = 0; q < comm->size; q++) {
