@@ -41,10 +41,10 @@ size_t wsp__pipeline_seg(const wsp_model_t *m, size_t n, int stages,
    * the per-segment overhead would dominate: above it every segment waits
    * for the receiver's rendezvous answer, which queues behind the segments
    * that receiver is forwarding, and the formula above knows nothing of
-   * it. Under MPICH with UCX's defaults this held a chain broadcast of
-   * 16 MiB to 0.66 of the link rate, and an optimum that drifted across
-   * Open MPI's 64 KiB limit with the calibration's noise made the same
-   * broadcast bimodal (docs/results/netmap.md, "The eager limit, used"). */
+   * it. Under MPICH with UCX's defaults this held the chain broadcast well
+   * below the link rate, and an optimum that drifted across Open MPI's
+   * limit with the calibration's noise made the same broadcast bimodal
+   * (docs/results/netmap.md, "The eager limit, used"). */
   if (m->eager >= WSP__SEG_EAGER_MIN && seg > (double)m->eager) seg = (double)m->eager;
   size_t s = (size_t)seg / align * align;
   return s ? s : align;

@@ -318,6 +318,10 @@ int main(int argc, char **argv) {
    * counts) every pair. */
   CHECK(wsp_netmap_refresh(w, m, 0) == WSP_ERR_ARG && strstr(wsp_last_error(), "rounds"),
         "refresh 0 rounds: %s", wsp_last_error());
+  CHECK(wsp_netmap_refresh(w, m, -3) == WSP_ERR_ARG && strstr(wsp_last_error(), "rounds = -3"),
+        "refresh -3 rounds: %s", wsp_last_error());
+  CHECK(wsp_netmap_refresh(NULL, m, 1) == WSP_ERR_ARG && strstr(wsp_last_error(), "comm is NULL"),
+        "refresh NULL comm: %s", wsp_last_error());
   rc = wsp_netmap_refresh(w, rank == 0 ? NULL : m, 1);
   CHECK(rank == 0 ? rc == WSP_ERR_ARG && strstr(wsp_last_error(), "map is NULL")
                   : rc == WSP_ERR_REMOTE,
