@@ -12,6 +12,7 @@
 # WSP_REPS (5), WSP_SEED (1: the pair-rate matrix), WSP_MPI (openmpi).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/netlab_map.sh"
 out=${1:-$root/results}
 hosts=${2:-8}
 rate=${3:-100mbit}
@@ -27,16 +28,9 @@ trap '"$root/scripts/netlab" down --name "$name" >/dev/null 2>&1 || true' EXIT
 map="$out/netmap-hetero$hosts-$rate.json"
 label="netlab-hetero$hosts-$rate-$mpi"
 json="$out/aware-netlab.json"
-start=$(date +%s.%N)
-# MPICH 4.0.2 + UCX tcp can hang in MPI_Finalize after the work is done
-# (docs/netlab.md): netlab ends such a job 60 s after the "finished" line.
-"$root/scripts/netlab" run --name "$name" --mpi "$mpi" --ppn 1 --timeout 900 \
-  --done-line "# wsp-probe: finished" --done-grace 60 -- \
-  "$root/build/$mpi/tools/wsp-probe" --out "$map" </dev/null || [ $? = 124 ]
-echo "aware_netlab.sh: the probe job took $(python3 -c "import time; print(f'{time.time() - $start:.1f}')") s of wall time (mpirun included)"
-if [ "$mpi" = openmpi ]; then envarg=(--mpi-arg=-x --mpi-arg="WSP_NETMAP=$map")
-else envarg=(--mpi-arg=-genv --mpi-arg=WSP_NETMAP --mpi-arg="$map"); fi
-"$root/scripts/netlab" run --name "$name" --mpi "$mpi" --ppn 1 "${envarg[@]}" --timeout 3600 \
+wsp_lab_probe "$root" "$name" "$mpi" "$map"
+wsp_netmap_args "$mpi" "$map"
+"$root/scripts/netlab" run --name "$name" --mpi "$mpi" --ppn 1 "${netmap_args[@]}" --timeout 3600 \
   --done-line "# wsp-bench coll: finished" --done-grace 60 -- \
   "$root/build/$mpi/tools/wsp-bench" coll --colls "${WSP_COLLS:-bcast,reduce}" \
   --sizes "${WSP_SIZES:-4K,16K,64K,256K,1M,4M}" --algs binomial,aware,auto,mpi \

@@ -25,6 +25,7 @@
 # of wirespeed's, not a setting of the MPI's.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/netlab_map.sh"
 out=${1:-$root/results}
 hosts=${2:-4}
 rate=${3:-100mbit}
@@ -93,9 +94,7 @@ for m in $mpis; do
   run "$m" "$m-default" "$root/build/$m/tools/wsp-bench"
   if [ "${WSP_NETMAP_RUN:-1}" = 1 ]; then
     map="$out/netmap-$name-$m.json"
-    "$root/scripts/netlab" run --name "$name" --mpi "$m" --ppn 1 --timeout 600 \
-      --done-line "# wsp-probe: finished" --done-grace 60 -- \
-      "$root/build/$m/tools/wsp-probe" --out "$map" </dev/null || [ $? = 124 ]
+    wsp_lab_probe "$root" "$name" "$m" "$map"
     run "$m" "$m-default-map" "$root/build/$m/tools/wsp-bench" WSP_NETMAP "$map"
   fi
   if [ "$m" = openmpi ] && [ -n "${WSP_BENCH_OLD:-}" ]; then

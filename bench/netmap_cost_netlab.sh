@@ -10,6 +10,7 @@
 # (allreduce,bcast), WSP_SIZES (64K,1M,16M), WSP_REPS (5).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/netlab_map.sh"
 out=${1:-$root/results}
 hosts=${2:-16}
 rate=${3:-100mbit}
@@ -21,16 +22,9 @@ mkdir -p "$out"
 trap '"$root/scripts/netlab" down --name "$name" >/dev/null 2>&1 || true' EXIT
 "$root/scripts/netlab" up cluster --name "$name" --hosts "$hosts" --rate "$rate"
 map="$out/netmap-cluster$hosts-$rate-$mpi.json"
-start=$(date +%s.%N)
-# MPICH 4.0.2 + UCX tcp can hang in MPI_Finalize after the work is done
-# (docs/netlab.md): netlab ends such a job 60 s after the "finished" line.
-"$root/scripts/netlab" run --name "$name" --mpi "$mpi" --ppn 1 --timeout 900 \
-  --done-line "# wsp-probe: finished" --done-grace 60 -- \
-  "$root/build/$mpi/tools/wsp-probe" --out "$map" </dev/null || [ $? = 124 ]
-echo "netmap_cost_netlab.sh: the probe job took $(python3 -c "import time; print(f'{time.time() - $start:.1f}')") s of wall time (mpirun included)"
-if [ "$mpi" = openmpi ]; then envarg=(--mpi-arg=-x --mpi-arg="WSP_NETMAP=$map")
-else envarg=(--mpi-arg=-genv --mpi-arg=WSP_NETMAP --mpi-arg="$map"); fi
-"$root/scripts/netlab" run --name "$name" --mpi "$mpi" --ppn 1 "${envarg[@]}" --timeout 3600 \
+wsp_lab_probe "$root" "$name" "$mpi" "$map"
+wsp_netmap_args "$mpi" "$map"
+"$root/scripts/netlab" run --name "$name" --mpi "$mpi" --ppn 1 "${netmap_args[@]}" --timeout 3600 \
   --done-line "# wsp-bench coll: finished" --done-grace 60 -- \
   "$root/build/$mpi/tools/wsp-bench" coll --colls "${WSP_COLLS:-allreduce,bcast}" \
   --sizes "${WSP_SIZES:-64K,1M,16M}" --algs auto,mpi --reps "${WSP_REPS:-5}" \
