@@ -108,6 +108,18 @@ def other_lab_subnets(own):
     return res
 
 
+def conclude(errors, before, own, passed="PASS"):
+    """The end of a lab test: adds the objects the lab left behind (residue) to errors,
+    then fails with all of them, or prints `passed` and returns 0."""
+    bad = residue(before, machine_objects(), own)
+    if bad:
+        errors.append("residue: %s" % bad)
+    if errors:
+        fail("; ".join(errors))
+    print(passed)
+    return 0
+
+
 def residue(before, after, own):
     """Objects present after but not before, ignoring other labs' objects (names and
     addresses); plus any object

@@ -18,8 +18,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from labutil import (HERE, cleanup, fail, lab_name, machine_objects, netlab, require_lab,
-                     residue, skip)
+from labutil import (HERE, cleanup, conclude, fail, lab_name, machine_objects, netlab,
+                     require_lab, skip)
 
 HOSTS = 4
 SEED = 12345
@@ -125,15 +125,9 @@ def main():
     finally:
         cleanup(name)
         shutil.rmtree(tmp, ignore_errors=True)
-    bad = residue(before, machine_objects(), name)
-    if bad:
-        errors.append("residue: %s" % bad)
     for w in warnings:
         print("WARNING: " + w)
-    if errors:
-        fail("; ".join(errors))
-    print("PASS")
-    return 0
+    return conclude(errors, before, name)
 
 
 if __name__ == "__main__":

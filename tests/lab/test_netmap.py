@@ -14,7 +14,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from labutil import cleanup, fail, lab_name, machine_objects, netlab, require_lab, residue  # noqa
+from labutil import cleanup, conclude, lab_name, machine_objects, netlab, require_lab  # noqa
 
 HOSTS = 8
 RATE_MBIT = 100
@@ -59,13 +59,7 @@ def main(probe):
     finally:
         cleanup(name)
         shutil.rmtree(tmp, ignore_errors=True)
-    bad = residue(before, machine_objects(), name)
-    if bad:
-        errors.append("residue: %s" % bad)
-    if errors:
-        fail("; ".join(errors))
-    print("PASS")
-    return 0
+    return conclude(errors, before, name)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from labutil import cleanup, fail, lab_name, machine_objects, netlab, require_lab, residue
+from labutil import cleanup, conclude, lab_name, machine_objects, netlab, require_lab
 
 B = 100e6
 W, F = 100e6, 20e6
@@ -90,13 +90,7 @@ def main():
             errors.append("test exceeded its time bound")
     finally:
         cleanup(name)
-    bad = residue(before, machine_objects(), name)
-    if bad:
-        errors.append("residue: %s" % bad)
-    if errors:
-        fail("; ".join(errors))
-    print("PASS (%.0fs)" % (time.time() - t0))
-    return 0
+    return conclude(errors, before, name, "PASS (%.0fs)" % (time.time() - t0))
 
 
 if __name__ == "__main__":
