@@ -468,8 +468,9 @@ WSP_API int wsp_netmap_refresh(wsp_comm_t *comm, wsp_netmap_t *map, int rounds);
  * be freed afterwards. Every rank passes the same map, measured for comm's
  * shape (WSP_ERR_ARG naming the difference otherwise; the same status on
  * every rank); trees are built for at most 1024 ranks. Attaching a map
- * again (a refreshed one) drops every tree built from the old one. NULL
- * detaches (local, no traffic). */
+ * again (a refreshed one) takes a pair's new figures only where they moved
+ * by more than 20%, and builds the trees again only when some did; to take
+ * a map's figures exactly, detach first. NULL detaches (local, no traffic). */
 WSP_API int wsp_comm_set_netmap(wsp_comm_t *comm, const wsp_netmap_t *map);
 
 /* ------------------------------------------------------------------------

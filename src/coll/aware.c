@@ -32,6 +32,40 @@ static double wsp__aware_worst(const double *v, size_t nn) {
   return w;
 }
 
+/* Whether a figure moved: by more than WSP__AWARE_DRIFT of its old value. */
+static int wsp__aware_moved(double x_old, double x_new) {
+  return fabs(x_new - x_old) > WSP__AWARE_DRIFT * x_old || (x_old == 0 && x_new != 0);
+}
+
+/* Fills aw's matrices and eager limit from m's figures. With `keep`, aw
+ * holds the figures of a map attached before, and only the figures that
+ * moved (wsp__aware_moved; latency and time per byte each on its own) are
+ * replaced; returns how many rank pairs had a figure that moved, or -1
+ * when the eager limit did. The result depends only on the old figures and
+ * the new map, both the same on every rank. */
+static long wsp__aware_figures(struct wsp__aware *aw, const wsp_netmap_t *m, int keep) {
+  int p = aw->p;
+  size_t nn = (size_t)m->nodes * (size_t)m->nodes, up = (size_t)p;
+  double worst_lat = wsp__aware_worst(m->lat, nn), worst_inv = wsp__aware_worst(m->inv_bw, nn);
+  long moved = 0;
+  for (int i = 0; i < p; i++)
+    for (int j = 0; j < p; j++) {
+      size_t k = (size_t)i * up + (size_t)j;
+      int a = m->node_of[i], b = m->node_of[j];
+      double al = i == j ? 0 : wsp__aware_figure(m->lat, m->nodes, a, b, worst_lat);
+      double be = i == j ? 0 : wsp__aware_figure(m->inv_bw, m->nodes, a, b, worst_inv);
+      int ma = !keep || wsp__aware_moved(aw->alpha[k], al);
+      int mb = !keep || wsp__aware_moved(aw->beta[k], be);
+      if (ma) aw->alpha[k] = al;
+      if (mb) aw->beta[k] = be;
+      moved += keep && (ma || mb);
+    }
+  size_t eager = m->eager_inter ? m->eager_inter : WSP__AWARE_EAGER_DEFAULT;
+  if (keep && eager != aw->eager) moved = -1;
+  aw->eager = eager;
+  return moved;
+}
+
 static struct wsp__aware *wsp__aware_new(const wsp_netmap_t *m) {
   struct wsp__aware *aw = calloc(1, sizeof *aw);
   if (aw == NULL) return NULL;
@@ -63,16 +97,7 @@ static struct wsp__aware *wsp__aware_new(const wsp_netmap_t *m) {
   aw->scratch.child_start = q, q += p + 1;
   aw->scratch.children = q;
 
-  size_t nn = (size_t)m->nodes * (size_t)m->nodes;
-  double worst_lat = wsp__aware_worst(m->lat, nn), worst_inv = wsp__aware_worst(m->inv_bw, nn);
-  for (int i = 0; i < p; i++)
-    for (int j = 0; j < p; j++) {
-      size_t k = (size_t)i * up + (size_t)j;
-      int a = m->node_of[i], b = m->node_of[j];
-      aw->alpha[k] = i == j ? 0 : wsp__aware_figure(m->lat, m->nodes, a, b, worst_lat);
-      aw->beta[k] = i == j ? 0 : wsp__aware_figure(m->inv_bw, m->nodes, a, b, worst_inv);
-    }
-  aw->eager = m->eager_inter ? m->eager_inter : WSP__AWARE_EAGER_DEFAULT;
+  wsp__aware_figures(aw, m, 0);
   aw->shape = wsp__netmap_shape(m);
   return aw;
 }
@@ -92,6 +117,23 @@ int wsp_comm_set_netmap(wsp_comm_t *comm, const wsp_netmap_t *map) {
   int rc = wsp__netmap_fits(comm, map, fn, "map", WSP_ERR_ARG,
                             comm->aware ? comm->aware->shape : 0);
   if (rc != WSP_OK) return rc;
+  /* The same map again, or a refreshed one: the figures that moved replace
+   * theirs, and the trees are built again only when one did (aware.h). */
+  if (comm->aware && comm->aware->shape == wsp__netmap_shape(map)) {
+    long moved = wsp__aware_figures(comm->aware, map, 1);
+    if (moved != 0)
+      for (int e = 0; e < WSP__AWARE_CACHE; e++) comm->aware->entry[e].valid = 0;
+    if (moved < 0)
+      wsp__log(comm, WSP_LOG_DEBUG, "%s: the eager limit changed; the trees will be built again", fn);
+    else
+      wsp__log(comm, WSP_LOG_DEBUG, "%s: %ld of %d x %d rank pairs' figures moved by more than %g%%%s",
+               fn, moved, map->p, map->p, 100 * WSP__AWARE_DRIFT,
+               moved ? "; the trees will be built again" : "; the trees are kept");
+    comm->model.eager = map->eager_inter;
+    comm->model.eager_node = map->eager_intra;
+    wsp__topo_set_models(comm);
+    return WSP_OK;
+  }
   /* The same map everywhere: the same answer to this everywhere. */
   if (map->p > WSP__AWARE_MAX_P)
     return wsp__fail(comm, WSP_ERR_ARG,

@@ -28,6 +28,19 @@
  * uniform network the ratio is 1 and the two tie, and auto keeps binomial
  * (the earlier row); ratios above 1 - WSP__AWARE_MARGIN count as 1, so that
  * the noise of a measured map on a uniform network does not swap trees.
+ *
+ * A refreshed map. Attaching a map again (of the same job shape: a
+ * refreshed one) replaces a rank pair's figures only where its latency or
+ * time per byte moved by more than WSP__AWARE_DRIFT, and when none moved
+ * (nor the eager limit) the trees built so far are kept. A refresh measures
+ * each pair once, with a short stream, and its noise would otherwise move
+ * every figure a little and drop every tree after every refresh; a link
+ * that changed for real (a rate halved, a congested uplink) moves by more.
+ * When a figure moved, every tree is built again on its next use: a tree
+ * is the outcome of comparisons among all pairs, and one changed pair can
+ * change any of them. Which figures are kept depends only on the figures
+ * attached before and the new map, both the same on every rank, so every
+ * rank still builds the same tree for the same call.
  */
 #ifndef WSP_COLL_AWARE_H
 #define WSP_COLL_AWARE_H
@@ -43,6 +56,7 @@ enum {
 };
 #define WSP__AWARE_EAGER_DEFAULT ((size_t)64 * 1024)
 #define WSP__AWARE_MARGIN 0.05
+#define WSP__AWARE_DRIFT 0.2
 
 /* One tree and what the algorithms need to walk it. */
 typedef struct wsp__aware_entry {

@@ -22,6 +22,7 @@
 #include "wirespeed.h"
 #include "mpi_check.h"
 #include "../../src/netmap/netmap.h"
+#include "../../src/coll/aware.h"
 
 static wsp_comm_t *make(MPI_Comm c) {
   wsp_comm_t *w = NULL;
@@ -130,6 +131,53 @@ static int aware_bcast(void) {
   int a = -1;
   wsp_coll_alg_from_name(WSP_COLL_BCAST, "aware", &a);
   return a;
+}
+
+/* The calls whose trees section 8 follows (predicting an aware algorithm
+ * builds its tree, for root 0): bcast of a small and a large message,
+ * reduce of a small one. */
+static void build_trees(wsp_comm_t *w) {
+  int ar = -1;
+  double t[3] = {-1, -1, -1};
+  wsp_coll_alg_from_name(WSP_COLL_REDUCE, "aware", &ar);
+  CHECK(wsp_coll_predict(w, WSP_COLL_BCAST, aware_bcast(), 1024, 1, &t[0]) == WSP_OK &&
+            wsp_coll_predict(w, WSP_COLL_BCAST, aware_bcast(), 1 << 20, 1, &t[1]) == WSP_OK &&
+            wsp_coll_predict(w, WSP_COLL_REDUCE, ar, 64, 1, &t[2]) == WSP_OK && t[0] >= 0 &&
+            t[1] >= 0 && t[2] >= 0,
+        "predicting the aware trees: %g %g %g %s", t[0], t[1], t[2], wsp_last_error());
+}
+
+/* How many of the communicator's trees are built. */
+static int trees_built(const wsp_comm_t *w) {
+  int n = 0;
+  for (int e = 0; e < WSP__AWARE_CACHE; e++) n += w->aware->entry[e].valid;
+  return n;
+}
+
+/* Checks that x and y (the trees of two attaches) hold the same trees for
+ * the same calls, children in the same order, and the same figures. */
+static void same_trees(const struct wsp__aware *x, const struct wsp__aware *y, const char *what) {
+  size_t pp = (size_t)size * (size_t)size;
+  CHECK(memcmp(x->alpha, y->alpha, pp * sizeof *x->alpha) == 0 &&
+            memcmp(x->beta, y->beta, pp * sizeof *x->beta) == 0 && x->eager == y->eager,
+        "%s: the figures differ", what);
+  int found = 0;
+  for (int e = 0; e < WSP__AWARE_CACHE; e++) {
+    const wsp__aware_entry_t *a = &x->entry[e];
+    if (!a->valid) continue;
+    for (int f = 0; f < WSP__AWARE_CACHE; f++) {
+      const wsp__aware_entry_t *b = &y->entry[f];
+      if (!b->valid || a->coll != b->coll || a->root != b->root || a->bytes != b->bytes ||
+          a->proto != b->proto)
+        continue;
+      found++;
+      CHECK(memcmp(a->tree.parent, b->tree.parent, (size_t)size * sizeof(int)) == 0 &&
+                memcmp(a->order, b->order, (size_t)size * sizeof(int)) == 0,
+            "%s: the trees of coll %d root %d, %zu bytes differ", what, (int)a->coll, a->root,
+            a->bytes);
+    }
+  }
+  CHECK(found == 3, "%s: %d of 3 trees found in both", what, found);
 }
 
 int main(int argc, char **argv) {
@@ -351,6 +399,49 @@ int main(int argc, char **argv) {
         wsp_last_error());
   CHECK(wsp_comm_set_netmap(w, m) == WSP_OK && wsp_comm_set_netmap(w, NULL) == WSP_OK,
         "attaching a refreshed map: %s", wsp_last_error());
+
+  /* 8. Attaching a map again. Figures that moved by at most 20% are kept,
+   * and so are the trees; a pair that moved more takes its new figures and
+   * the trees are built again, the same trees as a first attach of the
+   * figures kept gives. A changed eager limit, too, builds them again. */
+  if (nodes > 1) {
+    size_t nn = (size_t)nodes * (size_t)nodes;
+    double *lat0 = malloc(nn * sizeof *lat0), *inv0 = malloc(nn * sizeof *inv0);
+    memcpy(lat0, m->lat, nn * sizeof *lat0);
+    memcpy(inv0, m->inv_bw, nn * sizeof *inv0);
+    CHECK(wsp_comm_set_netmap(w, m) == WSP_OK, "attach: %s", wsp_last_error());
+    build_trees(w);
+    const struct wsp__aware *aw = w->aware;
+    int built = trees_built(w);
+    CHECK(built == 3, "%d trees built for three calls", built);
+    for (size_t k = 0; k < nn; k++) m->lat[k] *= 1.15, m->inv_bw[k] *= 0.85;
+    CHECK(wsp_comm_set_netmap(w, m) == WSP_OK && w->aware == aw && trees_built(w) == 3,
+          "figures within 20%%: %d trees kept, %s", trees_built(w), wsp_last_error());
+    m->lat[1] = m->lat[nodes] = 3 * lat0[1];
+    CHECK(wsp_comm_set_netmap(w, m) == WSP_OK && trees_built(w) == 0,
+          "a pair moved: %d trees kept, %s", trees_built(w), wsp_last_error());
+    build_trees(w);
+    /* The reference: the first figures with pair (0, 1)'s latency tripled,
+     * attached to a second communicator afresh. */
+    memcpy(m->lat, lat0, nn * sizeof *lat0);
+    memcpy(m->inv_bw, inv0, nn * sizeof *inv0);
+    m->lat[1] = m->lat[nodes] = 3 * lat0[1];
+    wsp_comm_t *wr = make(MPI_COMM_WORLD);
+    CHECK(wr && wsp_comm_set_netmap(wr, m) == WSP_OK, "reference attach: %s", wsp_last_error());
+    if (wr && wr->aware) {
+      build_trees(wr);
+      same_trees(w->aware, wr->aware, "a pair moved, against a first attach");
+    }
+    wsp_comm_free(&wr);
+    m->eager_inter += 1;
+    CHECK(wsp_comm_set_netmap(w, m) == WSP_OK && trees_built(w) == 0,
+          "the eager limit moved: %d trees kept", trees_built(w));
+    m->eager_inter -= 1;
+    CHECK(wsp_comm_set_netmap(w, NULL) == WSP_OK, "detach: %s", wsp_last_error());
+    memcpy(m->lat, lat0, nn * sizeof *lat0);
+    free(lat0);
+    free(inv0);
+  }
 
   free(text);
   if (rank == 0) remove(path), remove(bad);
