@@ -199,6 +199,26 @@ static void wsp__aware_problem(const struct wsp__aware *aw, wsp_coll_t coll, int
                                                                   : WSP__AWARE_WHOLE};
 }
 
+/* For bcast and reduce: the pipelined path, if one is predicted to beat
+ * the tree (aware.h, "Segments"). */
+static void wsp__aware_try_path(struct wsp__aware *aw, const wsp__aware_problem_t *pb,
+                                wsp__aware_entry_t *en) {
+  if (pb->load != WSP__AWARE_WHOLE) return;
+  wsp__aware_problem_t sp = *pb;
+  size_t best = 0;
+  double bt = en->time;
+  for (size_t g = WSP__AWARE_SEG_MIN; g <= WSP__AWARE_SEG_MAX && g <= pb->n / 2; g *= 2) {
+    double t = 0;
+    sp.proto = g <= aw->eager ? WSP__AWARE_EAGER : WSP__AWARE_RNDV;
+    wsp__aware_path(&sp, g, aw->work, &aw->scratch, &t);
+    if (t < bt) best = g, bt = t;
+  }
+  if (best == 0) return;
+  sp.proto = best <= aw->eager ? WSP__AWARE_EAGER : WSP__AWARE_RNDV;
+  wsp__aware_path(&sp, best, aw->work, &en->tree, &en->time);
+  en->seg = best;
+}
+
 const wsp__aware_entry_t *wsp__aware_get(struct wsp__aware *aw, wsp_coll_t coll, int root,
                                          size_t bytes) {
   wsp__aware_problem_t pb;
@@ -215,9 +235,11 @@ const wsp__aware_entry_t *wsp__aware_get(struct wsp__aware *aw, wsp_coll_t coll,
    * by the entry points, so neither call can fail. */
   en->valid = 0;
   en->time = en->binomial = 0;
+  en->seg = 0;
   wsp__aware_build(&pb, aw->work, &en->tree, &en->time, NULL);
   wsp__aware_binomial(&pb, &aw->scratch);
   wsp__aware_time(&pb, &aw->scratch, aw->work, &en->binomial);
+  wsp__aware_try_path(aw, &pb, en);
   en->coll = coll, en->root = root, en->bytes = pb.n, en->proto = (int)pb.proto;
   wsp__aware_walk(aw->p, en);
   en->valid = 1;

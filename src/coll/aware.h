@@ -13,6 +13,14 @@
  * (docs/results/aware_trees.md). Every rank builds the same
  * tree from the same map (aware_tree.h says why), so no tree is ever sent.
  *
+ * Segments. For bcast and reduce the builder's tree, which sends the
+ * message whole along every edge, is set against a pipelined path through
+ * the map (wsp__aware_path) for segments of WSP__AWARE_SEG_MIN to
+ * WSP__AWARE_SEG_MAX bytes, each eager or rendezvous by the eager limit,
+ * and the one predicted to be faster is kept: for long messages that is
+ * the path, which runs as the chain does (wsp__bcast_path,
+ * wsp__reduce_path) in the map's order.
+ *
  * Protocol. A tree is built for eager messages when the bytes an edge
  * carries (the message, or one rank's block for gather and scatter) are at
  * most the map's eager limit between nodes, and for rendezvous above it;
@@ -56,6 +64,10 @@ enum {
 };
 #define WSP__AWARE_EAGER_DEFAULT ((size_t)64 * 1024)
 #define WSP__AWARE_MARGIN 0.05
+/* The segments a pipelined path is tried with: powers of two from MIN to
+ * MAX, at least two per message. */
+#define WSP__AWARE_SEG_MIN ((size_t)4 << 10)
+#define WSP__AWARE_SEG_MAX ((size_t)1 << 20)
 #define WSP__AWARE_DRIFT 0.2
 
 /* One tree and what the algorithms need to walk it. */
@@ -66,6 +78,8 @@ typedef struct wsp__aware_entry {
   size_t bytes; /* the bytes per edge it was built for (wsp__aware_get) */
   int proto;    /* wsp__aware_proto_t */
   double time, binomial; /* predicted seconds on the map: this tree, binomial */
+  size_t seg;   /* 0: the tree runs whole; else it is a path that runs in
+                   segments of seg bytes (wsp__aware_path) */
   wsp__aware_tree_t tree;
   /* Subtree sizes, and the ranks in depth-first order (a rank, then its
    * children's subtrees in its child order), with each rank's position in

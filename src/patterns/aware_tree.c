@@ -588,6 +588,50 @@ int wsp__aware_heuristic(const wsp__aware_problem_t *pb, void *work,
   return 0;
 }
 
+/* ---- the pipelined path ----------------------------------------------- */
+
+int wsp__aware_path(const wsp__aware_problem_t *pb, size_t seg, void *work,
+                    wsp__aware_tree_t *out, double *time) {
+  if (wsp__aware_check(pb) != 0 || !wsp__aware_out_ok(pb, work, out, time) || seg == 0 ||
+      pb->load != WSP__AWARE_WHOLE)
+    return -1;
+  wsp__aware_work_t w;
+  wsp__aware_carve(work, pb->p, &w);
+  int p = pb->p, last = pb->root;
+  for (int v = 0; v < p; v++) w.mark[v] = 0;
+  w.mark[last] = 1;
+  out->parent[last] = -1;
+  double fill = 0, worst = 0;
+  for (int k = 1; k < p; k++) {
+    int best = -1;
+    double bc = 0;
+    for (int r = 0; r < p; r++) {
+      if (w.mark[r]) continue;
+      double c = wsp__aware_down_cost(pb, last, r, seg);
+      if (best < 0 || c < bc) best = r, bc = c;
+    }
+    w.mark[best] = 1;
+    out->parent[best] = last;
+    w.seq[last] = best;
+    fill += bc;
+    if (bc > worst) worst = bc;
+    last = best;
+  }
+  w.seq[last] = -1;
+  /* CSR: one child per rank but the last; the lists are one long, so up
+   * and down orders are the same. */
+  int next = 0;
+  for (int v = 0; v < p; v++) {
+    out->child_start[v] = next;
+    if (w.seq[v] >= 0) out->children[next++] = w.seq[v];
+  }
+  out->child_start[p] = next;
+  size_t s = pb->n / seg + (pb->n % seg != 0);
+  if (s == 0) s = 1;
+  *time = fill + (double)(s - 1) * worst;
+  return 0;
+}
+
 /* ---- the builder ------------------------------------------------------ */
 
 int wsp__aware_build(const wsp__aware_problem_t *pb, void *work,

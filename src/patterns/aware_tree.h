@@ -223,6 +223,24 @@ int wsp__aware_heuristic(const wsp__aware_problem_t *pb, void *work,
 int wsp__aware_exact(const wsp__aware_problem_t *pb, void *work,
                      wsp__aware_tree_t *out, double *time);
 
+/* A pipelined path (bcast and reduce, WSP__AWARE_WHOLE loads). A tree's
+ * serialised sends cost a rank n bytes per child; a path cut into
+ * segments keeps every edge busy with its own segment, so for long
+ * messages its time approaches n bytes over its slowest edge. The path
+ * starts at the root and is a nearest-neighbour walk: from the last rank
+ * on it, it goes on to the rank not yet on it whose segment edge is the
+ * cheapest (downwards last -> r, upwards r -> last), ties to the lower
+ * rank. On a map of racks that keeps a rack's ranks together and leaves
+ * the slowest ranks for the end. Its predicted time, with s = ceil(n /
+ * seg) segments each priced at seg bytes under pb->proto and c_k the cost
+ * of one on the k-th edge, is the fill plus the bottleneck:
+ *   sum_k c_k + (s - 1) . max_k c_k
+ * (each rank passes one segment at a time, in order; the last, shorter
+ * segment counted whole). Writes the path as a tree (every rank one child
+ * but the last) and its time; -1 for seg = 0 or a BLOCKS problem. O(p^2). */
+int wsp__aware_path(const wsp__aware_problem_t *pb, size_t seg, void *work,
+                    wsp__aware_tree_t *out, double *time);
+
 /* The tree to use: exact or heuristic, or the binomial tree where that is
  * not slower. Writes the tree, its predicted time and (if source is not
  * NULL) where it came from. */

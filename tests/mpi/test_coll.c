@@ -19,11 +19,13 @@
  * one, `random` makes one of seeded random latencies and bandwidths per
  * pair of nodes (and a 4 KiB eager limit, so that the small counts get
  * eager trees and the large one rendezvous trees), whose trees take every
- * shape, unlike those of a uniform machine. Without a map, `aware` falls
- * back to binomial.
+ * shape, unlike those of a uniform machine; `uniform` makes one of the same
+ * figures for every pair, on which bcast and reduce send their large count
+ * along a path in segments (checked, at three ranks or more). Without a
+ * map, `aware` falls back to binomial.
  *
  * usage: test_coll [--coll NAME] [--alg NAME] [--quick] [--big-bytes B]
- *                  [--map probe|random]
+ *                  [--map probe|random|uniform]
  */
 #include <math.h>
 #include <stdint.h>
@@ -33,9 +35,11 @@
 
 #include "wirespeed.h"
 #include "../../src/netmap/netmap.h"
+#include "../../src/coll/aware.h"
 
 static int rank, size;
 static long failures, cases;
+static const char *map_mode; /* --map */
 
 #define FAIL(...)                                                           \
   do {                                                                      \
@@ -406,15 +410,30 @@ static void run_alg(wsp_comm_t *w, wsp_coll_t coll, int alg, int quick,
         }
     }
   }
+  /* With a map: which forms of the aware trees the cases ran (a tree sent
+   * whole, a path in segments), from the trees built for this collective. */
+  char forms[64] = "";
+  if (w->aware) {
+    int whole = 0, paths = 0;
+    for (int e = 0; e < WSP__AWARE_CACHE; e++) {
+      const wsp__aware_entry_t *en = &w->aware->entry[e];
+      if (en->valid && en->coll == coll) en->seg ? paths++ : whole++;
+    }
+    snprintf(forms, sizeof forms, " (trees in the cache: %d whole, %d paths)", whole, paths);
+    if (map_mode && !strcmp(map_mode, "uniform") && size >= 3 && !strcmp(name, "aware") &&
+        (coll == WSP_COLL_BCAST || coll == WSP_COLL_REDUCE) && paths == 0)
+      FAIL("%s aware on a uniform map: no path in segments was built", wsp_coll_name(coll));
+  }
   long mine = failures - before, all = 0;
   MPI_Allreduce(&mine, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0)
-    printf("  %-9s %-20s %s\n", wsp_coll_name(coll), name, all ? "FAILED" : "ok");
+    printf("  %-9s %-20s %s%s\n", wsp_coll_name(coll), name, all ? "FAILED" : "ok", forms);
 }
 
 /* A map of seeded random figures per pair of nodes: latencies 1 to 300 us
- * and rates 1 to 1000 MB/s, both log-uniform, the same on every rank. */
-static wsp_netmap_t *random_map(wsp_comm_t *w) {
+ * and rates 1 to 1000 MB/s, both log-uniform, the same on every rank; or,
+ * `uniform`, 20 us and 100 MB/s for every pair. */
+static wsp_netmap_t *random_map(wsp_comm_t *w, int uniform) {
   wsp_topology_t topo;
   check_rc("wsp_comm_topology", wsp_comm_topology(w, &topo));
   wsp_netmap_t *m = wsp__netmap_new(size, topo.nodes);
@@ -431,6 +450,7 @@ static wsp_netmap_t *random_map(wsp_comm_t *w) {
         u[k] = (double)((x * 2685821657736338717u) >> 11) / 9007199254740992.0;
       }
       double lat = 1e-6 * pow(300, u[0]), inv = 1e-6 / pow(1000, u[1]);
+      if (uniform) lat = 20e-6, inv = 1e-8;
       m->lat[a * topo.nodes + b] = m->lat[b * topo.nodes + a] = lat;
       m->inv_bw[a * topo.nodes + b] = m->inv_bw[b * topo.nodes + a] = inv;
     }
@@ -449,7 +469,7 @@ static void attach_map(wsp_comm_t *w, const char *mode) {
     c.eager_limits = 0;
     check_rc("wsp_netmap_probe", wsp_netmap_probe(w, &c, &m));
   } else {
-    m = random_map(w);
+    m = random_map(w, !strcmp(mode, "uniform"));
   }
   check_rc("wsp_comm_set_netmap", wsp_comm_set_netmap(w, m));
   check_rc("wsp_netmap_free", wsp_netmap_free(&m));
@@ -468,12 +488,13 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--quick")) quick = 1;
     else if (!strcmp(argv[i], "--big-bytes") && i + 1 < argc) big = strtoul(argv[++i], NULL, 10);
     else if (!strcmp(argv[i], "--map") && i + 1 < argc &&
-             (!strcmp(argv[i + 1], "probe") || !strcmp(argv[i + 1], "random")))
-      map = argv[++i];
+             (!strcmp(argv[i + 1], "probe") || !strcmp(argv[i + 1], "random") ||
+              !strcmp(argv[i + 1], "uniform")))
+      map = map_mode = argv[++i];
     else {
       if (rank == 0)
         fprintf(stderr, "usage: test_coll [--coll NAME] [--alg NAME] [--quick] [--big-bytes B] "
-                        "[--map probe|random]\n");
+                        "[--map probe|random|uniform]\n");
       MPI_Finalize();
       return 2;
     }

@@ -551,6 +551,94 @@ static void hand(void) {
         "p = 1");
 }
 
+/* ---- the pipelined path ---- */
+
+/* wsp__aware_path on one map: a path from the root, each step to the
+ * cheapest rank left (ties to the lower), and its time that of a segment
+ * by segment simulation of the pipeline. */
+static void one_path(int kind, int p, int root, int rndv, int up, size_t n, size_t seg) {
+  g_rndv = rndv;
+  wsp__aware_problem_t pb = {p, root, A, B, n, rndv ? WSP__AWARE_RNDV : WSP__AWARE_EAGER,
+                             up ? WSP__AWARE_UP : WSP__AWARE_DOWN, WSP__AWARE_WHOLE};
+  char what[160];
+  snprintf(what, sizeof what, "path: %s p %d root %d %s %s n %zu seg %zu", kind_name[kind], p,
+           root, rndv ? "rndv" : "eager", up ? "up" : "down", n, seg);
+  void *w = malloc(wsp__aware_work_size(p));
+  double t = -1;
+  CHECK(w && wsp__aware_path(&pb, seg, w, &out_, &t) == 0 && is_tree(p, root, &out_),
+        "%s: not a tree", what);
+  /* The order along the path, checking the walk's rule on the way. */
+  int on[PMAX] = {0}, v = root;
+  double c[PMAX];
+  on[root] = 1;
+  for (int k = 1; k < p; k++) {
+    int nc = start_[v + 1] - start_[v];
+    CHECK(nc == 1, "%s: rank %d has %d children", what, v, nc);
+    if (nc != 1) break;
+    int next = children_[start_[v]], want = -1;
+    double best = 0;
+    for (int r = 0; r < p; r++) {
+      if (on[r]) continue;
+      double x = up ? cost(p, r, v, seg) : cost(p, v, r, seg);
+      if (want < 0 || x < best) want = r, best = x;
+    }
+    CHECK(next == want, "%s: step %d goes to %d, the cheapest is %d", what, k, next, want);
+    c[k] = up ? cost(p, next, v, seg) : cost(p, v, next, seg);
+    v = next, on[next] = 1;
+  }
+  /* Simulation: edge k (order[k-1] - order[k]) passes segment i once it
+   * has passed segment i - 1 and the segment has come along edge k - 1
+   * (going down; going up the segments start at the far end). */
+  size_t s = n / seg + (n % seg != 0);
+  if (s == 0) s = 1;
+  double end[PMAX] = {0};
+  for (size_t i = 0; i < s; i++) {
+    double have = 0;
+    for (int j = 1; j < p; j++) {
+      int k = up ? p - j : j;
+      double start = have > end[k] ? have : end[k];
+      end[k] = have = start + c[k];
+    }
+  }
+  double want_t = p > 1 ? end[up ? 1 : p - 1] : 0;
+  CHECK(close_to(t, want_t), "%s: time %g, simulated %g", what, t, want_t);
+  free(w);
+}
+
+static void paths(void) {
+  static const size_t segs[] = {1, 4096, 65536};
+  for (int p = 1; p <= 20; p++)
+    for (int kind = 0; kind < NKIND; kind++) {
+      make_map(kind, p);
+      int root = (int)(rng_next() % (uint64_t)p);
+      size_t n = sizes_n[rng_next() % 5], seg = segs[rng_next() % 3];
+      for (int variant = 0; variant < 4; variant++)
+        one_path(kind, p, root, variant & 1, (variant >> 1) & 1, n, seg);
+    }
+  /* Two racks of four (ranks 0-3, 4-7), fast inside, slow across: from
+   * rank 2 the path stays in its rack, then crosses once. */
+  int p = 8;
+  for (int i = 0; i < p; i++)
+    for (int j = 0; j < p; j++) {
+      A[i * p + j] = i == j ? 0 : (i < 4) == (j < 4) ? 1e-6 : 1e-4;
+      B[i * p + j] = i == j ? 0 : (i < 4) == (j < 4) ? 1e-9 : 1e-8;
+    }
+  wsp__aware_problem_t pb = {p, 2, A, B, 1 << 20, WSP__AWARE_EAGER, WSP__AWARE_DOWN,
+                             WSP__AWARE_WHOLE};
+  void *w = malloc(wsp__aware_work_size(p));
+  double t;
+  int crossings = 0;
+  CHECK(w && wsp__aware_path(&pb, 4096, w, &out_, &t) == 0, "racks: no path");
+  for (int v = 0; v < p; v++)
+    if (parent_[v] >= 0) crossings += (v < 4) != (parent_[v] < 4);
+  CHECK(crossings == 1, "racks: the path crosses %d times", crossings);
+  /* Bad input: no segment size, blocks. */
+  CHECK(wsp__aware_path(&pb, 0, w, &out_, &t) == -1, "seg 0 accepted");
+  pb.load = WSP__AWARE_BLOCKS;
+  CHECK(wsp__aware_path(&pb, 4096, w, &out_, &t) == -1, "a path for blocks accepted");
+  free(w);
+}
+
 /* ---- bad input ---- */
 static void bad(void) {
   int p = 4;
@@ -596,6 +684,7 @@ int main(int argc, char **argv) {
   if (work_[0] == NULL) return 1;
   hand();
   bad();
+  paths();
   for (int p = 1; p <= BRUTE_PMAX; p++) check_optimum(p, p <= 6 ? 6 : 1);
   for (int k = 0; k < NKIND; k++) min_vs_bin[k] = INFINITY;
   /* Every p up to 16, then a few larger ones around powers of two. */

@@ -12,6 +12,11 @@
 enum { WSP__BCAST_MAX_AHEAD = 32 };
 #define WSP__BCAST_DEFAULT_SEG ((size_t)64 * 1024) /* when tune.seg is 0 */
 size_t wsp__bcast_ahead(size_t seg);
+/* One rank's part in a pipelined broadcast along a path of ranks (the
+ * chain's, or the map's in bcast_aware.c): receives a->block bytes in
+ * segments of seg from prev and forwards each to next (-1: none). */
+int wsp__bcast_path(wsp_comm_t *comm, const wsp__coll_args_t *a, int prev, int next,
+                    size_t seg);
 /* Segments of seg bytes in len bytes (the last one shorter), and the
  * length of segment i. */
 static inline size_t wsp__bcast_nseg(size_t len, size_t seg) {

@@ -11,6 +11,9 @@
  * delay the child that matters most. Every rank builds the same tree from
  * the same map; nothing about it is sent.
  *
+ * For long messages the tree is a path through the map instead, cut into
+ * segments (aware.h, "Segments"), and runs as the chain does.
+ *
  * Cost: as the tree predicts; auto sees the binomial cost scaled by the
  * ratio of the two trees' predicted times (aware.h says why).
  */
@@ -26,6 +29,10 @@ int wsp__bcast_aware(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   const wsp__aware_entry_t *e = wsp__aware_get(comm->aware, WSP_COLL_BCAST, a->root, a->block);
   const wsp__aware_tree_t *t = &e->tree;
   int me = comm->rank, rc;
+  if (e->seg) {
+    int next = t->child_start[me] < t->child_start[me + 1] ? t->children[t->child_start[me]] : -1;
+    return wsp__bcast_path(comm, a, t->parent[me], next, e->seg);
+  }
   if (t->parent[me] >= 0 &&
       (rc = wsp__recv_bytes(comm, a->recvbuf, a->block, t->parent[me], a->tag)))
     return rc;

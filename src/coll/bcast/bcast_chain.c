@@ -61,11 +61,16 @@ WSP__COST(bcast, chain,
 }
 
 int wsp__bcast_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {
-  int p = comm->size, r = wsp__tree_rel(comm->rank, a->root, p), rc = WSP_OK;
-  size_t n = a->block, seg = a->tune.seg ? a->tune.seg : WSP__BCAST_DEFAULT_SEG;
-  size_t nseg = wsp__bcast_nseg(n, seg), ahead = wsp__bcast_ahead(seg);
+  int p = comm->size, r = wsp__tree_rel(comm->rank, a->root, p);
   int prev = r > 0 ? wsp__tree_abs(r - 1, a->root, p) : -1;
   int next = r + 1 < p ? wsp__tree_abs(r + 1, a->root, p) : -1;
+  return wsp__bcast_path(comm, a, prev, next, a->tune.seg ? a->tune.seg : WSP__BCAST_DEFAULT_SEG);
+}
+
+int wsp__bcast_path(wsp_comm_t *comm, const wsp__coll_args_t *a, int prev, int next,
+                    size_t seg) {
+  int rc = WSP_OK;
+  size_t n = a->block, nseg = wsp__bcast_nseg(n, seg), ahead = wsp__bcast_ahead(seg);
   char *buf = a->recvbuf;
   MPI_Request rreq[WSP__BCAST_MAX_AHEAD], sreq[WSP__BCAST_MAX_AHEAD];
   for (size_t k = 0; k < WSP__BCAST_MAX_AHEAD; k++)

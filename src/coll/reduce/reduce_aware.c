@@ -11,6 +11,10 @@
  * ranks: only commutative operations may use it (the registry's
  * precondition; others fall back to binomial, which keeps rank order).
  *
+ * For long vectors the tree is a path through the map instead, cut into
+ * segments (aware.h, "Segments"), and runs as the chain does, towards the
+ * root.
+ *
  * Cost: as the tree predicts, plus the operator; auto sees the binomial
  * cost scaled by the ratio of the two trees' predicted times (aware.h).
  */
@@ -31,6 +35,11 @@ int wsp__reduce_aware(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   const wsp__aware_tree_t *t = &e->tree;
   int me = comm->rank, first = t->child_start[me], last = t->child_start[me + 1];
   int parent = t->parent[me], rc = WSP_OK;
+  if (e->seg) {
+    size_t segn = a->type_size ? e->seg / a->type_size : 1;
+    return wsp__reduce_path(comm, a, first < last ? t->children[first] : -1, parent, -1,
+                            segn ? segn : 1);
+  }
   if (first == last) /* a leaf sends its own vector */
     return parent >= 0 ? wsp__red_send(comm, a, a->sendbuf, a->count, parent)
                        : wsp__copy_typed(comm, a, a->sendbuf, a->recvbuf, a->count);

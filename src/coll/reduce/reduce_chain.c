@@ -58,7 +58,7 @@ static size_t wsp__seg_len(const wsp__chain_t *c, size_t i) {
 }
 
 int wsp__reduce_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {
-  int p = comm->size, me = comm->rank, root = a->root, rc = WSP_OK;
+  int p = comm->size, me = comm->rank, root = a->root;
   int prev, next, final_from = -1;
   if (a->commutative) {
     int v = (me - root + p) % p;
@@ -69,7 +69,13 @@ int wsp__reduce_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {
     next = me > 0 ? me - 1 : (root != 0 ? root : -1);
     if (me == root && root != 0) final_from = 0;
   }
-  wsp__chain_t c = {comm, a, wsp__red_segn(a), 0};
+  return wsp__reduce_path(comm, a, prev, next, final_from, wsp__red_segn(a));
+}
+
+int wsp__reduce_path(wsp_comm_t *comm, const wsp__coll_args_t *a, int prev, int next,
+                     int final_from, size_t segn) {
+  int rc = WSP_OK;
+  wsp__chain_t c = {comm, a, segn, 0};
   if (c.segn > a->count) c.segn = a->count;
   c.ns = (a->count + c.segn - 1) / c.segn;
   const int in_place = a->sendbuf == a->recvbuf;

@@ -50,6 +50,16 @@ static inline size_t wsp__red_segn(const wsp__coll_args_t *a) {
   return n ? n : 1;
 }
 
+/* One rank's part in a pipelined reduce along a path of ranks (the
+ * chain's, or the map's in reduce_aware.c), in segments of segn elements:
+ * receives partial results from prev (-1: the path starts here), combines
+ * its own vector into them ("own op incoming") and sends them to next (-1:
+ * the path ends here, at the root). final_from: the rank the root receives
+ * the finished result from when it is not the end of the path (the
+ * non-commutative chain), else -1. */
+int wsp__reduce_path(wsp_comm_t *comm, const wsp__coll_args_t *a, int prev, int next,
+                     int final_from, size_t segn);
+
 /* Bytes of one element in a shape (for aligning segments). */
 static inline size_t wsp__red_elem_bytes(const wsp__coll_shape_t *s) {
   return s->count ? (s->bytes / s->count ? s->bytes / s->count : 1) : 1;
