@@ -9,7 +9,9 @@
 # on exit.
 #   bench/aware_netlab.sh [outdir] [hosts] [rate]   (defaults: results 8 100mbit)
 # Environment: WSP_COLLS (bcast,reduce), WSP_SIZES (4K,16K,64K,256K,1M,4M),
-# WSP_REPS (5), WSP_SEED (1: the pair-rate matrix), WSP_MPI (openmpi).
+# WSP_REPS (5), WSP_SEED (1: the pair-rate matrix), WSP_MPI (openmpi),
+# WSP_ALGS (binomial,aware,auto,mpi; add chain to see the paths of long
+# messages beside wirespeed's chain in rank order).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/bench/netlab_map.sh"
@@ -33,6 +35,6 @@ wsp_netmap_args "$mpi" "$map"
 "$root/scripts/netlab" run --name "$name" --mpi "$mpi" --ppn 1 "${netmap_args[@]}" --timeout 3600 \
   --done-line "# wsp-bench coll: finished" --done-grace 60 -- \
   "$root/build/$mpi/tools/wsp-bench" coll --colls "${WSP_COLLS:-bcast,reduce}" \
-  --sizes "${WSP_SIZES:-4K,16K,64K,256K,1M,4M}" --algs binomial,aware,auto,mpi \
+  --sizes "${WSP_SIZES:-4K,16K,64K,256K,1M,4M}" --algs "${WSP_ALGS:-binomial,aware,auto,mpi}" \
   --reps "${WSP_REPS:-5}" --label "$label" --json "$json" </dev/null || [ $? = 124 ]
 python3 "$root/python/wsp_aware_table.py" "$json" --labels "$label" --link-mbit "${rate%mbit}"

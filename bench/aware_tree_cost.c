@@ -6,7 +6,8 @@
  * No MPI and no network: for each p it makes one seeded random map (every
  * ordered pair drawn alone: latency 1-100 us, 1-10 ns per byte), builds the
  * tree for a 4 KiB broadcast under rendezvous (whole message) and for a
- * scatter of 4 KiB blocks, repeating each build for at least 0.3 s of CPU time, and
+ * scatter of 4 KiB blocks, and the pipelined path of a 1 MiB broadcast in
+ * 64 KiB segments, repeating each build for at least 0.3 s of CPU time, and
  * prints per build: the mean time, the work area's size, which construction
  * won (exact, heuristic, binomial, binomial re-sorted) and the predicted
  * time over the binomial tree's. Single-threaded; times are the process's
@@ -79,6 +80,24 @@ int main(void) {
       printf("%5d %-7s %10.3f %9zu  %-19s %.3f\n", p, load ? "blocks" : "whole", 1e3 * per,
              wsp__aware_work_size(p) / 1024, from[src], built / binomial);
     }
+    /* The pipelined path of a 1 MiB broadcast in 64 KiB segments (one
+     * segment size; src/coll/aware.c tries up to nine). */
+    wsp__aware_problem_t pp1 = {p, 1, a, b, 1 << 20, WSP__AWARE_RNDV, WSP__AWARE_DOWN,
+                                WSP__AWARE_WHOLE};
+    double path = 0, binomial = 0, t0 = now();
+    long reps = 0;
+    do {
+      if (wsp__aware_path(&pp1, 65536, work, &t, &path) != 0) {
+        fprintf(stderr, "aware_tree_cost: path failed at p = %d\n", p);
+        return 1;
+      }
+      reps++;
+    } while (now() - t0 < 0.3);
+    double per = (now() - t0) / (double)reps;
+    wsp__aware_binomial(&pp1, &t);
+    wsp__aware_time(&pp1, &t, work, &binomial);
+    printf("%5d %-7s %10.3f %9zu  %-19s %.3f\n", p, "path", 1e3 * per,
+           wsp__aware_work_size(p) / 1024, "path (1 MiB, 64K)", path / binomial);
     free(a), free(b), free(work), free(parent), free(start), free(children);
   }
   return 0;

@@ -3,8 +3,8 @@
 bench/aware_netlab.sh).
 
 Reads `wsp-bench coll` JSON lines and prints, per platform and collective,
-the time per call of wirespeed's binomial tree, the aware tree, auto and the
-MPI's collective, and the ratios of aware to the others; then per platform
+the time per call of wirespeed's binomial tree, any other algorithm the run
+had (chain, say), the aware tree, auto and the MPI's collective, and the ratios of aware to the others; then per platform
 the mean ratio aware/binomial below 64 KiB (the message for bcast and
 reduce, one rank's block for gather and scatter) and the worst one anywhere.
 - Without --labels: rows labelled simgrid-<platform><p>-<selector>
@@ -61,6 +61,9 @@ def main():
     if not t:
         sys.exit("wsp_aware_table: no matching rows")
     cols = ["binomial", "aware", "auto"] + (["mpi"] if labels else ["mpi-ompi", "mpi-mpich"])
+    # Other algorithms the run was given (chain, for paths), after binomial.
+    seen = {c for row in t.values() for c in row}
+    cols[1:1] = sorted(seen - set(cols))
     link = args.link_mbit * 1e6 / 8 / 1e9 if args.link_mbit and labels else None
     summary = collections.defaultdict(list)
     for plat in sorted({k[0] for k in t}):

@@ -66,7 +66,7 @@
   X(__VA_ARGS__, AWARE, aware, WSP__PRE_NETMAP, BINOMIAL,                      \
     "tree built from the network map for the shortest predicted time; "       \
     "each rank sends the whole message to its children one after "           \
-    "another")
+    "another, or for long messages a path through the map in segments")
 
 #define WSP__REDUCE_ALGS(X, ...)                                               \
   X(__VA_ARGS__, BINOMIAL, binomial, 0, NATIVE,                                \
@@ -81,7 +81,8 @@
   X(__VA_ARGS__, AWARE, aware, WSP__PRE_NETMAP | WSP__PRE_COMMUTATIVE,         \
     BINOMIAL,                                                                  \
     "tree built from the network map for the shortest predicted time; "       \
-    "each rank combines its children's whole vectors as they arrive")
+    "each rank combines its children's whole vectors as they arrive, or "     \
+    "for long vectors a path through the map in segments")
 
 #define WSP__ALLREDUCE_ALGS(X, ...)                                            \
   X(__VA_ARGS__, RECURSIVE_DOUBLING, recursive_doubling, 0, NATIVE,            \

@@ -590,6 +590,26 @@ int wsp__aware_heuristic(const wsp__aware_problem_t *pb, void *work,
 
 /* ---- the pipelined path ----------------------------------------------- */
 
+/* The predicted time of the path order[0..p) (aware_tree.h). */
+static double wsp__aware_path_time(const wsp__aware_problem_t *pb, const int *order,
+                                   size_t seg, double segs) {
+  double fill = 0, worst = 0;
+  for (int k = 1; k < pb->p; k++) {
+    double c = wsp__aware_down_cost(pb, order[k - 1], order[k], seg);
+    fill += c;
+    if (c > worst) worst = c;
+  }
+  return fill + (segs - 1) * worst;
+}
+
+/* Reverses order[i..j]. */
+static void wsp__aware_reverse(int *order, int i, int j) {
+  for (; i < j; i++, j--) {
+    int x = order[i];
+    order[i] = order[j], order[j] = x;
+  }
+}
+
 int wsp__aware_path(const wsp__aware_problem_t *pb, size_t seg, void *work,
                     wsp__aware_tree_t *out, double *time) {
   if (wsp__aware_check(pb) != 0 || !wsp__aware_out_ok(pb, work, out, time) || seg == 0 ||
@@ -597,38 +617,56 @@ int wsp__aware_path(const wsp__aware_problem_t *pb, size_t seg, void *work,
     return -1;
   wsp__aware_work_t w;
   wsp__aware_carve(work, pb->p, &w);
-  int p = pb->p, last = pb->root;
+  int p = pb->p, *walk = w.seq, *chain = w.tmp;
+  size_t s = pb->n / seg + (pb->n % seg != 0);
+  double segs = s ? (double)s : 1;
+  /* The nearest-neighbour walk. */
   for (int v = 0; v < p; v++) w.mark[v] = 0;
-  w.mark[last] = 1;
-  out->parent[last] = -1;
-  double fill = 0, worst = 0;
+  walk[0] = pb->root, w.mark[pb->root] = 1;
   for (int k = 1; k < p; k++) {
     int best = -1;
     double bc = 0;
     for (int r = 0; r < p; r++) {
       if (w.mark[r]) continue;
-      double c = wsp__aware_down_cost(pb, last, r, seg);
+      double c = wsp__aware_down_cost(pb, walk[k - 1], r, seg);
       if (best < 0 || c < bc) best = r, bc = c;
     }
-    w.mark[best] = 1;
-    out->parent[best] = last;
-    w.seq[last] = best;
-    fill += bc;
-    if (bc > worst) worst = bc;
-    last = best;
+    walk[k] = best, w.mark[best] = 1;
   }
-  w.seq[last] = -1;
-  /* CSR: one child per rank but the last; the lists are one long, so up
-   * and down orders are the same. */
+  /* The chain's order; it stays on a tie. */
+  for (int k = 0; k < p; k++) chain[k] = (pb->root + k) % p;
+  double tw = wsp__aware_path_time(pb, walk, seg, segs);
+  double t = wsp__aware_path_time(pb, chain, seg, segs);
+  int *order = chain;
+  if (tw < t) order = walk, t = tw;
+  /* Reversals of a stretch (2-opt), the first that helps, while one does. */
+  for (int pass = 0; p <= WSP__AWARE_IMPROVE_MAX_P && pass < WSP__AWARE_PATH_PASSES; pass++) {
+    int better = 0;
+    for (int i = 1; i + 1 < p; i++)
+      for (int j = i + 1; j < p; j++) {
+        wsp__aware_reverse(order, i, j);
+        double x = wsp__aware_path_time(pb, order, seg, segs);
+        if (x < t) {
+          t = x, better = 1;
+        } else {
+          wsp__aware_reverse(order, i, j);
+        }
+      }
+    if (!better) break;
+  }
+  /* As a tree: one child per rank but the last; the lists are one long,
+   * so the up and down orders are the same. */
+  out->parent[order[0]] = -1;
+  for (int k = 1; k < p; k++) out->parent[order[k]] = order[k - 1];
+  for (int v = 0; v < p; v++) w.mark[v] = -1;
+  for (int k = 0; k + 1 < p; k++) w.mark[order[k]] = order[k + 1];
   int next = 0;
   for (int v = 0; v < p; v++) {
     out->child_start[v] = next;
-    if (w.seq[v] >= 0) out->children[next++] = w.seq[v];
+    if (w.mark[v] >= 0) out->children[next++] = w.mark[v];
   }
   out->child_start[p] = next;
-  size_t s = pb->n / seg + (pb->n % seg != 0);
-  if (s == 0) s = 1;
-  *time = fill + (double)(s - 1) * worst;
+  *time = t;
   return 0;
 }
 

@@ -166,7 +166,8 @@ typedef enum wsp__aware_source {
 
 enum {
   WSP__AWARE_EXACT_MAX_P = 10,  /* the exact search's largest p */
-  WSP__AWARE_IMPROVE_MAX_P = 64 /* step 3's largest p */
+  WSP__AWARE_IMPROVE_MAX_P = 64, /* step 3's largest p; the path's reversals' */
+  WSP__AWARE_PATH_PASSES = 4     /* passes of the path's reversals */
 };
 
 typedef struct wsp__aware_problem {
@@ -226,18 +227,24 @@ int wsp__aware_exact(const wsp__aware_problem_t *pb, void *work,
 /* A pipelined path (bcast and reduce, WSP__AWARE_WHOLE loads). A tree's
  * serialised sends cost a rank n bytes per child; a path cut into
  * segments keeps every edge busy with its own segment, so for long
- * messages its time approaches n bytes over its slowest edge. The path
- * starts at the root and is a nearest-neighbour walk: from the last rank
- * on it, it goes on to the rank not yet on it whose segment edge is the
- * cheapest (downwards last -> r, upwards r -> last), ties to the lower
- * rank. On a map of racks that keeps a rack's ranks together and leaves
- * the slowest ranks for the end. Its predicted time, with s = ceil(n /
- * seg) segments each priced at seg bytes under pb->proto and c_k the cost
- * of one on the k-th edge, is the fill plus the bottleneck:
+ * messages its time approaches n bytes over its slowest edge. Its
+ * predicted time, with s = ceil(n / seg) segments each priced at seg bytes
+ * under pb->proto and c_k the cost of one on the k-th edge (downwards from
+ * the root; upwards, the same edge the other way), is the fill plus the
+ * bottleneck:
  *   sum_k c_k + (s - 1) . max_k c_k
  * (each rank passes one segment at a time, in order; the last, shorter
- * segment counted whole). Writes the path as a tree (every rank one child
- * but the last) and its time; -1 for seg = 0 or a BLOCKS problem. O(p^2). */
+ * segment counted whole). The path starts at the root. Two are timed: the
+ * chain's rank order (root, root + 1, ...) and a nearest-neighbour walk
+ * (from the last rank on it, on to the rank left whose segment edge is
+ * the cheapest, ties to the lower rank), which keeps a rack's ranks
+ * together but is left with whatever edges remain at its end, often the
+ * worst; the faster one (the chain's on a tie) is then improved, for p up
+ * to WSP__AWARE_IMPROVE_MAX_P, by reversing stretches of it (2-opt: each
+ * reversal that shortens the time is kept), for at most
+ * WSP__AWARE_PATH_PASSES passes. Writes the path as a tree (every rank one
+ * child but the last) and its time, never above the chain's order; -1 for
+ * seg = 0 or a BLOCKS problem. O(p^2), and O(p^3) per pass of reversals. */
 int wsp__aware_path(const wsp__aware_problem_t *pb, size_t seg, void *work,
                     wsp__aware_tree_t *out, double *time);
 
