@@ -12,7 +12,11 @@
 # (bcast/reduce: whole messages; default 8,64,512,4K,32K,256K), WSP_BLOCKS
 # (gather/scatter: one rank's block; default 8,64,512,4K,16K, the buffer
 # being p blocks), WSP_SG_PLATFORMS (hetero,uniform), WSP_COLLS
-# (bcast,reduce,gather,scatter), WSP_PROBE_REPS (3).
+# (bcast,reduce,gather,scatter), WSP_PROBE_REPS (3), WSP_ALGS (the
+# wirespeed algorithms run beside the MPI's collective: binomial,aware,auto;
+# add chain to see the paths of long messages beside it), WSP_MAPS (a
+# directory holding <platform><p>.netmap.json from an earlier run: used
+# instead of probing again; the platforms are made again from their seed).
 # SMPI's message-size factors are 1 (a plain latency-plus-bytes network, the
 # one the platform describes; docs/simgrid.md says why SMPI's own differ)
 # and its eager switch is its default (sends below 64 KiB are detached).
@@ -61,12 +65,16 @@ for kind in "${platforms[@]}"; do
     *) echo "aware_simgrid.sh: unknown platform '$kind' (hetero, uniform)" >&2; exit 2 ;;
   esac
   run() { smpirun -np "$p" -platform "$plat" -hostfile "$hosts" "${cfg[@]}" "$@"; }
-  start=$(date +%s)
-  run "$bin/wsp-probe" --reps "${WSP_PROBE_REPS:-3}" --out "$map"
-  echo "aware_simgrid.sh: probe of $kind$p took $(( $(date +%s) - start )) s of wall time"
+  if [ -n "${WSP_MAPS:-}" ]; then
+    cp "$WSP_MAPS/$kind$p.netmap.json" "$map.tmp" && mv "$map.tmp" "$map"
+  else
+    start=$(date +%s)
+    run "$bin/wsp-probe" --reps "${WSP_PROBE_REPS:-3}" --out "$map"
+    echo "aware_simgrid.sh: probe of $kind$p took $(( $(date +%s) - start )) s of wall time"
+  fi
   for sel in ompi mpich; do
     algs=native
-    [ $sel = ompi ] && algs=binomial,aware,auto,native
+    [ $sel = ompi ] && algs=${WSP_ALGS:-binomial,aware,auto},native
     label="simgrid-$kind$p-$sel"
     for c in ${colls//,/ }; do
       s=$sizes

@@ -87,7 +87,7 @@ int main(void) {
     double path = 0, binomial = 0, t0 = now();
     long reps = 0;
     do {
-      if (wsp__aware_path(&pp1, 65536, work, &t, &path) != 0) {
+      if (wsp__aware_path(&pp1, 65536, work, &t, &path, NULL) != 0) {
         fprintf(stderr, "aware_tree_cost: path failed at p = %d\n", p);
         return 1;
       }

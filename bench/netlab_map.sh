@@ -5,7 +5,8 @@
 #                                    job's wall time
 #   wsp_netmap_args MPI MAP          sets the array netmap_args: the
 #                                    `netlab run` arguments that give every
-#                                    rank WSP_NETMAP=MAP under MPI
+#                                    rank WSP_NETMAP=MAP (and WSP_LOG, when
+#                                    set) under MPI
 
 wsp_lab_probe() {
   local root=$1 lab=$2 mpi=$3 map=$4 start
@@ -21,4 +22,10 @@ wsp_lab_probe() {
 wsp_netmap_args() {
   if [ "$1" = openmpi ]; then netmap_args=(--mpi-arg=-x --mpi-arg="WSP_NETMAP=$2")
   else netmap_args=(--mpi-arg=-genv --mpi-arg=WSP_NETMAP --mpi-arg="$2"); fi
+  # WSP_LOG, when set, reaches the ranks too (WSP_LOG=debug shows, say,
+  # whether attaching a refreshed map kept the trees).
+  if [ -n "${WSP_LOG:-}" ]; then
+    if [ "$1" = openmpi ]; then netmap_args+=(--mpi-arg=-x --mpi-arg="WSP_LOG=$WSP_LOG")
+    else netmap_args+=(--mpi-arg=-genv --mpi-arg=WSP_LOG --mpi-arg="$WSP_LOG"); fi
+  fi
 }

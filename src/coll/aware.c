@@ -210,12 +210,12 @@ static void wsp__aware_try_path(struct wsp__aware *aw, const wsp__aware_problem_
   for (size_t g = WSP__AWARE_SEG_MIN; g <= WSP__AWARE_SEG_MAX && g <= pb->n / 2; g *= 2) {
     double t = 0;
     sp.proto = g <= aw->eager ? WSP__AWARE_EAGER : WSP__AWARE_RNDV;
-    wsp__aware_path(&sp, g, aw->work, &aw->scratch, &t);
+    wsp__aware_path(&sp, g, aw->work, &aw->scratch, &t, NULL);
     if (t < bt) best = g, bt = t;
   }
   if (best == 0) return;
   sp.proto = best <= aw->eager ? WSP__AWARE_EAGER : WSP__AWARE_RNDV;
-  wsp__aware_path(&sp, best, aw->work, &en->tree, &en->time);
+  wsp__aware_path(&sp, best, aw->work, &en->tree, &en->time, &en->ref);
   en->seg = best;
 }
 
@@ -234,11 +234,11 @@ const wsp__aware_entry_t *wsp__aware_get(struct wsp__aware *aw, wsp_coll_t coll,
   /* The map's figures are finite and >= 0 and the arguments were checked
    * by the entry points, so neither call can fail. */
   en->valid = 0;
-  en->time = en->binomial = 0;
+  en->time = en->ref = 0;
   en->seg = 0;
   wsp__aware_build(&pb, aw->work, &en->tree, &en->time, NULL);
   wsp__aware_binomial(&pb, &aw->scratch);
-  wsp__aware_time(&pb, &aw->scratch, aw->work, &en->binomial);
+  wsp__aware_time(&pb, &aw->scratch, aw->work, &en->ref);
   wsp__aware_try_path(aw, &pb, en);
   en->coll = coll, en->root = root, en->bytes = pb.n, en->proto = (int)pb.proto;
   wsp__aware_walk(aw->p, en);
@@ -246,8 +246,9 @@ const wsp__aware_entry_t *wsp__aware_get(struct wsp__aware *aw, wsp_coll_t coll,
   return en;
 }
 
-double wsp__aware_cost(const wsp__coll_shape_t *s, wsp_coll_t coll, double binomial_cost) {
+double wsp__aware_cost(const wsp__coll_shape_t *s, wsp_coll_t coll, double binomial_cost,
+                       double chain_cost) {
   const wsp__aware_entry_t *e = wsp__aware_get(s->aware, coll, s->root, s->bytes);
-  double ratio = e->binomial > 0 ? e->time / e->binomial : 1;
-  return binomial_cost * (ratio > 1 - WSP__AWARE_MARGIN ? 1 : ratio);
+  double ratio = e->ref > 0 ? e->time / e->ref : 1;
+  return (e->seg ? chain_cost : binomial_cost) * (ratio > 1 - WSP__AWARE_MARGIN ? 1 : ratio);
 }

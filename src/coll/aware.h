@@ -19,7 +19,10 @@
  * WSP__AWARE_SEG_MAX bytes, each eager or rendezvous by the eager limit,
  * and the one predicted to be faster is kept: for long messages that is
  * the path, which runs as the chain does (wsp__bcast_path,
- * wsp__reduce_path) in the map's order.
+ * wsp__reduce_path) in the map's order. Auto prices a path as the chain's
+ * model cost times the ratio of the path's time to the chain's order's
+ * on the map (the same rule as for trees, against the algorithm whose code
+ * it runs).
  *
  * Protocol. A tree is built for eager messages when the bytes an edge
  * carries (the message, or one rank's block for gather and scatter) are at
@@ -77,7 +80,9 @@ typedef struct wsp__aware_entry {
   int root;
   size_t bytes; /* the bytes per edge it was built for (wsp__aware_get) */
   int proto;    /* wsp__aware_proto_t */
-  double time, binomial; /* predicted seconds on the map: this tree, binomial */
+  /* Predicted seconds on the map: this tree, and the algorithm auto
+   * scales (above): binomial for a tree, the chain's order for a path. */
+  double time, ref;
   size_t seg;   /* 0: the tree runs whole; else it is a path that runs in
                    segments of seg bytes (wsp__aware_path) */
   wsp__aware_tree_t tree;
@@ -106,9 +111,11 @@ struct wsp__aware {
  * allocated when it was attached, and the arguments were checked. */
 const wsp__aware_entry_t *wsp__aware_get(struct wsp__aware *aw, wsp_coll_t coll,
                                          int root, size_t bytes);
-/* The cost auto compares (see above): binomial_cost, the binomial
- * algorithm's model cost for shape s, times the map's ratio. */
-double wsp__aware_cost(const wsp__coll_shape_t *s, wsp_coll_t coll,
-                       double binomial_cost);
+/* The cost auto compares (see above): the model cost of the binomial
+ * algorithm for shape s (binomial_cost) for a tree, of the chain
+ * (chain_cost, which the caller computes with the same model and shape)
+ * for a path, times the map's ratio. */
+double wsp__aware_cost(const wsp__coll_shape_t *s, wsp_coll_t coll, double binomial_cost,
+                       double chain_cost);
 
 #endif

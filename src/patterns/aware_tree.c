@@ -611,7 +611,7 @@ static void wsp__aware_reverse(int *order, int i, int j) {
 }
 
 int wsp__aware_path(const wsp__aware_problem_t *pb, size_t seg, void *work,
-                    wsp__aware_tree_t *out, double *time) {
+                    wsp__aware_tree_t *out, double *time, double *chain_time) {
   if (wsp__aware_check(pb) != 0 || !wsp__aware_out_ok(pb, work, out, time) || seg == 0 ||
       pb->load != WSP__AWARE_WHOLE)
     return -1;
@@ -637,6 +637,7 @@ int wsp__aware_path(const wsp__aware_problem_t *pb, size_t seg, void *work,
   for (int k = 0; k < p; k++) chain[k] = (pb->root + k) % p;
   double tw = wsp__aware_path_time(pb, walk, seg, segs);
   double t = wsp__aware_path_time(pb, chain, seg, segs);
+  if (chain_time) *chain_time = t;
   int *order = chain;
   if (tw < t) order = walk, t = tw;
   /* Reversals of a stretch (2-opt), the first that helps, while one does. */

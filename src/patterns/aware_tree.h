@@ -243,10 +243,11 @@ int wsp__aware_exact(const wsp__aware_problem_t *pb, void *work,
  * to WSP__AWARE_IMPROVE_MAX_P, by reversing stretches of it (2-opt: each
  * reversal that shortens the time is kept), for at most
  * WSP__AWARE_PATH_PASSES passes. Writes the path as a tree (every rank one
- * child but the last) and its time, never above the chain's order; -1 for
- * seg = 0 or a BLOCKS problem. O(p^2), and O(p^3) per pass of reversals. */
+ * child but the last) and its time, never above the chain's order, and (if
+ * chain_time is not NULL) the chain's order's time; -1 for seg = 0 or a
+ * BLOCKS problem. O(p^2), and O(p^3) per pass of reversals. */
 int wsp__aware_path(const wsp__aware_problem_t *pb, size_t seg, void *work,
-                    wsp__aware_tree_t *out, double *time);
+                    wsp__aware_tree_t *out, double *time, double *chain_time);
 
 /* The tree to use: exact or heuristic, or the binomial tree where that is
  * not slower. Writes the tree, its predicted time and (if source is not

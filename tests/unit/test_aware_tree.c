@@ -576,8 +576,8 @@ static void one_path(int kind, int p, int root, int rndv, int up, size_t n, size
   snprintf(what, sizeof what, "path: %s p %d root %d %s %s n %zu seg %zu", kind_name[kind], p,
            root, rndv ? "rndv" : "eager", up ? "up" : "down", n, seg);
   void *w = malloc(wsp__aware_work_size(p));
-  double t = -1;
-  CHECK(w && wsp__aware_path(&pb, seg, w, &out_, &t) == 0 && is_tree(p, root, &out_),
+  double t = -1, tchain = -1;
+  CHECK(w && wsp__aware_path(&pb, seg, w, &out_, &t, &tchain) == 0 && is_tree(p, root, &out_),
         "%s: not a tree", what);
   int v = root;
   double c[PMAX];
@@ -621,6 +621,7 @@ static void one_path(int kind, int p, int root, int rndv, int up, size_t n, size
   double tc = path_formula(p, up, chain, n, seg), tw = path_formula(p, up, walk, n, seg);
   CHECK(t <= tc * (1 + 1e-12) && t <= tw * (1 + 1e-12), "%s: %g, above the chain %g or the walk %g",
         what, t, tc, tw);
+  CHECK(close_to(tchain, tc), "%s: the chain's time %g, written again %g", what, tchain, tc);
   free(w);
 }
 
@@ -647,14 +648,14 @@ static void paths(void) {
   void *w = malloc(wsp__aware_work_size(p));
   double t;
   int crossings = 0;
-  CHECK(w && wsp__aware_path(&pb, 4096, w, &out_, &t) == 0, "racks: no path");
+  CHECK(w && wsp__aware_path(&pb, 4096, w, &out_, &t, NULL) == 0, "racks: no path");
   for (int v = 0; v < p; v++)
     if (parent_[v] >= 0) crossings += (v < 4) != (parent_[v] < 4);
   CHECK(crossings == 1, "racks: the path crosses %d times", crossings);
   /* Bad input: no segment size, blocks. */
-  CHECK(wsp__aware_path(&pb, 0, w, &out_, &t) == -1, "seg 0 accepted");
+  CHECK(wsp__aware_path(&pb, 0, w, &out_, &t, NULL) == -1, "seg 0 accepted");
   pb.load = WSP__AWARE_BLOCKS;
-  CHECK(wsp__aware_path(&pb, 4096, w, &out_, &t) == -1, "a path for blocks accepted");
+  CHECK(wsp__aware_path(&pb, 4096, w, &out_, &t, NULL) == -1, "a path for blocks accepted");
   free(w);
 }
 

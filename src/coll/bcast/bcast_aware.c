@@ -21,8 +21,11 @@
 
 #include "../aware.h"
 
-WSP__COST(bcast, aware, "binomial . t(aware) / t(binomial), both trees timed on the map") {
-  return wsp__aware_cost(s, WSP_COLL_BCAST, wsp__bcast_binomial_cost(m, s, t));
+WSP__COST(bcast, aware,
+          "tree: binomial . t(tree) / t(binomial tree); path: chain . t(path) / "
+          "t(chain's order); all timed on the map") {
+  return wsp__aware_cost(s, WSP_COLL_BCAST, wsp__bcast_binomial_cost(m, s, t),
+                         wsp__bcast_chain_cost(m, s, NULL));
 }
 
 int wsp__bcast_aware(wsp_comm_t *comm, const wsp__coll_args_t *a) {

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 
 WSP__COST(gather, aware, "binomial . t(aware) / t(binomial), both trees timed on the map") {
-  return wsp__aware_cost(s, WSP_COLL_GATHER, wsp__gather_binomial_cost(m, s, t));
+  return wsp__aware_cost(s, WSP_COLL_GATHER, wsp__gather_binomial_cost(m, s, t), 0);
 }
 
 int wsp__gather_aware(wsp_comm_t *comm, const wsp__coll_args_t *a) {

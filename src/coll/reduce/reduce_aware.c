@@ -25,8 +25,11 @@
 
 #include <stdlib.h>
 
-WSP__COST(reduce, aware, "binomial . t(aware) / t(binomial), both trees timed on the map") {
-  return wsp__aware_cost(s, WSP_COLL_REDUCE, wsp__reduce_binomial_cost(m, s, t));
+WSP__COST(reduce, aware,
+          "tree: binomial . t(tree) / t(binomial tree); path: chain . t(path) / "
+          "t(chain's order); all timed on the map") {
+  return wsp__aware_cost(s, WSP_COLL_REDUCE, wsp__reduce_binomial_cost(m, s, t),
+                         wsp__reduce_chain_cost(m, s, NULL));
 }
 
 int wsp__reduce_aware(wsp_comm_t *comm, const wsp__coll_args_t *a) {

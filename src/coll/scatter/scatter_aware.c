@@ -21,7 +21,7 @@
 #include <stdlib.h>
 
 WSP__COST(scatter, aware, "binomial . t(aware) / t(binomial), both trees timed on the map") {
-  return wsp__aware_cost(s, WSP_COLL_SCATTER, wsp__scatter_binomial_cost(m, s, t));
+  return wsp__aware_cost(s, WSP_COLL_SCATTER, wsp__scatter_binomial_cost(m, s, t), 0);
 }
 
 int wsp__scatter_aware(wsp_comm_t *comm, const wsp__coll_args_t *a) {
