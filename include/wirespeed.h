@@ -456,11 +456,12 @@ WSP_API int wsp_netmap_free(wsp_netmap_t **map);
 /* Collective: measures again the pairs of nodes of `rounds` rounds of the
  * probe's tournament (each node in at most one pair per round; about
  * nodes - 1 rounds cover every pair, and successive calls go on where the
- * last one stopped), one round trip and one stream of 256 KiB per pair,
- * and puts the new figures into map in place of the old ones (so the map
- * follows a network that changes), then groups the nodes again. Every rank
- * passes the same map, which must fit comm. To rebuild the trees of a
- * communicator from it, attach it again (wsp_comm_set_netmap). */
+ * last one stopped), four round trips (the fastest counts) and one stream
+ * of 256 KiB per pair, and puts the new figures into map in place of the
+ * old ones (so the map follows a network that changes), then groups the
+ * nodes again. Every rank passes the same map, which must fit comm. To use
+ * the new figures in a communicator's trees, attach it again
+ * (wsp_comm_set_netmap). */
 WSP_API int wsp_netmap_refresh(wsp_comm_t *comm, wsp_netmap_t *map, int rounds);
 /* Collective: attaches map to comm, for the `aware` algorithms of bcast,
  * reduce, gather and scatter, which build their trees from it (auto then

@@ -41,9 +41,12 @@ static int wsp__aware_moved(double x_old, double x_new) {
  * holds the figures of a map attached before, and only the figures that
  * moved (wsp__aware_moved; latency and time per byte each on its own) are
  * replaced; returns how many rank pairs had a figure that moved, or -1
- * when the eager limit did. The result depends only on the old figures and
- * the new map, both the same on every rank. */
-static long wsp__aware_figures(struct wsp__aware *aw, const wsp_netmap_t *m, int keep) {
+ * when the eager limit did, and (with keep) the largest relative change of a
+ * latency and of a time per byte in most[0] and most[1]. The result
+ * depends only on the old figures and the new map, both the same on every
+ * rank. */
+static long wsp__aware_figures(struct wsp__aware *aw, const wsp_netmap_t *m, int keep,
+                               double *most) {
   int p = aw->p;
   size_t nn = (size_t)m->nodes * (size_t)m->nodes, up = (size_t)p;
   double worst_lat = wsp__aware_worst(m->lat, nn), worst_inv = wsp__aware_worst(m->inv_bw, nn);
@@ -56,6 +59,8 @@ static long wsp__aware_figures(struct wsp__aware *aw, const wsp_netmap_t *m, int
       double be = i == j ? 0 : wsp__aware_figure(m->inv_bw, m->nodes, a, b, worst_inv);
       int ma = !keep || wsp__aware_moved(aw->alpha[k], al);
       int mb = !keep || wsp__aware_moved(aw->beta[k], be);
+      if (keep && aw->alpha[k] > 0) most[0] = fmax(most[0], fabs(al / aw->alpha[k] - 1));
+      if (keep && aw->beta[k] > 0) most[1] = fmax(most[1], fabs(be / aw->beta[k] - 1));
       if (ma) aw->alpha[k] = al;
       if (mb) aw->beta[k] = be;
       moved += keep && (ma || mb);
@@ -97,7 +102,7 @@ static struct wsp__aware *wsp__aware_new(const wsp_netmap_t *m) {
   aw->scratch.child_start = q, q += p + 1;
   aw->scratch.children = q;
 
-  wsp__aware_figures(aw, m, 0);
+  wsp__aware_figures(aw, m, 0, NULL);
   aw->shape = wsp__netmap_shape(m);
   return aw;
 }
@@ -120,14 +125,17 @@ int wsp_comm_set_netmap(wsp_comm_t *comm, const wsp_netmap_t *map) {
   /* The same map again, or a refreshed one: the figures that moved replace
    * theirs, and the trees are built again only when one did (aware.h). */
   if (comm->aware && comm->aware->shape == wsp__netmap_shape(map)) {
-    long moved = wsp__aware_figures(comm->aware, map, 1);
+    double most[2] = {0, 0};
+    long moved = wsp__aware_figures(comm->aware, map, 1, most);
     if (moved != 0)
       for (int e = 0; e < WSP__AWARE_CACHE; e++) comm->aware->entry[e].valid = 0;
     if (moved < 0)
       wsp__log(comm, WSP_LOG_DEBUG, "%s: the eager limit changed; the trees will be built again", fn);
     else
-      wsp__log(comm, WSP_LOG_DEBUG, "%s: %ld of %d x %d rank pairs' figures moved by more than %g%%%s",
-               fn, moved, map->p, map->p, 100 * WSP__AWARE_DRIFT,
+      wsp__log(comm, WSP_LOG_DEBUG,
+               "%s: %ld of %d x %d rank pairs' figures moved by more than %g%% (at most: "
+               "latency %.0f%%, time per byte %.0f%%)%s",
+               fn, moved, map->p, map->p, 100 * WSP__AWARE_DRIFT, 100 * most[0], 100 * most[1],
                moved ? "; the trees will be built again" : "; the trees are kept");
     comm->model.eager = map->eager_inter;
     comm->model.eager_node = map->eager_intra;
