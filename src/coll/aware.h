@@ -44,9 +44,10 @@
  * refreshed one) replaces a rank pair's figures only where its latency or
  * time per byte moved by more than WSP__AWARE_DRIFT, and when none moved
  * (nor the eager limit) the trees built so far are kept. A refresh measures
- * each pair once, with a short stream, and its noise would otherwise move
- * every figure a little and drop every tree after every refresh; a link
- * that changed for real (a rate halved, a congested uplink) moves by more.
+ * each pair with a few round trips and one short stream, and its noise
+ * would otherwise move every figure a little and drop every tree after
+ * every refresh; a link that changed for real (a rate halved, a congested
+ * uplink) moves by more.
  * When a figure moved, every tree is built again on its next use: a tree
  * is the outcome of comparisons among all pairs, and one changed pair can
  * change any of them. Which figures are kept depends only on the figures

@@ -57,9 +57,9 @@ enum { WSP__STREAM_WINDOW = 8, WSP__SMALL = 8, WSP__REPS_MAX = 1000 };
 #define WSP__STREAM_MIN ((size_t)64)
 /* The stream of a refresh: short, as a refresh runs beside the job. Its
  * latency is the smallest of a few round trips, the probe's estimator (the
- * minimum over its passes): one round trip alone stood for a pair before,
- * and on netlab's cluster of 16 hosts on 2 cores every refreshed pair then
- * moved by more than the 20% that makes the trees be built again. */
+ * minimum over its passes), so that a refreshed figure and a probed one
+ * can be compared when the map is attached again (src/coll/aware.h; what
+ * the testbeds showed: docs/results/netmap.md). */
 #define WSP__REFRESH_STREAM ((size_t)256 << 10)
 enum { WSP__REFRESH_RTTS = 4 };
 #define WSP__STREAM_MAX ((size_t)256 << 20)
