@@ -14,8 +14,9 @@
  * For long messages the tree is a path through the map instead, cut into
  * segments (aware.h, "Segments"), and runs as the chain does.
  *
- * Cost: as the tree predicts; auto sees the binomial cost scaled by the
- * ratio of the two trees' predicted times (aware.h says why).
+ * Cost: as the tree or path predicts; auto sees the binomial cost scaled by
+ * the ratio of the two trees' predicted times, or for a path the chain's
+ * cost scaled by path / chain's order (aware.h says why).
  */
 #include "bcast.h"
 

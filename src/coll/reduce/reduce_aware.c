@@ -15,8 +15,9 @@
  * segments (aware.h, "Segments"), and runs as the chain does, towards the
  * root.
  *
- * Cost: as the tree predicts, plus the operator; auto sees the binomial
- * cost scaled by the ratio of the two trees' predicted times (aware.h).
+ * Cost: as the tree or path predicts, plus the operator; auto sees the
+ * binomial cost scaled by the ratio of the two trees' predicted times, or
+ * for a path the chain's cost scaled by path / chain's order (aware.h).
  */
 #include "../coll_internal.h"
 
