@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 void wsp__aware_free(struct wsp__aware *aw) {
   if (aw == NULL) return;
@@ -107,6 +108,24 @@ static struct wsp__aware *wsp__aware_new(const wsp_netmap_t *m) {
   return aw;
 }
 
+/* The same map attached again, or a refreshed one: the figures that moved
+ * replace theirs, and the trees are built again only when one did
+ * (aware.h). Local: every rank passed the same map. */
+static void wsp__aware_update(wsp_comm_t *comm, const wsp_netmap_t *map, const char *fn) {
+  double most[2] = {0, 0};
+  long moved = wsp__aware_figures(comm->aware, map, 1, most);
+  if (moved != 0)
+    for (int e = 0; e < WSP__AWARE_CACHE; e++) comm->aware->entry[e].valid = 0;
+  if (moved < 0)
+    wsp__log(comm, WSP_LOG_DEBUG, "%s: the eager limit changed; the trees will be built again", fn);
+  else
+    wsp__log(comm, WSP_LOG_DEBUG,
+             "%s: %ld of %d x %d rank pairs' figures moved by more than %g%% (at most: "
+             "latency %.0f%%, time per byte %.0f%%)%s",
+             fn, moved, map->p, map->p, 100 * WSP__AWARE_DRIFT, 100 * most[0], 100 * most[1],
+             moved ? "; the trees will be built again" : "; the trees are kept");
+}
+
 int wsp_comm_set_netmap(wsp_comm_t *comm, const wsp_netmap_t *map) {
   static const char fn[] = "wsp_comm_set_netmap";
   if (comm == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "%s: comm is NULL", fn);
@@ -122,39 +141,22 @@ int wsp_comm_set_netmap(wsp_comm_t *comm, const wsp_netmap_t *map) {
   int rc = wsp__netmap_fits(comm, map, fn, "map", WSP_ERR_ARG,
                             comm->aware ? comm->aware->shape : 0);
   if (rc != WSP_OK) return rc;
-  /* The same map again, or a refreshed one: the figures that moved replace
-   * theirs, and the trees are built again only when one did (aware.h). */
   if (comm->aware && comm->aware->shape == wsp__netmap_shape(map)) {
-    double most[2] = {0, 0};
-    long moved = wsp__aware_figures(comm->aware, map, 1, most);
-    if (moved != 0)
-      for (int e = 0; e < WSP__AWARE_CACHE; e++) comm->aware->entry[e].valid = 0;
-    if (moved < 0)
-      wsp__log(comm, WSP_LOG_DEBUG, "%s: the eager limit changed; the trees will be built again", fn);
-    else
-      wsp__log(comm, WSP_LOG_DEBUG,
-               "%s: %ld of %d x %d rank pairs' figures moved by more than %g%% (at most: "
-               "latency %.0f%%, time per byte %.0f%%)%s",
-               fn, moved, map->p, map->p, 100 * WSP__AWARE_DRIFT, 100 * most[0], 100 * most[1],
-               moved ? "; the trees will be built again" : "; the trees are kept");
-    comm->model.eager = map->eager_inter;
-    comm->model.eager_node = map->eager_intra;
-    wsp__topo_set_models(comm);
-    return WSP_OK;
+    wsp__aware_update(comm, map, fn);
+  } else {
+    /* The same map everywhere: the same answer to this everywhere. */
+    if (map->p > WSP__AWARE_MAX_P)
+      return wsp__fail(comm, WSP_ERR_ARG,
+                       "%s: map has %d ranks; trees are built for at most %d", fn, map->p,
+                       WSP__AWARE_MAX_P);
+    struct wsp__aware *aw = wsp__aware_new(map);
+    if ((rc = wsp__agree_alloc(comm, comm->mpi, aw == NULL, fn)) != WSP_OK) {
+      wsp__aware_free(aw);
+      return rc;
+    }
+    wsp__aware_free(comm->aware);
+    comm->aware = aw;
   }
-  /* The same map everywhere: the same answer to this everywhere. */
-  if (map->p > WSP__AWARE_MAX_P)
-    return wsp__fail(comm, WSP_ERR_ARG,
-                     "%s: map has %d ranks; trees are built for at most %d", fn, map->p,
-                     WSP__AWARE_MAX_P);
-  struct wsp__aware *aw = wsp__aware_new(map);
-  if ((rc = wsp__agree_alloc(comm, comm->mpi, aw == NULL, fn)) != WSP_OK) {
-    wsp__aware_free(aw);
-    return rc;
-  }
-  /* A new map replaces the old one whole, and the trees built from it. */
-  wsp__aware_free(comm->aware);
-  comm->aware = aw;
   comm->model.eager = map->eager_inter;
   comm->model.eager_node = map->eager_intra;
   wsp__topo_set_models(comm);
@@ -213,18 +215,18 @@ static void wsp__aware_try_path(struct wsp__aware *aw, const wsp__aware_problem_
                                 wsp__aware_entry_t *en) {
   if (pb->load != WSP__AWARE_WHOLE) return;
   wsp__aware_problem_t sp = *pb;
-  size_t best = 0;
-  double bt = en->time;
+  int p = aw->p;
   for (size_t g = WSP__AWARE_SEG_MIN; g <= WSP__AWARE_SEG_MAX && g <= pb->n / 2; g *= 2) {
-    double t = 0;
+    double t = 0, chain = 0;
     sp.proto = g <= aw->eager ? WSP__AWARE_EAGER : WSP__AWARE_RNDV;
-    wsp__aware_path(&sp, g, aw->work, &aw->scratch, &t, NULL);
-    if (t < bt) best = g, bt = t;
+    wsp__aware_path(&sp, g, aw->work, &aw->scratch, &t, &chain);
+    if (t >= en->time) continue;
+    /* The fastest so far: the entry takes it (a path has p - 1 edges). */
+    memcpy(en->tree.parent, aw->scratch.parent, (size_t)p * sizeof(int));
+    memcpy(en->tree.child_start, aw->scratch.child_start, (size_t)(p + 1) * sizeof(int));
+    memcpy(en->tree.children, aw->scratch.children, (size_t)(p - 1) * sizeof(int));
+    en->time = t, en->ref = chain, en->seg = g;
   }
-  if (best == 0) return;
-  sp.proto = best <= aw->eager ? WSP__AWARE_EAGER : WSP__AWARE_RNDV;
-  wsp__aware_path(&sp, best, aw->work, &en->tree, &en->time, &en->ref);
-  en->seg = best;
 }
 
 const wsp__aware_entry_t *wsp__aware_get(struct wsp__aware *aw, wsp_coll_t coll, int root,
