@@ -117,27 +117,40 @@ void wsp__backoff_reset(wsp__backoff_t *b) {
   b->sleep_us = 1;
 }
 
+#ifdef WSP_SIMGRID
+double wsp__backoff_sim_pass(wsp__backoff_t *b, double now) {
+  b->idle++;
+  const int polling = b->idle <= b->spin_passes + b->yield_passes ||
+                      (b->poll_until > 0 && now < b->poll_until);
+  if (polling || b->cap_us == 0) return WSP__SIM_PASS_US * 1e-6;
+  unsigned us = wsp__min_u(b->sleep_us, b->cap_us);
+  b->sleep_us = wsp__min_u(2 * us, b->cap_us);
+  return us * 1e-6;
+}
+
+void wsp__backoff_idle(wsp__backoff_t *b) {
+  /* Past the spinning and yielding passes, the clock is read only by waits
+   * that have a time limit to poll to (a read costs simulated time). */
+  const int timed = b->poll_until > 0 && b->idle + 1 > b->spin_passes + b->yield_passes;
+  double s = wsp__backoff_sim_pass(b, timed ? wsp__backoff_now() : 0);
+  struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9 + 0.5)};
+  nanosleep(&ts, NULL);
+}
+#else
 void wsp__backoff_idle(wsp__backoff_t *b) {
   b->idle++;
   /* Past the spinning and yielding passes, the clock is read only by waits
    * that have a time limit to poll to. */
   const int polling = b->idle <= b->spin_passes + b->yield_passes ||
                       (b->poll_until > 0 && wsp__backoff_now() < b->poll_until);
-#ifdef WSP_SIMGRID
-  if (polling || b->cap_us == 0) {
-    struct timespec pass = {0, WSP__SIM_PASS_US * 1000L};
-    nanosleep(&pass, NULL);
-    return;
-  }
-#else
   if (b->idle <= b->spin_passes) return;
   if (polling || b->cap_us == 0) {
     sched_yield();
     return;
   }
-#endif
   unsigned us = wsp__min_u(b->sleep_us, b->cap_us);
   struct timespec ts = {(time_t)(us / 1000000u), (long)(us % 1000000u) * 1000L};
   nanosleep(&ts, NULL);
   b->sleep_us = wsp__min_u(2 * us, b->cap_us);
 }
+#endif

@@ -16,6 +16,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int wsp__count_type(const wsp_comm_t *comm, size_t count, MPI_Datatype base,
                     int *n, MPI_Datatype *type, int *owned) {
@@ -117,6 +118,77 @@ int wsp__isend_bytes(const wsp_comm_t *comm, const void *buf, size_t bytes,
                    synchronous ? WSP__POST_SSEND : WSP__POST_SEND, req);
 }
 
+#ifdef WSP_SIMGRID
+/*
+ * The polling loop of wsp__waitall, replayed instead of run. Under SimGrid
+ * every test and every idle pass of the loop is an event of the
+ * simulation, and a rank that waits 10 ms polls some 500 times; at p = 256
+ * the network probe's ranks, waiting for their partners round after round,
+ * made hours of simulation out of seconds of simulated time
+ * (docs/results/netmap.md, "The polling loop replayed"). SMPI moves
+ * messages whether or not anyone tests them, so the loop's only effect on
+ * the simulation is when it returns. This computes that instant and sleeps
+ * until it: the loop's first test is run; then blocking waits record when
+ * each request completes; then the loop's idle passes
+ * (wsp__backoff_sim_pass) and tests are walked on the simulated clock.
+ * SMPI's MPI_Testall tests the requests in turn, each after its injected
+ * time (smpi/test; read from the first test), and frees those that are
+ * complete even when others are not.
+ */
+enum { WSP__REPLAY_STACK = 64 };
+
+static int wsp__waitall_replay(const wsp_comm_t *comm, int n, MPI_Request *reqs,
+                               wsp__backoff_t *b) {
+  int pending = 0, done = 0;
+  for (int i = 0; i < n; i++) pending += reqs[i] != MPI_REQUEST_NULL;
+  double start = MPI_Wtime();
+  int mrc = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
+  if (mrc != MPI_SUCCESS) return wsp__mpi_fail(comm, mrc, "MPI_Testall", WSP__WHERE);
+  if (done) return WSP_OK;
+  /* A test's cost without the clock's: SMPI charges a read of the clock
+   * too (smpi/wtime), and the loop being replayed does not read it. */
+  double s = MPI_Wtime(), clock = MPI_Wtime() - s;
+  double test = (s - start - clock) / pending;
+  s = start + test * pending;
+  /* When each request still pending completes (-1: not pending). */
+  double stack[WSP__REPLAY_STACK], *at = stack;
+  if (n > WSP__REPLAY_STACK && (at = malloc((size_t)n * sizeof *at)) == NULL)
+    return wsp__fail(comm, WSP_ERR_NOMEM, "waiting for %d requests: out of memory", n);
+  pending = 0;
+  for (int i = 0; i < n; i++) {
+    at[i] = -1;
+    pending += reqs[i] != MPI_REQUEST_NULL;
+  }
+  for (; pending > 0; pending--) {
+    int idx = MPI_UNDEFINED;
+    if ((mrc = MPI_Waitany(n, reqs, &idx, MPI_STATUS_IGNORE)) != MPI_SUCCESS) {
+      if (at != stack) free(at);
+      return wsp__mpi_fail(comm, mrc, "MPI_Waitany", WSP__WHERE);
+    }
+    if (idx == MPI_UNDEFINED) break;
+    at[idx] = MPI_Wtime();
+  }
+  /* s: the end of the first test; then idle passes and tests. */
+  for (int left = 1; left;) {
+    s += wsp__backoff_sim_pass(b, s);
+    left = 0;
+    for (int i = 0; i < n; i++)
+      if (at[i] >= 0) {
+        s += test;
+        if (at[i] <= s) at[i] = -1;
+        else left++;
+      }
+  }
+  if (at != stack) free(at);
+  double wait = s - MPI_Wtime();
+  if (wait > 0) {
+    struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9 + 0.5)};
+    nanosleep(&ts, NULL);
+  }
+  return WSP_OK;
+}
+#endif
+
 int wsp__waitall(const wsp_comm_t *comm, int n, MPI_Request *reqs, size_t bytes) {
   if (n <= 0) return WSP_OK;
   wsp__backoff_t b;
@@ -127,6 +199,9 @@ int wsp__waitall(const wsp_comm_t *comm, int n, MPI_Request *reqs, size_t bytes)
     wsp__backoff_init(&b, comm);
   else
     wsp__backoff_init_bulk(&b, comm, comm->model.alpha + (double)bytes * comm->model.beta);
+#ifdef WSP_SIMGRID
+  return wsp__waitall_replay(comm, n, reqs, &b);
+#else
   for (;;) {
     int done = 0;
     int mrc = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
@@ -134,6 +209,7 @@ int wsp__waitall(const wsp_comm_t *comm, int n, MPI_Request *reqs, size_t bytes)
     if (done) return WSP_OK;
     wsp__backoff_idle(&b);
   }
+#endif
 }
 
 int wsp__allreduce_wait(const wsp_comm_t *comm, void *buf, int count, MPI_Datatype type,

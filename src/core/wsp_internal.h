@@ -153,6 +153,12 @@ void wsp__backoff_reset(wsp__backoff_t *b);
 /* Seconds on the clock of poll_until (monotonic; simulated under SimGrid). */
 double wsp__backoff_now(void);
 void wsp__backoff_idle(wsp__backoff_t *b);
+#ifdef WSP_SIMGRID
+/* The simulated seconds of the next idle pass, starting at simulated time
+ * `now`, with the back-off's state advanced past it: what wsp__backoff_idle
+ * sleeps, for the waits that replay the schedule (wsp__waitall). */
+double wsp__backoff_sim_pass(wsp__backoff_t *b, double now);
+#endif
 
 /* ---- non-blocking sum of a few counters (src/core/sum.c) ----
  * Every rank starts one with the same tag (no other traffic may use that
