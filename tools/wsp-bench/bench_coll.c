@@ -29,6 +29,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -67,7 +68,7 @@ static double bus_factor(wsp_coll_t c, int p) {
 typedef struct row {
   wsp_coll_t coll;
   wsp_comm_t *comm;
-  int p, rank, root, is_int;
+  int p, rank, root, is_int, sync;
   MPI_Datatype dt;
   size_t esz;
   size_t count; /* elements: of the message, or of one block */
@@ -243,8 +244,57 @@ static void select_alg(const row_t *w, int alg) {
     wsp_bench_die(w->rank, "wsp_coll_set_alg", wsp_last_error());
 }
 
-/* Seconds of `n` back-to-back calls, the slowest rank's (on every rank). */
+/* How a repetition starts (--sync). */
+enum { SYNC_BARRIER = 0, SYNC_WINDOW = 1 };
+static const char *const sync_names[] = {"barrier", "window", NULL};
+
+/* --sync window: the ranks start at one instant, this far past the last
+ * rank's arrival; doubled whenever a rank reaches the instant late (the
+ * same on every rank: it follows from agreed values only). */
+static double window_margin = 1e-3;
+enum { WINDOW_TRIES = 12 };
+
+/* Sleeps until MPI_Wtime() reaches t. Under SimGrid a sleep is simulated
+ * and exact (reading the clock in a loop would cost simulated time per
+ * read); on a real machine the last 100 us are spun, as sleeps overshoot. */
+static void sleep_until(double t) {
+  for (double now; (now = MPI_Wtime()) < t;) {
+    double left = t - now;
+#ifndef WSP_SIMGRID
+    if (left < 2e-4) continue;
+    left -= 1e-4;
+#endif
+    struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
+    nanosleep(&ts, NULL);
+  }
+}
+
+/* Seconds of `n` back-to-back calls, the slowest rank's (on every rank).
+ * barrier: each rank's clock starts as it leaves a barrier, as in
+ * nccl-tests; ranks leave a barrier at different times, and a rank that
+ * leaves late may find its data already there, so for latency-bound calls
+ * this reads less than a call's latency. window: every rank starts at one
+ * instant of MPI_Wtime agreed ahead, and the time runs from it to the last
+ * rank's end (the window scheme of ReproMPI and SKaMPI): one call's
+ * latency, with n = 1. It needs one clock for all ranks (check_sync). */
 static double time_calls(const row_t *w, int alg, long n) {
+  for (int tries = 0; w->sync == SYNC_WINDOW; tries++) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    double now = MPI_Wtime(), last = 0;
+    MPI_Allreduce(&now, &last, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    double start = last + window_margin, v[2], most[2];
+    v[0] = MPI_Wtime() > start; /* late */
+    sleep_until(start);
+    for (long i = 0; i < n; i++) run_once(w, alg);
+    v[1] = MPI_Wtime();
+    MPI_Allreduce(v, most, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    if (most[0] == 0) return most[1] - start;
+    window_margin *= 2;
+    if (tries + 1 >= WINDOW_TRIES)
+      wsp_bench_die(w->rank, "--sync window",
+                    "a rank reached the agreed start late every time; "
+                    "is MPI_Wtime one clock for all ranks?");
+  }
   MPI_Barrier(MPI_COMM_WORLD);
   double t0 = MPI_Wtime();
   for (long i = 0; i < n; i++) run_once(w, alg);
@@ -270,6 +320,7 @@ typedef struct coll_opts {
   double refresh_every; /* seconds; 0: never */
   size_t max_bytes;
   int is_int; /* --dtype: index in dtype_names */
+  int sync;   /* --sync: SYNC_BARRIER or SYNC_WINDOW */
   wsp_bench_io_t io;
 } coll_opts_t;
 
@@ -277,8 +328,9 @@ static const char *const dtype_names[] = {"double", "int", NULL};
 static const char *coll_names[WSP_COLL_COUNT + 1];
 
 static const char coll_footer[] =
-    "Columns: time = the slowest rank's mean time per call (median over\n"
-    "repetitions); algbw = S / time; busbw = algbw x factor, with\n"
+    "Columns: time = the slowest rank's mean time per call (with --sync\n"
+    "window: from the agreed start to the last rank's end, per call; median\n"
+    "over repetitions); algbw = S / time; busbw = algbw x factor, with\n"
     "nccl-tests' factors: allreduce 2(p-1)/p; allgather, alltoall\n"
     "(p-1)/p; bcast, reduce 1; gather and scatter, which nccl-tests does\n"
     "not define, (p-1)/p (the root moves p-1 of the p blocks through its\n"
@@ -330,6 +382,13 @@ static int parse(coll_opts_t *o, int argc, char **argv, int rank, int size) {
        "0", 0, size - 1, NULL, NULL},
       {"--dtype", WSP_OPT_CHOICE, &o->is_int, "T",
        "double or int; reductions use MPI_SUM", "double", 0, 0, dtype_names, NULL},
+      {"--sync", WSP_OPT_CHOICE, &o->sync, "HOW",
+       "how a repetition starts: barrier (each rank's clock starts as it "
+       "leaves a barrier; back-to-back calls, as nccl-tests) or window (all "
+       "ranks start at one agreed instant and the time runs to the last "
+       "rank's end: with --iters 1, one call's latency; needs one clock for "
+       "all ranks: SimGrid, MPI_WTIME_IS_GLOBAL, or one machine)",
+       "barrier", 0, 0, sync_names, NULL},
       {"--refresh-every", WSP_OPT_DOUBLE, &o->refresh_every, "SEC",
        "with a network map attached (WSP_NETMAP), refresh one round of it "
        "(wsp_netmap_refresh) and attach it again between rows whenever SEC "
@@ -500,6 +559,37 @@ static int check_node_memory(const coll_bench_t *b) {
   return anybad ? 2 : 0;
 }
 
+/* --sync window compares MPI_Wtime across ranks: allowed when it is one
+ * clock, that is under SimGrid (simulated time), when the MPI says so
+ * (MPI_WTIME_IS_GLOBAL), or when every rank runs on one machine (the same
+ * kernel boot id: netlab's hosts are namespaces of one kernel). 0, or 2. */
+static int check_sync(const coll_bench_t *b) {
+  if (b->o->sync != SYNC_WINDOW) return 0;
+#ifdef WSP_SIMGRID
+  return 0;
+#else
+  int *global = NULL, flag = 0;
+  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_WTIME_IS_GLOBAL, &global, &flag);
+  if (flag && global && *global) return 0;
+  char boot[64] = "";
+  FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+  if (f) {
+    if (!fgets(boot, sizeof boot, f)) boot[0] = '\0';
+    fclose(f);
+  }
+  char first[64];
+  memcpy(first, boot, sizeof first);
+  MPI_Bcast(first, sizeof first, MPI_CHAR, 0, MPI_COMM_WORLD);
+  int differ = boot[0] == '\0' || strcmp(first, boot) != 0, any = 0;
+  MPI_Allreduce(&differ, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (any && b->rank == 0)
+    fprintf(stderr, "error: --sync window needs one clock for all ranks: the ranks run on "
+                    "more than one machine and MPI_WTIME_IS_GLOBAL is not set; use --sync "
+                    "barrier\n");
+  return any ? 2 : 0;
+#endif
+}
+
 static void alloc_buffers(coll_bench_t *b) {
   size_t n = b->maxs ? b->maxs : 1;
   b->sbuf = malloc(n);
@@ -529,8 +619,11 @@ static void print_header(const coll_bench_t *b) {
            m->eager, m->eager_node);
   printf("# nodes: %d, at most %d ranks per node%s\n", topo.nodes, topo.max_node_ranks,
          topo.blocks ? " (blocks of consecutive ranks)" : "");
-  printf("# time: slowest rank's mean per call; algbw = size/time, busbw = "
-         "algbw x nccl-tests factor (GB/s = 1e9 B/s);\n# ratio = mpi time / "
+  printf("# time: %s; algbw = size/time, busbw = ",
+         b->o->sync == SYNC_WINDOW ? "from an instant all ranks start at to the last rank's "
+                                     "end, per call"
+                                   : "slowest rank's mean per call");
+  printf("algbw x nccl-tests factor (GB/s = 1e9 B/s);\n# ratio = mpi time / "
          "time (>1: faster than MPI); pred = model's time of what ran\n");
   printf("%-9s %7s %7s %-20s %8s %11s %9s %9s %7s %11s  %s\n", "coll", "size",
          "block", "alg", "iters", "time_us", "algbw", "busbw", "ratio", "pred_us",
@@ -543,6 +636,7 @@ static void print_header(const coll_bench_t *b) {
 static int row_init(const coll_bench_t *b, wsp_coll_t c, size_t S, row_t *w) {
   *w = (row_t){.coll = c, .comm = b->comm, .p = b->size, .rank = b->rank,
                .root = rooted(c) ? (int)b->o->root : 0, .is_int = b->o->is_int,
+               .sync = b->o->sync,
                .dt = b->dt, .esz = b->esz, .sbuf = b->sbuf, .rbuf = b->rbuf};
   if (whole_message(c)) {
     w->count = S / b->esz;
@@ -674,6 +768,7 @@ static void json_line(coll_bench_t *b, const row_t *w, size_t S, const row_state
   json_object_set_new(j, "dtype", json_string(dtype_names[b->o->is_int]));
   json_object_set_new(j, "root", rooted(c) ? json_integer(b->o->root) : json_null());
   json_object_set_new(j, "iters", json_integer(s->iters[a]));
+  json_object_set_new(j, "sync", json_string(sync_names[b->o->sync]));
   json_object_set_new(j, "reps", json_integer(b->o->reps));
   json_object_set_new(j, "time_s", json_real(r->t));
   json_object_set_new(j, "time_s_min", json_real(r->t_min));
@@ -779,6 +874,7 @@ static int setup(coll_bench_t *b, wsp_bench_post_t *post) {
   if (wsp_comm_create(MPI_COMM_WORLD, NULL, &b->comm) != WSP_OK)
     wsp_bench_die(b->rank, "wsp_comm_create", wsp_last_error());
   if ((rc = check_node_memory(b)) != 0) return rc;
+  if ((rc = check_sync(b)) != 0) return rc;
   if (wsp_comm_model(b->comm, &b->model) != WSP_OK)
     wsp_bench_die(b->rank, "wsp_comm_model", wsp_last_error());
   if ((rc = wsp_bench_out_open(&b->out, "coll", &o->io, b->rank, b->size, NULL, post)))
