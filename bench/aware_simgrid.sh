@@ -16,7 +16,11 @@
 # wirespeed algorithms run beside the MPI's collective: binomial,aware,auto;
 # add chain to see the paths of long messages beside it), WSP_MAPS (a
 # directory holding <platform><p>.netmap.json from an earlier run: used
-# instead of probing again; the platforms are made again from their seed).
+# instead of probing again; the platforms are made again from their seed),
+# WSP_SYNC (window: every call starts at one instant on all ranks and is
+# timed to the last rank's end, one call per repetition: its latency;
+# barrier: two back-to-back calls after a barrier, as before 2026-11-26,
+# which reads less than the latency where ranks leave the barrier apart).
 # SMPI's message-size factors are 1 (a plain latency-plus-bytes network, the
 # one the platform describes; docs/simgrid.md says why SMPI's own differ)
 # and its eager switch is its default (sends below 64 KiB are detached).
@@ -50,6 +54,12 @@ cfg=(--cfg=smpi/grow-injected-times:no --cfg=smpi/iprobe:1e-6 --cfg=smpi/test:1e
      --cfg=smpi/simulate-computation:no --cfg=smpi/lat-factor:0:1 --cfg=smpi/bw-factor:0:1
      --log=root.thres:warning --log=xbt_cfg.thres:warning)
 json=$out/aware-simgrid.json
+sync=${WSP_SYNC:-window}
+case $sync in
+  window) iters=1 ;;
+  barrier) iters=2 ;;
+  *) echo "aware_simgrid.sh: WSP_SYNC must be window or barrier, not '$sync'" >&2; exit 2 ;;
+esac
 colls=${WSP_COLLS:-bcast,reduce,gather,scatter}
 IFS=, read -r -a platforms <<< "${WSP_SG_PLATFORMS:-hetero,uniform}"
 for kind in "${platforms[@]}"; do
@@ -69,7 +79,7 @@ for kind in "${platforms[@]}"; do
     cp "$WSP_MAPS/$kind$p.netmap.json" "$map.tmp" && mv "$map.tmp" "$map"
   else
     start=$(date +%s)
-    run "$bin/wsp-probe" --reps "${WSP_PROBE_REPS:-3}" --out "$map"
+    run --cfg=smpi/coll-selector:ompi "$bin/wsp-probe" --reps "${WSP_PROBE_REPS:-3}" --out "$map"
     echo "aware_simgrid.sh: probe of $kind$p took $(( $(date +%s) - start )) s of wall time"
   fi
   for sel in ompi mpich; do
@@ -80,7 +90,7 @@ for kind in "${platforms[@]}"; do
       s=$sizes
       [[ $c = gather || $c = scatter ]] && s=$bufs
       WSP_NETMAP=$map run --cfg=smpi/coll-selector:$sel "$bin/wsp-bench" coll --colls "$c" \
-        --sizes "$s" --algs "$algs" --iters 2 --reps 1 --warmup 1 --quiet \
+        --sizes "$s" --algs "$algs" --iters "$iters" --sync "$sync" --reps 1 --warmup 1 --quiet \
         --label "$label" --json "$json"
     done
   done

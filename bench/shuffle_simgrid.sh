@@ -9,7 +9,9 @@
 # simulations"; the runs: docs/results/shuffle.md, "Under SimGrid").
 #   bench/shuffle_simgrid.sh [outdir] [p] [rate] [seconds]
 # Environment: WSP_STRATEGIES (s1,s2,s3,adaptive), WSP_BENCH_ARGS (more
-# options of wsp-bench shuffle, e.g. "--dest random").
+# options of wsp-bench shuffle, e.g. "--dest random"), WSP_SG_SELECTOR (the
+# simulated MPI's collectives, ompi or mpich; docs/simgrid.md says why
+# SMPI's default is not used).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/results}
@@ -26,6 +28,7 @@ python3 "$root/lab/simgrid/wsp_platform.py" cluster --hosts "$p" --bw "$bw" --la
   -o "$plat" --hostfile "$hosts"
 cfg=(--cfg=smpi/grow-injected-times:no
      --cfg=smpi/iprobe:1e-6 --cfg=smpi/test:1e-6 --cfg=smpi/simulate-computation:no
+     --cfg=smpi/coll-selector:${WSP_SG_SELECTOR:-ompi}
      --log=root.thres:warning --log=xbt_cfg.thres:warning)
 smpirun -np "$p" -platform "$plat" -hostfile "$hosts" "${cfg[@]}" \
   "$root/build/simgrid/tools/wsp-bench" shuffle --duration "$secs" --link-rate "$rate" \
