@@ -63,7 +63,7 @@ int main(void) {
     wsp__aware_tree_t t = {parent, start, children};
     for (int load = 0; load < 2; load++) {
       wsp__aware_problem_t pb = {p, 1, a, b, 4096, WSP__AWARE_RNDV, WSP__AWARE_DOWN,
-                                 load ? WSP__AWARE_BLOCKS : WSP__AWARE_WHOLE};
+                                 load ? WSP__AWARE_BLOCKS : WSP__AWARE_WHOLE, 0};
       double built = 0, binomial = 0, t0 = now();
       wsp__aware_source_t src = WSP__AWARE_FROM_EXACT;
       long reps = 0;
@@ -83,7 +83,7 @@ int main(void) {
     /* The pipelined path of a 1 MiB broadcast in 64 KiB segments (one
      * segment size; src/coll/aware.c tries up to nine). */
     wsp__aware_problem_t pp1 = {p, 1, a, b, 1 << 20, WSP__AWARE_RNDV, WSP__AWARE_DOWN,
-                                WSP__AWARE_WHOLE};
+                                WSP__AWARE_WHOLE, 0};
     double path = 0, binomial = 0, t0 = now();
     long reps = 0;
     do {

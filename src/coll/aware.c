@@ -206,7 +206,8 @@ static void wsp__aware_problem(const struct wsp__aware *aw, wsp_coll_t coll, int
       .dir = coll == WSP_COLL_REDUCE || coll == WSP_COLL_GATHER ? WSP__AWARE_UP
                                                                  : WSP__AWARE_DOWN,
       .load = coll == WSP_COLL_GATHER || coll == WSP_COLL_SCATTER ? WSP__AWARE_BLOCKS
-                                                                  : WSP__AWARE_WHOLE};
+                                                                  : WSP__AWARE_WHOLE,
+      .eager = aw->eager};
 }
 
 /* For bcast and reduce: the pipelined path, if one is predicted to beat

@@ -93,7 +93,7 @@ double wsp__aware_msg_cost(const wsp__aware_problem_t *pb, int from, int to,
   /* Rendezvous: the request goes out and the answer comes back before the
    * data does. The sum is written out in this order on purpose: every rank
    * must round it the same way. */
-  if (pb->proto == WSP__AWARE_RNDV)
+  if (pb->proto == WSP__AWARE_RNDV || (pb->eager > 0 && bytes > pb->eager))
     c = (pb->alpha[ij] + pb->alpha[(size_t)to * p + (size_t)from]) + c;
   return c;
 }

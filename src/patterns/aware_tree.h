@@ -46,7 +46,8 @@
  * order: only commutative operators can use them.
  *
  * Gather and scatter (WSP__AWARE_BLOCKS): the edge into c carries the
- * blocks of every rank in c's subtree, n bytes each: c(v, c, n.size(c)).
+ * blocks of every rank in c's subtree, n bytes each: c(v, c, n.size(c)),
+ * a rendezvous cost when that is more than the eager limit pb->eager.
  * Otherwise the model is the broadcast's (scatter) or the reduce's
  * (gather).
  *
@@ -179,6 +180,12 @@ typedef struct wsp__aware_problem {
   wsp__aware_proto_t proto;
   wsp__aware_dir_t dir;
   wsp__aware_load_t load;
+  /* The eager limit (bytes): a message of more bytes pays the rendezvous
+   * cost whatever proto says. 0: none, proto holds for every message. What
+   * it changes is the blocks' edges: near the root of a gather or scatter
+   * an edge carries many blocks, and crosses the limit that one block does
+   * not. */
+  size_t eager;
 } wsp__aware_problem_t;
 
 typedef struct wsp__aware_tree {
@@ -191,8 +198,8 @@ typedef struct wsp__aware_tree {
 size_t wsp__aware_work_size(int p);
 
 /* Cost (s) of one message of `bytes` bytes from `from` to `to` under the
- * problem's protocol (its direction and load play no part). Does not
- * check its arguments. */
+ * problem's protocol and eager limit (its direction and load play no
+ * part). Does not check its arguments. */
 double wsp__aware_msg_cost(const wsp__aware_problem_t *pb, int from, int to,
                            size_t bytes);
 

@@ -120,13 +120,14 @@ static void make_map(int kind, int p) {
 
 /* ---- the model, written again ---- */
 static int g_rndv;
-static size_t g_n;
+static size_t g_n, g_eager; /* g_eager: 0, or the eager limit */
 static int g_blocks;
 
-/* One message of `bytes` from i to j. */
+/* One message of `bytes` from i to j: rendezvous under that protocol or
+ * above the eager limit. */
 static double cost(int p, int i, int j, size_t bytes) {
   double c = A[i * p + j] + (double)bytes * B[i * p + j];
-  return g_rndv ? c + A[i * p + j] + A[j * p + i] : c;
+  return g_rndv || (g_eager > 0 && bytes > g_eager) ? c + A[i * p + j] + A[j * p + i] : c;
 }
 
 /* Subtree sizes by walking every rank's path to the root. */
@@ -354,14 +355,22 @@ static void check_tree(const char *who, int rc, double t, int p, int root, int u
 
 /* One problem: all the checks on the builder, the greedy, the heuristic,
  * the exact search and the binomial tree. */
-static void one(int kind, int p, int root, int rndv, int up, int blocks, size_t n) {
-  g_rndv = rndv, g_n = n, g_blocks = blocks;
-  wsp__aware_problem_t pb = {p, root, A, B, n, rndv ? WSP__AWARE_RNDV : WSP__AWARE_EAGER,
+static void one(int kind, int p, int root, int rndv, int up, int blocks, size_t n,
+                size_t eager) {
+  g_rndv = rndv, g_n = n, g_blocks = blocks, g_eager = eager;
+  wsp__aware_problem_t pb = {p,
+                             root,
+                             A,
+                             B,
+                             n,
+                             rndv ? WSP__AWARE_RNDV : WSP__AWARE_EAGER,
                              up ? WSP__AWARE_UP : WSP__AWARE_DOWN,
-                             blocks ? WSP__AWARE_BLOCKS : WSP__AWARE_WHOLE};
+                             blocks ? WSP__AWARE_BLOCKS : WSP__AWARE_WHOLE,
+                             eager};
   char what[160];
-  snprintf(what, sizeof what, "%s p %d root %d %s %s %s n %zu", kind_name[kind], p, root,
-           rndv ? "rndv" : "eager", up ? "up" : "down", blocks ? "blocks" : "whole", n);
+  snprintf(what, sizeof what, "%s p %d root %d %s %s %s n %zu eager limit %zu", kind_name[kind],
+           p, root, rndv ? "rndv" : "eager", up ? "up" : "down", blocks ? "blocks" : "whole", n,
+           eager);
   size_t ws = wsp__aware_work_size(p);
   for (int i = 0; i < 2; i++) free(work_[i]), work_[i] = malloc(ws);
   CHECK(work_[0] != NULL && work_[1] != NULL, "no memory for %zu bytes", ws);
@@ -448,6 +457,8 @@ static void check_optimum(int p, int maps) {
       make_map(kind, p);
       g_rndv = variant & 1, g_blocks = (variant >> 2) & 1;
       g_n = sizes_n[rng_next() % 5];
+      /* Eager blocks under a limit of two blocks, every other map. */
+      g_eager = g_blocks && !g_rndv && (m & 1) ? 2 * g_n : 0;
       int up = (variant >> 1) & 1, root = (int)(rng_next() % (uint64_t)p);
       double o = optimum(p, root, up), b = brute(p, root, up);
       CHECK(close_to(o, b), "p %d %s: subset search %.9g, brute force %.9g over %ld trees", p,
@@ -461,7 +472,8 @@ static void hand(void) {
    * 2->1 6; beta 0 except 0->1 and 1->2, 1 us per byte. n = 2 bytes. */
   double a[9] = {0, 1e-6, 4e-6, 3e-6, 0, 2e-6, 5e-6, 6e-6, 0};
   double b[9] = {0, 1e-6, 0, 0, 0, 1e-6, 0, 0, 0};
-  wsp__aware_problem_t pb = {3, 0, a, b, 2, WSP__AWARE_EAGER, WSP__AWARE_DOWN, WSP__AWARE_WHOLE};
+  wsp__aware_problem_t pb = {3, 0, a, b, 2, WSP__AWARE_EAGER, WSP__AWARE_DOWN, WSP__AWARE_WHOLE,
+                             0};
   /* The chain 0 -> 1 -> 2: 1 has it at 1 + 2 = 3 us, 2 at 3 + (2 + 2) = 7. */
   int par[3] = {-1, 0, 1}, st[4] = {0, 1, 2, 2}, ch[2] = {1, 2};
   wsp__aware_tree_t chain = {par, st, ch};
@@ -514,6 +526,13 @@ static void hand(void) {
    * (4 bytes): 1 + 4 = 5, then 1->2 one block: 2 + 2 = 4: 9. */
   pb.dir = WSP__AWARE_DOWN, pb.load = WSP__AWARE_BLOCKS;
   CHECK(wsp__aware_time(&pb, &chain, w, &t) == 0 && close_to(t, 9e-6), "chain blocks %g", t);
+  /* The same under an eager limit of 3 bytes: the first edge's 4 bytes pay
+   * the rendezvous round trip, 1 + 3 more: 9 + 4 = 13; the second edge's
+   * 2 bytes do not. */
+  pb.eager = 3;
+  CHECK(wsp__aware_time(&pb, &chain, w, &t) == 0 && close_to(t, 13e-6), "chain blocks, limit %g",
+        t);
+  pb.eager = 0;
   /* p = 4, root 0, eager, alpha 10 us everywhere but 0->1 1, 0->2 2,
    * 2->3 1; no beta. The greedy: 0->1 ends at 1; then 0->2 at 3 (1's
    * sends end at 11); then 2->3 at 4 (0->3 would end at 13): 0 sends to
@@ -525,7 +544,7 @@ static void hand(void) {
   for (int k = 0; k < 16; k++) a4[k] = k % 5 == 0 ? 0 : 10e-6;
   a4[0 * 4 + 1] = 1e-6, a4[0 * 4 + 2] = 2e-6, a4[2 * 4 + 3] = 1e-6;
   wsp__aware_problem_t pb4 = {4, 0, a4, b4, 100, WSP__AWARE_EAGER, WSP__AWARE_DOWN,
-                              WSP__AWARE_WHOLE};
+                              WSP__AWARE_WHOLE, 0};
   CHECK(wsp__aware_greedy(&pb4, w, &out_, &gt) == 0 && close_to(gt, 4e-6) && start_[1] == 2 &&
             children_[0] == 1 && children_[1] == 2 && parent_[3] == 2,
         "greedy p = 4: %g", gt);
@@ -545,7 +564,7 @@ static void hand(void) {
         "heuristic p = 4 upwards: %g", gt);
   /* p = 1: nothing to send. */
   wsp__aware_problem_t one_pb = {1, 0, a, b, 8, WSP__AWARE_EAGER, WSP__AWARE_DOWN,
-                                 WSP__AWARE_WHOLE};
+                                 WSP__AWARE_WHOLE, 0};
   CHECK(wsp__aware_build(&one_pb, w, &out_, &t, NULL) == 0 && t == 0 && parent_[0] == -1 &&
             start_[0] == 0 && start_[1] == 0,
         "p = 1");
@@ -569,9 +588,9 @@ static double path_formula(int p, int up, const int *order, size_t n, size_t seg
  * segment by segment simulation of the pipeline, and never above the
  * chain's rank order nor the nearest-neighbour walk (both made here). */
 static void one_path(int kind, int p, int root, int rndv, int up, size_t n, size_t seg) {
-  g_rndv = rndv;
+  g_rndv = rndv, g_eager = 0;
   wsp__aware_problem_t pb = {p, root, A, B, n, rndv ? WSP__AWARE_RNDV : WSP__AWARE_EAGER,
-                             up ? WSP__AWARE_UP : WSP__AWARE_DOWN, WSP__AWARE_WHOLE};
+                             up ? WSP__AWARE_UP : WSP__AWARE_DOWN, WSP__AWARE_WHOLE, 0};
   char what[160];
   snprintf(what, sizeof what, "path: %s p %d root %d %s %s n %zu seg %zu", kind_name[kind], p,
            root, rndv ? "rndv" : "eager", up ? "up" : "down", n, seg);
@@ -644,7 +663,7 @@ static void paths(void) {
       B[i * p + j] = i == j ? 0 : (i < 4) == (j < 4) ? 1e-9 : 1e-8;
     }
   wsp__aware_problem_t pb = {p, 2, A, B, 1 << 20, WSP__AWARE_EAGER, WSP__AWARE_DOWN,
-                             WSP__AWARE_WHOLE};
+                             WSP__AWARE_WHOLE, 0};
   void *w = malloc(wsp__aware_work_size(p));
   double t;
   int crossings = 0;
@@ -663,7 +682,8 @@ static void paths(void) {
 static void bad(void) {
   int p = 4;
   make_map(5, p);
-  wsp__aware_problem_t pb = {p, 0, A, B, 100, WSP__AWARE_EAGER, WSP__AWARE_DOWN, WSP__AWARE_WHOLE};
+  wsp__aware_problem_t pb = {p, 0, A, B, 100, WSP__AWARE_EAGER, WSP__AWARE_DOWN, WSP__AWARE_WHOLE,
+                             0};
   void *w = work_[0];
   double t;
   CHECK(wsp__aware_build(&pb, w, &out_, &t, NULL) == 0, "good problem");
@@ -721,7 +741,10 @@ int main(int argc, char **argv) {
         int root = (int)(rng_next() % (uint64_t)p);
         size_t n = sizes_n[rng_next() % 5];
         for (int variant = 0; variant < 8; variant++)
-          one(kind, p, root, variant & 1, (variant >> 1) & 1, (variant >> 2) & 1, n);
+          one(kind, p, root, variant & 1, (variant >> 1) & 1, (variant >> 2) & 1, n, 0);
+        /* Eager blocks under a limit of two blocks: edges into subtrees of
+         * three ranks or more pay the rendezvous cost. */
+        for (int up = 0; up < 2; up++) one(kind, p, root, 0, up, 1, n, 2 * n);
       }
   }
   printf("worst ratio to the optimum over the maps, per p and kind: built / heuristic / greedy\n"
