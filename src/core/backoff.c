@@ -117,6 +117,13 @@ void wsp__backoff_reset(wsp__backoff_t *b) {
   b->sleep_us = 1;
 }
 
+void wsp__sleep_seconds(double s) {
+  if (!(s > 0)) return;
+  struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9 + 0.5)};
+  if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+  nanosleep(&ts, NULL);
+}
+
 #ifdef WSP_SIMGRID
 double wsp__backoff_sim_pass(wsp__backoff_t *b, double now) {
   b->idle++;
@@ -132,9 +139,7 @@ void wsp__backoff_idle(wsp__backoff_t *b) {
   /* Past the spinning and yielding passes, the clock is read only by waits
    * that have a time limit to poll to (a read costs simulated time). */
   const int timed = b->poll_until > 0 && b->idle + 1 > b->spin_passes + b->yield_passes;
-  double s = wsp__backoff_sim_pass(b, timed ? wsp__backoff_now() : 0);
-  struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9 + 0.5)};
-  nanosleep(&ts, NULL);
+  wsp__sleep_seconds(wsp__backoff_sim_pass(b, timed ? wsp__backoff_now() : 0));
 }
 #else
 void wsp__backoff_idle(wsp__backoff_t *b) {
@@ -149,8 +154,7 @@ void wsp__backoff_idle(wsp__backoff_t *b) {
     return;
   }
   unsigned us = wsp__min_u(b->sleep_us, b->cap_us);
-  struct timespec ts = {(time_t)(us / 1000000u), (long)(us % 1000000u) * 1000L};
-  nanosleep(&ts, NULL);
+  wsp__sleep_seconds(us * 1e-6);
   b->sleep_us = wsp__min_u(2 * us, b->cap_us);
 }
 #endif

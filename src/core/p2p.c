@@ -16,7 +16,6 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 int wsp__count_type(const wsp_comm_t *comm, size_t count, MPI_Datatype base,
                     int *n, MPI_Datatype *type, int *owned) {
@@ -125,7 +124,7 @@ int wsp__isend_bytes(const wsp_comm_t *comm, const void *buf, size_t bytes,
  * simulation, and a rank that waits 10 ms polls some 500 times; at p = 256
  * the network probe's ranks, waiting for their partners round after round,
  * made hours of simulation out of seconds of simulated time
- * (docs/results/netmap.md, "The polling loop replayed"). SMPI moves
+ * (docs/results/simgrid.md, "The polling loop replayed"). SMPI moves
  * messages whether or not anyone tests them, so the loop's only effect on
  * the simulation is when it returns. This computes that instant and sleeps
  * until it: the loop's first test is run; then blocking waits record when
@@ -180,11 +179,7 @@ static int wsp__waitall_replay(const wsp_comm_t *comm, int n, MPI_Request *reqs,
       }
   }
   if (at != stack) free(at);
-  double wait = s - MPI_Wtime();
-  if (wait > 0) {
-    struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9 + 0.5)};
-    nanosleep(&ts, NULL);
-  }
+  wsp__sleep_seconds(s - MPI_Wtime());
   return WSP_OK;
 }
 #endif

@@ -59,7 +59,8 @@ int wsp__waitall(const wsp_comm_t *comm, int n, MPI_Request *reqs, size_t bytes)
 
 /* MPI_Allreduce in place, waited for like the sends and receives (an
  * MPI_Iallreduce and the back-off): for steps where most ranks only wait,
- * which a blocking call would make spin in many MPIs. */
+ * which a blocking call would make spin in many MPIs. Under SimGrid, the
+ * blocking call (p2p.c says why). */
 int wsp__allreduce_wait(const wsp_comm_t *comm, void *buf, int count, MPI_Datatype type,
                         MPI_Op op);
 

@@ -153,6 +153,8 @@ void wsp__backoff_reset(wsp__backoff_t *b);
 /* Seconds on the clock of poll_until (monotonic; simulated under SimGrid). */
 double wsp__backoff_now(void);
 void wsp__backoff_idle(wsp__backoff_t *b);
+/* Sleeps s seconds (nothing when s <= 0); simulated time under SimGrid. */
+void wsp__sleep_seconds(double s);
 #ifdef WSP_SIMGRID
 /* The simulated seconds of the next idle pass, starting at simulated time
  * `now`, with the back-off's state advanced past it: what wsp__backoff_idle
