@@ -49,7 +49,8 @@ extern "C" {
      "another rank failed this collective operation; it was abandoned on "    \
      "every rank")                                                             \
   XX(ERR_INTERNAL, -7, "internal error (a bug in wirespeed)")                 \
-  XX(ERR_HANDLER, -8, "a user handler (callback) returned an error")
+  XX(ERR_HANDLER, -8, "a user handler (callback) returned an error")          \
+  XX(ERR_CONN, -9, "a connection to another rank failed")
 
 typedef enum wsp_status {
 #define WSP__STATUS_ENUM(name, value, text) WSP_##name = (value),
@@ -206,6 +207,27 @@ typedef struct wsp_config {
    * host|block:K|cyclic:N; default host. */
   wsp_node_split_t node_split;
   int node_split_n;
+  /* Striped point-to-point (wsp_send_striped; docs/p2p.md). Lanes of a
+   * striped message: 0 lets a short probe of each pair choose (auto);
+   * 1..64 forces that many, with no probe. WSP_P2P_LANES; default 0. */
+  unsigned p2p_lanes;
+  /* Lanes auto opens and probes per pair, 2..64. WSP_P2P_MAX_LANES;
+   * default 16. */
+  unsigned p2p_max_lanes;
+  /* Messages shorter than this many bytes always go through MPI, and do
+   * not set a pair up. WSP_P2P_MIN; default 64 KiB. */
+  size_t p2p_min;
+  /* Chunk size (bytes) of striped messages, and the unsent backlog under
+   * which a lane takes the next chunk; 0 lets each send choose.
+   * WSP_P2P_CHUNK; default 0. */
+  size_t p2p_chunk;
+  /* How long each of the probe's two phases streams, in milliseconds.
+   * WSP_P2P_PROBE_MS; default 300. */
+  unsigned p2p_probe_ms;
+  /* Comma-separated interface names whose IPv4 addresses a rank offers
+   * for lanes; NULL offers every interface that is up (loopback last).
+   * Copied by wsp_comm_create. WSP_P2P_IF. */
+  const char *p2p_interfaces;
 } wsp_config_t;
 
 WSP_API int wsp_config_init(wsp_config_t *cfg);
@@ -620,6 +642,73 @@ WSP_API int wsp_shuffle_stats(const wsp_shuffle_t *sh, wsp_shuffle_stats_t *stat
 /* Frees a closed shuffle and sets *sh to NULL (NULL is accepted). An open
  * shuffle is refused (WSP_ERR_ARG): close it first. */
 WSP_API int wsp_shuffle_free(wsp_shuffle_t **sh);
+
+/* ------------------------------------------------------------------------
+ * Striped point-to-point (docs/p2p.md): one large message between two
+ * ranks over k TCP connections ("lanes") that the library opens itself,
+ * for paths where one connection gets only part of the capacity (a
+ * per-flow cap, a window over a long round trip). Chunks go to whichever
+ * lane is free, so a slow lane carries less instead of holding the rest.
+ *
+ * A pair of ranks is set up at its first striped message of at least
+ * cfg.p2p_min bytes: both ranks exchange addresses over MPI, connect, and
+ * (auto) probe how much several lanes carry against one, which gives the
+ * lanes to use and the smallest message worth striping. Shorter messages,
+ * messages to oneself, pairs where several lanes carry no more than one,
+ * and every message under SimGrid go through MPI unchanged.
+ *
+ * Rules: a send and its receive give the same size (the choice of path
+ * depends on it; a mismatch on the lanes fails the pair with WSP_ERR_ARG);
+ * no wildcards; messages between one pair with one tag arrive in the order
+ * they were sent, as in MPI. A striped send completes when the receiver
+ * has every byte. Progress happens in the test and wait calls of the
+ * communicator. Complete every request before wsp_comm_free.
+ * ---------------------------------------------------------------------- */
+typedef struct wsp_striped_request wsp_striped_request_t;
+
+/* Blocking: `bytes` bytes of buf to rank dest of comm (receive: from
+ * source) with tag in [0, MPI_TAG_UB]. */
+WSP_API int wsp_send_striped(wsp_comm_t *comm, const void *buf, size_t bytes, int dest,
+                             int tag);
+WSP_API int wsp_recv_striped(wsp_comm_t *comm, void *buf, size_t bytes, int source,
+                             int tag);
+/* Non-blocking: *req is the request until a test or wait completes it and
+ * sets it to NULL. */
+WSP_API int wsp_isend_striped(wsp_comm_t *comm, const void *buf, size_t bytes, int dest,
+                              int tag, wsp_striped_request_t **req);
+WSP_API int wsp_irecv_striped(wsp_comm_t *comm, void *buf, size_t bytes, int source,
+                              int tag, wsp_striped_request_t **req);
+/* *done = 1 and *req = NULL when it completed (its status is returned);
+ * a NULL *req counts as done. */
+WSP_API int wsp_striped_test(wsp_striped_request_t **req, int *done);
+WSP_API int wsp_striped_wait(wsp_striped_request_t **req);
+/* Waits for all n (NULL entries are fine); returns the first failure's
+ * status, after completing every one of them. */
+WSP_API int wsp_striped_waitall(int n, wsp_striped_request_t **reqs);
+
+typedef enum wsp_striped_state {
+  WSP_STRIPED_NONE = 0, /* no striped message of p2p_min bytes yet */
+  WSP_STRIPED_SETUP,    /* connecting or probing */
+  WSP_STRIPED_READY,
+  WSP_STRIPED_FAILED /* a lane failed: striped messages to it fail at once */
+} wsp_striped_state_t;
+
+typedef struct wsp_striped_info {
+  wsp_striped_state_t state;
+  int lanes;          /* lanes a striped message uses */
+  int lanes_open;     /* lanes connected */
+  size_t threshold;   /* smallest message on the lanes; SIZE_MAX: none */
+  /* The probe's figures (0 when the lanes were forced): bytes/s over one
+   * lane and over all lanes opened, and the round trip of its first
+   * request (seconds; measured by the higher rank of the pair only). */
+  double rate_one, rate_lanes, rtt;
+  /* Bytes through this pair's lanes so far, frames included. */
+  uint64_t bytes_sent, bytes_received;
+  char peer_address[64]; /* the peer's end of the first lane */
+} wsp_striped_info_t;
+
+/* What this rank knows of its lanes to `peer` (local; no communication). */
+WSP_API int wsp_striped_info(const wsp_comm_t *comm, int peer, wsp_striped_info_t *info);
 
 /* Build information for wsp-info. */
 WSP_API const char *wsp_version_string(void);

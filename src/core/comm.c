@@ -9,6 +9,7 @@
 #include "../coll/select.h"
 #include "../exchange/sparse.h"
 #include "../model/model.h"
+#include "../p2p/striped_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,6 +113,7 @@ int wsp_comm_create(MPI_Comm comm, const wsp_config_t *cfg, wsp_comm_t **out) {
   w->rules = rules;
   rules = NULL;
   if ((rc = wsp__topo_create(w)) != WSP_OK) goto fail;
+  if ((rc = wsp__stripe_create(w)) != WSP_OK) goto fail;
   if (w->cfg.model_alpha > 0) {
     w->model.alpha = w->model.alpha_node = w->cfg.model_alpha;
     w->model.beta = w->model.beta_node = w->cfg.model_beta;
@@ -139,6 +141,7 @@ int wsp_comm_create(MPI_Comm comm, const wsp_config_t *cfg, wsp_comm_t **out) {
   return WSP_OK;
 
 fail:
+  if (w) wsp__stripe_free(w);
   if (w) wsp__aware_free(w->aware);
   if (w) wsp__topo_free(w);
   if (dup != MPI_COMM_NULL) MPI_Comm_free(&dup);
@@ -154,7 +157,9 @@ int wsp_comm_free(wsp_comm_t **comm) {
     return wsp__fail(NULL, WSP_ERR_ARG, "wsp_comm_free: comm is NULL");
   wsp_comm_t *w = *comm;
   if (w == NULL) return WSP_OK;
-  int rc = wsp__topo_free(w);
+  int rc = wsp__stripe_free(w);
+  int trc = wsp__topo_free(w);
+  if (rc == WSP_OK) rc = trc;
   if (w->mpi != MPI_COMM_NULL) {
     int mrc = MPI_Comm_free(&w->mpi);
     if (mrc != MPI_SUCCESS)

@@ -24,6 +24,8 @@ enum {
   WSP__BIG_MESSAGE_MIN = 1024,
   WSP__BIG_MESSAGE_MAX = INT_MAX,
   WSP__COLL_SEGMENT_MAX = INT_MAX,
+  WSP__P2P_LANES_MAX = 64, /* WSP__LANES_MAX in src/p2p */
+  WSP__P2P_PROBE_MS_MAX = 60000,
 };
 /* The largest model parameter (seconds, seconds per byte) taken as meant. */
 #define WSP__MODEL_MAX 1e6
@@ -37,6 +39,9 @@ int wsp_config_init(wsp_config_t *cfg) {
   cfg->poll_max_sleep_us = 1000;
   cfg->big_message = INT_MAX;
   for (int c = 0; c < WSP_COLL_COUNT; c++) cfg->coll_alg[c] = WSP_ALG_AUTO;
+  cfg->p2p_max_lanes = 16;
+  cfg->p2p_min = 64 * 1024;
+  cfg->p2p_probe_ms = 300;
   return WSP_OK;
 }
 
@@ -98,6 +103,23 @@ int wsp__config_check(const wsp_config_t *c) {
     return wsp__fail(NULL, WSP_ERR_ARG,
                      "wsp_comm_create: cfg->coll_segment = %zu is over %d",
                      c->coll_segment, WSP__COLL_SEGMENT_MAX);
+  if (c->p2p_lanes > WSP__P2P_LANES_MAX)
+    return wsp__fail(NULL, WSP_ERR_ARG, "wsp_comm_create: cfg->p2p_lanes = %u is over %d",
+                     c->p2p_lanes, WSP__P2P_LANES_MAX);
+  if (c->p2p_max_lanes < 2 || c->p2p_max_lanes > WSP__P2P_LANES_MAX)
+    return wsp__fail(NULL, WSP_ERR_ARG,
+                     "wsp_comm_create: cfg->p2p_max_lanes = %u is not in [2, %d]",
+                     c->p2p_max_lanes, WSP__P2P_LANES_MAX);
+  if (c->p2p_min < 1)
+    return wsp__fail(NULL, WSP_ERR_ARG, "wsp_comm_create: cfg->p2p_min = 0 (at least 1)");
+  if (c->p2p_chunk != 0 && (c->p2p_chunk < 4096 || c->p2p_chunk > INT_MAX))
+    return wsp__fail(NULL, WSP_ERR_ARG,
+                     "wsp_comm_create: cfg->p2p_chunk = %zu is not 0 or in [4096, %d]",
+                     c->p2p_chunk, INT_MAX);
+  if (c->p2p_probe_ms < 10 || c->p2p_probe_ms > WSP__P2P_PROBE_MS_MAX)
+    return wsp__fail(NULL, WSP_ERR_ARG,
+                     "wsp_comm_create: cfg->p2p_probe_ms = %u is not in [10, %d]",
+                     c->p2p_probe_ms, WSP__P2P_PROBE_MS_MAX);
   if (c->poll_max_sleep_us > WSP__POLL_SLEEP_MAX_US)
     return wsp__fail(NULL, WSP_ERR_ARG,
                      "wsp_comm_create: cfg->poll_max_sleep_us = %u is over %d",
@@ -264,6 +286,22 @@ int wsp_config_from_env(wsp_config_t *cfg) {
   if (s && *s) c.netmap_file = s;
   if ((rc = wsp__env_size("WSP_COLL_SEGMENT", 0, WSP__COLL_SEGMENT_MAX, &c.coll_segment)))
     return rc;
+  v = c.p2p_lanes;
+  if ((rc = wsp__env_size("WSP_P2P_LANES", 0, WSP__P2P_LANES_MAX, &v))) return rc;
+  c.p2p_lanes = (unsigned)v;
+  v = c.p2p_max_lanes;
+  if ((rc = wsp__env_size("WSP_P2P_MAX_LANES", 2, WSP__P2P_LANES_MAX, &v))) return rc;
+  c.p2p_max_lanes = (unsigned)v;
+  if ((rc = wsp__env_size("WSP_P2P_MIN", 1, SIZE_MAX, &c.p2p_min))) return rc;
+  s = getenv("WSP_P2P_CHUNK");
+  if (s && *s && strcmp(s, "0") != 0 &&
+      (rc = wsp__env_size("WSP_P2P_CHUNK", 4096, INT_MAX, &c.p2p_chunk)))
+    return rc;
+  v = c.p2p_probe_ms;
+  if ((rc = wsp__env_size("WSP_P2P_PROBE_MS", 10, WSP__P2P_PROBE_MS_MAX, &v))) return rc;
+  c.p2p_probe_ms = (unsigned)v;
+  s = getenv("WSP_P2P_IF");
+  if (s && *s) c.p2p_interfaces = s;
   *cfg = c;
   return WSP_OK;
 }
@@ -299,5 +337,8 @@ uint64_t wsp__config_fingerprint(const wsp_config_t *cfg) {
    * when it is loaded. */
   uint64_t netmap = cfg->netmap_file != NULL;
   h = wsp__fnv(h, &netmap, sizeof netmap);
+  /* Both ends of a striped message choose its path from these. */
+  uint64_t p2p[3] = {cfg->p2p_lanes, cfg->p2p_max_lanes, cfg->p2p_min};
+  h = wsp__fnv(h, p2p, sizeof p2p);
   return h;
 }

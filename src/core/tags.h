@@ -21,6 +21,10 @@ enum {
   WSP__TAG_PROBE = 0x5b10,
   WSP__TAG_PROBE_EAGER = 0x5b11,
   WSP__TAG_PROBE_VERDICT = 0x5b12,
+  /* Striped point-to-point (src/p2p): a pair's address exchange. The
+   * striped messages that go through MPI use the user's tags on a
+   * communicator of their own (wsp__stripe_t.p2p). */
+  WSP__TAG_STRIPE_SETUP = 0x5b20,
   /* Collectives: WSP__TAG_COLL + the wsp_coll_t (src/coll). */
   WSP__TAG_COLL = 0x5c00,
   /* Sparse exchange (src/exchange/sparse*.c); pairs by round parity. */

@@ -48,6 +48,8 @@ struct wsp_comm {
   wsp__topo_t topo;
   /* The network map's trees (src/coll/aware.h); NULL without a map. */
   struct wsp__aware *aware;
+  /* Striped point-to-point (src/p2p); NULL on the node sub-communicators. */
+  struct wsp__stripe *stripe;
 };
 
 /* ---- errors ---- */

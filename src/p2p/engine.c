@@ -1,0 +1,849 @@
+/*
+ * The striped engine's progress loop (the protocol is described in
+ * striped_internal.h).
+ *
+ * One pass polls every lane of every pair, the listener and the
+ * connections not yet greeted, then reads what arrived, writes what can
+ * go, and advances the set-ups. Reads always drain: a lane is never left
+ * unread because its frames have nowhere to go (payload for nobody is
+ * read into scratch), so two ranks that both write can never block each
+ * other. Writes of DATA and probe frames stop after one frame per lane and
+ * pass: the next chunk goes to the lane only when poll reports it writable
+ * again, that is when TCP_NOTSENT_LOWAT says its backlog has drained.
+ *
+ * The probe. Set-up in auto mode (cfg.p2p_lanes = 0) measures the pair
+ * once: the higher rank asks the lower one to stream over one lane, then
+ * over all lanes opened, and times what arrives, leaving out the first
+ * third of each phase (TCP's slow start). The ratio of the two rates tells
+ * whether several connections beat one (a per-flow cap, a window over a
+ * long round trip) and how many lanes to use; the round trip of the first
+ * request sets the smallest message worth striping.
+ */
+#define _DEFAULT_SOURCE 1
+#include "striped_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+/* linux/sockios.h: unsent bytes in a TCP socket's send queue. */
+#define WSP__SIOCOUTQNSD 0x894B
+
+/* A connection that has not greeted within this time is dropped; a pair
+ * that has not connected within it fails. */
+#define WSP__CONNECT_SECONDS 15.0
+
+double wsp__now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- queues ---- */
+
+static void q_push(wsp__sreq_t **head, wsp__sreq_t **tail, wsp__sreq_t *r) {
+  r->next = NULL;
+  if (*tail)
+    (*tail)->next = r;
+  else
+    *head = r;
+  *tail = r;
+}
+
+static void q_remove(wsp__sreq_t **head, wsp__sreq_t **tail, wsp__sreq_t *r) {
+  wsp__sreq_t *prev = NULL;
+  for (wsp__sreq_t *x = *head; x; prev = x, x = x->next)
+    if (x == r) {
+      if (prev)
+        prev->next = x->next;
+      else
+        *head = x->next;
+      if (*tail == x) *tail = prev;
+      x->next = NULL;
+      return;
+    }
+}
+
+int wsp__pair_ctl(wsp__pair_t *pr, const wsp__frame_t *f) {
+  if (pr->nctl == pr->ctl_cap) {
+    size_t cap = pr->ctl_cap ? 2 * pr->ctl_cap : 16;
+    wsp__frame_t *n = realloc(pr->ctl, cap * sizeof *n);
+    if (n == NULL) return WSP_ERR_NOMEM;
+    pr->ctl = n;
+    pr->ctl_cap = cap;
+  }
+  pr->ctl[pr->nctl++] = *f;
+  return WSP_OK;
+}
+
+void wsp__req_finish(wsp__stripe_t *st, wsp__sreq_t *r, int status) {
+  if (r->done) return;
+  r->done = 1;
+  r->status = status;
+  st->live--;
+}
+
+/* ---- failure ---- */
+
+static void fail_queue(wsp__stripe_t *st, wsp__sreq_t **head, wsp__sreq_t **tail,
+                       int status) {
+  while (*head) {
+    wsp__sreq_t *r = *head;
+    *head = r->next;
+    r->next = NULL;
+    wsp__req_finish(st, r, status);
+  }
+  *tail = NULL;
+}
+
+void wsp__pair_fail(wsp__stripe_t *st, wsp__pair_t *pr, int status, const char *fmt, ...) {
+  if (pr->state == WSP__PAIR_FAILED) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(pr->why, sizeof pr->why, fmt, ap);
+  va_end(ap);
+  int told = status == WSP_ERR_REMOTE; /* the peer failed it: no need to answer */
+  pr->state = WSP__PAIR_FAILED;
+  pr->error = status;
+  /* Tell the peer on the first lane that takes a whole header at once;
+   * those that do not will see the connections close. */
+  for (int i = 0; i < pr->nlanes; i++) {
+    wsp__lane_t *l = &pr->lane[i];
+    if (l->fd < 0) continue;
+    if (!told && !l->connecting && !l->obusy) {
+      unsigned char h[WSP__FRAME_HDR];
+      wsp__frame_t f = {.type = WSP__F_ERR, .aux = (uint32_t)(-status)};
+      wsp__frame_encode(&f, h);
+      if (send(l->fd, h, sizeof h, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)sizeof h) told = 1;
+    }
+    wsp__lane_close(l->fd, 0);
+    l->fd = -1;
+  }
+  if (pr->xreq[0] != MPI_REQUEST_NULL || pr->xreq[1] != MPI_REQUEST_NULL) {
+    /* The address exchange never finished: cancel what can be cancelled
+     * (the receive) and leave the send to complete when the peer gets it. */
+    if (pr->xreq[1] != MPI_REQUEST_NULL) {
+      MPI_Cancel(&pr->xreq[1]);
+      MPI_Wait(&pr->xreq[1], MPI_STATUS_IGNORE);
+    }
+    if (pr->xreq[0] != MPI_REQUEST_NULL) MPI_Request_free(&pr->xreq[0]);
+  }
+  fail_queue(st, &pr->undecided, &pr->undecided_tail, status);
+  fail_queue(st, &pr->sends, &pr->sends_tail, status);
+  fail_queue(st, &pr->active, &pr->active_tail, status);
+  fail_queue(st, &pr->recvs, &pr->recvs_tail, status);
+  wsp__log(st->comm, WSP_LOG_WARN, "striped: pair with rank %d failed: %s", pr->peer,
+           pr->why);
+}
+
+/* ---- matching ---- */
+
+/* Matches sends, in posting order, with the earliest CTS of their tag among
+ * those whose predecessors have all arrived (CTS frames travel on several
+ * lanes and may arrive out of order). */
+static void match(wsp__stripe_t *st, wsp__pair_t *pr) {
+  if (pr->state != WSP__PAIR_READY) return;
+  for (wsp__sreq_t *s = pr->sends, *next; s; s = next) {
+    next = s->next;
+    size_t best = pr->ncts;
+    for (size_t i = 0; i < pr->ncts; i++)
+      if (pr->cts[i].seq < pr->cts_next && pr->cts[i].tag == s->tag &&
+          (best == pr->ncts || pr->cts[i].seq < pr->cts[best].seq))
+        best = i;
+    if (best == pr->ncts) continue;
+    struct wsp__cts c = pr->cts[best];
+    pr->cts[best] = pr->cts[--pr->ncts];
+    if (c.size != s->size) {
+      wsp__pair_fail(st, pr, WSP_ERR_ARG,
+                     "a striped send of %zu bytes to rank %d met a receive of %llu "
+                     "bytes (tag %d); striped sizes must match exactly",
+                     s->size, pr->peer, (unsigned long long)c.size, s->tag);
+      return;
+    }
+    q_remove(&pr->sends, &pr->sends_tail, s);
+    s->matched = 1;
+    s->rid = c.rid;
+    s->next_off = 0;
+    q_push(&pr->active, &pr->active_tail, s);
+  }
+}
+
+/* CTS arrived with sequence numbers in any order; cts_next is the first
+ * one not yet seen. */
+static void cts_seen(wsp__pair_t *pr) {
+  for (;;) {
+    int found = 0;
+    for (size_t i = 0; i < pr->ncts && !found; i++) found = pr->cts[i].seq == pr->cts_next;
+    /* Matched CTS are gone from the list; a sequence number below
+     * cts_next never comes back, so only the next one is looked for. */
+    if (!found) return;
+    pr->cts_next++;
+  }
+}
+
+void wsp__lanes_start(wsp__stripe_t *st, wsp__sreq_t *r) {
+  wsp__pair_t *pr = r->pair;
+  r->path = WSP__PATH_LANES;
+  if (r->is_send) {
+    size_t c = st->comm->cfg.p2p_chunk;
+    if (c == 0) {
+      /* Four chunks per lane at least, so the free lanes can even out a
+       * slow one; no smaller than 64 KiB (a frame per syscall) nor larger
+       * than 1 MiB. */
+      c = r->size / (4 * (size_t)pr->k);
+      c = c < 65536 ? 65536 : c > 1048576 ? 1048576 : c;
+    }
+    r->chunk = c;
+    q_push(&pr->sends, &pr->sends_tail, r);
+    match(st, pr);
+  } else {
+    r->rid = pr->next_rid++;
+    r->got = 0;
+    q_push(&pr->recvs, &pr->recvs_tail, r);
+    wsp__frame_t f = {.type = WSP__F_CTS, .aux = (uint32_t)r->tag, .id = r->rid,
+                      .off = r->size, .len = pr->cts_seq++};
+    if (wsp__pair_ctl(pr, &f) != WSP_OK)
+      wsp__pair_fail(st, pr, WSP_ERR_NOMEM, "out of memory queueing a CTS");
+  }
+}
+
+/* ---- the probe ---- */
+
+/* From the probe's figures, the lanes to use and the smallest message to
+ * stripe (SIZE_MAX: none; everything goes through MPI). Several lanes are
+ * used only where they carried at least 1.3x one lane's rate. Then as many
+ * lanes as it takes, with a margin of half again for connections that
+ * share a bottleneck by chance (a hash of ports picks the queue of a
+ * per-flow cap), up to the lanes opened. A striped message pays about one
+ * round trip more than MPI's (the CTS) and gains the difference in
+ * rate: it pays from rtt / (1/rate1 - 1/ratek), never below `min`. */
+static void choose(double rate1, double ratek, double rtt, int nlanes, size_t min,
+                   int *k, size_t *threshold) {
+  if (!(rate1 > 0) || !(ratek >= 1.3 * rate1) || nlanes < 2) {
+    *k = 1;
+    *threshold = SIZE_MAX;
+    return;
+  }
+  double want = ceil(1.5 * ratek / rate1);
+  *k = want > nlanes ? nlanes : (int)want;
+  double s = rtt / (1.0 / rate1 - 1.0 / ratek);
+  *threshold = s > (double)min ? (size_t)s : min;
+}
+
+static void probe_phase(wsp__stripe_t *st, wsp__pair_t *pr, int phase) {
+  pr->probe.phase = phase;
+  pr->probe.lanes = phase == 1 ? 1 : pr->nlanes;
+  pr->probe.ends = 0;
+  pr->probe.t_first = 0;
+  pr->probe.in_window = 0;
+  pr->probe.bytes_win = 0;
+  pr->probe.streaming = 1; /* measuring, on this side */
+  pr->probe.t_go = wsp__now();
+  wsp__frame_t f = {.type = WSP__F_PGO, .id = (uint64_t)phase, .aux = (uint32_t)pr->probe.lanes};
+  if (wsp__pair_ctl(pr, &f) != WSP_OK)
+    wsp__pair_fail(st, pr, WSP_ERR_NOMEM, "out of memory starting the probe");
+}
+
+static void probe_bytes(wsp__stripe_t *st, wsp__pair_t *pr, size_t n) {
+  if (!pr->probe.streaming) return;
+  double t = wsp__now(), T = 1e-3 * st->comm->cfg.p2p_probe_ms;
+  if (pr->probe.t_first == 0) {
+    pr->probe.t_first = t;
+    if (pr->probe.phase == 1) pr->rtt = t - pr->probe.t_go;
+    return;
+  }
+  if (!pr->probe.in_window) {
+    if (t >= pr->probe.t_first + T / 3) {
+      pr->probe.in_window = 1;
+      pr->probe.t_win = t;
+    }
+    return;
+  }
+  pr->probe.bytes_win += (double)n;
+  if (t >= pr->probe.t_first + T) {
+    double rate = pr->probe.bytes_win / (t - pr->probe.t_win);
+    if (pr->probe.phase == 1)
+      pr->rate1 = rate;
+    else
+      pr->ratek = rate;
+    pr->probe.streaming = 0;
+    wsp__frame_t f = {.type = WSP__F_PSTOP, .id = (uint64_t)pr->probe.phase};
+    if (wsp__pair_ctl(pr, &f) != WSP_OK)
+      wsp__pair_fail(st, pr, WSP_ERR_NOMEM, "out of memory in the probe");
+  }
+}
+
+static void probe_end(wsp__stripe_t *st, wsp__pair_t *pr) {
+  if (++pr->probe.ends < pr->probe.lanes) return;
+  if (pr->probe.phase == 1) {
+    probe_phase(st, pr, 2);
+    return;
+  }
+  choose(pr->rate1, pr->ratek, pr->rtt, pr->nlanes, st->comm->cfg.p2p_min, &pr->k,
+         &pr->threshold);
+  uint64_t b1, bk;
+  memcpy(&b1, &pr->rate1, sizeof b1);
+  memcpy(&bk, &pr->ratek, sizeof bk);
+  wsp__frame_t f = {.type = WSP__F_RESULT, .aux = (uint32_t)pr->k,
+                    .id = (uint64_t)pr->threshold, .off = b1, .len = bk};
+  if (wsp__pair_ctl(pr, &f) != WSP_OK) {
+    wsp__pair_fail(st, pr, WSP_ERR_NOMEM, "out of memory in the probe");
+    return;
+  }
+  wsp__log(st->comm, WSP_LOG_INFO,
+           "striped: rank %d: one lane %.3g MB/s, %d lanes %.3g MB/s, rtt %.3g ms: "
+           "%d lanes from %zu bytes",
+           pr->peer, pr->rate1 / 1e6, pr->nlanes, pr->ratek / 1e6, pr->rtt * 1e3, pr->k,
+           pr->threshold);
+  wsp__pair_ready(st, pr);
+}
+
+/* ---- frames in ---- */
+
+static wsp__sreq_t *find_rid(wsp__sreq_t *q, uint64_t rid) {
+  for (; q; q = q->next)
+    if (q->rid == rid) return q;
+  return NULL;
+}
+
+/* A header has arrived on lane l; returns -1 when the pair failed. */
+static int on_header(wsp__stripe_t *st, wsp__pair_t *pr, wsp__lane_t *l) {
+  wsp__frame_t *f = &l->in;
+  switch ((wsp__ftype_t)f->type) {
+  case WSP__F_CTS:
+    if (pr->ncts == pr->cts_cap) {
+      size_t cap = pr->cts_cap ? 2 * pr->cts_cap : 16;
+      struct wsp__cts *n = realloc(pr->cts, cap * sizeof *n);
+      if (n == NULL) {
+        wsp__pair_fail(st, pr, WSP_ERR_NOMEM, "out of memory receiving a CTS");
+        return -1;
+      }
+      pr->cts = n;
+      pr->cts_cap = cap;
+    }
+    pr->cts[pr->ncts++] = (struct wsp__cts){.rid = f->id, .size = f->off, .seq = f->len,
+                                            .tag = (int)f->aux};
+    cts_seen(pr);
+    match(st, pr);
+    return pr->state == WSP__PAIR_FAILED ? -1 : 0;
+  case WSP__F_DATA: {
+    wsp__sreq_t *r = find_rid(pr->recvs, f->id);
+    if (r == NULL || f->off > r->size || f->len > r->size - f->off) {
+      wsp__pair_fail(st, pr, WSP_ERR_INTERNAL,
+                     "rank %d sent data for an unknown receive or out of its bounds",
+                     pr->peer);
+      return -1;
+    }
+    l->ireq = r;
+    l->ipay = (unsigned char *)r->buf + f->off;
+    l->ipay_left = (size_t)f->len;
+    l->ireading = 1;
+    return 0;
+  }
+  case WSP__F_PDATA:
+    l->ireq = NULL;
+    l->ipay = NULL;
+    l->ipay_left = (size_t)f->len;
+    l->ireading = 1;
+    return 0;
+  case WSP__F_DONE: {
+    wsp__sreq_t *s = find_rid(pr->active, f->id);
+    if (s == NULL || !s->matched) {
+      wsp__pair_fail(st, pr, WSP_ERR_INTERNAL,
+                     "rank %d confirmed a striped send that is not in flight", pr->peer);
+      return -1;
+    }
+    q_remove(&pr->active, &pr->active_tail, s);
+    wsp__req_finish(st, s, WSP_OK);
+    return 0;
+  }
+  case WSP__F_PGO:
+    pr->probe.phase = (int)f->id;
+    pr->probe.lanes = (int)f->aux > pr->nlanes ? pr->nlanes : (int)f->aux;
+    pr->probe.streaming = 1;
+    return 0;
+  case WSP__F_PSTOP:
+    pr->probe.streaming = 0;
+    for (int i = 0; i < pr->probe.lanes; i++) pr->lane[i].pend_pending = 1;
+    return 0;
+  case WSP__F_PEND:
+    probe_end(st, pr);
+    return pr->state == WSP__PAIR_FAILED ? -1 : 0;
+  case WSP__F_RESULT:
+    pr->k = (int)f->aux < 1 ? 1 : (int)f->aux > pr->nlanes ? pr->nlanes : (int)f->aux;
+    pr->threshold = (size_t)f->id;
+    memcpy(&pr->rate1, &f->off, sizeof pr->rate1);
+    memcpy(&pr->ratek, &f->len, sizeof pr->ratek);
+    wsp__pair_ready(st, pr);
+    return 0;
+  case WSP__F_ERR:
+    wsp__pair_fail(st, pr, WSP_ERR_REMOTE,
+                   "rank %d failed the striped transfer (%s)", pr->peer,
+                   wsp_err_name(-(int)f->aux));
+    return -1;
+  default:
+    wsp__pair_fail(st, pr, WSP_ERR_INTERNAL, "rank %d sent a frame of type %u here",
+                   pr->peer, (unsigned)f->type);
+    return -1;
+  }
+}
+
+static void on_payload_done(wsp__stripe_t *st, wsp__pair_t *pr, wsp__lane_t *l) {
+  l->ireading = 0;
+  l->ihdr_got = 0;
+  if (l->in.type == WSP__F_PDATA) {
+    probe_bytes(st, pr, (size_t)l->in.len);
+    return;
+  }
+  wsp__sreq_t *r = l->ireq;
+  l->ireq = NULL;
+  r->got += (size_t)l->in.len;
+  if (r->got < r->size) return;
+  q_remove(&pr->recvs, &pr->recvs_tail, r);
+  wsp__frame_t f = {.type = WSP__F_DONE, .id = r->rid};
+  if (wsp__pair_ctl(pr, &f) != WSP_OK) {
+    wsp__pair_fail(st, pr, WSP_ERR_NOMEM, "out of memory confirming a receive");
+    return;
+  }
+  wsp__req_finish(st, r, WSP_OK);
+}
+
+/* Reads what lane l has, up to a budget so one lane cannot starve the
+ * others in a pass. */
+static void lane_read(wsp__stripe_t *st, wsp__pair_t *pr, int li) {
+  wsp__lane_t *l = &pr->lane[li];
+  size_t budget = 8u << 20;
+  while (budget > 0 && pr->state != WSP__PAIR_FAILED) {
+    ssize_t n;
+    if (!l->ireading) {
+      n = recv(l->fd, l->ihdr + l->ihdr_got, WSP__FRAME_HDR - l->ihdr_got, 0);
+    } else {
+      size_t want = l->ipay_left;
+      unsigned char *dst = l->ipay;
+      if (dst == NULL) {
+        dst = st->scratch;
+        if (want > WSP__SCRATCH) want = WSP__SCRATCH;
+      }
+      n = want ? recv(l->fd, dst, want, 0) : 0;
+      if (want == 0) {
+        on_payload_done(st, pr, l);
+        continue;
+      }
+    }
+    if (n == 0) {
+      wsp__pair_fail(st, pr, WSP_ERR_CONN,
+                     "lane %d to rank %d was closed by the peer", li, pr->peer);
+      return;
+    }
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      if (errno == EINTR) continue;
+      wsp__pair_fail(st, pr, WSP_ERR_CONN, "lane %d to rank %d: %s", li, pr->peer,
+                     strerror(errno));
+      return;
+    }
+    budget = (size_t)n > budget ? 0 : budget - (size_t)n;
+    l->bytes_in += (uint64_t)n;
+    if (!l->ireading) {
+      l->ihdr_got += (size_t)n;
+      if (l->ihdr_got < WSP__FRAME_HDR) continue;
+      if (wsp__frame_decode(l->ihdr, &l->in) != 0) {
+        wsp__pair_fail(st, pr, WSP_ERR_INTERNAL,
+                       "lane %d to rank %d carried something that is not a frame", li,
+                       pr->peer);
+        return;
+      }
+      if (on_header(st, pr, l) != 0) return;
+      if (!l->ireading) l->ihdr_got = 0;
+      else if (l->ipay_left == 0) on_payload_done(st, pr, l);
+    } else {
+      if (l->ipay) l->ipay += n;
+      l->ipay_left -= (size_t)n;
+      if (l->ipay_left == 0) on_payload_done(st, pr, l);
+    }
+  }
+}
+
+/* ---- frames out ---- */
+
+static void lane_set(wsp__lane_t *l, const wsp__frame_t *f, const void *pay, size_t len) {
+  wsp__frame_encode(f, l->ohdr);
+  l->ohdr_done = 0;
+  l->opay = pay;
+  l->opay_len = len;
+  l->opay_done = 0;
+  l->obusy = 1;
+}
+
+/* The next frame for lane li, or 0 if there is none. Data goes only on the
+ * first k lanes (the probe's choice), control on any. */
+static int next_frame(wsp__stripe_t *st, wsp__pair_t *pr, int li, int ctl_only) {
+  wsp__lane_t *l = &pr->lane[li];
+  if (l->pend_pending) {
+    l->pend_pending = 0;
+    wsp__frame_t f = {.type = WSP__F_PEND, .id = (uint64_t)pr->probe.phase};
+    lane_set(l, &f, NULL, 0);
+    return 1;
+  }
+  if (pr->nctl) {
+    wsp__frame_t f = pr->ctl[0];
+    memmove(pr->ctl, pr->ctl + 1, (pr->nctl - 1) * sizeof *pr->ctl);
+    pr->nctl--;
+    lane_set(l, &f, NULL, 0);
+    return 1;
+  }
+  if (ctl_only) return 0;
+  if (pr->state == WSP__PAIR_READY && li < pr->k)
+    for (wsp__sreq_t *s = pr->active; s; s = s->next)
+      if (s->next_off < s->size) {
+        size_t n = s->size - s->next_off;
+        if (n > s->chunk) n = s->chunk;
+        wsp__frame_t f = {.type = WSP__F_DATA, .id = s->rid, .off = s->next_off, .len = n};
+        lane_set(l, &f, (const unsigned char *)s->buf + s->next_off, n);
+        s->next_off += n;
+        return 2;
+      }
+  if (pr->lower && pr->probe.streaming && li < pr->probe.lanes) {
+    wsp__frame_t f = {.type = WSP__F_PDATA, .len = WSP__PROBE_FRAME};
+    lane_set(l, &f, st->zeros, WSP__PROBE_FRAME);
+    return 2;
+  }
+  return 0;
+}
+
+static int lane_has_work(const wsp__pair_t *pr, int li) {
+  const wsp__lane_t *l = &pr->lane[li];
+  if (l->obusy || l->pend_pending || pr->nctl) return 1;
+  if (pr->state == WSP__PAIR_READY && li < pr->k)
+    for (const wsp__sreq_t *s = pr->active; s; s = s->next)
+      if (s->next_off < s->size) return 1;
+  return pr->lower && pr->probe.streaming && li < pr->probe.lanes;
+}
+
+/* Writes frames on lane li until the socket is full or, after a bulk
+ * frame, until poll reports it writable again; `ctl_only` starts no bulk
+ * frame (the lane was not reported writable). */
+/* Bytes the kernel holds for this socket that have not been sent yet
+ * (SIOCOUTQNSD); as much as the low-water mark when it cannot tell. */
+static size_t unsent(int fd) {
+  int n = 0;
+  return ioctl(fd, WSP__SIOCOUTQNSD, &n) == 0 && n >= 0 ? (size_t)n : SIZE_MAX;
+}
+
+static uint64_t pair_bytes_out(const wsp__pair_t *pr) {
+  uint64_t n = 0;
+  for (int i = 0; i < pr->nlanes; i++) n += pr->lane[i].bytes_out;
+  return n;
+}
+
+static void lane_write(wsp__stripe_t *st, wsp__pair_t *pr, int li, int ctl_only) {
+  wsp__lane_t *l = &pr->lane[li];
+  for (;;) {
+    int kind = 1;
+    if (!l->obusy && (kind = next_frame(st, pr, li, ctl_only)) == 0) return;
+    if (kind == 2 && st->fault_reset_after && pair_bytes_out(pr) >= st->fault_reset_after) {
+      st->fault_reset_after = 0;
+      wsp__lane_close(l->fd, 1);
+      l->fd = -1;
+      wsp__pair_fail(st, pr, WSP_ERR_CONN, "lane %d to rank %d was reset (injected fault)", li,
+                     pr->peer);
+      return;
+    }
+    struct iovec iov[2];
+    int n = 0;
+    if (l->ohdr_done < WSP__FRAME_HDR)
+      iov[n++] = (struct iovec){l->ohdr + l->ohdr_done, WSP__FRAME_HDR - l->ohdr_done};
+    if (l->opay_done < l->opay_len)
+      iov[n++] = (struct iovec){(void *)(l->opay + l->opay_done), l->opay_len - l->opay_done};
+    struct msghdr mh;
+    memset(&mh, 0, sizeof mh);
+    mh.msg_iov = iov;
+    mh.msg_iovlen = (size_t)n;
+    ssize_t w = n ? sendmsg(l->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) : 0;
+    if (w < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      if (errno == EINTR) continue;
+      wsp__pair_fail(st, pr, WSP_ERR_CONN, "lane %d to rank %d: %s", li, pr->peer,
+                     strerror(errno));
+      return;
+    }
+    l->bytes_out += (uint64_t)w;
+    size_t h = WSP__FRAME_HDR - l->ohdr_done;
+    if ((size_t)w < h) {
+      l->ohdr_done += (size_t)w;
+      return;
+    }
+    l->ohdr_done = WSP__FRAME_HDR;
+    l->opay_done += (size_t)w - h;
+    if (l->opay_done < l->opay_len) return; /* the socket is full */
+    l->obusy = 0;
+    /* After a bulk frame, the next only while the lane's unsent backlog is
+     * under the low-water mark: a fast lane (or loopback, which moves
+     * data at once) takes several per pass, a slow one waits for poll. */
+    if (kind == 2 && unsent(l->fd) >= st->lowat) return;
+  }
+}
+
+/* ---- set-up ---- */
+
+static void connect_lanes(wsp__stripe_t *st, wsp__pair_t *pr) {
+  for (;;) {
+    if (pr->addr_idx >= (int)pr->theirs.naddr) {
+      wsp__pair_fail(st, pr, WSP_ERR_CONN,
+                     "could not connect to rank %d on any of its %u addresses (port %u)",
+                     pr->peer, pr->theirs.naddr, pr->theirs.port);
+      return;
+    }
+    int ok = 1;
+    for (int i = 0; i < pr->nlanes && ok; i++) {
+      int fd = wsp__lane_connect(pr->theirs.addr[pr->addr_idx], (uint16_t)pr->theirs.port);
+      wsp__lane_init(&pr->lane[i], fd);
+      pr->lane[i].connecting = 1;
+      ok = fd >= 0;
+    }
+    if (ok) break;
+    for (int i = 0; i < pr->nlanes; i++) {
+      wsp__lane_close(pr->lane[i].fd, 1);
+      pr->lane[i].fd = -1;
+    }
+    pr->addr_idx++;
+  }
+  pr->nconn = 0;
+  pr->connect_deadline = wsp__now() + WSP__CONNECT_SECONDS;
+}
+
+static void connected(wsp__stripe_t *st, wsp__pair_t *pr) {
+  if (st->comm->cfg.p2p_lanes > 0) {
+    pr->k = (int)st->comm->cfg.p2p_lanes;
+    pr->threshold = st->comm->cfg.p2p_min;
+    wsp__pair_ready(st, pr);
+    return;
+  }
+  pr->state = WSP__PAIR_PROBE;
+  if (!pr->lower) probe_phase(st, pr, 1);
+}
+
+static void setup_advance(wsp__stripe_t *st, wsp__pair_t *pr) {
+  if (pr->state == WSP__PAIR_XCHG) {
+    int done = 0;
+    int mrc = MPI_Testall(2, pr->xreq, &done, MPI_STATUSES_IGNORE);
+    if (mrc != MPI_SUCCESS) {
+      wsp__pair_fail(st, pr, WSP_ERR_MPI, "the address exchange with rank %d failed",
+                     pr->peer);
+      return;
+    }
+    if (!done) return;
+    if (pr->theirs.version != pr->mine.version || pr->theirs.lanes != pr->mine.lanes ||
+        pr->theirs.naddr > WSP__ADDRS_MAX) {
+      wsp__pair_fail(st, pr, WSP_ERR_CONFIG,
+                     "rank %d offers %u lanes (protocol %u); this rank %u (protocol %u)",
+                     pr->peer, pr->theirs.lanes, pr->theirs.version, pr->mine.lanes,
+                     pr->mine.version);
+      return;
+    }
+    pr->state = WSP__PAIR_CONNECT;
+    pr->connect_deadline = wsp__now() + WSP__CONNECT_SECONDS;
+    if (pr->lower) connect_lanes(st, pr);
+  }
+  if (pr->state == WSP__PAIR_CONNECT) {
+    if (pr->nconn == pr->nlanes) {
+      connected(st, pr);
+    } else if (wsp__now() > pr->connect_deadline) {
+      if (pr->lower && pr->addr_idx + 1 < (int)pr->theirs.naddr) {
+        for (int i = 0; i < pr->nlanes; i++) {
+          wsp__lane_close(pr->lane[i].fd, 1);
+          pr->lane[i].fd = -1;
+        }
+        pr->addr_idx++;
+        connect_lanes(st, pr);
+      } else {
+        wsp__pair_fail(st, pr, WSP_ERR_CONN,
+                       "rank %d: %d of %d lanes connected within %.0f s", pr->peer,
+                       pr->nconn, pr->nlanes, WSP__CONNECT_SECONDS);
+      }
+    }
+  }
+}
+
+/* A connecting lane's poll said writable or error. */
+static void lane_connect_done(wsp__stripe_t *st, wsp__pair_t *pr, int li) {
+  wsp__lane_t *l = &pr->lane[li];
+  int c = wsp__lane_connected(l->fd);
+  if (c == 0) return;
+  if (c < 0) {
+    /* Another address may work: start over with it. */
+    for (int i = 0; i < pr->nlanes; i++) {
+      wsp__lane_close(pr->lane[i].fd, 1);
+      pr->lane[i].fd = -1;
+    }
+    pr->addr_idx++;
+    connect_lanes(st, pr);
+    return;
+  }
+  l->connecting = 0;
+  wsp__lane_options(l->fd, st->lowat);
+  wsp__frame_t f = {.type = WSP__F_HELLO, .aux = (uint32_t)li, .id = pr->theirs.nonce,
+                    .off = (uint64_t)st->comm->rank, .len = (uint64_t)pr->nlanes};
+  lane_set(l, &f, NULL, 0);
+  pr->nconn++;
+}
+
+/* A greeted connection: attaches it to its pair, or drops it. */
+static void greeted(wsp__stripe_t *st, int fd, const unsigned char *h) {
+  wsp__frame_t f;
+  int rank = -1;
+  wsp__pair_t *pr = NULL;
+  if (wsp__frame_decode(h, &f) == 0 && f.type == WSP__F_HELLO && f.id == st->nonce &&
+      f.off < (uint64_t)st->comm->size) {
+    rank = (int)f.off;
+    pr = st->pair[rank];
+  }
+  if (pr == NULL || pr->lower || pr->state == WSP__PAIR_FAILED || f.aux >= (uint32_t)pr->nlanes ||
+      pr->lane[f.aux].fd >= 0 || f.len != (uint64_t)pr->nlanes) {
+    wsp__log(st->comm, WSP_LOG_WARN, "striped: dropped a connection that did not greet as a lane of "
+             "a pair being set up (rank %d)", rank);
+    wsp__lane_close(fd, 1);
+    return;
+  }
+  wsp__lane_init(&pr->lane[f.aux], fd);
+  pr->nconn++;
+}
+
+static void accept_all(wsp__stripe_t *st) {
+  for (;;) {
+    int fd = accept(st->listen_fd, NULL, NULL);
+    if (fd < 0) return;
+    wsp__lane_options(fd, st->lowat);
+    if (st->ngreet == st->greet_cap) {
+      size_t cap = st->greet_cap ? 2 * st->greet_cap : 16;
+      struct wsp__greet *n = realloc(st->greet, cap * sizeof *n);
+      if (n == NULL) {
+        wsp__lane_close(fd, 1);
+        return;
+      }
+      st->greet = n;
+      st->greet_cap = cap;
+    }
+    st->greet[st->ngreet++] = (struct wsp__greet){.fd = fd, .got = 0, .since = wsp__now()};
+  }
+}
+
+static void greet_read(wsp__stripe_t *st, size_t i) {
+  struct wsp__greet *g = &st->greet[i];
+  ssize_t n = recv(g->fd, g->hdr + g->got, WSP__FRAME_HDR - g->got, 0);
+  int drop = n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+  if (n > 0) g->got += (size_t)n;
+  if (drop || g->got == WSP__FRAME_HDR) {
+    int fd = g->fd;
+    unsigned char h[WSP__FRAME_HDR];
+    memcpy(h, g->hdr, sizeof h);
+    st->greet[i] = st->greet[--st->ngreet];
+    if (drop)
+      wsp__lane_close(fd, 1);
+    else
+      greeted(st, fd, h);
+  }
+}
+
+/* ---- the pass ---- */
+
+int wsp__stripe_progress(wsp__stripe_t *st, int timeout_ms) {
+  wsp_comm_t *comm = st->comm;
+  size_t cap = 1 + st->ngreet;
+  for (int p = 0; p < comm->size; p++)
+    if (st->pair[p]) cap += (size_t)st->pair[p]->nlanes;
+  if (cap > st->pfd_cap) {
+    struct pollfd *n = realloc(st->pfd, cap * sizeof *n);
+    int *o = realloc(st->pfd_owner, cap * 2 * sizeof *o);
+    if (n) st->pfd = n;
+    if (o) st->pfd_owner = o;
+    if (!n || !o) return WSP_ERR_NOMEM;
+    st->pfd_cap = cap;
+  }
+  struct pollfd *pfd = st->pfd;
+  int *own = st->pfd_owner; /* (peer, lane) of each entry; peer -1 listener, -2 greet */
+  nfds_t nf = 0;
+  int xchg = 0;
+  for (int p = 0; p < comm->size; p++) {
+    wsp__pair_t *pr = st->pair[p];
+    if (pr == NULL || pr->state == WSP__PAIR_FAILED) continue;
+    setup_advance(st, pr);
+    if (pr->state == WSP__PAIR_XCHG) xchg = 1;
+    if (pr->state == WSP__PAIR_FAILED) continue;
+    for (int i = 0; i < pr->nlanes; i++) {
+      wsp__lane_t *l = &pr->lane[i];
+      if (l->fd < 0) continue;
+      short ev = l->connecting ? POLLOUT : (short)(POLLIN | (lane_has_work(pr, i) ? POLLOUT : 0));
+      pfd[nf] = (struct pollfd){.fd = l->fd, .events = ev};
+      own[2 * nf] = p, own[2 * nf + 1] = i;
+      nf++;
+    }
+  }
+  if (st->listen_fd >= 0) {
+    pfd[nf] = (struct pollfd){.fd = st->listen_fd, .events = POLLIN};
+    own[2 * nf] = -1, own[2 * nf + 1] = 0;
+    nf++;
+  }
+  for (size_t g = 0; g < st->ngreet; g++) {
+    pfd[nf] = (struct pollfd){.fd = st->greet[g].fd, .events = POLLIN};
+    own[2 * nf] = -2, own[2 * nf + 1] = (int)g;
+    nf++;
+  }
+  /* An address exchange in flight is an MPI request: do not sleep on the
+   * sockets while it may have finished. */
+  if (xchg && timeout_ms > 1) timeout_ms = 1;
+  int n = poll(pfd, nf, timeout_ms);
+  if (n < 0) return errno == EINTR ? WSP_OK : WSP_ERR_INTERNAL;
+  int accept_ready = 0;
+  double now = wsp__now();
+  /* Greetings last and from the end, so that removing one keeps the
+   * indices of the others. */
+  for (nfds_t i = nf; i-- > 0;) {
+    if (!pfd[i].revents) continue;
+    int p = own[2 * i], li = own[2 * i + 1];
+    if (p == -2) {
+      greet_read(st, (size_t)li);
+      continue;
+    }
+    if (p == -1) {
+      accept_ready = 1;
+      continue;
+    }
+    wsp__pair_t *pr = st->pair[p];
+    if (pr->state == WSP__PAIR_FAILED || pr->lane[li].fd < 0) continue;
+    if (pr->lane[li].connecting) {
+      lane_connect_done(st, pr, li);
+      continue;
+    }
+    if (pfd[i].revents & (POLLIN | POLLERR | POLLHUP)) lane_read(st, pr, li);
+    if (pr->state != WSP__PAIR_FAILED && pr->lane[li].fd >= 0 && (pfd[i].revents & POLLOUT))
+      lane_write(st, pr, li, 0);
+  }
+  for (size_t g = st->ngreet; g-- > 0;)
+    if (now - st->greet[g].since > WSP__CONNECT_SECONDS) {
+      wsp__lane_close(st->greet[g].fd, 1);
+      st->greet[g] = st->greet[--st->ngreet];
+    }
+  if (accept_ready) accept_all(st);
+  /* Frames queued during this pass (a DONE, a CTS) go out now on lanes
+   * that are idle, rather than after the next poll. */
+  for (int p = 0; p < comm->size; p++) {
+    wsp__pair_t *pr = st->pair[p];
+    if (pr == NULL || pr->state == WSP__PAIR_FAILED) continue;
+    setup_advance(st, pr);
+    if (pr->nctl == 0) continue;
+    for (int i = 0; i < pr->nlanes && pr->nctl && pr->state != WSP__PAIR_FAILED; i++)
+      if (pr->lane[i].fd >= 0 && !pr->lane[i].connecting && !pr->lane[i].obusy)
+        lane_write(st, pr, i, 1);
+  }
+  return WSP_OK;
+}

@@ -1,0 +1,269 @@
+/*
+ * Striped point-to-point against an independent reference: every byte a
+ * rank receives is compared with the byte the sender's seeded generator
+ * makes for (sender, receiver, tag, index), which the receiver computes on
+ * its own.
+ *
+ *   test_striped [--lanes K] [--mode data|fault|args]
+ *
+ * data (default): sizes 0, 1, odd, k not dividing the size, fewer chunks
+ *   than lanes, several MiB; every pair at once in both directions with
+ *   several messages per pair, some with equal tags (their order is
+ *   MPI's); receives posted before the sends and after; the blocking and
+ *   the non-blocking calls. --lanes 0 runs auto (the probe chooses).
+ * fault: run with WSP_P2P_FAULT_RESET=BYTES; a lane is reset in the
+ *   middle of a transfer between ranks 0 and 1: both ends must return an
+ *   error (not hang), later striped messages to the peer fail at once, and
+ *   MPI still works.
+ * args: bad arguments return WSP_ERR_ARG naming the argument.
+ */
+#include "wirespeed.h"
+
+#include "mpi_check.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static unsigned char expect_byte(int from, int to, int tag, size_t i) {
+  uint64_t x = ((uint64_t)from * 1000003u) ^ ((uint64_t)to * 7919u) ^ ((uint64_t)tag << 40) ^
+               (i * 0x9e3779b97f4a7c15ull);
+  x ^= x >> 29;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 32;
+  return (unsigned char)x;
+}
+
+static void fill(unsigned char *b, size_t n, int from, int to, int tag) {
+  for (size_t i = 0; i < n; i++) b[i] = expect_byte(from, to, tag, i);
+}
+
+static size_t first_bad(const unsigned char *b, size_t n, int from, int to, int tag) {
+  for (size_t i = 0; i < n; i++)
+    if (b[i] != expect_byte(from, to, tag, i)) return i;
+  return SIZE_MAX;
+}
+
+static wsp_comm_t *make_comm(int lanes) {
+  wsp_config_t c;
+  wsp_config_init(&c);
+  wsp_config_from_env(&c);
+  c.p2p_lanes = (unsigned)lanes;
+  c.model_alpha = 1e-5, c.model_beta = 1e-9, c.model_gamma = 1e-10; /* no calibration */
+  wsp_comm_t *w = NULL;
+  int rc = wsp_comm_create(MPI_COMM_WORLD, &c, &w);
+  CHECK(rc == WSP_OK, "wsp_comm_create: %s", wsp_last_error());
+  return w;
+}
+
+/* One round: every rank sends `nmsg` messages of the given sizes to every
+ * other rank (tags from tags[]) and receives as many; receives are posted
+ * first when recv_first, else after a barrier that follows the sends. */
+static void round_all(wsp_comm_t *w, int nmsg, const size_t *sizes, const int *tags,
+                      int recv_first, const char *what) {
+  int n = size - 1;
+  if (n == 0) return;
+  int total = n * nmsg;
+  unsigned char **sb = calloc((size_t)total, sizeof *sb), **rb = calloc((size_t)total, sizeof *rb);
+  wsp_striped_request_t **sr = calloc((size_t)total, sizeof *sr), **rr = calloc((size_t)total, sizeof *rr);
+  for (int j = 0, x = 0; j < size; j++) {
+    if (j == rank) continue;
+    for (int m = 0; m < nmsg; m++, x++) {
+      sb[x] = malloc(sizes[m] + 1);
+      rb[x] = malloc(sizes[m] + 1);
+      fill(sb[x], sizes[m], rank, j, tags[m] * 100 + m);
+      memset(rb[x], 0xEE, sizes[m] + 1);
+    }
+  }
+  /* Equal tags: the m-th message of a tag matches the m-th receive of it;
+   * the payload names m, so a swap shows. Payload tag = tags[m]*100 + m. */
+  for (int phase = 0; phase < 2; phase++) {
+    int do_recv = (phase == 0) == (recv_first != 0);
+    for (int j = 0, x = 0; j < size; j++) {
+      if (j == rank) continue;
+      for (int m = 0; m < nmsg; m++, x++) {
+        int rc = do_recv ? wsp_irecv_striped(w, rb[x], sizes[m], j, tags[m], &rr[x])
+                         : wsp_isend_striped(w, sb[x], sizes[m], j, tags[m], &sr[x]);
+        CHECK(rc == WSP_OK, "%s: post %s %d m %d: %s", what, do_recv ? "recv" : "send", j, m,
+              wsp_last_error());
+      }
+    }
+    if (phase == 0) MPI_Barrier(MPI_COMM_WORLD);
+  }
+  int rc = wsp_striped_waitall(total, rr);
+  CHECK(rc == WSP_OK, "%s: waitall recvs: %s", what, wsp_last_error());
+  rc = wsp_striped_waitall(total, sr);
+  CHECK(rc == WSP_OK, "%s: waitall sends: %s", what, wsp_last_error());
+  for (int j = 0, x = 0; j < size; j++) {
+    if (j == rank) continue;
+    for (int m = 0; m < nmsg; m++, x++) {
+      CHECK(rr[x] == NULL && sr[x] == NULL, "%s: request not reset", what);
+      size_t bad = first_bad(rb[x], sizes[m], j, rank, tags[m] * 100 + m);
+      CHECK(bad == SIZE_MAX, "%s: from %d message %d (%zu bytes, tag %d): byte %zu differs",
+            what, j, m, sizes[m], tags[m], bad);
+      CHECK(rb[x][sizes[m]] == 0xEE, "%s: from %d message %d: written past its end", what, j,
+            m);
+      free(sb[x]);
+      free(rb[x]);
+    }
+  }
+  free(sb), free(rb), free(sr), free(rr);
+}
+
+static void run_data(int lanes) {
+  wsp_comm_t *w = make_comm(lanes);
+  if (!w) return;
+  /* Sizes: zero, one, under p2p_min, p2p_min exactly (one chunk: fewer
+   * chunks than lanes), odd sizes that no lane count divides, MiBs. */
+  const size_t sizes[] = {0, 1, 1000, 65536, 65537, 300007, 1048576 + 13, 4194304 + 7};
+  const int tags[] = {1, 2, 3, 4, 4, 4, 5, 0};
+  int nmsg = (int)(sizeof sizes / sizeof sizes[0]);
+  round_all(w, nmsg, sizes, tags, 1, "recv first");
+  round_all(w, nmsg, sizes, tags, 0, "send first");
+  /* Equal tags and equal sizes, many at once: order must hold. */
+  const size_t same[] = {200003, 200003, 200003, 200003};
+  const int sametag[] = {7, 7, 7, 7};
+  round_all(w, 4, same, sametag, 1, "same tag");
+  /* Blocking calls between ranks 2i and 2i+1: the even one sends first. */
+  int partner = rank % 2 == 0 ? rank + 1 : rank - 1;
+  if (partner < size) {
+    size_t n = 3 * 1048576 + 5;
+    unsigned char *s = malloc(n), *r = malloc(n);
+    fill(s, n, rank, partner, 9);
+    for (int ph = 0; ph < 2; ph++) {
+      int rc = (rank % 2 == ph) ? wsp_send_striped(w, s, n, partner, 9)
+                                : wsp_recv_striped(w, r, n, partner, 9);
+      CHECK(rc == WSP_OK, "blocking phase %d: %s", ph, wsp_last_error());
+    }
+    CHECK(first_bad(r, n, partner, rank, 9) == SIZE_MAX, "blocking: data differs");
+    free(s), free(r);
+  }
+  /* To oneself (always MPI). */
+  {
+    unsigned char a[300000], b[300000];
+    fill(a, sizeof a, rank, rank, 3);
+    wsp_striped_request_t *rq = NULL, *sq = NULL;
+    int rc = wsp_irecv_striped(w, b, sizeof b, rank, 3, &rq);
+    rc |= wsp_isend_striped(w, a, sizeof a, rank, 3, &sq);
+    int done = 0;
+    while (!done && rc == WSP_OK) rc = wsp_striped_test(&rq, &done);
+    rc |= wsp_striped_wait(&sq);
+    CHECK(rc == WSP_OK && first_bad(b, sizeof b, rank, rank, 3) == SIZE_MAX, "self: %s",
+          wsp_last_error());
+  }
+  /* Nobody frees (and closes its lanes) before everybody has looked. */
+  MPI_Barrier(MPI_COMM_WORLD);
+  for (int j = 0; j < size; j++) {
+    wsp_striped_info_t info;
+    CHECK(wsp_striped_info(w, j, &info) == WSP_OK, "info");
+    if (j != rank && size > 1 && lanes > 0)
+      CHECK(info.state == WSP_STRIPED_READY && info.lanes == lanes,
+            "pair %d: state %d lanes %d, forced %d", j, (int)info.state, info.lanes, lanes);
+    if (j != rank && size > 1 && lanes > 0)
+      CHECK(info.bytes_sent > 4194304, "pair %d: only %llu bytes went over the lanes", j,
+            (unsigned long long)info.bytes_sent);
+    if (j == rank) CHECK(info.state == WSP_STRIPED_NONE, "self has lanes");
+    if (rank == 0 && j == 1 && lanes == 0)
+      printf("auto: lanes %d of %d, threshold %zu, one lane %.3g MB/s, all %.3g MB/s, rtt %.3g ms\n",
+             info.lanes, info.lanes_open, info.threshold, info.rate_one / 1e6,
+             info.rate_lanes / 1e6, info.rtt * 1e3);
+  }
+  CHECK(wsp_comm_free(&w) == WSP_OK, "free: %s", wsp_last_error());
+}
+
+static void run_fault(void) {
+  wsp_comm_t *w = make_comm(4);
+  if (!w) return;
+  size_t n = 16u << 20;
+  unsigned char *b = calloc(1, n);
+  if (rank <= 1 && size > 1) {
+    int rc = rank == 0 ? wsp_send_striped(w, b, n, 1, 5) : wsp_recv_striped(w, b, n, 0, 5);
+    CHECK(rc == WSP_ERR_CONN || rc == WSP_ERR_REMOTE,
+          "a lane reset mid-transfer gave %s (%s)", wsp_err_name(rc), wsp_last_error());
+    if (rc != WSP_OK && rank == 0) printf("rank %d: %s: %s\n", rank, wsp_err_name(rc), wsp_last_error());
+    /* Later striped messages to the peer fail at once. */
+    wsp_striped_request_t *q = NULL;
+    rc = rank == 0 ? wsp_isend_striped(w, b, n, 1, 6, &q) : wsp_irecv_striped(w, b, n, 0, 6, &q);
+    CHECK(rc != WSP_OK && q == NULL, "a striped message after the failure gave %s",
+          wsp_err_name(rc));
+    /* Short messages still go through MPI. */
+    rc = rank == 0 ? wsp_send_striped(w, b, 100, 1, 7) : wsp_recv_striped(w, b, 100, 0, 7);
+    CHECK(rc == WSP_OK, "MPI path after the failure: %s", wsp_last_error());
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  wsp_comm_free(&w);
+  free(b);
+}
+
+#define ARG_CHECK(call, word)                                                          \
+  do {                                                                                 \
+    int rc_ = (call);                                                                  \
+    CHECK(rc_ == WSP_ERR_ARG && strstr(wsp_last_error(), word),                       \
+          "%s gave %s (%s), expected WSP_ERR_ARG naming %s", #call, wsp_err_name(rc_), \
+          wsp_last_error(), word);                                                     \
+  } while (0)
+
+static void run_args(void) {
+  wsp_comm_t *w = make_comm(0);
+  if (!w) return;
+  char b[16];
+  wsp_striped_request_t *q = NULL;
+  ARG_CHECK(wsp_send_striped(NULL, b, 1, 0, 0), "comm");
+  ARG_CHECK(wsp_send_striped(w, b, 1, size, 0), "dest");
+  ARG_CHECK(wsp_send_striped(w, b, 1, -1, 0), "dest");
+  ARG_CHECK(wsp_recv_striped(w, b, 1, size + 3, 0), "source");
+  ARG_CHECK(wsp_send_striped(w, NULL, 5, 0, 0), "buf");
+  ARG_CHECK(wsp_send_striped(w, b, 1, 0, -2), "tag");
+  ARG_CHECK(wsp_isend_striped(w, b, 1, 0, 0, NULL), "req");
+  ARG_CHECK(wsp_irecv_striped(w, b, 1, 0, 0, NULL), "req");
+  ARG_CHECK(wsp_striped_test(NULL, (int[]){0}), "req");
+  ARG_CHECK(wsp_striped_test(&q, NULL), "done");
+  ARG_CHECK(wsp_striped_waitall(-1, NULL), "n");
+  ARG_CHECK(wsp_striped_info(w, size, &(wsp_striped_info_t){0}), "peer");
+  ARG_CHECK(wsp_striped_info(w, 0, NULL), "info");
+  /* Nothing was started: a NULL buffer of zero bytes is fine. */
+  int rc = wsp_isend_striped(w, NULL, 0, rank, 1, &q);
+  wsp_striped_request_t *r = NULL;
+  rc |= wsp_irecv_striped(w, NULL, 0, rank, 1, &r);
+  rc |= wsp_striped_wait(&q);
+  rc |= wsp_striped_wait(&r);
+  CHECK(rc == WSP_OK, "zero bytes to self: %s", wsp_last_error());
+  /* A bad configuration is refused by name. */
+  wsp_config_t c;
+  wsp_config_init(&c);
+  c.p2p_lanes = 65;
+  wsp_comm_t *bad = NULL;
+  ARG_CHECK(wsp_comm_create(MPI_COMM_WORLD, &c, &bad), "p2p_lanes");
+  wsp_comm_free(&w);
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int lanes = 4;
+  const char *mode = "data";
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--lanes") == 0 && i + 1 < argc)
+      lanes = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--mode") == 0 && i + 1 < argc)
+      mode = argv[++i];
+    else {
+      if (rank == 0) fprintf(stderr, "usage: test_striped [--lanes K] [--mode data|fault|args]\n");
+      MPI_Finalize();
+      return 2;
+    }
+  }
+  if (strcmp(mode, "data") == 0)
+    run_data(lanes);
+  else if (strcmp(mode, "fault") == 0)
+    run_fault();
+  else
+    run_args();
+  long all = 0;
+  MPI_Allreduce(&failures, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0) printf("test_striped %s lanes %d: %s (%ld failures)\n", mode, lanes,
+                        all ? "FAILED" : "ok", all);
+  MPI_Finalize();
+  return all ? 1 : 0;
+}
