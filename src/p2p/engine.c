@@ -145,6 +145,22 @@ void wsp__pair_fail(wsp__stripe_t *st, wsp__pair_t *pr, int status, const char *
            pr->why);
 }
 
+/* The peer freed its communicator: requests still waiting on the pair
+ * fail; with none, the pair just ends, quietly. */
+static void pair_closed(wsp__stripe_t *st, wsp__pair_t *pr) {
+  if (pr->undecided || pr->sends || pr->active || pr->recvs) {
+    wsp__pair_fail(st, pr, WSP_ERR_CONN, "rank %d freed its communicator", pr->peer);
+    return;
+  }
+  snprintf(pr->why, sizeof pr->why, "rank %d freed its communicator", pr->peer);
+  pr->error = WSP_ERR_CONN;
+  pr->state = WSP__PAIR_FAILED;
+  for (int i = 0; i < pr->nlanes; i++) {
+    wsp__lane_close(pr->lane[i].fd, 0);
+    pr->lane[i].fd = -1;
+  }
+}
+
 /* ---- matching ---- */
 
 /* Matches sends, in posting order, with the earliest CTS of their tag among
@@ -196,10 +212,14 @@ void wsp__lanes_start(wsp__stripe_t *st, wsp__sreq_t *r) {
   if (r->is_send) {
     size_t c = st->comm->cfg.p2p_chunk;
     if (c == 0) {
-      /* Four chunks per lane at least, so the free lanes can even out a
-       * slow one; no smaller than 64 KiB (a frame per syscall) nor larger
-       * than 1 MiB. */
-      c = r->size / (4 * (size_t)pr->k);
+      /* Sixteen chunks per lane, so that the free lanes can even out a
+       * slow one and the last chunks end close together; where the probe
+       * measured the lanes, no more than one lane carries in 20 ms (the
+       * longest a lane can lag behind the others at the end). No smaller
+       * than 64 KiB (a frame per syscall) nor larger than 1 MiB. */
+      c = r->size / (16 * (size_t)pr->k);
+      double per_lane = pr->ratek > 0 ? 0.02 * pr->ratek / pr->k : 0;
+      if (per_lane > 0 && (double)c > per_lane) c = (size_t)per_lane;
       c = c < 65536 ? 65536 : c > 1048576 ? 1048576 : c;
     }
     r->chunk = c;
@@ -385,6 +405,13 @@ static int on_header(wsp__stripe_t *st, wsp__pair_t *pr, wsp__lane_t *l) {
     memcpy(&pr->ratek, &f->len, sizeof pr->ratek);
     wsp__pair_ready(st, pr);
     return 0;
+  case WSP__F_BYE:
+    l->bye_seen = 1;
+    for (int i = 0; i < pr->nlanes; i++)
+      if (!pr->lane[i].bye_seen) return 0;
+    /* Every lane said goodbye, after every frame the peer had for us. */
+    pair_closed(st, pr);
+    return -1;
   case WSP__F_ERR:
     wsp__pair_fail(st, pr, WSP_ERR_REMOTE,
                    "rank %d failed the striped transfer (%s)", pr->peer,
@@ -440,6 +467,11 @@ static void lane_read(wsp__stripe_t *st, wsp__pair_t *pr, int li) {
       }
     }
     if (n == 0) {
+      if (l->bye_seen) { /* the end after a BYE: the other lanes may have more */
+        wsp__lane_close(l->fd, 0);
+        l->fd = -1;
+        return;
+      }
       wsp__pair_fail(st, pr, WSP_ERR_CONN,
                      "lane %d to rank %d was closed by the peer", li, pr->peer);
       return;
@@ -488,6 +520,7 @@ static void lane_set(wsp__lane_t *l, const wsp__frame_t *f, const void *pay, siz
  * first k lanes (the probe's choice), control on any. */
 static int next_frame(wsp__stripe_t *st, wsp__pair_t *pr, int li, int ctl_only) {
   wsp__lane_t *l = &pr->lane[li];
+  if (l->bye_sent) return 0; /* nothing follows a BYE */
   if (l->pend_pending) {
     l->pend_pending = 0;
     wsp__frame_t f = {.type = WSP__F_PEND, .id = (uint64_t)pr->probe.phase};
@@ -498,6 +531,13 @@ static int next_frame(wsp__stripe_t *st, wsp__pair_t *pr, int li, int ctl_only) 
     wsp__frame_t f = pr->ctl[0];
     memmove(pr->ctl, pr->ctl + 1, (pr->nctl - 1) * sizeof *pr->ctl);
     pr->nctl--;
+    lane_set(l, &f, NULL, 0);
+    return 1;
+  }
+  if (l->bye_pending) {
+    l->bye_pending = 0;
+    l->bye_sent = 1;
+    wsp__frame_t f = {.type = WSP__F_BYE};
     lane_set(l, &f, NULL, 0);
     return 1;
   }
@@ -591,6 +631,30 @@ static void lane_write(wsp__stripe_t *st, wsp__pair_t *pr, int li, int ctl_only)
      * data at once) takes several per pass, a slow one waits for poll. */
     if (kind == 2 && unsent(l->fd) >= st->lowat) return;
   }
+}
+
+void wsp__pair_close(wsp__stripe_t *st, wsp__pair_t *pr, double seconds) {
+  if (pr->state == WSP__PAIR_FAILED) return;
+  double end = wsp__now() + seconds;
+  for (int i = 0; i < pr->nlanes; i++)
+    if (pr->lane[i].fd >= 0 && !pr->lane[i].connecting) pr->lane[i].bye_pending = 1;
+  for (;;) {
+    struct pollfd pfd[WSP__LANES_MAX];
+    int n = 0;
+    for (int i = 0; i < pr->nlanes; i++) {
+      wsp__lane_t *l = &pr->lane[i];
+      if (l->fd < 0 || l->connecting || l->bye_sent) continue;
+      lane_write(st, pr, i, 1);
+      if (pr->state == WSP__PAIR_FAILED) return;
+      if (l->fd >= 0 && !l->bye_sent) {
+        pfd[n++] = (struct pollfd){.fd = l->fd, .events = POLLOUT};
+      }
+    }
+    double left = end - wsp__now();
+    if (n == 0 || left <= 0) break;
+    (void)poll(pfd, (nfds_t)n, (int)(left * 1e3) + 1);
+  }
+  for (int i = 0; i < pr->nlanes; i++) wsp__lane_shutdown(pr->lane[i].fd);
 }
 
 /* ---- set-up ---- */

@@ -179,8 +179,17 @@ void wsp__lane_options(int fd, size_t lowat) {
   (void)set_nonblock(fd);
 }
 
+void wsp__lane_shutdown(int fd) {
+  if (fd >= 0) (void)shutdown(fd, SHUT_WR);
+}
+
 void wsp__lane_close(int fd, int reset) {
   if (fd < 0) return;
+  /* Unread bytes at close make the kernel answer with a reset, which may
+   * cost the peer frames it has not read yet: read them away first. */
+  unsigned char sink[4096];
+  for (int i = 0; !reset && i < 4096 && recv(fd, sink, sizeof sink, MSG_DONTWAIT) > 0; i++)
+    ;
   if (reset) {
     struct linger lg = {1, 0};
     (void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);

@@ -92,6 +92,9 @@ int wsp__stripe_free(wsp_comm_t *comm) {
                    "wsp_comm_free: %d striped requests are still in flight; wait "
                    "for them first (they are abandoned)",
                    st->live);
+  /* An orderly end first: the peer may still be reading the last DONE. */
+  for (int p = 0; p < comm->size; p++)
+    if (st->pair[p]) wsp__pair_close(st, st->pair[p], 2.0);
   for (int p = 0; p < comm->size; p++)
     if (st->pair[p]) pair_free(st->pair[p]);
   for (size_t g = 0; g < st->ngreet; g++) wsp__lane_close(st->greet[g].fd, 1);

@@ -58,6 +58,7 @@ typedef enum wsp__ftype {
   WSP__F_PEND,      /* probe, streamer, on each lane used: id phase */
   WSP__F_RESULT,    /* probe, measurer: aux lanes, id threshold, off/len rates */
   WSP__F_ERR,       /* either end: aux -status, the pair is unusable */
+  WSP__F_BYE,       /* either end, last on each lane: the communicator is freed */
   WSP__F_COUNT
 } wsp__ftype_t;
 
@@ -107,6 +108,7 @@ typedef struct wsp__lane {
   size_t opay_len, opay_done;
   int obusy;
   int pend_pending; /* the probe's PEND must go out on this lane */
+  int bye_pending, bye_sent, bye_seen;
   /* Input: the frame being read. */
   unsigned char ihdr[WSP__FRAME_HDR];
   size_t ihdr_got;
@@ -223,6 +225,8 @@ int wsp__lane_addrs(wsp__stripe_t *st);
 int wsp__lane_connect(uint32_t addr, uint16_t port);
 /* 1 connected, 0 still in progress, -1 failed (errno set). */
 int wsp__lane_connected(int fd);
+/* Ends the sending side (FIN after what is queued). */
+void wsp__lane_shutdown(int fd);
 void wsp__lane_options(int fd, size_t lowat);
 /* Closes; `reset` makes the peer see a reset rather than an orderly end. */
 void wsp__lane_close(int fd, int reset);
@@ -240,6 +244,10 @@ void wsp__pair_fail(wsp__stripe_t *st, wsp__pair_t *pr, int status, const char *
 #endif
     ;
 int wsp__pair_ctl(wsp__pair_t *pr, const wsp__frame_t *f);
+/* Before the communicator is freed: sends what is queued and a BYE on
+ * every lane, then ends the sending side, so that the peer reads every
+ * frame (a DONE, say) before it sees the end (at most `seconds`). */
+void wsp__pair_close(wsp__stripe_t *st, wsp__pair_t *pr, double seconds);
 /* A lanes-path request ready to start: a send waits for its CTS, a receive
  * sends one. */
 void wsp__lanes_start(wsp__stripe_t *st, wsp__sreq_t *r);

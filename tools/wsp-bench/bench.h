@@ -33,6 +33,7 @@ int wsp_bench_coll(int argc, char **argv, int rank, int size,
                    wsp_bench_post_t *post);
 int wsp_bench_shuffle(int argc, char **argv, int rank, int size,
                       wsp_bench_post_t *post);
+int wsp_bench_p2p(int argc, char **argv, int rank, int size, wsp_bench_post_t *post);
 
 /* ---- the options every subcommand has ---- */
 typedef struct wsp_bench_io {

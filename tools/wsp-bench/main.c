@@ -25,12 +25,15 @@ static const struct subcommand {
      "all-pairs request/response goodput: synchronous rounds\n"
      "           (s1), unpaced servers (s2), G-thinker's paced batches\n"
      "           (s3) and wsp_shuffle (adaptive, fixed)"},
+    {"p2p", wsp_bench_p2p,
+     "one large message between two ranks: MPI_Send, wsp_send_striped\n"
+     "           with k lanes and auto, iperf3 -P k on the same path"},
 };
 #define NSUB (sizeof subcommands / sizeof subcommands[0])
 
 static void usage(FILE *f) {
   fprintf(f, "usage: wsp-bench SUBCOMMAND [options]\n"
-             "       mpirun -np N wsp-bench sparse|coll|shuffle [--help]\n\n"
+             "       mpirun -np N wsp-bench sparse|coll|shuffle|p2p [--help]\n\n"
              "subcommands:\n");
   for (size_t i = 0; i < NSUB; i++)
     fprintf(f, "  %-8s %s\n", subcommands[i].name, subcommands[i].summary);

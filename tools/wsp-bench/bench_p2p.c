@@ -1,0 +1,459 @@
+/*
+ * wsp-bench p2p — one large message from one rank to another: the MPI's
+ * own MPI_Send/MPI_Recv, wsp_send_striped with k lanes forced and with
+ * auto, and iperf3 -P k between the same two hosts.
+ *
+ * A transfer is timed on the sender from a barrier to a one-byte answer
+ * the receiver sends once it holds the whole message (the answer's
+ * latency is in every method's time alike). Methods and lane counts are
+ * interleaved within each repetition, in a new random order each time,
+ * and the median over repetitions is reported, so that every figure of a
+ * size comes from the same minutes. Each lane count has a communicator of
+ * its own, set up (and, for auto, probed) by an untimed message first;
+ * the set-up's time is reported apart.
+ *
+ * iperf3 runs between the hosts of the two ranks, to the address the
+ * lanes connected to: the raw TCP rate of the same path with k streams.
+ */
+#define _DEFAULT_SOURCE 1
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "pattern.h"
+#include "stats.h"
+
+extern char **environ;
+
+enum { M_MPI, M_STRIPED, M_IPERF, M_COUNT };
+static const char *const method_names[] = {"mpi", "striped", "iperf", NULL};
+enum { TAG_DATA = 1, TAG_ACK = 2, TAG_PORT = 3 };
+
+typedef struct p2p_opts {
+  wsp_opt_sizes_t sizes;
+  wsp_opt_strings_t lanes;
+  wsp_opt_ints_t methods;
+  long reps, from, to;
+  double iperf_seconds, link, hold;
+  wsp_bench_io_t io;
+} p2p_opts_t;
+
+static int parse(p2p_opts_t *o, int argc, char **argv, int rank) {
+  const wsp_opt_t table[] = {
+      {"--sizes", WSP_OPT_SIZE_LIST, &o->sizes, "LIST", "message sizes, at most 1G",
+       "100K,1M,10M,100M,256M", 0, (double)(1 << 30), NULL, NULL},
+      {"--lanes", WSP_OPT_STRING_LIST, &o->lanes, "LIST",
+       "lane counts of wsp_send_striped (1 to 64) and auto; also the streams of "
+       "iperf3 -P",
+       "1,2,4,8,16,auto", 0, 0, NULL, NULL},
+      {"--methods", WSP_OPT_CHOICE_LIST, &o->methods, "LIST", "among mpi,striped,iperf",
+       "all", 0, 0, method_names, NULL},
+      {"--reps", WSP_OPT_INT, &o->reps, "N", "repetitions; the median is reported", "3", 1,
+       1000, NULL, NULL},
+      {"--from", WSP_OPT_INT, &o->from, "RANK", "the sender", "0", 0, 1 << 30, NULL, NULL},
+      {"--to", WSP_OPT_INT, &o->to, "RANK", "the receiver", "the last rank", -1, 1 << 30,
+       NULL, NULL},
+      {"--iperf-seconds", WSP_OPT_DOUBLE, &o->iperf_seconds, "S",
+       "length of each iperf3 run", "4", 1, 600, NULL, NULL},
+      {"--link-rate", WSP_OPT_RATE, &o->link, "RATE",
+       "the path's capacity (25mbit, 1gbit): rates are also given as fractions of it", NULL,
+       0, 0, NULL, NULL},
+      {"--hold", WSP_OPT_DOUBLE, &o->hold, "S",
+       "wait S seconds after the lanes are set up, before the first timed transfer "
+       "(time for a script to reshape a lane's flow, as bench/p2p_netlab.sh does)",
+       "0", 0, 3600, NULL, NULL},
+      WSP_BENCH_OPT_JSON(o->io, "append one JSON line per measurement"),
+      WSP_BENCH_OPT_LABEL(o->io),
+      WSP_BENCH_OPT_PLOT(o->io, "draw rate against size (python/wsp_plot.py)"),
+      WSP_BENCH_OPT_QUIET(o->io, "no table"),
+      WSP_BENCH_OPT_END};
+  const wsp_opt_cmd_t cmd = {
+      "usage: mpirun -np N wsp-bench p2p [options]\n"
+      "One message from --from to --to: MPI_Send, wsp_send_striped (k lanes, auto)\n"
+      "and iperf3 -P k on the same path. Striping needs nothing else; iperf3 must\n"
+      "be installed on both hosts (its rows are skipped otherwise).\n",
+      table, NULL};
+  return wsp_bench_parse(&cmd, argc, argv, rank);
+}
+
+/* A lane configuration: 0 is auto. */
+typedef struct lane_cfg {
+  int lanes;
+  wsp_comm_t *comm;
+  double setup_s;
+  wsp_striped_info_t info;
+} lane_cfg_t;
+
+static int parse_lanes(const p2p_opts_t *o, lane_cfg_t *cfg, int rank) {
+  for (int i = 0; i < o->lanes.n; i++) {
+    const char *s = o->lanes.item[i];
+    char *end = NULL;
+    long v = strcmp(s, "auto") == 0 ? 0 : strtol(s, &end, 10);
+    if (strcmp(s, "auto") != 0 && (end == s || *end || v < 1 || v > 64)) {
+      if (rank == 0)
+        fprintf(stderr, "error: --lanes: \"%s\" is neither a lane count in [1, 64] nor auto\n",
+                s);
+      return -1;
+    }
+    cfg[i].lanes = (int)v;
+  }
+  return 0;
+}
+
+/* ---- one transfer ---- */
+
+/* The sender's time of one message; 0 on the other ranks. */
+static double transfer(const p2p_opts_t *o, int rank, int method, wsp_comm_t *comm,
+                       unsigned char *buf, size_t n) {
+  int from = (int)o->from, to = (int)o->to;
+  char ack = 0;
+  MPI_Barrier(MPI_COMM_WORLD);
+  double t0 = MPI_Wtime();
+  int rc = WSP_OK;
+  if (rank == from) {
+    if (method == M_MPI)
+      rc = MPI_Send(buf, (int)n, MPI_BYTE, to, TAG_DATA, MPI_COMM_WORLD) == MPI_SUCCESS
+               ? WSP_OK
+               : WSP_ERR_MPI;
+    else
+      rc = wsp_send_striped(comm, buf, n, to, TAG_DATA);
+    if (rc == WSP_OK) MPI_Recv(&ack, 1, MPI_CHAR, to, TAG_ACK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  } else if (rank == to) {
+    if (method == M_MPI)
+      rc = MPI_Recv(buf, (int)n, MPI_BYTE, from, TAG_DATA, MPI_COMM_WORLD, MPI_STATUS_IGNORE) ==
+                   MPI_SUCCESS
+               ? WSP_OK
+               : WSP_ERR_MPI;
+    else
+      rc = wsp_recv_striped(comm, buf, n, from, TAG_DATA);
+    if (rc == WSP_OK) MPI_Send(&ack, 1, MPI_CHAR, from, TAG_ACK, MPI_COMM_WORLD);
+  }
+  if (rc != WSP_OK)
+    wsp_bench_die(rank, method == M_MPI ? "MPI_Send/MPI_Recv" : "wsp_send_striped",
+                  wsp_last_error());
+  return rank == from ? MPI_Wtime() - t0 : 0;
+}
+
+/* ---- iperf3 ---- */
+
+static int have_iperf(void) {
+  return system("iperf3 --version >/dev/null 2>&1") == 0;
+}
+
+/* A port the system hands out now (free a moment later, in all
+ * likelihood). */
+static int free_port(void) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a;
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  socklen_t l = sizeof a;
+  int port = -1;
+  if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+      getsockname(fd, (struct sockaddr *)&a, &l) == 0)
+    port = ntohs(a.sin_port);
+  if (fd >= 0) close(fd);
+  return port;
+}
+
+/* iperf3 -P k from `from` to `to`; the received rate (bytes/s) on the
+ * sender, -1 when it failed, 0 elsewhere. */
+static double iperf(const p2p_opts_t *o, int rank, int k, const char *addr) {
+  int from = (int)o->from, to = (int)o->to, port = 0;
+  pid_t server = -1;
+  if (rank == to) {
+    port = free_port();
+    char ps[16];
+    snprintf(ps, sizeof ps, "%d", port);
+    char *argv[] = {"iperf3", "-s", "-1", "-p", ps, NULL};
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    if (port <= 0 || posix_spawnp(&server, "iperf3", &fa, NULL, argv, environ) != 0) {
+      server = -1;
+      port = -1;
+    }
+    posix_spawn_file_actions_destroy(&fa);
+    /* Give the server a moment to listen. */
+    struct timespec ts = {0, 300 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    MPI_Send(&port, 1, MPI_INT, from, TAG_PORT, MPI_COMM_WORLD);
+  } else if (rank == from) {
+    MPI_Recv(&port, 1, MPI_INT, to, TAG_PORT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  }
+  double rate = 0;
+  if (rank == from) {
+    rate = -1;
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "iperf3 -c %s -p %d -P %d -t %g -J 2>/dev/null", addr, port, k,
+             o->iperf_seconds);
+    FILE *f = port > 0 ? popen(cmd, "r") : NULL;
+    if (f) {
+      json_error_t err;
+      json_t *j = json_loadf(f, 0, &err);
+      pclose(f);
+      json_t *bps = json_object_get(json_object_get(json_object_get(j, "end"), "sum_received"),
+                                    "bits_per_second");
+      if (json_is_number(bps)) rate = json_number_value(bps) / 8.0;
+      json_decref(j);
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (server > 0) {
+    /* The server ends after one test; make sure of it. */
+    int st;
+    for (int i = 0; i < 50 && waitpid(server, &st, WNOHANG) == 0; i++) {
+      struct timespec ts = {0, 100 * 1000 * 1000};
+      nanosleep(&ts, NULL);
+    }
+    if (waitpid(server, &st, WNOHANG) == 0) {
+      kill(server, SIGTERM);
+      waitpid(server, &st, 0);
+    }
+  }
+  return rate;
+}
+
+/* ---- the run ---- */
+
+static void emit(wsp_bench_out_t *out, const p2p_opts_t *o, const char *method, int lanes,
+                 int used, size_t bytes, const double *t, int n, double mpi_med) {
+  if (!wsp_bench_out_wanted(out)) return;
+  double *v = malloc((size_t)n * sizeof *v);
+  memcpy(v, t, (size_t)n * sizeof *v);
+  wsp_stats_t st;
+  wsp_stats_sorted(v, (size_t)n, &st);
+  json_t *j = wsp_bench_record(out);
+  json_object_set_new(j, "kind", json_string("transfer"));
+  json_object_set_new(j, "method", json_string(method));
+  json_object_set_new(j, "lanes", lanes ? json_integer(lanes) : json_string("auto"));
+  json_object_set_new(j, "lanes_used", json_integer(used));
+  json_object_set_new(j, "bytes", json_integer((json_int_t)bytes));
+  json_object_set_new(j, "reps", json_integer(n));
+  json_object_set_new(j, "t_s", wsp_bench_json_doubles(t, (size_t)n));
+  json_object_set_new(j, "t_median_s", json_real(st.median));
+  json_object_set_new(j, "rate_Bps", json_real((double)bytes / st.median));
+  if (o->link > 0) {
+    json_object_set_new(j, "link_Bps", json_real(o->link));
+    json_object_set_new(j, "frac_link", json_real((double)bytes / st.median / o->link));
+  }
+  if (mpi_med > 0) json_object_set_new(j, "speedup_vs_mpi", json_real(mpi_med / st.median));
+  wsp_bench_emit(out, j);
+  free(v);
+}
+
+static double median_of(const double *t, int n) {
+  double v[1000];
+  memcpy(v, t, (size_t)n * sizeof *v);
+  wsp_stats_t st;
+  wsp_stats_sorted(v, (size_t)n, &st);
+  return st.median;
+}
+
+static void print_row(const p2p_opts_t *o, size_t bytes, const char *what, double t,
+                      double mpi_med) {
+  char sz[32];
+  double rate = (double)bytes / t;
+  printf("%8s  %-17s %10.4f %10.2f", wsp_fmt_size(bytes, sz, sizeof sz), what, t,
+         rate * 8e-6);
+  if (o->link > 0) printf(" %8.3f", rate / o->link);
+  if (mpi_med > 0) printf(" %8.2f", mpi_med / t);
+  printf("\n");
+}
+
+int wsp_bench_p2p(int argc, char **argv, int rank, int size, wsp_bench_post_t *post) {
+  p2p_opts_t o = {.sizes = {{100 << 10, 1 << 20, 10 << 20, 100 << 20, 256 << 20}, 5},
+                  .methods = {{M_MPI, M_STRIPED, M_IPERF}, 3},
+                  .reps = 3, .from = 0, .to = -1, .iperf_seconds = 4,
+                  .io = {.label = ""}};
+  strcpy(o.lanes.buf, "1,2,4,8,16,auto");
+  {
+    const char *def[] = {"1", "2", "4", "8", "16", "auto"};
+    char *p = o.lanes.buf;
+    for (int i = 0; i < 6; i++) {
+      strcpy(p, def[i]);
+      o.lanes.item[i] = p;
+      p += strlen(p) + 1;
+    }
+    o.lanes.n = 6;
+  }
+  int rc = parse(&o, argc, argv, rank);
+  if (rc >= 0) return rc;
+  if (o.to < 0) o.to = size - 1;
+  if (size < 2 || o.from >= size || o.to >= size || o.from == o.to) {
+    if (rank == 0)
+      fprintf(stderr,
+              "error: --from %ld --to %ld: two different ranks of the %d are needed\n",
+              o.from, o.to, size);
+    return 2;
+  }
+  lane_cfg_t cfg[WSP_OPTS_MAX_LIST];
+  memset(cfg, 0, sizeof cfg);
+  if (parse_lanes(&o, cfg, rank) != 0) return 2;
+  int use[M_COUNT] = {0};
+  for (int i = 0; i < o.methods.n; i++) use[o.methods.v[i]] = 1;
+  if (use[M_IPERF]) {
+    int ok = (rank != o.from && rank != o.to) || have_iperf(), all = 0;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all) {
+      if (rank == 0) fprintf(stderr, "warning: iperf3 is not installed: no iperf3 rows\n");
+      use[M_IPERF] = 0;
+    }
+  }
+  wsp_bench_out_t out;
+  if ((rc = wsp_bench_out_open(&out, "p2p", &o.io, rank, size, NULL, post)) != 0) return rc;
+
+  size_t maxsize = 1;
+  for (int i = 0; i < o.sizes.n; i++)
+    if (o.sizes.v[i] > maxsize) maxsize = o.sizes.v[i];
+  unsigned char *buf = malloc(maxsize);
+  if (buf == NULL) wsp_bench_die(rank, "out of memory", NULL);
+  memset(buf, 0x5a, maxsize);
+
+  /* One communicator per lane count, set up by an untimed message. */
+  int ncfg = use[M_STRIPED] ? o.lanes.n : 0;
+  char addr[64] = "";
+  for (int c = 0; c < ncfg; c++) {
+    wsp_config_t wc;
+    wsp_config_init(&wc);
+    if (wsp_config_from_env(&wc) != WSP_OK)
+      wsp_bench_die(rank, "WSP_* environment", wsp_last_error());
+    wc.p2p_lanes = (unsigned)cfg[c].lanes;
+    /* The collectives' model plays no part here: skip its calibration. */
+    wc.model_alpha = 1e-5, wc.model_beta = 1e-8, wc.model_gamma = 1e-9;
+    if (wsp_comm_create(MPI_COMM_WORLD, &wc, &cfg[c].comm) != WSP_OK)
+      wsp_bench_die(rank, "wsp_comm_create", wsp_last_error());
+    cfg[c].setup_s = transfer(&o, rank, M_STRIPED, cfg[c].comm, buf, wc.p2p_min);
+    int peer = rank == o.from ? (int)o.to : (int)o.from;
+    if (rank == o.from || rank == o.to) wsp_striped_info(cfg[c].comm, peer, &cfg[c].info);
+    if (rank == o.from && !*addr && cfg[c].info.peer_address[0])
+      snprintf(addr, sizeof addr, "%s", cfg[c].info.peer_address);
+  }
+  if (use[M_IPERF] && rank == o.from && !*addr) {
+    fprintf(stderr, "warning: iperf3 needs the receiver's address, which the striped "
+                    "rows find: no iperf3 rows\n");
+  }
+  MPI_Bcast(addr, sizeof addr, MPI_CHAR, (int)o.from, MPI_COMM_WORLD);
+  if (!*addr) use[M_IPERF] = 0;
+
+  if (rank == o.from && !o.io.quiet) {
+    printf("# wsp-bench p2p: rank %ld -> rank %ld of %d, %ld reps (median), %s\n", o.from,
+           o.to, size, o.reps, out.mpi);
+    for (int c = 0; c < ncfg; c++)
+      if (cfg[c].lanes == 0)
+        printf("# auto: %d lanes from %zu bytes (one lane %.1f Mbit/s, %d lanes %.1f Mbit/s; "
+               "set-up and probe %.2f s)\n",
+               cfg[c].info.lanes, cfg[c].info.threshold, cfg[c].info.rate_one * 8e-6,
+               cfg[c].info.lanes_open, cfg[c].info.rate_lanes * 8e-6, cfg[c].setup_s);
+    printf("%8s  %-17s %10s %10s%s%s\n", "size", "method", "time_s", "Mbit/s",
+           o.link > 0 ? "   / link" : "", use[M_MPI] ? "  vs MPI" : "");
+    fflush(stdout);
+  }
+  for (int c = 0; c < ncfg && rank == o.from; c++) {
+    json_t *j = wsp_bench_out_wanted(&out) ? wsp_bench_record(&out) : NULL;
+    if (!j) break;
+    json_object_set_new(j, "kind", json_string("setup"));
+    json_object_set_new(j, "lanes", cfg[c].lanes ? json_integer(cfg[c].lanes) : json_string("auto"));
+    json_object_set_new(j, "lanes_used", json_integer(cfg[c].info.lanes));
+    json_object_set_new(j, "threshold", json_integer(cfg[c].info.threshold == SIZE_MAX
+                                                         ? -1
+                                                         : (json_int_t)cfg[c].info.threshold));
+    json_object_set_new(j, "rate_one_Bps", json_real(cfg[c].info.rate_one));
+    json_object_set_new(j, "rate_lanes_Bps", json_real(cfg[c].info.rate_lanes));
+    json_object_set_new(j, "setup_s", json_real(cfg[c].setup_s));
+    wsp_bench_emit(&out, j);
+  }
+
+  if (o.hold > 0) {
+    if (rank == o.from) {
+      printf("# lanes set up; holding %g s\n", o.hold);
+      fflush(stdout);
+    }
+    struct timespec ts = {(time_t)o.hold, (long)((o.hold - floor(o.hold)) * 1e9)};
+    nanosleep(&ts, NULL);
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  /* Slots: MPI, then each lane configuration. */
+  int nslot = 1 + ncfg;
+  double *t = calloc((size_t)nslot * (size_t)o.reps, sizeof *t);
+  uint64_t order_state = 12345;
+  for (int si = 0; si < o.sizes.n; si++) {
+    size_t n = o.sizes.v[si];
+    for (long rep = 0; rep < o.reps; rep++) {
+      int order[WSP_OPTS_MAX_LIST + 1];
+      wsp_random_order(order, nslot, &order_state);
+      for (int j = 0; j < nslot; j++) {
+        int s = order[j];
+        if (s == 0 && !use[M_MPI]) continue;
+        t[s * o.reps + rep] = s == 0 ? transfer(&o, rank, M_MPI, NULL, buf, n)
+                                     : transfer(&o, rank, M_STRIPED, cfg[s - 1].comm, buf, n);
+      }
+    }
+    if (rank != o.from) continue;
+    double mpi_med = use[M_MPI] ? median_of(t, (int)o.reps) : 0;
+    if (use[M_MPI]) {
+      if (!o.io.quiet) print_row(&o, n, "MPI_Send", mpi_med, 0);
+      emit(&out, &o, "mpi", 1, 1, n, t, (int)o.reps, 0);
+    }
+    for (int c = 0; c < ncfg; c++) {
+      const double *tc = t + (c + 1) * o.reps;
+      char what[32];
+      if (cfg[c].lanes)
+        snprintf(what, sizeof what, "striped k=%d", cfg[c].lanes);
+      else
+        snprintf(what, sizeof what, "striped auto%s",
+                 n >= cfg[c].info.threshold ? "" : "(mpi)");
+      if (!o.io.quiet) print_row(&o, n, what, median_of(tc, (int)o.reps), mpi_med);
+      emit(&out, &o, "striped", cfg[c].lanes,
+           cfg[c].lanes ? cfg[c].lanes : n >= cfg[c].info.threshold ? cfg[c].info.lanes : 0,
+           n, tc, (int)o.reps, mpi_med);
+    }
+    if (!o.io.quiet) fflush(stdout);
+  }
+  free(t);
+
+  if (use[M_IPERF]) {
+    for (int c = 0; c < o.lanes.n; c++) {
+      int k = cfg[c].lanes ? cfg[c].lanes : cfg[c].info.lanes, dup = 0;
+      for (int d = 0; d < o.lanes.n; d++) dup |= d != c && cfg[d].lanes == k && cfg[c].lanes == 0;
+      if (k < 1 || dup) continue;
+      double rate = iperf(&o, rank, k, addr);
+      if (rank != o.from) continue;
+      if (!o.io.quiet) {
+        printf("%8s  iperf3 -P %-7d %10s %10.2f", "-", k, "-", rate * 8e-6);
+        if (o.link > 0) printf(" %8.3f", rate / o.link);
+        printf("\n");
+        fflush(stdout);
+      }
+      if (wsp_bench_out_wanted(&out)) {
+        json_t *j = wsp_bench_record(&out);
+        json_object_set_new(j, "kind", json_string("iperf"));
+        json_object_set_new(j, "method", json_string("iperf"));
+        json_object_set_new(j, "lanes", json_integer(k));
+        json_object_set_new(j, "seconds", json_real(o.iperf_seconds));
+        json_object_set_new(j, "rate_Bps", json_real(rate));
+        if (o.link > 0) {
+          json_object_set_new(j, "link_Bps", json_real(o.link));
+          json_object_set_new(j, "frac_link", json_real(rate / o.link));
+        }
+        wsp_bench_emit(&out, j);
+      }
+    }
+  }
+  for (int c = 0; c < ncfg; c++) wsp_comm_free(&cfg[c].comm);
+  free(buf);
+  wsp_bench_out_close(&out);
+  return 0;
+}
