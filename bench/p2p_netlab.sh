@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# wsp-bench p2p on netlab: one message between two hosts, MPI_Send against
+# wsp_send_striped (k = 1..16 and auto) and iperf3 -P k on the same path.
+# Needs root; every lab it makes is removed again on exit.
+#   bench/p2p_netlab.sh [outdir]            (default: results)
+# Parts (WSP_P2P_PARTS, default "sweep tuned slow cluster"):
+#   sweep    twosite, 2 hosts (one per site), NIC and WAN 100mbit, per-flow
+#            cap 20mbit: 10M and 100M, every k, auto, iperf3, both MPIs.
+#   tuned    the same lab, Open MPI with --mca btl_tcp_links 8 (its only
+#            setting for several connections per pair) beside auto.
+#   slow     the same lab, one lane of each striped communicator (4 lanes
+#            forced; auto with WSP_P2P_MAX_LANES=8, so that every lane
+#            carries data) slowed to a quarter of the cap by its flow's
+#            htb class in the router, after the set-up (wsp-bench --hold):
+#            the rate against the sum of the lanes' rates.
+#   cluster  a cluster of 2 hosts at 100mbit (no per-flow cap): auto must
+#            stay with MPI (within 2%).
+# Environment: WSP_MPIS ("openmpi mpich"), WSP_REPS (3), WSP_SIZES (10M,100M).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-$root/results}
+parts=${WSP_P2P_PARTS:-sweep tuned slow cluster}
+mpis=${WSP_MPIS:-openmpi mpich}
+reps=${WSP_REPS:-3}
+sizes=${WSP_SIZES:-10M,100M}
+rate=100mbit wan=100mbit cap=20mbit
+name=wp2$(( $$ % 1000 ))
+mkdir -p "$out"
+json="$out/p2p-netlab.json"
+"$root/scripts/deps.sh"
+for m in $mpis; do "$root/scripts/build.sh" "$m" >/dev/null; done
+lab_down() { "$root/scripts/netlab" down --name "$name" >/dev/null 2>&1 || true; }
+trap lab_down EXIT
+all_lanes=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,auto
+
+run() { # MPI LABEL [netlab run options --] wsp-bench p2p args...
+  local m=$1 label=$2
+  shift 2
+  echo "== $label"
+  # MPICH 4.0.2 + UCX tcp can hang in MPI_Finalize (docs/netlab.md): netlab
+  # ends such a job after wsp-bench's "finished" line; 124 is not an error.
+  "$root/scripts/netlab" run --name "$name" --mpi "$m" --ppn 1 --np 2 --timeout 3600 \
+    --done-line "# wsp-bench p2p: finished" --done-grace 30 "$@" || [ $? = 124 ]
+}
+
+twosite_up() {
+  lab_down
+  "$root/scripts/netlab" up twosite --name "$name" --hosts 2 --rate "$rate" \
+    --wan-rate "$wan" --flow-cap "$cap"
+}
+
+for part in $parts; do
+  case $part in
+  sweep)
+    twosite_up
+    for m in $mpis; do
+      label="netlab-twosite-W$wan-F$cap-$m"
+      run "$m" "$label" -- "$root/build/$m/tools/wsp-bench" p2p --sizes "$sizes" \
+        --lanes "$all_lanes" --reps "$reps" --link-rate "$wan" --label "$label" --json "$json"
+    done
+    ;;
+  tuned)
+    twosite_up
+    label="netlab-twosite-W$wan-F$cap-openmpi-btl_tcp_links8"
+    run openmpi "$label" --mpi-arg=--mca --mpi-arg=btl_tcp_links --mpi-arg=8 -- \
+      "$root/build/openmpi/tools/wsp-bench" p2p --sizes "$sizes" --lanes auto \
+      --methods mpi,striped --reps "$reps" --link-rate "$wan" --label "$label" --json "$json"
+    ;;
+  slow)
+    twosite_up
+    for m in $mpis; do
+      label="netlab-twosite-W$wan-F$cap-$m-slowlane"
+      log=$(mktemp)
+      run "$m" "$label" -- env WSP_P2P_MAX_LANES=8 "$root/build/$m/tools/wsp-bench" p2p \
+        --sizes "$sizes" --lanes 4,auto --methods striped --reps "$reps" --hold 15 \
+        --link-rate "$wan" --label "$label" --json "$json" > "$log" 2>&1 &
+      pid=$!
+      for _ in $(seq 600); do grep -q "holding" "$log" && break; sleep 0.1; done
+      /usr/bin/python3 "$root/bench/p2p_slow_lane.py" --name "$name" --cap "$cap" \
+        --wan "$wan" --factor 0.25 | tee -a "$out/p2p-slowlane-$m.txt"
+      wait "$pid" || true
+      cat "$log"
+      rm -f "$log"
+    done
+    ;;
+  cluster)
+    lab_down
+    "$root/scripts/netlab" up cluster --name "$name" --hosts 2 --rate "$rate"
+    for m in $mpis; do
+      label="netlab-cluster2-$rate-$m"
+      run "$m" "$label" -- "$root/build/$m/tools/wsp-bench" p2p \
+        --sizes 100K,1M,10M,100M --lanes 2,4,auto --reps "$reps" --link-rate "$rate" \
+        --label "$label" --json "$json"
+    done
+    ;;
+  *) echo "p2p_netlab.sh: unknown part '$part'" >&2; exit 2 ;;
+  esac
+done
