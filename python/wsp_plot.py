@@ -132,6 +132,59 @@ def plot_shuffle(rows, a, plt):
     save(fig, axes, n, nrows, ncols, a)
 
 
+def plot_p2p(rows, a, plt):
+    """One message between two ranks: rate (or rate / link) against size for MPI_Send,
+    striped k and auto; iperf3 -P k as dotted lines."""
+    from matplotlib.ticker import FuncFormatter
+    groups = collections.OrderedDict()
+    for r in rows:
+        groups.setdefault((r["p"], r.get("label", "")), []).append(r)
+    keys = sorted(groups)
+    n = len(keys)
+    ncols = 1 if n == 1 else 2
+    nrows = math.ceil(n / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(7.6 * ncols, 4.6 * nrows), squeeze=False)
+    for i, key in enumerate(keys):
+        ax = axes[i // ncols][i % ncols]
+        rs = groups[key]
+        link = next((r["link_Bps"] for r in rs if r.get("link_Bps")), None)
+        scale = (1.0 / link) if link else 8e-6
+        series = collections.OrderedDict()
+        for r in rs:
+            if r.get("kind") != "transfer":
+                continue
+            name = "MPI_Send" if r["method"] == "mpi" else "striped %s" % r["lanes"]
+            series.setdefault(name, {}).setdefault(r["bytes"], []).append(r["rate_Bps"])
+        cmap = plt.get_cmap("viridis")
+        ks = sorted(int(k.split()[1]) for k in series if k.split()[-1].isdigit())
+        for name, pts in series.items():
+            xs = sorted(pts)
+            ys = [statistics.median(pts[x]) * scale for x in xs]
+            style = dict(marker="o", markersize=3, linewidth=1.2)
+            if name == "MPI_Send":
+                style.update(color="black", linewidth=2)
+            elif name.endswith("auto"):
+                style.update(color="red", linewidth=2.2)
+            else:
+                k = int(name.split()[1])
+                style.update(color=cmap(ks.index(k) / max(1, len(ks) - 1)), alpha=0.8)
+            ax.plot(xs, ys, label=name, **style)
+        for r in rs:
+            if r.get("kind") == "iperf" and r["lanes"] in (1, max(ks or [1])):
+                ax.axhline(r["rate_Bps"] * scale, color="gray", linestyle=":", linewidth=1)
+                ax.annotate("iperf3 -P %d" % r["lanes"], (ax.get_xlim()[0], r["rate_Bps"] * scale),
+                            fontsize="x-small", color="gray", va="bottom")
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_formatter(FuncFormatter(fmt_size))
+        ax.set_xlabel("message size")
+        ax.set_ylabel("rate / link" if link else "rate (Mbit/s)")
+        ax.set_ylim(bottom=0)
+        ax.grid(True, alpha=0.3)
+        ax.set_title(key[1] or "p = %d" % key[0])
+        ax.legend(fontsize="x-small", ncol=3)
+    save(fig, axes, n, nrows, ncols, a)
+
+
 COLL_ORDER = ["bcast", "reduce", "allreduce", "gather", "scatter",
               "allgather", "alltoall"]
 
@@ -148,8 +201,8 @@ def main():
     ap.add_argument("--colls", default="", help="comma list of collectives to draw (default all)")
     ap.add_argument("--labels", default="", help="comma list of labels to draw (default all)")
     ap.add_argument("--logy", action="store_true", help="logarithmic busbw axis")
-    ap.add_argument("--bench", choices=["auto", "coll", "shuffle"], default="auto",
-                    help="which rows to draw (default: coll if any, else shuffle)")
+    ap.add_argument("--bench", choices=["auto", "coll", "shuffle", "p2p"], default="auto",
+                    help="which rows to draw (default: coll if any, else shuffle, else p2p)")
     a = ap.parse_args()
 
     try:
@@ -163,6 +216,13 @@ def main():
                  "script with /usr/bin/python3")
 
     rows = load(a.json) if a.bench in ("auto", "coll") else []
+    if not rows and a.bench in ("auto", "p2p"):
+        prows = load(a.json, "p2p")
+        labels = set(filter(None, a.labels.split(",")))
+        prows = [r for r in prows if not labels or r.get("label", "") in labels]
+        if prows:
+            plot_p2p(prows, a, plt)
+            return
     if not rows and a.bench in ("auto", "shuffle"):
         srows = load(a.json, "shuffle")
         labels = set(filter(None, a.labels.split(",")))

@@ -35,8 +35,10 @@
 #include <time.h>
 #include <unistd.h>
 
-/* linux/sockios.h: unsent bytes in a TCP socket's send queue. */
+/* linux/sockios.h: unsent bytes in a TCP socket's send queue; and all
+ * bytes not yet acknowledged by the peer (TIOCOUTQ). */
 #define WSP__SIOCOUTQNSD 0x894B
+#define WSP__SIOCOUTQ 0x5411
 
 /* A connection that has not greeted within this time is dropped; a pair
  * that has not connected within it fails. */
@@ -127,6 +129,8 @@ void wsp__pair_fail(wsp__stripe_t *st, wsp__pair_t *pr, int status, const char *
     }
     wsp__lane_close(l->fd, 0);
     l->fd = -1;
+    l->fl_n = 0;
+    l->oreq = NULL;
   }
   if (pr->xreq[0] != MPI_REQUEST_NULL || pr->xreq[1] != MPI_REQUEST_NULL) {
     /* The address exchange never finished: cancel what can be cancelled
@@ -335,6 +339,22 @@ static wsp__sreq_t *find_rid(wsp__sreq_t *q, uint64_t rid) {
   return NULL;
 }
 
+/* Send s completed: its buffer is the user's again. Lanes forget its
+ * chunks, and one still writing a copy of it finishes the frame with
+ * zeros (the receiver drops copies of a completed receive). */
+static void send_forget(wsp__pair_t *pr, wsp__sreq_t *s) {
+  for (int i = 0; i < pr->nlanes; i++) {
+    wsp__lane_t *l = &pr->lane[i];
+    if (l->oreq == s) l->ozero = 1;
+    int n = 0;
+    for (int j = 0; j < l->fl_n; j++) {
+      struct wsp__inflight x = l->fl[(l->fl_head + j) % WSP__INFLIGHT];
+      if (x.req != s) l->fl[(l->fl_head + n++) % WSP__INFLIGHT] = x;
+    }
+    l->fl_n = n;
+  }
+}
+
 /* A header has arrived on lane l; returns -1 when the pair failed. */
 static int on_header(wsp__stripe_t *st, wsp__pair_t *pr, wsp__lane_t *l) {
   wsp__frame_t *f = &l->in;
@@ -357,7 +377,24 @@ static int on_header(wsp__stripe_t *st, wsp__pair_t *pr, wsp__lane_t *l) {
     return pr->state == WSP__PAIR_FAILED ? -1 : 0;
   case WSP__F_DATA: {
     wsp__sreq_t *r = find_rid(pr->recvs, f->id);
-    if (r == NULL || f->off > r->size || f->len > r->size - f->off) {
+    if (r == NULL && f->id < pr->next_rid) {
+      /* A late copy for a receive that is complete: dropped. */
+      l->ireq = NULL;
+      l->ipay = NULL;
+      l->ipay_left = (size_t)f->len;
+      l->ireading = 1;
+      return 0;
+    }
+    if (r && r->have == NULL && f->aux > 0) {
+      r->chunk = f->aux;
+      if ((r->have = calloc((r->size + r->chunk - 1) / r->chunk, 1)) == NULL) {
+        wsp__pair_fail(st, pr, WSP_ERR_NOMEM, "out of memory receiving from rank %d",
+                       pr->peer);
+        return -1;
+      }
+    }
+    if (r == NULL || r->have == NULL || f->aux != r->chunk || f->off % r->chunk != 0 ||
+        f->off >= r->size || f->len != (r->size - f->off < r->chunk ? r->size - f->off : r->chunk)) {
       wsp__pair_fail(st, pr, WSP_ERR_INTERNAL,
                      "rank %d sent data for an unknown receive or out of its bounds",
                      pr->peer);
@@ -383,6 +420,7 @@ static int on_header(wsp__stripe_t *st, wsp__pair_t *pr, wsp__lane_t *l) {
       return -1;
     }
     q_remove(&pr->active, &pr->active_tail, s);
+    send_forget(pr, s);
     wsp__req_finish(st, s, WSP_OK);
     return 0;
   }
@@ -433,9 +471,20 @@ static void on_payload_done(wsp__stripe_t *st, wsp__pair_t *pr, wsp__lane_t *l) 
   }
   wsp__sreq_t *r = l->ireq;
   l->ireq = NULL;
+  if (r == NULL) return; /* a copy of a completed receive */
+  size_t idx = (size_t)(l->in.off / r->chunk);
+  if (r->have[idx]) return; /* the other copy came first */
+  r->have[idx] = 1;
   r->got += (size_t)l->in.len;
   if (r->got < r->size) return;
   q_remove(&pr->recvs, &pr->recvs_tail, r);
+  /* Copies still arriving must not write into the buffer, which is the
+   * user's again. */
+  for (int i = 0; i < pr->nlanes; i++)
+    if (pr->lane[i].ireq == r) {
+      pr->lane[i].ireq = NULL;
+      pr->lane[i].ipay = NULL;
+    }
   wsp__frame_t f = {.type = WSP__F_DONE, .id = r->rid};
   if (wsp__pair_ctl(pr, &f) != WSP_OK) {
     wsp__pair_fail(st, pr, WSP_ERR_NOMEM, "out of memory confirming a receive");
@@ -507,13 +556,68 @@ static void lane_read(wsp__stripe_t *st, wsp__pair_t *pr, int li) {
 
 /* ---- frames out ---- */
 
+static size_t outq(int fd);
+
 static void lane_set(wsp__lane_t *l, const wsp__frame_t *f, const void *pay, size_t len) {
+  l->oreq = NULL;
+  l->ozero = 0;
   wsp__frame_encode(f, l->ohdr);
   l->ohdr_done = 0;
   l->opay = pay;
   l->opay_len = len;
   l->opay_done = 0;
   l->obusy = 1;
+}
+
+/* A DATA frame of chunk [off, off + n) of send s on lane l, remembered
+ * until TCP has it acknowledged. */
+static void data_frame(wsp__lane_t *l, wsp__sreq_t *s, size_t off, size_t n, int dup) {
+  wsp__frame_t f = {.type = WSP__F_DATA, .id = s->rid, .off = off, .len = n,
+                    .aux = (uint32_t)s->chunk};
+  lane_set(l, &f, (const unsigned char *)s->buf + off, n);
+  l->oreq = s;
+  if (l->fl_n == WSP__INFLIGHT) { /* forget the oldest: it will not be re-sent */
+    l->fl_head = (l->fl_head + 1) % WSP__INFLIGHT;
+    l->fl_n--;
+  }
+  l->fl[(l->fl_head + l->fl_n++) % WSP__INFLIGHT] = (struct wsp__inflight){
+      .req = s, .end = l->bytes_out + WSP__FRAME_HDR + n, .off = off, .len = n, .dup = dup};
+}
+
+/* The endgame. Every chunk is handed out and lane li is free. If another
+ * lane still holds a chunk it will take much longer to deliver than li
+ * would (its unacknowledged bytes over its delivery rate, against li's
+ * queue plus the chunk over li's rate, with a margin), li sends a copy:
+ * the chunk that lane would deliver last, once. The receiver keeps
+ * whichever copy arrives first. Lanes of equal speed finish together and
+ * copy nothing; a lane slowed to a fraction stops holding the tail. */
+static int endgame(const wsp__stripe_t *st, wsp__pair_t *pr, int li) {
+  wsp__lane_t *L = &pr->lane[li];
+  int always = st->endgame_always;
+  if (!(L->rate > 0) && !always) return 0;
+  double best = 0;
+  struct wsp__inflight *be = NULL;
+  for (int m = 0; m < pr->nlanes; m++) {
+    wsp__lane_t *M = &pr->lane[m];
+    if (m == li || M->fd < 0 || M->fl_n == 0 || (!(M->rate > 0) && !always)) continue;
+    struct wsp__inflight *e = NULL;
+    for (int j = M->fl_n - 1; j >= 0 && e == NULL; j--) {
+      struct wsp__inflight *x = &M->fl[(M->fl_head + j) % WSP__INFLIGHT];
+      if (!x->dup) e = x;
+    }
+    if (e == NULL) continue;
+    if (always) { /* testing aid: copy whatever can be copied */
+      be = e;
+      break;
+    }
+    double tm = (double)outq(M->fd) / M->rate;
+    double tl = (double)(outq(L->fd) + e->len) / L->rate;
+    if (tm > 1.5 * tl + 0.005 && tm > best) best = tm, be = e;
+  }
+  if (be == NULL) return 0;
+  be->dup = 1;
+  data_frame(L, be->req, be->off, be->len, 1);
+  return 1;
 }
 
 /* The next frame for lane li, or 0 if there is none. Data goes only on the
@@ -542,16 +646,17 @@ static int next_frame(wsp__stripe_t *st, wsp__pair_t *pr, int li, int ctl_only) 
     return 1;
   }
   if (ctl_only) return 0;
-  if (pr->state == WSP__PAIR_READY && li < pr->k)
+  if (pr->state == WSP__PAIR_READY && li < pr->k) {
     for (wsp__sreq_t *s = pr->active; s; s = s->next)
       if (s->next_off < s->size) {
         size_t n = s->size - s->next_off;
         if (n > s->chunk) n = s->chunk;
-        wsp__frame_t f = {.type = WSP__F_DATA, .id = s->rid, .off = s->next_off, .len = n};
-        lane_set(l, &f, (const unsigned char *)s->buf + s->next_off, n);
+        data_frame(l, s, s->next_off, n, 0);
         s->next_off += n;
         return 2;
       }
+    if (endgame(st, pr, li)) return 2;
+  }
   if (pr->lower && pr->probe.streaming && li < pr->probe.lanes) {
     wsp__frame_t f = {.type = WSP__F_PDATA, .len = WSP__PROBE_FRAME};
     lane_set(l, &f, st->zeros, WSP__PROBE_FRAME);
@@ -574,6 +679,11 @@ static int lane_has_work(const wsp__pair_t *pr, int li) {
  * frame (the lane was not reported writable). */
 /* Bytes the kernel holds for this socket that have not been sent yet
  * (SIOCOUTQNSD); as much as the low-water mark when it cannot tell. */
+static size_t outq(int fd) {
+  int n = 0;
+  return ioctl(fd, WSP__SIOCOUTQ, &n) == 0 && n >= 0 ? (size_t)n : 0;
+}
+
 static size_t unsent(int fd) {
   int n = 0;
   return ioctl(fd, WSP__SIOCOUTQNSD, &n) == 0 && n >= 0 ? (size_t)n : SIZE_MAX;
@@ -602,8 +712,13 @@ static void lane_write(wsp__stripe_t *st, wsp__pair_t *pr, int li, int ctl_only)
     int n = 0;
     if (l->ohdr_done < WSP__FRAME_HDR)
       iov[n++] = (struct iovec){l->ohdr + l->ohdr_done, WSP__FRAME_HDR - l->ohdr_done};
-    if (l->opay_done < l->opay_len)
-      iov[n++] = (struct iovec){(void *)(l->opay + l->opay_done), l->opay_len - l->opay_done};
+    if (l->opay_done < l->opay_len) {
+      size_t left = l->opay_len - l->opay_done;
+      if (l->ozero)
+        iov[n++] = (struct iovec){(void *)st->zeros, left < WSP__PROBE_FRAME ? left : WSP__PROBE_FRAME};
+      else
+        iov[n++] = (struct iovec){(void *)(l->opay + l->opay_done), left};
+    }
     struct msghdr mh;
     memset(&mh, 0, sizeof mh);
     mh.msg_iov = iov;
@@ -624,8 +739,13 @@ static void lane_write(wsp__stripe_t *st, wsp__pair_t *pr, int li, int ctl_only)
     }
     l->ohdr_done = WSP__FRAME_HDR;
     l->opay_done += (size_t)w - h;
-    if (l->opay_done < l->opay_len) return; /* the socket is full */
+    if (l->opay_done < l->opay_len) {
+      if (l->ozero && (size_t)w - h > 0) continue; /* more zeros */
+      return; /* the socket is full */
+    }
     l->obusy = 0;
+    l->oreq = NULL;
+    l->ozero = 0;
     /* After a bulk frame, the next only while the lane's unsent backlog is
      * under the low-water mark: a fast lane (or loopback, which moves
      * data at once) takes several per pass, a slow one waits for poll. */
@@ -818,6 +938,30 @@ static void greet_read(wsp__stripe_t *st, size_t i) {
   }
 }
 
+/* What TCP has acknowledged on lane l: chunks delivered are forgotten,
+ * and the delivery rate is sampled every 20 ms while bytes are in flight
+ * (smoothed; an idle lane keeps its last rate). */
+static void lane_account(wsp__lane_t *l, double now) {
+  if (l->fd < 0 || l->connecting) return;
+  size_t q = outq(l->fd);
+  uint64_t acked = l->bytes_out - (q < l->bytes_out ? q : l->bytes_out);
+  while (l->fl_n && l->fl[l->fl_head].end <= acked) {
+    l->fl_head = (l->fl_head + 1) % WSP__INFLIGHT;
+    l->fl_n--;
+  }
+  if (l->rate_t == 0 || (q == 0 && acked == l->rate_acked)) {
+    l->rate_t = now;
+    l->rate_acked = acked;
+    return;
+  }
+  double dt = now - l->rate_t;
+  if (dt < 0.02) return;
+  double inst = (double)(acked - l->rate_acked) / dt;
+  l->rate = l->rate > 0 ? 0.7 * l->rate + 0.3 * inst : inst;
+  l->rate_t = now;
+  l->rate_acked = acked;
+}
+
 /* ---- the pass ---- */
 
 int wsp__stripe_progress(wsp__stripe_t *st, int timeout_ms) {
@@ -898,6 +1042,11 @@ int wsp__stripe_progress(wsp__stripe_t *st, int timeout_ms) {
       st->greet[g] = st->greet[--st->ngreet];
     }
   if (accept_ready) accept_all(st);
+  for (int p = 0; p < comm->size; p++) {
+    wsp__pair_t *pr = st->pair[p];
+    if (pr && pr->state == WSP__PAIR_READY && pr->active)
+      for (int i = 0; i < pr->k; i++) lane_account(&pr->lane[i], now);
+  }
   /* Frames queued during this pass (a DONE, a CTS) go out now on lanes
    * that are idle, rather than after the next poll. */
   for (int p = 0; p < comm->size; p++) {

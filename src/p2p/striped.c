@@ -65,6 +65,8 @@ int wsp__stripe_create(wsp_comm_t *comm) {
   size_t after = 0;
   if (wsp__env_size("WSP_P2P_FAULT_RESET", 0, SIZE_MAX, &after) == WSP_OK)
     st->fault_reset_after = after;
+  const char *eg = getenv("WSP_P2P_ENDGAME");
+  st->endgame_always = eg && strcmp(eg, "always") == 0;
   /* Unsent backlog at which a lane counts as free (lane.c). */
   st->lowat = comm->cfg.p2p_chunk ? comm->cfg.p2p_chunk : 64 * 1024;
   comm->stripe = st;
@@ -316,6 +318,7 @@ static int reap(wsp_striped_request_t **req, const char *fn) {
   if (rc != WSP_OK && r->path != WSP__PATH_MPI && r->pair)
     rc = wsp__fail(r->st->comm, rc, "%s: striped %s rank %d: %s", fn,
                    r->is_send ? "send to" : "receive from", r->peer, r->pair->why);
+  free(r->have);
   free(r);
   *req = NULL;
   return rc;

@@ -45,12 +45,13 @@ struct pollfd;
 /* ---- frames ---- */
 enum {
   WSP__FRAME_HDR = 40,          /* bytes of an encoded header */
+  WSP__INFLIGHT = 64,           /* chunks a lane remembers until delivered */
   WSP__FRAME_MAGIC = 0x31505357 /* "WSP1" */
 };
 typedef enum wsp__ftype {
   WSP__F_HELLO = 1, /* first frame of a connection: aux lane, id nonce, off rank */
   WSP__F_CTS,       /* receiver: aux tag, id receive id, off size, len sequence */
-  WSP__F_DATA,      /* sender: id receive id, off offset, len payload bytes */
+  WSP__F_DATA,      /* sender: id receive id, off offset, len payload, aux chunk size */
   WSP__F_DONE,      /* receiver: id receive id, all bytes are in */
   WSP__F_PGO,       /* probe, measurer: id phase, aux lanes to stream on */
   WSP__F_PDATA,     /* probe, streamer: len payload bytes (discarded) */
@@ -91,9 +92,12 @@ struct wsp_striped_request {
   int matched;
   uint64_t rid;
   size_t chunk, next_off;
-  /* Lanes, receive: its id and the bytes received. */
+  /* Lanes, receive: its id, the bytes received, and which chunks are in
+   * (a chunk may come twice: the endgame re-sends chunks a slow lane still
+   * holds; the first copy counts). */
   size_t got;
   int cts_sent;
+  unsigned char *have;
   struct wsp_striped_request *next; /* in the pair's queue it is on */
 };
 typedef struct wsp_striped_request wsp__sreq_t;
@@ -107,6 +111,23 @@ typedef struct wsp__lane {
   const unsigned char *opay;
   size_t opay_len, opay_done;
   int obusy;
+  /* The send whose chunk is being written (DATA frames), and whether the
+   * rest of the payload comes from zeros (the send completed meanwhile:
+   * its buffer is the user's again; the receiver drops that copy). */
+  struct wsp_striped_request *oreq;
+  int ozero;
+  /* Chunks written and maybe not yet delivered (acknowledged by TCP), in
+   * the order written: the endgame's candidates. */
+  struct wsp__inflight {
+    struct wsp_striped_request *req;
+    uint64_t end; /* bytes_out at the chunk's last byte */
+    size_t off, len;
+    int dup; /* re-sent on another lane, or is itself a re-send */
+  } fl[WSP__INFLIGHT];
+  int fl_head, fl_n;
+  /* Delivery rate (bytes/s, smoothed) while the lane had data in flight. */
+  double rate, rate_t;
+  uint64_t rate_acked;
   int pend_pending; /* the probe's PEND must go out on this lane */
   int bye_pending, bye_sent, bye_seen;
   /* Input: the frame being read. */
@@ -208,6 +229,10 @@ typedef struct wsp__stripe {
    * start a data frame after its pair's lanes have sent this many bytes is
    * reset as a broken connection would be (once); 0: never. */
   uint64_t fault_reset_after;
+  /* Tests only (WSP_P2P_ENDGAME=always): the endgame copies every chunk it
+   * can, whatever the lanes' rates, so that copies and late copies are
+   * exercised on any machine. */
+  int endgame_always;
   /* The poll set, kept between passes. */
   struct pollfd *pfd;
   int *pfd_owner;
