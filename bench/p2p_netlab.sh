@@ -8,11 +8,11 @@
 #            cap 20mbit: 10M and 100M, every k, auto, iperf3, both MPIs.
 #   tuned    the same lab, Open MPI with --mca btl_tcp_links 8 (its only
 #            setting for several connections per pair) beside auto.
-#   slow     the same lab, one lane of each striped communicator (4 lanes
-#            forced; auto with WSP_P2P_MAX_LANES=8, so that every lane
-#            carries data) slowed to a quarter of the cap by its flow's
-#            htb class in the router, after the set-up (wsp-bench --hold):
-#            the rate against the sum of the lanes' rates.
+#   slow     the same lab, one data lane of each striped communicator (4
+#            lanes forced; auto) slowed to a quarter of the cap by its
+#            flow's htb class in the router, after the set-up (wsp-bench
+#            --hold prints the lanes' ports): the rate against the sum of
+#            the data lanes' rates.
 #   cluster  a cluster of 2 hosts at 100mbit (no per-flow cap): auto must
 #            stay with MPI (within 2%).
 # Environment: WSP_MPIS ("openmpi mpich"), WSP_REPS (3), WSP_SIZES (10M,100M).
@@ -71,13 +71,13 @@ for part in $parts; do
     for m in $mpis; do
       label="netlab-twosite-W$wan-F$cap-$m-slowlane"
       log=$(mktemp)
-      run "$m" "$label" -- env WSP_P2P_MAX_LANES=8 "$root/build/$m/tools/wsp-bench" p2p \
+      run "$m" "$label" -- "$root/build/$m/tools/wsp-bench" p2p \
         --sizes "$sizes" --lanes 4,auto --methods striped --reps "$reps" --hold 15 \
         --link-rate "$wan" --label "$label" --json "$json" > "$log" 2>&1 &
       pid=$!
       for _ in $(seq 600); do grep -q "holding" "$log" && break; sleep 0.1; done
       /usr/bin/python3 "$root/bench/p2p_slow_lane.py" --name "$name" --cap "$cap" \
-        --wan "$wan" --factor 0.25 | tee -a "$out/p2p-slowlane-$m.txt"
+        --wan "$wan" --factor 0.25 --log "$log" | tee -a "$out/p2p-slowlane-$m.txt"
       wait "$pid" || true
       cat "$log"
       rm -f "$log"

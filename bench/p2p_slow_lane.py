@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
-"""Slow one lane of each striped communicator on a netlab twosite lab.
+"""Slow one data lane of each striped communicator on a netlab twosite lab.
 
-Run while wsp-bench p2p holds after its set-up (bench/p2p_netlab.sh). The
-lanes are the TCP connections from host 0 to host 1 that share a listening
-port, four or more of them (MPI's own connections are fewer). For each such
-group, one lane whose htb leaf in the router (site A to B) no other lane
-uses gets its ceiling lowered to --factor of the per-flow cap. Prints, per
-group, the sum of its lanes' rates: each distinct leaf carries the cap (the
-slowed one its share), the WAN bounds the total, and TCP's goodput is at
-most 1448/1514 of the shaped rate.
+Run while wsp-bench p2p holds after its set-up (bench/p2p_netlab.sh): its
+log names, per communicator, the sender's ports of the data lanes a message
+uses ("# lane ports of ..."). For each, one lane whose htb leaf in the
+router (site A to B) no other lane uses gets its ceiling lowered to
+--factor of the per-flow cap. Prints, per communicator, the sum of its data
+lanes' rates: each distinct leaf carries the cap (the slowed one its
+share), the WAN bounds the total, and TCP's goodput is at most 1448/1514
+of the shaped rate.
 """
 import argparse
 import collections
@@ -48,37 +48,42 @@ def main():
     ap.add_argument("--cap", required=True, help="the per-flow cap F (tc rate)")
     ap.add_argument("--wan", required=True, help="the WAN rate W (tc rate)")
     ap.add_argument("--factor", type=float, default=0.25, help="slowed lane's share of F")
+    ap.add_argument("--log", required=True, help="wsp-bench p2p's output (its lane ports)")
     a = ap.parse_args()
     cap = params.parse_rate(a.cap)
     wan = params.parse_rate(a.wan)
     h0, rt = a.name + "-h0", a.name + "-rt"
-    conns = connections(h0)
-    groups = collections.defaultdict(list)
-    for c in conns:
-        groups[(c[2], c[3])].append(c)
-    lanes = {k: sorted(v, key=lambda c: c[1]) for k, v in groups.items() if len(v) >= 4}
-    if not lanes:
-        sys.exit("p2p_slow_lane: no group of 4 or more connections from %s" % h0)
-    used = collections.Counter(leaf(c[1], c[3]) for g in lanes.values() for c in g)
+    groups = []
+    with open(a.log) as f:
+        for line in f:
+            if line.startswith("# lane ports of "):
+                what, rest = line[len("# lane ports of "):].split(":", 1)
+                data = rest.split("data", 1)[1].strip()
+                groups.append((what, [int(x) for x in data.split(",") if x]))
+    if not groups:
+        sys.exit("p2p_slow_lane: no '# lane ports' line in %s" % a.log)
+    dport = {c[1]: c[3] for c in connections(h0)}
+    used = collections.Counter(leaf(c[1], c[3]) for c in connections(h0))
     slow = int(cap * a.factor)
     leaf_rate = max(100000, wan // (build.FLOW_BUCKETS ** 2 * 2))
     burst = build._burst(slow, 4096)
-    for (addr, port), g in sorted(lanes.items()):
-        pick = next((c for c in g if used[leaf(c[1], c[3])] == 1), None)
+    for what, ports in groups:
+        lanes = [(p, dport[p]) for p in ports if p in dport]
+        pick = next((c for c in lanes if used[leaf(*c)] == 1), None)
         if pick is None:
-            print("group %s:%d: %d lanes, every leaf shared; none slowed" % (addr, port, len(g)))
+            print("%s: %d data lanes, every leaf shared; none slowed" % (what, len(lanes)))
             continue
-        cls = leaf(pick[1], pick[3])
+        cls = leaf(*pick)
         subprocess.run(["ip", "netns", "exec", rt, "tc", "class", "change", "dev", "eth1",
                         "parent", "1:1", "classid", "1:%x" % cls, "htb", "rate",
                         "%dbit" % leaf_rate, "ceil", "%dbit" % slow, "burst", str(burst),
                         "cburst", str(burst), "quantum", "1514"], check=True)
-        leaves = collections.Counter(leaf(c[1], c[3]) for c in g)
+        leaves = collections.Counter(leaf(*c) for c in lanes)
         total = sum(slow if lf == cls else cap for lf in leaves)
         total = min(total, wan) * GOODPUT
-        print("group %s:%d: %d lanes on %d leaves; lane %d->%d (leaf 1:%x) slowed to %.1f "
+        print("%s: %d data lanes on %d leaves; lane %d->%d (leaf 1:%x) slowed to %.1f "
               "Mbit/s; sum of the lanes' rates %.2f Mbit/s"
-              % (addr, port, len(g), len(leaves), pick[1], pick[3], cls, slow / 1e6,
+              % (what, len(lanes), len(leaves), pick[0], pick[1], cls, slow / 1e6,
                  total / 1e6))
     sys.stdout.flush()
 

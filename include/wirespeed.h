@@ -696,7 +696,7 @@ typedef enum wsp_striped_state {
 typedef struct wsp_striped_info {
   wsp_striped_state_t state;
   int lanes;          /* lanes a striped message uses */
-  int lanes_open;     /* lanes connected */
+  int lanes_open;     /* data lanes connected (a control lane besides) */
   size_t threshold;   /* smallest message on the lanes; SIZE_MAX: none */
   /* The probe's figures (0 when the lanes were forced): bytes/s over one
    * lane and over all lanes opened, and the round trip of its first
@@ -705,6 +705,10 @@ typedef struct wsp_striped_info {
   /* Bytes through this pair's lanes so far, frames included. */
   uint64_t bytes_sent, bytes_received;
   char peer_address[64]; /* the peer's end of the first lane */
+  /* This rank's TCP port of each connection to the peer: [0] the control
+   * lane (CTS, confirmations), [1..lanes_open] the data lanes; 0 where
+   * there is none. To tell the lanes apart in ss, tc or a firewall log. */
+  uint16_t local_port[65];
 } wsp_striped_info_t;
 
 /* What this rank knows of its lanes to `peer` (local; no communication). */

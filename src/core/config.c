@@ -24,7 +24,7 @@ enum {
   WSP__BIG_MESSAGE_MIN = 1024,
   WSP__BIG_MESSAGE_MAX = INT_MAX,
   WSP__COLL_SEGMENT_MAX = INT_MAX,
-  WSP__P2P_LANES_MAX = 64, /* WSP__LANES_MAX in src/p2p */
+  WSP__P2P_LANES_MAX = 64, /* WSP__LANES_MAX in src/p2p; wsp_striped_info_t.local_port */
   WSP__P2P_PROBE_MS_MAX = 60000,
 };
 /* The largest model parameter (seconds, seconds per byte) taken as meant. */

@@ -250,8 +250,8 @@ void wsp__lanes_start(wsp__stripe_t *st, wsp__sreq_t *r) {
  * per-flow cap), up to the lanes opened. A striped message pays about one
  * round trip more than MPI's (the CTS) and gains the difference in
  * rate: it pays from rtt / (1/rate1 - 1/ratek), never below `min`. */
-static void choose(double rate1, double ratek, double rtt, int nlanes, size_t min,
-                   int *k, size_t *threshold) {
+void wsp__stripe_choose(double rate1, double ratek, double rtt, int nlanes, size_t min,
+                        int *k, size_t *threshold) {
   if (!(rate1 > 0) || !(ratek >= 1.3 * rate1) || nlanes < 2) {
     *k = 1;
     *threshold = SIZE_MAX;
@@ -265,7 +265,7 @@ static void choose(double rate1, double ratek, double rtt, int nlanes, size_t mi
 
 static void probe_phase(wsp__stripe_t *st, wsp__pair_t *pr, int phase) {
   pr->probe.phase = phase;
-  pr->probe.lanes = phase == 1 ? 1 : pr->nlanes;
+  pr->probe.lanes = phase == 1 ? 1 : pr->nlanes - 1;
   pr->probe.ends = 0;
   pr->probe.t_first = 0;
   pr->probe.in_window = 0;
@@ -312,7 +312,7 @@ static void probe_end(wsp__stripe_t *st, wsp__pair_t *pr) {
     probe_phase(st, pr, 2);
     return;
   }
-  choose(pr->rate1, pr->ratek, pr->rtt, pr->nlanes, st->comm->cfg.p2p_min, &pr->k,
+  wsp__stripe_choose(pr->rate1, pr->ratek, pr->rtt, pr->nlanes - 1, st->comm->cfg.p2p_min, &pr->k,
          &pr->threshold);
   uint64_t b1, bk;
   memcpy(&b1, &pr->rate1, sizeof b1);
@@ -326,7 +326,7 @@ static void probe_end(wsp__stripe_t *st, wsp__pair_t *pr) {
   wsp__log(st->comm, WSP_LOG_INFO,
            "striped: rank %d: one lane %.3g MB/s, %d lanes %.3g MB/s, rtt %.3g ms: "
            "%d lanes from %zu bytes",
-           pr->peer, pr->rate1 / 1e6, pr->nlanes, pr->ratek / 1e6, pr->rtt * 1e3, pr->k,
+           pr->peer, pr->rate1 / 1e6, pr->nlanes - 1, pr->ratek / 1e6, pr->rtt * 1e3, pr->k,
            pr->threshold);
   wsp__pair_ready(st, pr);
 }
@@ -426,18 +426,18 @@ static int on_header(wsp__stripe_t *st, wsp__pair_t *pr, wsp__lane_t *l) {
   }
   case WSP__F_PGO:
     pr->probe.phase = (int)f->id;
-    pr->probe.lanes = (int)f->aux > pr->nlanes ? pr->nlanes : (int)f->aux;
+    pr->probe.lanes = (int)f->aux > pr->nlanes - 1 ? pr->nlanes - 1 : (int)f->aux;
     pr->probe.streaming = 1;
     return 0;
   case WSP__F_PSTOP:
     pr->probe.streaming = 0;
-    for (int i = 0; i < pr->probe.lanes; i++) pr->lane[i].pend_pending = 1;
+    for (int i = 1; i <= pr->probe.lanes; i++) pr->lane[i].pend_pending = 1;
     return 0;
   case WSP__F_PEND:
     probe_end(st, pr);
     return pr->state == WSP__PAIR_FAILED ? -1 : 0;
   case WSP__F_RESULT:
-    pr->k = (int)f->aux < 1 ? 1 : (int)f->aux > pr->nlanes ? pr->nlanes : (int)f->aux;
+    pr->k = (int)f->aux < 1 ? 1 : (int)f->aux > pr->nlanes - 1 ? pr->nlanes - 1 : (int)f->aux;
     pr->threshold = (size_t)f->id;
     memcpy(&pr->rate1, &f->off, sizeof pr->rate1);
     memcpy(&pr->ratek, &f->len, sizeof pr->ratek);
@@ -597,7 +597,7 @@ static int endgame(const wsp__stripe_t *st, wsp__pair_t *pr, int li) {
   if (!(L->rate > 0) && !always) return 0;
   double best = 0;
   struct wsp__inflight *be = NULL;
-  for (int m = 0; m < pr->nlanes; m++) {
+  for (int m = 1; m <= pr->k; m++) {
     wsp__lane_t *M = &pr->lane[m];
     if (m == li || M->fd < 0 || M->fl_n == 0 || (!(M->rate > 0) && !always)) continue;
     struct wsp__inflight *e = NULL;
@@ -631,7 +631,7 @@ static int next_frame(wsp__stripe_t *st, wsp__pair_t *pr, int li, int ctl_only) 
     lane_set(l, &f, NULL, 0);
     return 1;
   }
-  if (pr->nctl) {
+  if (pr->nctl && li == 0) {
     wsp__frame_t f = pr->ctl[0];
     memmove(pr->ctl, pr->ctl + 1, (pr->nctl - 1) * sizeof *pr->ctl);
     pr->nctl--;
@@ -646,7 +646,9 @@ static int next_frame(wsp__stripe_t *st, wsp__pair_t *pr, int li, int ctl_only) 
     return 1;
   }
   if (ctl_only) return 0;
-  if (pr->state == WSP__PAIR_READY && li < pr->k) {
+  if (pr->state == WSP__PAIR_READY && li >= 1 && li <= pr->k) {
+    /* Testing aid: every chunk is copied, at once rather than at the end. */
+    if (st->endgame_always && endgame(st, pr, li)) return 2;
     for (wsp__sreq_t *s = pr->active; s; s = s->next)
       if (s->next_off < s->size) {
         size_t n = s->size - s->next_off;
@@ -657,7 +659,7 @@ static int next_frame(wsp__stripe_t *st, wsp__pair_t *pr, int li, int ctl_only) 
       }
     if (endgame(st, pr, li)) return 2;
   }
-  if (pr->lower && pr->probe.streaming && li < pr->probe.lanes) {
+  if (pr->lower && pr->probe.streaming && li >= 1 && li <= pr->probe.lanes) {
     wsp__frame_t f = {.type = WSP__F_PDATA, .len = WSP__PROBE_FRAME};
     lane_set(l, &f, st->zeros, WSP__PROBE_FRAME);
     return 2;
@@ -667,11 +669,12 @@ static int next_frame(wsp__stripe_t *st, wsp__pair_t *pr, int li, int ctl_only) 
 
 static int lane_has_work(const wsp__pair_t *pr, int li) {
   const wsp__lane_t *l = &pr->lane[li];
-  if (l->obusy || l->pend_pending || pr->nctl) return 1;
-  if (pr->state == WSP__PAIR_READY && li < pr->k)
+  if (l->obusy || l->pend_pending || l->bye_pending || (pr->nctl && li == 0)) return 1;
+  if (li == 0) return 0;
+  if (pr->state == WSP__PAIR_READY && li <= pr->k)
     for (const wsp__sreq_t *s = pr->active; s; s = s->next)
       if (s->next_off < s->size) return 1;
-  return pr->lower && pr->probe.streaming && li < pr->probe.lanes;
+  return pr->lower && pr->probe.streaming && li <= pr->probe.lanes;
 }
 
 /* Writes frames on lane li until the socket is full or, after a bulk
@@ -753,13 +756,32 @@ static void lane_write(wsp__stripe_t *st, wsp__pair_t *pr, int li, int ctl_only)
   }
 }
 
+void wsp__stripe_flush(wsp__stripe_t *st, double seconds) {
+  double end = wsp__now() + seconds;
+  for (int p = 0; p < st->comm->size; p++) {
+    wsp__pair_t *pr = st->pair[p];
+    if (pr == NULL) continue;
+    for (;;) {
+      wsp__lane_t *l = &pr->lane[0];
+      if (pr->state == WSP__PAIR_FAILED || l->fd < 0 || l->connecting) break;
+      if (pr->nctl == 0 && !l->obusy) break;
+      lane_write(st, pr, 0, 1);
+      if (pr->state == WSP__PAIR_FAILED || l->fd < 0 || (pr->nctl == 0 && !l->obusy)) break;
+      double left = end - wsp__now();
+      if (left <= 0) break;
+      struct pollfd pfd = {.fd = l->fd, .events = POLLOUT};
+      (void)poll(&pfd, 1, (int)(left * 1e3) + 1);
+    }
+  }
+}
+
 void wsp__pair_close(wsp__stripe_t *st, wsp__pair_t *pr, double seconds) {
   if (pr->state == WSP__PAIR_FAILED) return;
   double end = wsp__now() + seconds;
   for (int i = 0; i < pr->nlanes; i++)
     if (pr->lane[i].fd >= 0 && !pr->lane[i].connecting) pr->lane[i].bye_pending = 1;
   for (;;) {
-    struct pollfd pfd[WSP__LANES_MAX];
+    struct pollfd pfd[WSP__LANES_MAX + 1];
     int n = 0;
     for (int i = 0; i < pr->nlanes; i++) {
       wsp__lane_t *l = &pr->lane[i];
@@ -941,11 +963,11 @@ static void greet_read(wsp__stripe_t *st, size_t i) {
 /* What TCP has acknowledged on lane l: chunks delivered are forgotten,
  * and the delivery rate is sampled every 20 ms while bytes are in flight
  * (smoothed; an idle lane keeps its last rate). */
-static void lane_account(wsp__lane_t *l, double now) {
+static void lane_account(wsp__lane_t *l, double now, int always) {
   if (l->fd < 0 || l->connecting) return;
   size_t q = outq(l->fd);
   uint64_t acked = l->bytes_out - (q < l->bytes_out ? q : l->bytes_out);
-  while (l->fl_n && l->fl[l->fl_head].end <= acked) {
+  while (l->fl_n && l->fl[l->fl_head].end <= acked && !always) {
     l->fl_head = (l->fl_head + 1) % WSP__INFLIGHT;
     l->fl_n--;
   }
@@ -1045,7 +1067,7 @@ int wsp__stripe_progress(wsp__stripe_t *st, int timeout_ms) {
   for (int p = 0; p < comm->size; p++) {
     wsp__pair_t *pr = st->pair[p];
     if (pr && pr->state == WSP__PAIR_READY && pr->active)
-      for (int i = 0; i < pr->k; i++) lane_account(&pr->lane[i], now);
+      for (int i = 1; i <= pr->k; i++) lane_account(&pr->lane[i], now, st->endgame_always);
   }
   /* Frames queued during this pass (a DONE, a CTS) go out now on lanes
    * that are idle, rather than after the next poll. */
@@ -1054,9 +1076,8 @@ int wsp__stripe_progress(wsp__stripe_t *st, int timeout_ms) {
     if (pr == NULL || pr->state == WSP__PAIR_FAILED) continue;
     setup_advance(st, pr);
     if (pr->nctl == 0) continue;
-    for (int i = 0; i < pr->nlanes && pr->nctl && pr->state != WSP__PAIR_FAILED; i++)
-      if (pr->lane[i].fd >= 0 && !pr->lane[i].connecting && !pr->lane[i].obusy)
-        lane_write(st, pr, i, 1);
+    if (pr->lane[0].fd >= 0 && !pr->lane[0].connecting && !pr->lane[0].obusy)
+      lane_write(st, pr, 0, 1);
   }
   return WSP_OK;
 }

@@ -136,9 +136,9 @@ static int pair_get(wsp__stripe_t *st, int peer, wsp__pair_t **out) {
     pr->peer = peer;
     pr->lower = st->comm->rank < peer;
     pr->xreq[0] = pr->xreq[1] = MPI_REQUEST_NULL;
-    for (int i = 0; i < WSP__LANES_MAX; i++) pr->lane[i].fd = -1;
+    for (int i = 0; i <= WSP__LANES_MAX; i++) pr->lane[i].fd = -1;
     const wsp_config_t *c = &st->comm->cfg;
-    pr->nlanes = (int)(c->p2p_lanes ? c->p2p_lanes : c->p2p_max_lanes);
+    pr->nlanes = 1 + (int)(c->p2p_lanes ? c->p2p_lanes : c->p2p_max_lanes);
     pr->k = 1;
     pr->threshold = SIZE_MAX;
     st->pair[peer] = pr;
@@ -342,6 +342,7 @@ int wsp_striped_test(wsp_striped_request_t **req, int *done) {
   }
   if (!r->done) return WSP_OK;
   *done = 1;
+  wsp__stripe_flush(r->st, 10.0);
   return reap(req, "wsp_striped_test");
 }
 
@@ -388,6 +389,9 @@ int wsp_striped_waitall(int n, wsp_striped_request_t **reqs) {
     }
     if (timeout == 0 && progressed) wsp__backoff_idle(&b);
   }
+  for (int i = 0; i < n; i++)
+    if (reqs[i] && (i == 0 || !reqs[i - 1] || reqs[i - 1]->st != reqs[i]->st))
+      wsp__stripe_flush(reqs[i]->st, 10.0);
   int rc = WSP_OK;
   for (int i = 0; i < n; i++)
     if (reqs[i]) {
@@ -431,7 +435,7 @@ int wsp_striped_info(const wsp_comm_t *comm, int peer, wsp_striped_info_t *info)
                 : pr->state == WSP__PAIR_NONE   ? WSP_STRIPED_NONE
                                                 : WSP_STRIPED_SETUP;
   info->lanes = pr->k;
-  info->lanes_open = pr->nlanes;
+  info->lanes_open = pr->nlanes - 1;
   info->threshold = pr->threshold;
   info->rate_one = pr->rate1;
   info->rate_lanes = pr->ratek;
@@ -440,6 +444,11 @@ int wsp_striped_info(const wsp_comm_t *comm, int peer, wsp_striped_info_t *info)
   socklen_t al = sizeof a;
   if (pr->lane[0].fd >= 0 && getpeername(pr->lane[0].fd, (struct sockaddr *)&a, &al) == 0)
     inet_ntop(AF_INET, &a.sin_addr, info->peer_address, sizeof info->peer_address);
+  for (int i = 0; i < pr->nlanes && i < 65; i++) {
+    al = sizeof a;
+    if (pr->lane[i].fd >= 0 && getsockname(pr->lane[i].fd, (struct sockaddr *)&a, &al) == 0)
+      info->local_port[i] = ntohs(a.sin_port);
+  }
   for (int i = 0; i < pr->nlanes; i++) {
     info->bytes_sent += pr->lane[i].bytes_out;
     info->bytes_received += pr->lane[i].bytes_in;

@@ -168,12 +168,14 @@ typedef struct wsp__pair {
   /* Connecting (lower rank): the address being tried, the deadline. */
   int addr_idx;
   double connect_deadline;
-  int nlanes;   /* lanes opened */
+  int nlanes;   /* connections opened: the control lane and the data lanes */
   int nconn;    /* lanes connected (and, accepting, greeted) */
-  int k;        /* lanes used for data */
+  int k;        /* data lanes used: lane[1..k] */
   size_t threshold; /* smallest message on lanes; SIZE_MAX: none */
   double rate1, ratek, rtt;
-  wsp__lane_t lane[WSP__LANES_MAX];
+  /* lane[0] carries control frames only (CTS, DONE, the probe's), so that
+   * they never wait behind a chunk; lanes 1..k carry data. */
+  wsp__lane_t lane[WSP__LANES_MAX + 1];
   /* Requests that wait for the set-up, in posting order (both kinds). */
   wsp__sreq_t *undecided, *undecided_tail;
   /* Send side: sends not yet matched (posting order), sends matched and
@@ -269,6 +271,11 @@ void wsp__pair_fail(wsp__stripe_t *st, wsp__pair_t *pr, int status, const char *
 #endif
     ;
 int wsp__pair_ctl(wsp__pair_t *pr, const wsp__frame_t *f);
+/* Writes the control frames waiting (a DONE, say) onto the control lanes,
+ * waiting up to `seconds` for room: a wait that completes a receive calls
+ * it, so that the sender learns it even if this rank stops calling
+ * wirespeed (goes into MPI_Barrier) right after. */
+void wsp__stripe_flush(wsp__stripe_t *st, double seconds);
 /* Before the communicator is freed: sends what is queued and a BYE on
  * every lane, then ends the sending side, so that the peer reads every
  * frame (a DONE, say) before it sees the end (at most `seconds`). */
@@ -281,5 +288,10 @@ void wsp__req_finish(wsp__stripe_t *st, wsp__sreq_t *r, int status);
 /* The pair's set-up reached READY (striped.c decides the waiting requests). */
 void wsp__pair_ready(wsp__stripe_t *st, wsp__pair_t *pr);
 double wsp__now(void);
+/* The probe's choice (engine.c says why): from one lane's rate, all
+ * nlanes lanes' rate (bytes/s) and the round trip (s), the lanes a message
+ * uses and the smallest message striped (SIZE_MAX: none), never below min. */
+void wsp__stripe_choose(double rate1, double ratek, double rtt, int nlanes, size_t min,
+                        int *k, size_t *threshold);
 
 #endif

@@ -378,6 +378,15 @@ int wsp_bench_p2p(int argc, char **argv, int rank, int size, wsp_bench_post_t *p
 
   if (o.hold > 0) {
     if (rank == o.from) {
+      /* The sender's ports of the data lanes each message uses, for the
+       * script that reshapes one of them. */
+      for (int c = 0; c < ncfg; c++) {
+        printf("# lane ports of %s%d: control %u, data", cfg[c].lanes ? "k=" : "auto k=",
+               cfg[c].info.lanes, (unsigned)cfg[c].info.local_port[0]);
+        for (int i = 1; i <= cfg[c].info.lanes && i < 65; i++)
+          printf("%s%u", i == 1 ? " " : ",", (unsigned)cfg[c].info.local_port[i]);
+        printf("\n");
+      }
       printf("# lanes set up; holding %g s\n", o.hold);
       fflush(stdout);
     }
