@@ -216,22 +216,15 @@ def main():
                  "script with /usr/bin/python3")
 
     rows = load(a.json) if a.bench in ("auto", "coll") else []
-    if not rows and a.bench in ("auto", "p2p"):
-        prows = load(a.json, "p2p")
-        labels = set(filter(None, a.labels.split(",")))
-        prows = [r for r in prows if not labels or r.get("label", "") in labels]
-        if prows:
-            plot_p2p(prows, a, plt)
-            return
-    if not rows and a.bench in ("auto", "shuffle"):
-        srows = load(a.json, "shuffle")
-        labels = set(filter(None, a.labels.split(",")))
-        srows = [r for r in srows if not labels or r.get("label", "") in labels]
-        if srows:
-            plot_shuffle(srows, a, plt)
+    labels = set(filter(None, a.labels.split(",")))
+    for bench, plot in (("p2p", plot_p2p), ("shuffle", plot_shuffle)):
+        if rows or a.bench not in ("auto", bench):
+            continue
+        brows = [r for r in load(a.json, bench) if not labels or r.get("label", "") in labels]
+        if brows:
+            plot(brows, a, plt)
             return
     colls = set(filter(None, a.colls.split(",")))
-    labels = set(filter(None, a.labels.split(",")))
     rows = [r for r in rows
             if (not colls or r.get("coll") in colls)
             and (not labels or r.get("label", "") in labels)]

@@ -149,6 +149,14 @@ void wsp__pair_fail(wsp__stripe_t *st, wsp__pair_t *pr, int status, const char *
            pr->why);
 }
 
+/* Closes every lane of the pair; `reset` as wsp__lane_close. */
+static void close_lanes(wsp__pair_t *pr, int reset) {
+  for (int i = 0; i < pr->nlanes; i++) {
+    wsp__lane_close(pr->lane[i].fd, reset);
+    pr->lane[i].fd = -1;
+  }
+}
+
 /* The peer freed its communicator: requests still waiting on the pair
  * fail; with none, the pair just ends, quietly. */
 static void pair_closed(wsp__stripe_t *st, wsp__pair_t *pr) {
@@ -159,10 +167,7 @@ static void pair_closed(wsp__stripe_t *st, wsp__pair_t *pr) {
   snprintf(pr->why, sizeof pr->why, "rank %d freed its communicator", pr->peer);
   pr->error = WSP_ERR_CONN;
   pr->state = WSP__PAIR_FAILED;
-  for (int i = 0; i < pr->nlanes; i++) {
-    wsp__lane_close(pr->lane[i].fd, 0);
-    pr->lane[i].fd = -1;
-  }
+  close_lanes(pr, 0);
 }
 
 /* ---- matching ---- */
@@ -817,10 +822,7 @@ static void connect_lanes(wsp__stripe_t *st, wsp__pair_t *pr) {
       ok = fd >= 0;
     }
     if (ok) break;
-    for (int i = 0; i < pr->nlanes; i++) {
-      wsp__lane_close(pr->lane[i].fd, 1);
-      pr->lane[i].fd = -1;
-    }
+    close_lanes(pr, 1);
     pr->addr_idx++;
   }
   pr->nconn = 0;
@@ -865,10 +867,7 @@ static void setup_advance(wsp__stripe_t *st, wsp__pair_t *pr) {
       connected(st, pr);
     } else if (wsp__now() > pr->connect_deadline) {
       if (pr->lower && pr->addr_idx + 1 < (int)pr->theirs.naddr) {
-        for (int i = 0; i < pr->nlanes; i++) {
-          wsp__lane_close(pr->lane[i].fd, 1);
-          pr->lane[i].fd = -1;
-        }
+        close_lanes(pr, 1);
         pr->addr_idx++;
         connect_lanes(st, pr);
       } else {
@@ -887,10 +886,7 @@ static void lane_connect_done(wsp__stripe_t *st, wsp__pair_t *pr, int li) {
   if (c == 0) return;
   if (c < 0) {
     /* Another address may work: start over with it. */
-    for (int i = 0; i < pr->nlanes; i++) {
-      wsp__lane_close(pr->lane[i].fd, 1);
-      pr->lane[i].fd = -1;
-    }
+    close_lanes(pr, 1);
     pr->addr_idx++;
     connect_lanes(st, pr);
     return;

@@ -96,7 +96,6 @@ struct wsp_striped_request {
    * (a chunk may come twice: the endgame re-sends chunks a slow lane still
    * holds; the first copy counts). */
   size_t got;
-  int cts_sent;
   unsigned char *have;
   struct wsp_striped_request *next; /* in the pair's queue it is on */
 };

@@ -346,6 +346,17 @@ int main(int argc, char **argv) {
       else
         printf("  WSP_NODES                %s:%d\n",
                cfg.node_split == WSP_NODES_BLOCK ? "block" : "cyclic", cfg.node_split_n);
+      if (cfg.p2p_lanes)
+        printf("  WSP_P2P_LANES            %u (forced, no probe)\n", cfg.p2p_lanes);
+      else
+        printf("  WSP_P2P_LANES            auto (a probe per pair, up to WSP_P2P_MAX_LANES = %u)\n",
+               cfg.p2p_max_lanes);
+      printf("  WSP_P2P_MIN              %zu\n", cfg.p2p_min);
+      printf("  WSP_P2P_CHUNK            %zu%s\n", cfg.p2p_chunk,
+             cfg.p2p_chunk ? "" : " (per message)");
+      printf("  WSP_P2P_PROBE_MS         %u\n", cfg.p2p_probe_ms);
+      printf("  WSP_P2P_IF               %s\n",
+             cfg.p2p_interfaces ? cfg.p2p_interfaces : "(unset: every interface that is up)");
     }
 
     printf("\nsparse exchange algorithms (wsp_sparse_exchange, WSP_SPARSE_ALGORITHM):\n");
