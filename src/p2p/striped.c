@@ -373,9 +373,9 @@ int wsp_striped_waitall(int n, wsp_striped_request_t **reqs) {
     if (!several && mpi == pending && one->live == pending) {
       /* Only messages that went through MPI, and nothing else of this
        * communicator in flight: wait as MPI_Send and MPI_Recv would. The
-       * polling below, with its back-off sleeps, made auto (which leaves a
-       * cluster's messages to MPI) up to 7% slower than MPI_Send at
-       * 100 KiB (docs/results/p2p.md). */
+       * polling below wakes up late by up to one back-off sleep, which a
+       * message of a few milliseconds notices (auto on a cluster, where it
+       * leaves every message to MPI: docs/results/p2p.md). */
       for (int i = 0; i < n; i++) {
         wsp__sreq_t *r = reqs[i];
         if (r == NULL || r->done) continue;

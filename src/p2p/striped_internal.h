@@ -22,6 +22,12 @@
  * DATA frames carry (receive id, offset, length), and the receiver reads
  * each straight into the user's buffer. When all bytes are in, it answers
  * DONE and the send completes: a striped send is synchronous.
+ *
+ * Lane 0 of a pair carries only control frames (CTS, DONE, the probe's),
+ * so that they never wait behind a chunk; data goes on lanes 1..k. Once
+ * every chunk of a send is handed out, a free lane may copy a chunk that
+ * a much slower lane has not delivered yet (the endgame, engine.c); the
+ * receiver keeps the first copy of each chunk and drops the other.
  */
 #ifndef WSP_STRIPED_INTERNAL_H
 #define WSP_STRIPED_INTERNAL_H

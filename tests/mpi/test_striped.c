@@ -253,6 +253,14 @@ static void run_args(void) {
   ARG_CHECK(wsp_striped_waitall(-1, NULL), "n");
   ARG_CHECK(wsp_striped_info(w, size, &(wsp_striped_info_t){0}), "peer");
   ARG_CHECK(wsp_striped_info(w, 0, NULL), "info");
+  ARG_CHECK(wsp_striped_info(NULL, 0, &(wsp_striped_info_t){0}), "comm");
+  ARG_CHECK(wsp_striped_wait(NULL), "req");
+  ARG_CHECK(wsp_striped_waitall(2, NULL), "reqs");
+  ARG_CHECK(wsp_recv_striped(w, NULL, 1, 0, 0), "buf");
+  ARG_CHECK(wsp_recv_striped(w, b, 1, 0, -1), "tag");
+  /* A request that is already complete (NULL) waits as done. */
+  q = NULL;
+  CHECK(wsp_striped_wait(&q) == WSP_OK, "wait on NULL: %s", wsp_last_error());
   /* Nothing was started: a NULL buffer of zero bytes is fine. */
   int rc = wsp_isend_striped(w, NULL, 0, rank, 1, &q);
   wsp_striped_request_t *r = NULL;
