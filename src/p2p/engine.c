@@ -625,8 +625,9 @@ static int endgame(const wsp__stripe_t *st, wsp__pair_t *pr, int li) {
   return 1;
 }
 
-/* The next frame for lane li, or 0 if there is none. Data goes only on the
- * first k lanes (the probe's choice), control on any. */
+/* The next frame for lane li, or 0 if there is none: 1 for a control
+ * frame, 2 for a bulk one. Control frames go on lane 0 only, data on lanes
+ * 1..k (the probe's choice), the probe's stream on the lanes it names. */
 static int next_frame(wsp__stripe_t *st, wsp__pair_t *pr, int li, int ctl_only) {
   wsp__lane_t *l = &pr->lane[li];
   if (l->bye_sent) return 0; /* nothing follows a BYE */
