@@ -278,7 +278,6 @@ int wsp_bench_p2p(int argc, char **argv, int rank, int size, wsp_bench_post_t *p
                   .methods = {{M_MPI, M_STRIPED, M_IPERF}, 3},
                   .reps = 3, .from = 0, .to = -1, .iperf_seconds = 4,
                   .io = {.label = ""}};
-  strcpy(o.lanes.buf, "1,2,4,8,16,auto");
   {
     const char *def[] = {"1", "2", "4", "8", "16", "auto"};
     char *p = o.lanes.buf;
