@@ -228,6 +228,18 @@ typedef struct wsp_config {
    * for lanes; NULL offers every interface that is up (loopback last).
    * Copied by wsp_comm_create. WSP_P2P_IF. */
   const char *p2p_interfaces;
+  /* Which ranks form sites (clusters, data centres, racks behind one
+   * uplink), for the multi-site collectives (docs/sites.md). NULL or
+   * "auto": the groups of the network map when one is attached, else none;
+   * "none"; "map" (the map's groups, none without a map);
+   * "ranks:0-3;4-7" (sites separated by ';', ranks and ranges by ',');
+   * "hosts:a*,b1;c*" (host-name patterns, fnmatch(3)). Copied by
+   * wsp_comm_create. WSP_SITES. */
+  const char *sites;
+  /* Connections each pair of sites uses at once in a multi-site
+   * collective; 0 lets the model choose from the measured WAN and NIC
+   * rates (docs/sites.md). WSP_WAN_CONNECTIONS; default 0. */
+  unsigned wan_connections;
 } wsp_config_t;
 
 WSP_API int wsp_config_init(wsp_config_t *cfg);
@@ -384,6 +396,12 @@ typedef struct wsp_model {
    * Pipelined algorithms keep their segments within it (src/model/cost.c,
    * wsp__pipeline_seg, says when). */
   size_t eager, eager_node;
+  /* Between sites (docs/sites.md): the latency of one message (s), the
+   * inverse bandwidth of one connection (s/byte), and of the link between
+   * two sites as a whole, all connections together (s/byte; 0 when not
+   * known). Calibrated when the communicator has two sites or more;
+   * otherwise alpha, beta and 0. */
+  double alpha_wan, beta_wan, beta_wan_link;
 } wsp_model_t;
 
 /* Which ranks share a node, as wirespeed sees it (WSP_NODES). */
@@ -393,6 +411,14 @@ typedef struct wsp_topology {
   int node_ranks;  /* ranks on this rank's node */
   int max_node_ranks; /* most ranks on one node */
   int blocks;      /* 1 if every node's ranks are consecutive ranks */
+  /* Sites (WSP_SITES, or the network map's groups): how many (0 when the
+   * communicator has none), this rank's site (numbered by lowest rank),
+   * and the ranks on it. */
+  int sites, site, site_ranks;
+  /* Connections between every two sites that the multi-site algorithms
+   * use at once (WSP_WAN_CONNECTIONS, or the model's choice); 0 without
+   * sites. */
+  int wan_connections;
 } wsp_topology_t;
 
 WSP_API int wsp_comm_topology(const wsp_comm_t *comm, wsp_topology_t *topo);
@@ -400,6 +426,9 @@ WSP_API int wsp_comm_topology(const wsp_comm_t *comm, wsp_topology_t *topo);
  * numbers them (by lowest rank): ranks with the same node share it.
  * WSP_ERR_ARG when comm or node is NULL or rank is not in [0, size). */
 WSP_API int wsp_comm_node(const wsp_comm_t *comm, int rank, int *node);
+/* The site of any rank, numbered as wsp_topology_t numbers them; -1 when
+ * the communicator has no sites. WSP_ERR_ARG as wsp_comm_node. */
+WSP_API int wsp_comm_site(const wsp_comm_t *comm, int rank, int *site);
 
 WSP_API int wsp_comm_model(const wsp_comm_t *comm, wsp_model_t *model);
 /* Predicted time (s) of `alg` for a message of `bytes` (for gather,

@@ -126,6 +126,27 @@ static void wsp__aware_update(wsp_comm_t *comm, const wsp_netmap_t *map, const c
              moved ? "; the trees will be built again" : "; the trees are kept");
 }
 
+/* When the sites are the map's groups, the model's figures between sites
+ * are the map's: the largest latency and inverse bandwidth between nodes
+ * of different sites (one connection each; the link as a whole stays
+ * unknown, as the probe measures pairs one at a time). */
+static void wsp__aware_wan_model(wsp_comm_t *comm, const wsp_netmap_t *map) {
+  const wsp__sites_t *st = &comm->sites;
+  if (st->count < 2 || (st->mode != WSP__SITES_AUTO && st->mode != WSP__SITES_MAP)) return;
+  double lat = 0, inv = 0;
+  for (int a = 0; a < map->nodes; a++)
+    for (int b = 0; b < map->nodes; b++) {
+      if (map->group[a] == map->group[b]) continue;
+      size_t k = (size_t)a * (size_t)map->nodes + (size_t)b;
+      if (isfinite(map->lat[k]) && map->lat[k] > lat) lat = map->lat[k];
+      if (isfinite(map->inv_bw[k]) && map->inv_bw[k] > inv) inv = map->inv_bw[k];
+    }
+  wsp_model_t *m = &comm->model;
+  m->alpha_wan = lat > 0 ? lat : m->alpha;
+  m->beta_wan = inv > 0 ? inv : m->beta;
+  m->beta_wan_link = 0;
+}
+
 int wsp_comm_set_netmap(wsp_comm_t *comm, const wsp_netmap_t *map) {
   static const char fn[] = "wsp_comm_set_netmap";
   if (comm == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "%s: comm is NULL", fn);
@@ -135,6 +156,7 @@ int wsp_comm_set_netmap(wsp_comm_t *comm, const wsp_netmap_t *map) {
     comm->aware = NULL;
     comm->model.eager = comm->model.eager_node = 0;
     wsp__topo_set_models(comm);
+    wsp__sites_from_map(comm, NULL, NULL);
     return WSP_OK;
   }
   /* A map of the shape already attached (a refreshed one) fits. */
@@ -160,6 +182,8 @@ int wsp_comm_set_netmap(wsp_comm_t *comm, const wsp_netmap_t *map) {
   comm->model.eager = map->eager_inter;
   comm->model.eager_node = map->eager_intra;
   wsp__topo_set_models(comm);
+  wsp__sites_from_map(comm, map->node_of, map->group);
+  wsp__aware_wan_model(comm, map);
   return WSP_OK;
 }
 

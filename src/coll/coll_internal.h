@@ -39,7 +39,9 @@
   /* The result may be copied as bytes. */                                     \
   X(DENSE, 4, "a datatype without holes")                                      \
   /* The aware trees (src/coll/aware.h). */                                    \
-  X(NETMAP, 5, "a network map attached (wsp_comm_set_netmap)")
+  X(NETMAP, 5, "a network map attached (wsp_comm_set_netmap)")                \
+  /* The multi-site algorithms (src/coll/sites.h). */                          \
+  X(SITES, 6, "two sites or more (WSP_SITES or the map's groups)")
 #define WSP__PRE_ENUM(flag, bit, text) WSP__PRE_##flag = 1u << (bit),
 enum { WSP__PRE_MAP(WSP__PRE_ENUM) };
 #undef WSP__PRE_ENUM
@@ -58,6 +60,10 @@ typedef struct wsp__coll_shape {
    * filled by wsp__coll_shape_topo. */
   int nodes, max_node_ranks, node_blocks;
   struct wsp__aware *aware;
+  /* The communicator's sites (NULL: fewer than two) and the connections
+   * between two sites (src/coll/sites.h, wsp__sites_conns). */
+  const wsp__sites_t *sites;
+  int wan_n;
 } wsp__coll_shape_t;
 
 /* Whether shape s meets the preconditions `pre` (select.c). */

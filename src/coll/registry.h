@@ -66,7 +66,14 @@
   X(__VA_ARGS__, AWARE, aware, WSP__PRE_NETMAP, BINOMIAL,                      \
     "tree built from the network map for the shortest predicted time; "       \
     "each rank sends the whole message to its children one after "           \
-    "another, or for long messages a path through the map in segments")
+    "another, or for long messages a path through the map in segments")       \
+  X(__VA_ARGS__, SITES, sites, WSP__PRE_SITES, SCATTER_RING,                   \
+    "multi-site van de Geijn: the root's blocks to its site's n gateways, "   \
+    "n transfers at once to every other site's gateways, pieces to the "      \
+    "groups, ring allgather inside each site")                                \
+  X(__VA_ARGS__, FAR_FIRST, far_first, WSP__PRE_SITES, BINOMIAL,               \
+    "the root sends the whole message to one rank of every other site, "      \
+    "then each site broadcasts it (the model's choice for a site)")
 
 #define WSP__REDUCE_ALGS(X, ...)                                               \
   X(__VA_ARGS__, BINOMIAL, binomial, 0, NATIVE,                                \
@@ -98,7 +105,15 @@
     WSP__PRE_SHARED_NODES | WSP__PRE_NODE_ORDER | WSP__PRE_DENSE, RABENSEIFNER, \
     "node-aware: reduce inside each node (shared memory), allreduce "          \
     "among one leader per node, bcast inside each node; each step "            \
-    "picks its own algorithm")
+    "picks its own algorithm")                                                 \
+  X(__VA_ARGS__, SITES, sites, WSP__PRE_SITES | WSP__PRE_COMMUTATIVE, TWO_TIER, \
+    "multi-site Rabenseifner: ring reduce-scatter in each site, pieces to "   \
+    "n gateways, n exchanges at once between sites, pieces back, ring "       \
+    "allgather in each site")                                                 \
+  X(__VA_ARGS__, TWO_TIER, two_tier,                                           \
+    WSP__PRE_SITES | WSP__PRE_COMMUTATIVE | WSP__PRE_DENSE, RABENSEIFNER,      \
+    "reduce in each site, the sites' sums exchanged between one rank per "    \
+    "site, bcast in each site (the model's choice for each site step)")
 
 #define WSP__GATHER_ALGS(X, ...)                                               \
   X(__VA_ARGS__, LINEAR, linear, 0, NATIVE,                                    \

@@ -38,6 +38,7 @@
  */
 #include "coll_internal.h"
 #include "select.h"
+#include "sites.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -78,6 +79,7 @@ int wsp__pre_holds(unsigned pre, const wsp__coll_shape_t *s) {
   if ((pre & WSP__PRE_NODE_ORDER) && !s->commutative && !s->node_blocks) return 0;
   if ((pre & WSP__PRE_DENSE) && !s->dense) return 0;
   if ((pre & WSP__PRE_NETMAP) && s->aware == NULL) return 0;
+  if ((pre & WSP__PRE_SITES) && s->sites == NULL) return 0;
   return 1;
 }
 
@@ -86,6 +88,8 @@ void wsp__coll_shape_topo(const wsp_comm_t *comm, wsp__coll_shape_t *s) {
   s->max_node_ranks = comm->topo.pub.max_node_ranks;
   s->node_blocks = comm->topo.pub.blocks;
   s->aware = comm->aware;
+  s->sites = comm->sites.count >= 2 ? &comm->sites : NULL;
+  s->wan_n = wsp__sites_conns(comm);
 }
 
 int wsp__coll_cheapest(const wsp__coll_table_t *t, const wsp_model_t *m,

@@ -113,6 +113,7 @@ int wsp_comm_create(MPI_Comm comm, const wsp_config_t *cfg, wsp_comm_t **out) {
   w->rules = rules;
   rules = NULL;
   if ((rc = wsp__topo_create(w)) != WSP_OK) goto fail;
+  if ((rc = wsp__sites_create(w)) != WSP_OK) goto fail;
   if ((rc = wsp__stripe_create(w)) != WSP_OK) goto fail;
   if (w->cfg.model_alpha > 0) {
     w->model.alpha = w->model.alpha_node = w->cfg.model_alpha;
@@ -120,6 +121,9 @@ int wsp_comm_create(MPI_Comm comm, const wsp_config_t *cfg, wsp_comm_t **out) {
     w->model.gamma = w->cfg.model_gamma;
     w->model.beta_x = w->cfg.model_beta_x > 0 ? w->cfg.model_beta_x : w->cfg.model_beta;
     w->model.gap = w->cfg.model_gap > 0 ? w->cfg.model_gap : w->cfg.model_alpha;
+    w->model.alpha_wan = w->model.alpha;
+    w->model.beta_wan = w->model.beta;
+    w->model.beta_wan_link = 0;
     w->model.calibrated = 0;
   } else if ((rc = wsp__model_calibrate(w, &w->model)) != WSP_OK) {
     goto fail;
@@ -144,6 +148,7 @@ fail:
   if (w) wsp__stripe_free(w);
   if (w) wsp__aware_free(w->aware);
   if (w) wsp__topo_free(w);
+  if (w) wsp__sites_free(w);
   if (dup != MPI_COMM_NULL) MPI_Comm_free(&dup);
   if (w) wsp__rules_free(w->rules);
   wsp__rules_free(rules);
@@ -160,6 +165,7 @@ int wsp_comm_free(wsp_comm_t **comm) {
   int rc = wsp__stripe_free(w);
   int trc = wsp__topo_free(w);
   if (rc == WSP_OK) rc = trc;
+  wsp__sites_free(w);
   if (w->mpi != MPI_COMM_NULL) {
     int mrc = MPI_Comm_free(&w->mpi);
     if (mrc != MPI_SUCCESS)

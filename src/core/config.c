@@ -26,6 +26,7 @@ enum {
   WSP__COLL_SEGMENT_MAX = INT_MAX,
   WSP__P2P_LANES_MAX = 64, /* WSP__LANES_MAX in src/p2p; wsp_striped_info_t.local_port */
   WSP__P2P_PROBE_MS_MAX = 60000,
+  WSP__WAN_CONNECTIONS_MAX = 1024,
 };
 /* The largest model parameter (seconds, seconds per byte) taken as meant. */
 #define WSP__MODEL_MAX 1e6
@@ -120,6 +121,12 @@ int wsp__config_check(const wsp_config_t *c) {
     return wsp__fail(NULL, WSP_ERR_ARG,
                      "wsp_comm_create: cfg->p2p_probe_ms = %u is not in [10, %d]",
                      c->p2p_probe_ms, WSP__P2P_PROBE_MS_MAX);
+  if (wsp__sites_syntax(c->sites) != WSP_OK)
+    return wsp__fail(NULL, WSP_ERR_ARG, "wsp_comm_create: cfg->sites: %s", wsp_last_error());
+  if (c->wan_connections > WSP__WAN_CONNECTIONS_MAX)
+    return wsp__fail(NULL, WSP_ERR_ARG,
+                     "wsp_comm_create: cfg->wan_connections = %u is over %d",
+                     c->wan_connections, WSP__WAN_CONNECTIONS_MAX);
   if (c->poll_max_sleep_us > WSP__POLL_SLEEP_MAX_US)
     return wsp__fail(NULL, WSP_ERR_ARG,
                      "wsp_comm_create: cfg->poll_max_sleep_us = %u is over %d",
@@ -302,6 +309,15 @@ int wsp_config_from_env(wsp_config_t *cfg) {
   c.p2p_probe_ms = (unsigned)v;
   s = getenv("WSP_P2P_IF");
   if (s && *s) c.p2p_interfaces = s;
+  s = getenv("WSP_SITES");
+  if (s && *s) {
+    if ((rc = wsp__sites_syntax(s)) != WSP_OK)
+      return wsp__fail(NULL, rc, "%s", wsp_last_error());
+    c.sites = s;
+  }
+  v = c.wan_connections;
+  if ((rc = wsp__env_size("WSP_WAN_CONNECTIONS", 0, WSP__WAN_CONNECTIONS_MAX, &v))) return rc;
+  c.wan_connections = (unsigned)v;
   *cfg = c;
   return WSP_OK;
 }
@@ -340,5 +356,10 @@ uint64_t wsp__config_fingerprint(const wsp_config_t *cfg) {
   /* Both ends of a striped message choose its path from these. */
   uint64_t p2p[3] = {cfg->p2p_lanes, cfg->p2p_max_lanes, cfg->p2p_min};
   h = wsp__fnv(h, p2p, sizeof p2p);
+  /* Sites decide which ranks talk across sites. */
+  const char *sites = cfg->sites ? cfg->sites : "auto";
+  h = wsp__fnv(h, sites, strlen(sites) + 1);
+  uint64_t wan = cfg->wan_connections;
+  h = wsp__fnv(h, &wan, sizeof wan);
   return h;
 }

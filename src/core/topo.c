@@ -40,9 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A wsp_comm_t around an existing communicator (taken over: freed with
- * it). NULL on allocation failure. */
-static wsp_comm_t *wsp__comm_wrap(const wsp_comm_t *parent, MPI_Comm mpi) {
+wsp_comm_t *wsp__comm_wrap(const wsp_comm_t *parent, MPI_Comm mpi) {
   wsp_comm_t *w = calloc(1, sizeof *w);
   if (w == NULL) return NULL;
   w->mpi = mpi;
@@ -64,7 +62,7 @@ static wsp_comm_t *wsp__comm_wrap(const wsp_comm_t *parent, MPI_Comm mpi) {
   return w;
 }
 
-static void wsp__comm_unwrap(wsp_comm_t **w) {
+void wsp__comm_unwrap(wsp_comm_t **w) {
   if (*w == NULL) return;
   if ((*w)->mpi != MPI_COMM_NULL) MPI_Comm_free(&(*w)->mpi);
   free((*w)->topo.node_of);
@@ -226,6 +224,11 @@ int wsp_comm_topology(const wsp_comm_t *comm, wsp_topology_t *topo) {
   if (topo == NULL)
     return wsp__fail(comm, WSP_ERR_ARG, "wsp_comm_topology: topo is NULL");
   *topo = comm->topo.pub;
+  const wsp__sites_t *st = &comm->sites;
+  topo->sites = st->count;
+  topo->site = st->count ? st->site_of[comm->rank] : -1;
+  topo->site_ranks = st->count ? st->start[topo->site + 1] - st->start[topo->site] : 0;
+  topo->wan_connections = st->count >= 2 ? wsp__sites_conns(comm) : 0;
   return WSP_OK;
 }
 

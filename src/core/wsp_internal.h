@@ -26,6 +26,33 @@ typedef struct wsp__topo {
   struct wsp_comm *local, *leaders;
 } wsp__topo_t;
 
+/* Sites: groups of ranks joined by a link that is longer or narrower than
+ * the links inside them (src/core/sites.c). Every rank holds the same
+ * arrays; sites are numbered by their lowest rank. count < 2 means the
+ * communicator has no sites to speak of (the multi-site collectives'
+ * precondition). */
+typedef enum {
+  WSP__SITES_AUTO = 0, /* the map's groups when a map is attached */
+  WSP__SITES_NONE,
+  WSP__SITES_MAP,
+  WSP__SITES_RANKS,
+  WSP__SITES_HOSTS
+} wsp__sites_mode_t;
+
+typedef struct wsp__sites {
+  wsp__sites_mode_t mode;
+  int count;
+  /* site_of[r]: the site of rank r (p entries); site s's ranks, in rank
+   * order, are rank[start[s] .. start[s + 1]); index[r]: r's place among
+   * them. */
+  int *site_of, *start, *rank, *index;
+  int min_size, max_size;
+  char *spec; /* the copy of cfg.sites behind comm->cfg.sites */
+  /* This rank's site as a communicator of its own (wsp__sites_comm); NULL
+   * until an algorithm needs it. */
+  struct wsp_comm *comm;
+} wsp__sites_t;
+
 /* The communicator object. `mpi` is wirespeed's private duplicate. */
 struct wsp_comm {
   MPI_Comm mpi;
@@ -50,6 +77,7 @@ struct wsp_comm {
   struct wsp__aware *aware;
   /* Striped point-to-point (src/p2p); NULL on the node sub-communicators. */
   struct wsp__stripe *stripe;
+  wsp__sites_t sites;
 };
 
 /* ---- errors ---- */
@@ -180,6 +208,45 @@ int wsp__sum_start(wsp__sum_t *s, const wsp_comm_t *comm, int tag,
                    const uint64_t *v, int n);
 int wsp__sum_test(wsp__sum_t *s, int *done);
 int wsp__sum_wait(wsp__sum_t *s);
+
+/* ---- sites (src/core/sites.c) ---- */
+/* Checks the syntax of a WSP_SITES value (cfg.sites); WSP_ERR_CONFIG with
+ * a message (wsp__fail_quiet) saying what is wrong. NULL is valid. */
+int wsp__sites_syntax(const char *spec);
+/* Parses the list after "ranks:" for a communicator of p ranks into
+ * site_of (the sites in the order the list gives them); the number of
+ * sites, or -1 with a message (wsp__fail_quiet) when a rank is out of
+ * range, listed twice or missing. */
+int wsp__sites_parse_ranks(const char *list, int p, int *site_of);
+/* The site (in the list's order) whose patterns match host, among the list
+ * after "hosts:"; -1 when none does. */
+int wsp__sites_match_host(const char *list, const char *host);
+/* Collective (wsp_comm_create, after the topology): sets comm->sites from
+ * cfg.sites; the same outcome on every rank. */
+int wsp__sites_create(wsp_comm_t *comm);
+/* Sets the sites from a map's groups (rank r's site is group[node_of[r]];
+ * group NULL drops map-made sites) when cfg.sites asks for the map's
+ * groups. Local: every rank has the same map. */
+void wsp__sites_from_map(wsp_comm_t *comm, const int *node_of, const int *group);
+void wsp__sites_free(wsp_comm_t *comm);
+/* Connections between two sites for this communicator: cfg.wan_connections
+ * when set, else the link's capacity over one connection's
+ * (beta_wan / beta_wan_link, rounded up past a quarter), else the smallest
+ * site; within [1, smallest site]. 0 without sites. The same on every
+ * rank (the model and the configuration are). */
+int wsp__sites_conns(const wsp_comm_t *comm);
+/* This rank's site as a wsp_comm_t (ranks in rank order, the parent's
+ * configuration and model, nodes of one rank each), made on first use.
+ * Collective over comm: every rank of comm calls it in the same call (the
+ * algorithms that need it do). NULL with *rc set, alike on every rank,
+ * after a failure. */
+wsp_comm_t *wsp__sites_comm(wsp_comm_t *comm, int *rc);
+
+/* A wsp_comm_t around an existing communicator, taken over (freed with
+ * it): the parent's configuration without forced algorithms, rules or
+ * map, and the parent's model (topo.c). NULL on allocation failure. */
+wsp_comm_t *wsp__comm_wrap(const wsp_comm_t *parent, MPI_Comm mpi);
+void wsp__comm_unwrap(wsp_comm_t **w);
 
 /* ---- node topology (src/core/topo.c) ----
  * Collective over comm (after its private communicator exists): finds the

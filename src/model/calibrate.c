@@ -20,7 +20,13 @@
  * rank sends a window of 16 messages of 8 bytes at once and the other
  * answers when all have arrived, gap = (time - 2 alpha) / 15; it is what
  * each further message costs a root that has all its messages in flight
- * (linear gather and scatter), where the latencies overlap. The whole
+ * (linear gather and scatter), where the latencies overlap.
+ * With sites (src/core/sites.c), the pairs are made inside each site, so
+ * that alpha and beta are the site's own, and the figures between sites
+ * are measured apart (wsp__calibrate_wan): alpha_wan, beta_wan of one
+ * connection, and beta_wan_link of all the pairs of two sites streaming
+ * at once (the link's capacity, which caps how many connections the
+ * multi-site algorithms use). The whole
  * calibration costs about 210 small messages (most of them in the gap's
  * windows, which take about 11 round trips) and 32 large ones per rank.
  */
@@ -59,9 +65,46 @@ static int wsp__stream(wsp_comm_t *comm, int peer, char *buf, int bytes, int win
   return rc;
 }
 
+/* Between sites 0 and 1: rank i of one and rank i of the other pair up,
+ * for i < nw = the smaller site's size. Pair 0 measures the latency
+ * (ping-pong) and one connection's inverse bandwidth (a stream) into
+ * fig[0] and fig[1]; then all nw pairs stream at once, site 0 to site 1,
+ * and the link's inverse bandwidth is the time the slowest took for the
+ * bytes of all of them (fig[2]; with one pair the link cannot be told
+ * apart from one connection, and fig[2] stays 0: unknown). Other pairs of
+ * sites are taken to be like these two. */
+static int wsp__calibrate_wan(wsp_comm_t *comm, char *buf, double *fig) {
+  const wsp__sites_t *st = &comm->sites;
+  int me = comm->rank, s = st->site_of[me], i = st->index[me], rc = WSP_OK;
+  int nw = st->start[1] - st->start[0];
+  if (st->start[2] - st->start[1] < nw) nw = st->start[2] - st->start[1];
+  int peer = -1;
+  if (s <= 1 && i < nw) peer = st->rank[st->start[1 - s] + i];
+  double ts = 0, tl, tall;
+  if (peer >= 0 && i == 0) {
+    if ((rc = wsp__pingpong(comm, peer, buf, WSP__CAL_SMALL, WSP__CAL_REPS_SMALL, &ts)) ||
+        (rc = wsp__stream(comm, peer, buf, WSP__CAL_LARGE, WSP__CAL_WINDOW,
+                          WSP__CAL_REPS_LARGE, 0, &tl)))
+      return rc;
+    fig[0] = ts / 2;
+    fig[1] = (tl - ts) / ((double)WSP__CAL_WINDOW * WSP__CAL_LARGE);
+  }
+  /* Everybody's ping-pong must be over before the streams start together;
+   * pair 0's round trip is everybody's estimate of it. */
+  WSP__MPI_GOTO(comm, MPI_Bcast(&ts, 1, MPI_DOUBLE, st->rank[0], comm->mpi), rc, out);
+  if (peer >= 0 && nw >= 2) {
+    if ((rc = wsp__stream(comm, peer, buf, WSP__CAL_LARGE, WSP__CAL_WINDOW,
+                          WSP__CAL_REPS_LARGE, 0, &tall)))
+      return rc;
+    fig[2] = (tall - ts) / ((double)nw * WSP__CAL_WINDOW * WSP__CAL_LARGE);
+  }
+out:
+  return rc;
+}
+
 int wsp__model_calibrate(wsp_comm_t *comm, wsp_model_t *out) {
   int rc = WSP_OK, p = comm->size, me = comm->rank;
-  double local[8] = {0, 0, 0, 0, 0, 0, 0, 0}, global[8];
+  double local[11] = {0}, global[11];
   char *buf = calloc(1 + WSP__CAL_WINDOW, WSP__CAL_LARGE);
   double *red = calloc(WSP__CAL_LARGE / sizeof(double), sizeof(double) * 2);
   /* Everybody learns of a local allocation failure before any pair starts
@@ -69,11 +112,19 @@ int wsp__model_calibrate(wsp_comm_t *comm, wsp_model_t *out) {
   rc = wsp__agree_alloc(comm, comm->mpi, buf == NULL || red == NULL, "model calibration");
   if (rc != WSP_OK) goto out;
   /* Pairing: i <-> i + h with h = floor(p/2); the last rank of an odd p
-   * sits out (its figures are 0 and do not count in the maximum). */
-  int h = p / 2, peer = -1;
+   * sits out (its figures are 0 and do not count in the maximum). With
+   * sites, the same inside each site (the links between sites have figures
+   * of their own, below). */
+  const wsp__sites_t *st = &comm->sites;
+  int q = p, i = me, peer = -1;
+  if (st->count >= 2) {
+    q = st->start[st->site_of[me] + 1] - st->start[st->site_of[me]];
+    i = st->index[me];
+  }
+  int h = q / 2;
   if (h > 0) {
-    if (me < h) peer = me + h;
-    else if (me < 2 * h) peer = me - h;
+    int j = i < h ? i + h : i < 2 * h ? i - h : -1;
+    if (j >= 0) peer = st->count >= 2 ? st->rank[st->start[st->site_of[me]] + j] : j;
   }
   if (peer >= 0) {
     double ts, tl;
@@ -107,10 +158,11 @@ int wsp__model_calibrate(wsp_comm_t *comm, wsp_model_t *out) {
     local[5] = ts / 2;
     local[6] = (tl - ts) / ((double)WSP__CAL_WINDOW * WSP__CAL_LARGE);
   }
+  if (st->count >= 2 && (rc = wsp__calibrate_wan(comm, buf, local + 8)) != WSP_OK) goto out;
   {
     size_t n = WSP__CAL_LARGE / sizeof(double);
     double best = INFINITY;
-    for (int i = 0; i < 4; i++) {
+    for (int rep = 0; rep < 4; rep++) {
       double t0 = MPI_Wtime();
       WSP__MPI_GOTO(comm, MPI_Reduce_local(red, red + n, (int)n, MPI_DOUBLE, MPI_SUM), rc, out);
       double t = MPI_Wtime() - t0;
@@ -120,7 +172,7 @@ int wsp__model_calibrate(wsp_comm_t *comm, wsp_model_t *out) {
   }
   /* local[3] is unused (it once carried the allocation failure, agreed on
    * above now). */
-  WSP__MPI_GOTO(comm, MPI_Allreduce(local, global, 8, MPI_DOUBLE, MPI_MAX, comm->mpi), rc, out);
+  WSP__MPI_GOTO(comm, MPI_Allreduce(local, global, 11, MPI_DOUBLE, MPI_MAX, comm->mpi), rc, out);
   /* Floors keep the model meaningful when a timer cannot resolve a term
    * (shared memory, simulated computation). */
   out->alpha = fmax(global[0], 1e-7);
@@ -132,6 +184,16 @@ int wsp__model_calibrate(wsp_comm_t *comm, wsp_model_t *out) {
   /* No node holds a pair: the node figures are the network's. */
   out->alpha_node = global[5] > 0 ? fmax(global[5], 1e-7) : out->alpha;
   out->beta_node = global[6] > 0 ? fmax(global[6], 1e-12) : out->beta;
+  if (st->count >= 2) {
+    out->alpha_wan = fmax(global[8], out->alpha);
+    out->beta_wan = fmax(global[9], out->beta);
+    /* Not above one connection's (the link carries at least that). */
+    out->beta_wan_link = global[10] > 0 ? fmin(global[10], out->beta_wan) : 0;
+  } else {
+    out->alpha_wan = out->alpha;
+    out->beta_wan = out->beta;
+    out->beta_wan_link = 0;
+  }
   out->calibrated = 1;
 out:
   free(buf);

@@ -68,6 +68,11 @@ static const char *expected_fallback(wsp_coll_t c, const char *alg) {
       {WSP_COLL_REDUCE, "aware", "binomial"},
       {WSP_COLL_GATHER, "aware", "binomial"},
       {WSP_COLL_SCATTER, "aware", "binomial"},
+      /* No sites (the chain walks on: two_tier needs sites too). */
+      {WSP_COLL_BCAST, "sites", "scatter_ring"},
+      {WSP_COLL_BCAST, "far_first", "binomial"},
+      {WSP_COLL_ALLREDUCE, "sites", "rabenseifner"},
+      {WSP_COLL_ALLREDUCE, "two_tier", "rabenseifner"},
   };
   for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
     if (list[i].c == c && strcmp(list[i].alg, alg) == 0) return list[i].fallback;

@@ -112,6 +112,47 @@ static void print_markdown(int sparse) {
   }
 }
 
+/* The sites (WSP_SITES or the map's groups): each site's ranks as ranges,
+ * the figures between sites and the connections used. */
+static void print_sites(const wsp_comm_t *comm, int p, const wsp_topology_t *topo,
+                        const wsp_model_t *m) {
+  if (topo->sites == 0) {
+    printf("  sites: none (WSP_SITES, or the groups of a network map)\n");
+    return;
+  }
+  printf("  sites: %d (WSP_SITES, or the groups of a network map)\n", topo->sites);
+  for (int s = 0; s < topo->sites && s < 16; s++) {
+    printf("    site %d: ranks", s);
+    int shown = 0;
+    for (int r = 0; r < p && shown < 12; r++) {
+      int sr = -1, prev = -1, next = -1;
+      wsp_comm_site(comm, r, &sr);
+      if (sr != s) continue;
+      if (r > 0) wsp_comm_site(comm, r - 1, &prev);
+      if (prev == s) continue; /* inside a range */
+      int e = r;
+      while (e + 1 < p && wsp_comm_site(comm, e + 1, &next) == WSP_OK && next == s) e++;
+      printf(shown ? ",%d" : " %d", r);
+      if (e > r) printf("-%d", e);
+      shown++;
+    }
+    printf("%s\n", shown == 12 ? ",..." : "");
+  }
+  if (topo->sites > 16) printf("    ...\n");
+  if (topo->sites < 2) return;
+  printf("  between sites: alpha_wan %.4g s, beta_wan %.4g s per byte (%.4g GB/s) per "
+         "connection,\n",
+         m->alpha_wan, m->beta_wan, m->beta_wan > 0 ? 1e-9 / m->beta_wan : 0.0);
+  if (m->beta_wan_link > 0)
+    printf("    beta_wan_link %.4g s per byte (%.4g GB/s) for the link as a whole\n",
+           m->beta_wan_link, 1e-9 / m->beta_wan_link);
+  else
+    printf("    the link as a whole not measured (one rank on a site, a map's sites, or "
+           "WSP_MODEL)\n");
+  printf("  connections between two sites: %d (WSP_WAN_CONNECTIONS, else the model)\n",
+         topo->wan_connections);
+}
+
 /* The model and its predictions; 0 or an exit code. */
 static int print_model(int json, int rank) {
   wsp_comm_t *comm = NULL;
@@ -144,6 +185,19 @@ static int print_model(int json, int rank) {
                     "calibrated", m.calibrated, "eager", (json_int_t)m.eager, "eager_node",
                     (json_int_t)m.eager_node, "topology", "nodes", topo.nodes,
                     "max_node_ranks", topo.max_node_ranks, "blocks", topo.blocks);
+    json_object_set_new(json_object_get(doc, "model"), "alpha_wan", json_real(m.alpha_wan));
+    json_object_set_new(json_object_get(doc, "model"), "beta_wan", json_real(m.beta_wan));
+    json_object_set_new(json_object_get(doc, "model"), "beta_wan_link",
+                        json_real(m.beta_wan_link));
+    json_t *jt = json_object_get(doc, "topology"), *jsite = json_array();
+    for (int r = 0; r < p && topo.sites; r++) {
+      int sr = -1;
+      wsp_comm_site(comm, r, &sr);
+      json_array_append_new(jsite, json_integer(sr));
+    }
+    json_object_set_new(jt, "sites", json_integer(topo.sites));
+    json_object_set_new(jt, "site_of", jsite);
+    json_object_set_new(jt, "wan_connections", json_integer(topo.wan_connections));
     jcolls = json_object();
     json_object_set_new(doc, "collectives", jcolls);
   } else {
@@ -163,6 +217,7 @@ static int print_model(int json, int rank) {
              m.eager, m.eager_node);
     printf("  nodes: %d, at most %d ranks per node%s (WSP_NODES)\n", topo.nodes,
            topo.max_node_ranks, topo.blocks ? ", in blocks of consecutive ranks" : "");
+    print_sites(comm, p, &topo, &m);
     printf("\npredicted time per call in microseconds ('-': no cost known or "
            "preconditions fail; '*': what auto runs; size: whole message for "
            "bcast/reduce/allreduce, one rank's block otherwise):\n");
@@ -357,6 +412,12 @@ int main(int argc, char **argv) {
       printf("  WSP_P2P_PROBE_MS         %u\n", cfg.p2p_probe_ms);
       printf("  WSP_P2P_IF               %s\n",
              cfg.p2p_interfaces ? cfg.p2p_interfaces : "(unset: every interface that is up)");
+      printf("  WSP_SITES                %s\n",
+             cfg.sites ? cfg.sites : "auto (the groups of a network map, if one is attached)");
+      if (cfg.wan_connections)
+        printf("  WSP_WAN_CONNECTIONS      %u\n", cfg.wan_connections);
+      else
+        printf("  WSP_WAN_CONNECTIONS      0 (the model chooses)\n");
     }
 
     printf("\nsparse exchange algorithms (wsp_sparse_exchange, WSP_SPARSE_ALGORITHM):\n");

@@ -1,0 +1,106 @@
+/*
+ * Multi-site allreduce: the source's modified Rabenseifner allreduce, with
+ * n connections between every two sites at once (docs/sites.md).
+ *
+ * How it works. The vector is cut into n blocks and every site's ranks
+ * into n groups with a gateway each, each block into its group's pieces
+ * (src/patterns/sites_sched.h).
+ *   1. On every site, a ring reduce-scatter: each rank ends with its
+ *      site's sum of its piece.
+ *   2. Each group's members send their pieces to the gateway, which then
+ *      holds its site's sum of block g.
+ *   3. Gateway g of every site sends its block to gateway g of every other
+ *      site and combines the S blocks in site order (wsp__sites_combine),
+ *      so every site computes the same bits: n connections between two
+ *      sites at once, where two-tier uses one.
+ *   4. Each gateway sends its group's members their pieces of the result.
+ *   5. On every site, a ring allgather of the pieces.
+ *
+ * Cost: the ring reduce-scatter over the largest site (q ranks), a
+ * gateway's fan in and out, one crossing of M/n bytes per connection
+ * (wsp__wan_cost) and S - 1 reductions of M/n bytes, the ring allgather.
+ * The source's L + M/(nB) + M/B + M/B with latencies, reductions and the
+ * groups' forwarding priced.
+ *
+ * Preconditions: two sites or more, a commutative op (the rings combine
+ * in ring order, not rank order). Fallback: two_tier.
+ */
+#include "../coll_internal.h"
+
+#include "../sites.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+WSP__COST(allreduce, sites,
+          "(q-1).(alpha + (M/q).(beta_x + gamma)) + 2.fan(ceil(q/n), M/q) + wan(M, n) + "
+          "(S-1).(M/n).gamma + (q-1).(alpha + (M/q).beta_x), where fan(k, b) = alpha + "
+          "(k-2).gap + (k-1).b.beta, wan(M, n) = alpha_wan + max((S-1).(M/n).beta, "
+          "(M/n).beta_wan, M.beta_wan_link), n connections, S sites, q the largest "
+          "site") {
+  if (s->sites == NULL) return INFINITY;
+  int S = s->sites->count, n = s->wan_n, q = s->sites->max_size, g = (q + n - 1) / n;
+  double M = (double)s->bytes, piece = M / q;
+  return (q - 1) * (m->alpha + piece * (m->beta_x + m->gamma)) +
+         2 * wsp__fan_cost(m, g, (size_t)piece) + wsp__wan_cost(m, M, n, S - 1) +
+         (S - 1) * (M / n) * m->gamma + (q - 1) * (m->alpha + piece * m->beta_x);
+}
+
+int wsp__allreduce_sites(wsp_comm_t *comm, const wsp__coll_args_t *a) {
+  const wsp__sites_t *st = &comm->sites;
+  int S = st->count, me = comm->rank, rc = WSP_OK;
+  wsp__site_view_t w = {.st = st, .site = st->site_of[me], .n = wsp__sites_conns(comm),
+                        .type = a->dtype, .extent = a->extent, .count = a->count,
+                        .tag = a->tag};
+  w.q = wsp__site_size(st, w.site);
+  w.v = st->index[me];
+  int n = w.n, g = wsp__ss_group(w.q, n, w.v), gateway = w.v == wsp__ss_gateway(w.q, n, g);
+  size_t bs, bl, maxblk = a->count / (size_t)n + 1;
+  wsp__ss_block(a->count, n, g, &bs, &bl);
+  /* tmp: the ring's largest piece (at most a block), and on gateways one
+   * slot per site for step 3. */
+  size_t slots = gateway ? (size_t)S : 1;
+  void *mem = NULL;
+  char *tmp = wsp__tmp_typed(comm, a, maxblk * slots, &mem);
+  MPI_Request *req = malloc(2 * (size_t)S * sizeof *req);
+  if ((rc = wsp__agree_alloc(comm, comm->mpi, tmp == NULL || req == NULL, "allreduce/sites")))
+    goto out;
+  size_t stride = maxblk * (size_t)a->extent;
+  if ((rc = wsp__copy_typed(comm, a, a->sendbuf, a->recvbuf, a->count))) goto out;
+  /* 1, 2. The site's sums, piece by piece, then block g at the gateway. */
+  if ((rc = wsp__site_reduce_scatter(comm, &w, a->recvbuf, tmp, a->op)) ||
+      (rc = wsp__site_group(comm, &w, a->recvbuf, 1)))
+    goto out;
+  /* 3. The gateways of block g exchange their sites' sums. */
+  if (gateway && bl) {
+    char *mine = wsp__elem(a, a->recvbuf, bs);
+    MPI_Request *sreq = req, *rreq = req + S;
+    int ns = 0, nr = 0;
+    for (int t = 0; t < S && rc == WSP_OK; t++) {
+      if (t == w.site) continue;
+      int peer = wsp__site_rank(st, t, wsp__ss_gateway(wsp__site_size(st, t), n, g), 0);
+      if ((rc = wsp__isend_typed(comm, mine, bl, a->dtype, peer, a->tag, &sreq[ns])) == WSP_OK &&
+          ++ns &&
+          (rc = wsp__irecv_typed(comm, tmp + (size_t)t * stride, bl, a->dtype, peer, a->tag,
+                                 &rreq[nr])) == WSP_OK)
+        nr++;
+    }
+    if (rc == WSP_OK) rc = wsp__copy_typed(comm, a, mine, tmp + (size_t)w.site * stride, bl);
+    if (rc) {
+      wsp__abandon(rc, nr, rreq, ns, sreq);
+      goto out;
+    }
+    if ((rc = wsp__waitall(comm, nr, rreq, bl * (size_t)a->type_size * (size_t)nr)) ||
+        (rc = wsp__waitall(comm, ns, sreq, 0)) ||
+        (rc = wsp__sites_combine(comm, tmp, stride, S, bl, a->dtype, a->op)) ||
+        (rc = wsp__copy_typed(comm, a, tmp + (size_t)(S - 1) * stride, mine, bl)))
+      goto out;
+  }
+  /* 4, 5. The result's pieces back to the groups, and the ring. */
+  if ((rc = wsp__site_group(comm, &w, a->recvbuf, 0))) goto out;
+  rc = wsp__site_allgather(comm, &w, a->recvbuf, -1);
+out:
+  free(mem);
+  free(req);
+  return rc;
+}

@@ -1,0 +1,121 @@
+/* What the multi-site collectives share (sites.h). */
+#include "sites.h"
+
+#include "../patterns/ring.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+double wsp__wan_cost(const wsp_model_t *m, double bytes, int conns, int fan) {
+  if (bytes <= 0) return m->alpha_wan;
+  double per = bytes / conns;
+  double t = fmax((double)fan * per * m->beta, per * m->beta_wan);
+  return m->alpha_wan + fmax(t, bytes * m->beta_wan_link);
+}
+
+wsp__coll_shape_t wsp__site_shape(const wsp__coll_shape_t *s) {
+  wsp__coll_shape_t x = *s;
+  x.p = s->sites ? s->sites->max_size : s->p;
+  x.sites = NULL;
+  x.wan_n = 0;
+  x.nodes = x.p;
+  x.max_node_ranks = 1;
+  x.node_blocks = 1;
+  x.aware = NULL;
+  return x;
+}
+
+/* Element range [start, start + len) of buf as an address. */
+static void *wsp__at(const wsp__site_view_t *w, void *buf, size_t start) {
+  return (char *)buf + (ptrdiff_t)start * w->extent;
+}
+
+int wsp__site_allgather(wsp_comm_t *comm, const wsp__site_view_t *w, void *buf, int skip) {
+  int q = w->q, v = w->v, rc = WSP_OK;
+  int next = wsp__site_rank(w->st, w->site, wsp__ring_next(v, q), w->rot);
+  int prev = wsp__site_rank(w->st, w->site, wsp__ring_prev(v, q), w->rot);
+  for (int i = 0; i < q - 1; i++) {
+    MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    size_t ss, sl, rs, rl;
+    wsp__ss_piece(w->count, q, w->n, wsp__ring_send_block(v, q, i), &ss, &sl);
+    wsp__ss_piece(w->count, q, w->n, wsp__ring_recv_block(v, q, i), &rs, &rl);
+    /* The send first (p2p.h, wsp__sendrecv_typed, says why). */
+    if (sl && wsp__ring_next(v, q) != skip &&
+        (rc = wsp__isend_typed(comm, wsp__at(w, buf, ss), sl, w->type, next, w->tag, &req[0])))
+      return rc;
+    if (rl && v != skip &&
+        (rc = wsp__irecv_typed(comm, wsp__at(w, buf, rs), rl, w->type, prev, w->tag, &req[1])))
+      return wsp__abandon(rc, 0, NULL, 1, &req[0]);
+    if ((rc = wsp__waitall(comm, 2, req, (sl + rl) * (size_t)w->extent))) return rc;
+  }
+  return WSP_OK;
+}
+
+int wsp__site_reduce_scatter(wsp_comm_t *comm, const wsp__site_view_t *w, void *buf, void *tmp,
+                             MPI_Op op) {
+  int q = w->q, v = w->v, rc = WSP_OK;
+  int next = wsp__site_rank(w->st, w->site, wsp__ring_next(v, q), w->rot);
+  int prev = wsp__site_rank(w->st, w->site, wsp__ring_prev(v, q), w->rot);
+  for (int i = 0; i < q - 1; i++) {
+    MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    size_t ss, sl, rs, rl;
+    wsp__ss_piece(w->count, q, w->n, wsp__ss_rs_send(v, q, i), &ss, &sl);
+    wsp__ss_piece(w->count, q, w->n, wsp__ss_rs_recv(v, q, i), &rs, &rl);
+    if (sl &&
+        (rc = wsp__isend_typed(comm, wsp__at(w, buf, ss), sl, w->type, next, w->tag, &req[0])))
+      return rc;
+    if (rl && (rc = wsp__irecv_typed(comm, tmp, rl, w->type, prev, w->tag, &req[1])))
+      return wsp__abandon(rc, 0, NULL, 1, &req[0]);
+    if ((rc = wsp__waitall(comm, 2, req, (sl + rl) * (size_t)w->extent))) return rc;
+    /* The sum so far arrived in tmp; this rank's own values join it.
+     * Commutative ops only (the algorithms' precondition). */
+    if ((rc = wsp__reduce_local(comm, tmp, wsp__at(w, buf, rs), rl, w->type, op))) return rc;
+  }
+  return WSP_OK;
+}
+
+int wsp__site_group(wsp_comm_t *comm, const wsp__site_view_t *w, void *buf, int to_gateway) {
+  int q = w->q, n = w->n, g = wsp__ss_group(q, n, w->v), rc = WSP_OK;
+  int gw = wsp__ss_gateway(q, n, g), gs = wsp__ss_group_size(q, n, g);
+  size_t s, l;
+  if (w->v != gw) {
+    wsp__ss_piece(w->count, q, n, w->v, &s, &l);
+    if (l == 0) return WSP_OK;
+    int peer = wsp__site_rank(w->st, w->site, gw, w->rot);
+    return to_gateway ? wsp__send_typed(comm, wsp__at(w, buf, s), l, w->type, peer, w->tag)
+                      : wsp__recv_typed(comm, wsp__at(w, buf, s), l, w->type, peer, w->tag);
+  }
+  if (gs < 2) return WSP_OK;
+  MPI_Request *req = malloc((size_t)(gs - 1) * sizeof *req);
+  if (req == NULL)
+    return wsp__fail(comm, WSP_ERR_NOMEM, "sites: out of memory for %d requests", gs - 1);
+  int posted = 0;
+  size_t bytes = 0;
+  for (int k = 1; k < gs && rc == WSP_OK; k++) {
+    wsp__ss_piece(w->count, q, n, gw + k, &s, &l);
+    req[posted] = MPI_REQUEST_NULL;
+    if (l == 0) continue;
+    int peer = wsp__site_rank(w->st, w->site, gw + k, w->rot);
+    rc = to_gateway
+             ? wsp__irecv_typed(comm, wsp__at(w, buf, s), l, w->type, peer, w->tag, &req[posted])
+             : wsp__isend_typed(comm, wsp__at(w, buf, s), l, w->type, peer, w->tag, &req[posted]);
+    if (rc == WSP_OK) posted++, bytes += l * (size_t)w->extent;
+  }
+  if (rc != WSP_OK)
+    rc = to_gateway ? wsp__abandon(rc, posted, req, 0, NULL) : wsp__abandon(rc, 0, NULL, posted, req);
+  else
+    rc = wsp__waitall(comm, posted, req, bytes);
+  free(req);
+  return rc;
+}
+
+int wsp__sites_combine(wsp_comm_t *comm, char *slots, size_t stride, int S, size_t count,
+                       MPI_Datatype type, MPI_Op op) {
+  /* acc = slot[S-1]; acc = slot[t] op acc for t = S-2 .. 0. */
+  char *acc = slots + (size_t)(S - 1) * stride;
+  for (int t = S - 2; t >= 0; t--) {
+    int rc = wsp__reduce_local(comm, slots + (size_t)t * stride, acc, count, type, op);
+    if (rc) return rc;
+  }
+  return WSP_OK;
+}

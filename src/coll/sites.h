@@ -1,0 +1,69 @@
+/*
+ * What the multi-site collectives share (bcast and allreduce "sites",
+ * bcast "far_first", allreduce "two_tier"; docs/sites.md). The sites
+ * themselves are src/core/sites.c's; the layout of blocks, groups and
+ * pieces is src/patterns/sites_sched.h's.
+ *
+ * The view a call takes: for each site its q ranks in rank order
+ * (comm->sites), n connections between every two sites (wsp__sites_conns,
+ * the same on every rank), and at the root's site of a bcast local indices
+ * rotated so that the root is index 0. Messages are typed: `type` with
+ * `extent` per element (MPI_BYTE and 1 for bcast, whose buffer is bytes).
+ */
+#ifndef WSP_COLL_SITES_H
+#define WSP_COLL_SITES_H
+
+#include "coll_internal.h"
+#include "../patterns/sites_sched.h"
+
+/* The rank of local (virtual) index v on site s, with local indices
+ * rotated by `rot` (the root's index at the root's site, else 0). */
+static inline int wsp__site_rank(const wsp__sites_t *st, int s, int v, int rot) {
+  int q = st->start[s + 1] - st->start[s];
+  return st->rank[st->start[s] + (v + rot) % q];
+}
+static inline int wsp__site_size(const wsp__sites_t *st, int s) {
+  return st->start[s + 1] - st->start[s];
+}
+
+/* One site's part of a call: this rank's site, its size, the rotation and
+ * this rank's virtual index there, and the layout's n. */
+typedef struct wsp__site_view {
+  const wsp__sites_t *st;
+  int site, q, rot, v, n;
+  MPI_Datatype type;
+  MPI_Aint extent;
+  size_t count;
+  int tag;
+} wsp__site_view_t;
+
+/* Ring allgather of the site's pieces of buf (every rank holds its own
+ * piece): q - 1 steps; transfers to virtual index `skip` (>= 0: a rank
+ * that holds everything already, the root of a bcast) are left out. */
+int wsp__site_allgather(wsp_comm_t *comm, const wsp__site_view_t *w, void *buf, int skip);
+/* Ring reduce-scatter of buf over the site: afterwards this rank's piece
+ * of buf holds the site's sum of it. tmp holds the largest piece. */
+int wsp__site_reduce_scatter(wsp_comm_t *comm, const wsp__site_view_t *w, void *buf, void *tmp,
+                             MPI_Op op);
+/* Between the gateway of this rank's group and its other members: with
+ * `to_gateway` each member sends its piece of buf to the gateway (a
+ * gather), else the gateway sends each member its piece (a scatter). */
+int wsp__site_group(wsp_comm_t *comm, const wsp__site_view_t *w, void *buf, int to_gateway);
+
+/* Combines S blocks of `count` elements, slot[t] from site t (slot t at
+ * slots + t.stride), in site order, slot[0] op (slot[1] op (... slot[S-1])),
+ * into slot[S-1]: the same operations on every site, so every site gets
+ * the same bits. */
+int wsp__sites_combine(wsp_comm_t *comm, char *slots, size_t stride, int S, size_t count,
+                       MPI_Datatype type, MPI_Op op);
+
+/* The time of moving `bytes` between two sites over `conns` connections
+ * at once, where each sending rank sends to `fan` sites: latency, then the
+ * slowest of the senders' NICs, one connection, and the link. */
+double wsp__wan_cost(const wsp_model_t *m, double bytes, int conns, int fan);
+
+/* The shape of one site's sub-collective (p = the largest site, no sites,
+ * nodes of one rank each). */
+wsp__coll_shape_t wsp__site_shape(const wsp__coll_shape_t *s);
+
+#endif
