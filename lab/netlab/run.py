@@ -197,7 +197,7 @@ def run_job(st, args):
     cmd, env, hf = build_mpi_command(st, args.mpi, np_, ppn, hosts, prog, args.mpi_arg or [])
     if args.verbose:
         log("running: " + " ".join(cmd))
-    before = snapshot(st) if (args.check_counters or args.expect_bytes) else None
+    before = snapshot(st) if (args.check_counters or args.expect_bytes or args.json_counters) else None
     t0 = time.time()
     # With --done-line, the job's output passes through a reader thread that
     # notes when the line appears; from then on the job has --done-grace

@@ -71,6 +71,9 @@
     "multi-site van de Geijn: the root's blocks to its site's n gateways, "   \
     "n transfers at once to every other site's gateways, pieces to the "      \
     "groups, ring allgather inside each site")                                \
+  X(__VA_ARGS__, SITES_CHAIN, sites_chain, WSP__PRE_SITES, CHAIN,              \
+    "n pipelined chains through every rank, one per connection between two "  \
+    "sites, each carrying a block of the message in segments")               \
   X(__VA_ARGS__, FAR_FIRST, far_first, WSP__PRE_SITES, BINOMIAL,               \
     "the root sends the whole message to one rank of every other site, "      \
     "then each site broadcasts it (the model's choice for a site)")

@@ -26,7 +26,7 @@ enum {
   WSP__COLL_SEGMENT_MAX = INT_MAX,
   WSP__P2P_LANES_MAX = 64, /* WSP__LANES_MAX in src/p2p; wsp_striped_info_t.local_port */
   WSP__P2P_PROBE_MS_MAX = 60000,
-  WSP__WAN_CONNECTIONS_MAX = 1024,
+  WSP__WAN_CONNECTIONS_MAX = 256, /* WSP__SITES_CHAIN_MAX (tags.h) */
 };
 /* The largest model parameter (seconds, seconds per byte) taken as meant. */
 #define WSP__MODEL_MAX 1e6

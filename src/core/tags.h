@@ -27,6 +27,10 @@ enum {
   WSP__TAG_STRIPE_SETUP = 0x5b20,
   /* Collectives: WSP__TAG_COLL + the wsp_coll_t (src/coll). */
   WSP__TAG_COLL = 0x5c00,
+  /* The multi-site pipelined broadcast (bcast sites_chain): chain c on
+   * WSP__TAG_SITES_CHAIN + c, c < WSP__SITES_CHAIN_MAX. */
+  WSP__TAG_SITES_CHAIN = 0x5d00,
+  WSP__SITES_CHAIN_MAX = 0x100,
   /* Sparse exchange (src/exchange/sparse*.c); pairs by round parity. */
   WSP__TAG_SPARSE_EVEN = 0x5e00, /* rounds with an even round number */
   WSP__TAG_SPARSE_ODD = 0x5e01,

@@ -67,6 +67,17 @@ static inline void wsp__ss_piece(size_t count, int q, int n, int i, size_t *star
   *len = b - a;
 }
 
+/* The j-th site-local index of chain c (j = 0 .. q-1) on a site of q ranks
+ * (the multi-site pipelined broadcast, "sites_chain"): at the root's site
+ * the root (index 0) first, then the others rotated by c; elsewhere all q
+ * rotated by c. Chains c < q - 1 leave the root's site from different
+ * ranks, and chains c < q enter and leave any other site at different
+ * ranks. */
+static inline int wsp__ss_chain_index(int q, int c, int j, int root_site) {
+  if (!root_site) return (c + j) % q;
+  return j == 0 ? 0 : 1 + (c + j - 1) % (q - 1);
+}
+
 /* Ring reduce-scatter over q ranks: at step i (0 <= i < q-1) local index r
  * sends its partial sum of piece (r - i - 1) mod q to r + 1, and receives
  * piece (r - i - 2) mod q from r - 1 and adds its own into it; after q-1

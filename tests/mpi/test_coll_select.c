@@ -70,6 +70,7 @@ static const char *expected_fallback(wsp_coll_t c, const char *alg) {
       {WSP_COLL_SCATTER, "aware", "binomial"},
       /* No sites (the chain walks on: two_tier needs sites too). */
       {WSP_COLL_BCAST, "sites", "scatter_ring"},
+      {WSP_COLL_BCAST, "sites_chain", "chain"},
       {WSP_COLL_BCAST, "far_first", "binomial"},
       {WSP_COLL_ALLREDUCE, "sites", "rabenseifner"},
       {WSP_COLL_ALLREDUCE, "two_tier", "rabenseifner"},

@@ -195,6 +195,43 @@ static void sim_allreduce(const world_t *w) {
   free(tmp);
 }
 
+/* The chains of the pipelined broadcast: chain c starts at the root,
+ * visits every rank once, and the n chains (n < the root's site, n <= the
+ * others) cross between sites over n different pairs. */
+static void check_chains(const world_t *w, int root_site, int root_idx, int n) {
+  int p = w->base[w->sites];
+  int *seen = calloc((size_t)p, sizeof *seen), *pairs = calloc((size_t)n * 2 * 3, sizeof *pairs);
+  for (int c = 0; c < n; c++) {
+    memset(seen, 0, (size_t)p * sizeof *seen);
+    int last = -1, hops = 0;
+    for (int k = 0; k < w->sites; k++) {
+      int t = (root_site + k) % w->sites, q = w->q[t];
+      for (int j = 0; j < q; j++) {
+        int v = wsp__ss_chain_index(q, c, j, t == root_site);
+        CHECK(v >= 0 && v < q, "chain %d: index %d on a site of %d", c, v, q);
+        int r = w->base[t] + (v + (t == root_site ? root_idx : 0)) % q;
+        if (k == 0 && j == 0) CHECK(r == w->base[root_site] + root_idx, "chain %d: starts at %d", c, r);
+        CHECK(!seen[r], "chain %d visits rank %d twice", c, r);
+        seen[r] = 1;
+        if (j == 0 && last >= 0) {
+          pairs[(c * 3 + hops) * 2] = last, pairs[(c * 3 + hops) * 2 + 1] = r;
+          hops++;
+        }
+        last = r;
+      }
+    }
+    for (int r = 0; r < p; r++) CHECK(seen[r], "chain %d misses rank %d", c, r);
+  }
+  for (int h = 0; h < w->sites - 1; h++)
+    for (int c = 0; c < n; c++)
+      for (int d = 0; d < c; d++)
+        CHECK(pairs[(c * 3 + h) * 2] != pairs[(d * 3 + h) * 2] ||
+                  pairs[(c * 3 + h) * 2 + 1] != pairs[(d * 3 + h) * 2 + 1],
+              "chains %d and %d cross over the same pair", c, d);
+  free(seen);
+  free(pairs);
+}
+
 int main(void) {
   static const size_t counts[] = {0, 1, 2, 3, 7, 24, 25, 50, 101};
   for (int q = 1; q <= 24; q++)
@@ -218,6 +255,9 @@ int main(void) {
           for (int i = 0; i < w.q[s]; i++) sim_bcast(&w, s, i);
         sim_allreduce(&w);
       }
+    for (int s = 0; s < w.sites; s++)
+      for (int i = 0; i < w.q[s]; i++)
+        for (int n = 1; n < minq; n++) check_chains(&w, s, i, n);
   }
   return check_summary("test_sites_sched");
 }

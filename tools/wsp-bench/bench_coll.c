@@ -321,6 +321,7 @@ typedef struct coll_opts {
   size_t max_bytes;
   int is_int; /* --dtype: index in dtype_names */
   int sync;   /* --sync: SYNC_BARRIER or SYNC_WINDOW */
+  int sites;  /* --sites: report the bandwidth through each link between sites */
   wsp_bench_io_t io;
 } coll_opts_t;
 
@@ -395,6 +396,14 @@ static int parse(coll_opts_t *o, int argc, char **argv, int rank, int size) {
        "seconds have passed since the last refresh; the end of the run "
        "reports the refreshes' share of the run time (0: never)",
        "0", 0, 1e6, NULL, NULL},
+      {"--sites", WSP_OPT_FLAG, &o->sites, NULL,
+       "the communicator has sites (WSP_SITES, or a network map's groups): "
+       "show them and the model's figures between them, and report wanbw, the "
+       "bytes each link between two sites carries per direction over the time "
+       "(S / time for bcast and allreduce, whose every byte crosses each "
+       "link once per direction; other collectives get no wanbw); refuse to run "
+       "without sites",
+       NULL, 0, 0, NULL, NULL},
       {"--max-bytes-per-rank", WSP_OPT_SIZE, &o->max_bytes, "SIZE",
        "refuse to start when the send and receive buffers of the largest row "
        "(2 S per rank) need more",
@@ -619,6 +628,12 @@ static void print_header(const coll_bench_t *b) {
            m->eager, m->eager_node);
   printf("# nodes: %d, at most %d ranks per node%s\n", topo.nodes, topo.max_node_ranks,
          topo.blocks ? " (blocks of consecutive ranks)" : "");
+  if (b->o->sites)
+    printf("# sites: %d, this rank's of %d ranks; %d connections between two sites; "
+           "alpha_wan %.3g s, beta_wan %.3g s/B per connection, beta_wan_link %.3g s/B "
+           "(0: unknown); wanbw in the note (GB/s through each link between sites)\n",
+           topo.sites, topo.site_ranks, topo.wan_connections, m->alpha_wan, m->beta_wan,
+           m->beta_wan_link);
   printf("# time: %s; algbw = size/time, busbw = ",
          b->o->sync == SYNC_WINDOW ? "from an instant all ranks start at to the last rank's "
                                      "end, per call"
@@ -723,6 +738,11 @@ static void time_row(coll_bench_t *b, const row_t *w, const row_state_t *s,
   }
 }
 
+/* Collectives whose every byte crosses each link between two sites once
+ * per direction (bcast from the root's site; allreduce both ways): their
+ * wanbw is S / time. */
+static int crosses_once(wsp_coll_t c) { return c == WSP_COLL_BCAST || c == WSP_COLL_ALLREDUCE; }
+
 /* One algorithm's figures in a row, as the table and the JSON show them. */
 typedef struct alg_result {
   double t, t_min, algbw, fac, ratio, pred; /* ratio, pred: -1 when none */
@@ -742,6 +762,9 @@ static void print_line(const coll_bench_t *b, const row_t *w, size_t S,
     snprintf(note, sizeof note, "-> %s", alg_name(c, s->ran[a]));
   else if (s->al[a] >= 0 && s->ran[a] != s->al[a])
     snprintf(note, sizeof note, "preconditions fail: ran %s", alg_name(c, s->ran[a]));
+  if (b->o->sites && crosses_once(c))
+    snprintf(note + strlen(note), sizeof note - strlen(note), "%swanbw %.4f", *note ? " " : "",
+             (double)w->bytes / r->t * 1e-9);
   if (s->bad[a])
     snprintf(note + strlen(note), sizeof note - strlen(note), "%sMISMATCH on %lld rank(s)",
              *note ? " " : "", s->bad[a]);
@@ -778,6 +801,18 @@ static void json_line(coll_bench_t *b, const row_t *w, size_t S, const row_state
   if (r->ratio > 0) json_object_set_new(j, "ratio_to_mpi", json_real(r->ratio));
   json_object_set_new(j, "predicted_s", r->pred >= 0 ? json_real(r->pred) : json_null());
   json_object_set_new(j, "check", json_string(s->bad[a] ? "MISMATCH" : "ok"));
+  if (b->o->sites) {
+    wsp_topology_t topo;
+    wsp_comm_topology(b->comm, &topo);
+    json_object_set_new(j, "sites", json_integer(topo.sites));
+    json_object_set_new(j, "wan_connections", json_integer(topo.wan_connections));
+    json_object_set_new(j, "wanbw_GBps", crosses_once(c)
+                                             ? json_real((double)w->bytes / r->t * 1e-9)
+                                             : json_null());
+    json_object_set_new(j, "model_wan",
+                        json_pack("{s:f, s:f, s:f}", "alpha_wan", m->alpha_wan, "beta_wan",
+                                  m->beta_wan, "beta_wan_link", m->beta_wan_link));
+  }
   json_object_set_new(
       j, "model",
       json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b, s:I, s:I}", "alpha", m->alpha,
@@ -874,6 +909,18 @@ static int setup(coll_bench_t *b, wsp_bench_post_t *post) {
   if (wsp_comm_create(MPI_COMM_WORLD, NULL, &b->comm) != WSP_OK)
     wsp_bench_die(b->rank, "wsp_comm_create", wsp_last_error());
   if ((rc = check_node_memory(b)) != 0) return rc;
+  if (o->sites) {
+    wsp_topology_t topo;
+    wsp_comm_topology(b->comm, &topo);
+    if (topo.sites < 2) {
+      if (b->rank == 0)
+        fprintf(stderr, "error: --sites: the communicator has %s; set WSP_SITES (e.g. "
+                        "WSP_SITES=\"ranks:0-3;4-7\") or attach a network map whose nodes "
+                        "form groups (WSP_NETMAP)\n",
+                topo.sites ? "one site" : "no sites");
+      return 2;
+    }
+  }
   if ((rc = check_sync(b)) != 0) return rc;
   if (wsp_comm_model(b->comm, &b->model) != WSP_OK)
     wsp_bench_die(b->rank, "wsp_comm_model", wsp_last_error());

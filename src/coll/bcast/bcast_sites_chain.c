@@ -1,0 +1,154 @@
+/*
+ * Multi-site pipelined broadcast: n chains at once, one per connection
+ * between two sites (docs/sites.md). Not in the source: its modified van de
+ * Geijn ("sites") keeps a rank of the root's site sending about twice the
+ * message (its blocks, then the ring), and runs its stages one after the
+ * other; chains overlap everything, and every rank's link carries the
+ * message about once each way.
+ *
+ * How it works. The message is cut into n blocks; block c travels along
+ * chain c in segments, each rank forwarding segment i of a chain while the
+ * next ones arrive (as the flat chain does). Chain c starts at the root,
+ * visits the other ranks of the root's site, then every other site in
+ * turn, each site's ranks in an order rotated by c
+ * (src/patterns/sites_sched.h, wsp__ss_chain_index): the n chains cross
+ * from one site to the next between n different pairs of ranks (n is kept
+ * below the smallest site for that), so n connections share the link at
+ * once, and a
+ * link whose single connections are capped (long round trips, per-flow
+ * shaping) is still filled. Each rank receives every block once and
+ * forwards it once, except at the end of a chain.
+ *
+ * Every rank handles its chains in one fixed order, segment by segment,
+ * chain by chain: receives are posted ahead in a window per chain and
+ * sends are non-blocking, so no rank waits on anything a rank later in the
+ * order still has to send. Each chain has its own tag
+ * (WSP__TAG_SITES_CHAIN + c), since two chains may join the same pair.
+ *
+ * Cost, with n chains (the connections, at most the smallest site less
+ * one): (S-1).alpha_wan + (p - 2 + s).(alpha + (M/(n.s)).n.b), s segments
+ * per chain, b = max(beta_x, beta_wan/n, beta_wan_link): the slowest of a
+ * rank's link (n chains share it), one connection across (M/n each), and
+ * the link between two sites (all M).
+ *
+ * Preconditions: two sites or more. Any root, any site sizes. Fallback:
+ * chain.
+ */
+#include "bcast.h"
+
+#include "../sites.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* Chains: the connections, but below the smallest site, so that the root's
+ * site sends each chain across from a rank of its own (wsp__ss_chain_index;
+ * a site of one or two ranks gets one chain). */
+static int wsp__sites_chain_count(int n, int min_site) {
+  int c = n < min_site - 1 ? n : min_site - 1;
+  return c < 1 ? 1 : c > WSP__SITES_CHAIN_MAX ? WSP__SITES_CHAIN_MAX : c;
+}
+
+/* The per-byte cost of the chains' steady state (above). */
+static double wsp__sites_chain_b(const wsp_model_t *m, int n) {
+  double b = fmax(m->beta_x, m->beta_wan / n);
+  return fmax(b, m->beta_wan_link);
+}
+
+WSP__COST(bcast, sites_chain,
+          "(S-1).alpha_wan + (p - 2 + s).(alpha + (M/(n.s)).n.b), s = ceil(M/(n.seg)), "
+          "b = max(beta_x, beta_wan/n, beta_wan_link), n connections, S sites") {
+  if (s->sites == NULL) return INFINITY;
+  int n = wsp__sites_chain_count(s->wan_n, s->sites->min_size), S = s->sites->count;
+  double b = wsp__sites_chain_b(m, n);
+  size_t blk = s->bytes / (size_t)n + 1;
+  size_t seg = wsp__pipeline_seg(m, blk, s->p - 1, b * n, 1);
+  if (t) t->seg = seg;
+  double segs = (double)(blk ? wsp__bcast_nseg(blk, seg) : 1);
+  return (S - 1) * m->alpha_wan +
+         (s->p - 2 + segs) * (m->alpha + (double)s->bytes / (n * segs) * b);
+}
+
+/* This rank's neighbours in every chain: prev[c] and next[c] (-1: none). */
+static void wsp__sites_chain_links(const wsp__sites_t *st, int root, int n, int me, int *prev,
+                                   int *next) {
+  int S = st->count, rs = st->site_of[root];
+  for (int c = 0; c < n; c++) {
+    prev[c] = next[c] = -1;
+    int last = -1; /* the rank before the current one along chain c */
+    for (int k = 0; k < S; k++) {
+      int t = (rs + k) % S, q = wsp__site_size(st, t);
+      int rot = t == rs ? st->index[root] : 0;
+      for (int j = 0; j < q; j++) {
+        int v = wsp__ss_chain_index(q, c, j, t == rs);
+        int r = wsp__site_rank(st, t, v, rot);
+        if (r == me) prev[c] = last;
+        if (last == me) next[c] = r;
+        last = r;
+      }
+    }
+  }
+}
+
+int wsp__bcast_sites_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {
+  const wsp__sites_t *st = &comm->sites;
+  int n = wsp__sites_chain_count(wsp__sites_conns(comm), st->min_size), rc = WSP_OK;
+  size_t seg = a->tune.seg ? a->tune.seg : WSP__BCAST_DEFAULT_SEG;
+  size_t ahead = wsp__bcast_ahead(seg), nreq = (size_t)n * ahead;
+  int *link = malloc(2 * (size_t)n * sizeof *link);
+  MPI_Request *req = malloc(2 * nreq * sizeof *req);
+  if ((rc = wsp__agree_alloc(comm, comm->mpi, link == NULL || req == NULL,
+                             "bcast/sites_chain"))) {
+    free(link);
+    free(req);
+    return rc;
+  }
+  int *prev = link, *next = link + n;
+  MPI_Request *rreq = req, *sreq = req + nreq;
+  for (size_t k = 0; k < 2 * nreq; k++) req[k] = MPI_REQUEST_NULL;
+  wsp__sites_chain_links(st, a->root, n, comm->rank, prev, next);
+  char *buf = a->recvbuf;
+  size_t maxseg = 0;
+  for (int c = 0; c < n; c++) {
+    size_t bs, bl;
+    wsp__ss_block(a->block, n, c, &bs, &bl);
+    size_t ns = wsp__bcast_nseg(bl, seg);
+    if (ns > maxseg) maxseg = ns;
+    for (size_t i = 0; i < ns && i < ahead && prev[c] >= 0; i++)
+      if ((rc = wsp__irecv_typed(comm, buf + bs + i * seg, wsp__bcast_seg_len(bl, seg, i),
+                                 MPI_BYTE, prev[c], WSP__TAG_SITES_CHAIN + c,
+                                 &rreq[(size_t)c * ahead + i])))
+        goto fail;
+  }
+  for (size_t i = 0; i < maxseg; i++)
+    for (int c = 0; c < n; c++) {
+      size_t bs, bl;
+      wsp__ss_block(a->block, n, c, &bs, &bl);
+      size_t ns = wsp__bcast_nseg(bl, seg), slot = (size_t)c * ahead + i % ahead;
+      if (i >= ns) continue;
+      int tag = WSP__TAG_SITES_CHAIN + c;
+      if (prev[c] >= 0) {
+        if ((rc = wsp__waitall(comm, 1, &rreq[slot], seg))) goto fail;
+        size_t j = i + ahead;
+        if (j < ns && (rc = wsp__irecv_typed(comm, buf + bs + j * seg,
+                                             wsp__bcast_seg_len(bl, seg, j), MPI_BYTE,
+                                             prev[c], tag, &rreq[slot])))
+          goto fail;
+      }
+      if (next[c] >= 0) {
+        if ((rc = wsp__waitall(comm, 1, &sreq[slot], seg))) goto fail;
+        if ((rc = wsp__isend_typed(comm, buf + bs + i * seg, wsp__bcast_seg_len(bl, seg, i),
+                                   MPI_BYTE, next[c], tag, &sreq[slot])))
+          goto fail;
+      }
+    }
+  rc = wsp__waitall(comm, (int)nreq, sreq, 0);
+  free(link);
+  free(req);
+  return rc;
+fail:
+  rc = wsp__abandon(rc, (int)nreq, rreq, (int)nreq, sreq);
+  free(link);
+  free(req);
+  return rc;
+}
