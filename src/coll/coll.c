@@ -23,7 +23,7 @@ int wsp__coll_run(wsp_comm_t *comm, wsp__coll_args_t *a,
              "running %s",
              t->name, r->info.name);
   memset(&a->tune, 0, sizeof a->tune);
-  if (r->cost) (void)r->cost(&comm->model, shape, &a->tune);
+  if (r->cost) (void)wsp__coll_alg_cost(r, &comm->model, shape, &a->tune);
   if (comm->cfg.coll_segment) a->tune.seg = comm->cfg.coll_segment;
   a->tag = WSP__COLL_TAG(a->coll);
   wsp__log(comm, WSP_LOG_TRACE, "%s: %s, %zu bytes, seg %zu", t->name,

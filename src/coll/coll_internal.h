@@ -150,6 +150,12 @@ int wsp__coll_run(wsp_comm_t *comm, wsp__coll_args_t *a,
 int wsp__coll_choose(const wsp_comm_t *comm, const wsp__coll_table_t *t,
                      const wsp__coll_shape_t *s, int *forced_fell_back);
 
+/* Algorithm r's predicted seconds for shape s under model m (its cost
+ * function; on a communicator with sites, a flat algorithm's under the
+ * figures between sites where they are worse: select.c says why); may set
+ * tune. INFINITY when r has no cost. */
+double wsp__coll_alg_cost(const wsp__coll_alg_t *r, const wsp_model_t *m,
+                          const wsp__coll_shape_t *s, wsp__coll_tune_t *tune);
 /* The model's cheapest algorithm of table t for shape s (preconditions
  * holding, native excluded) and its cost in *cost (INFINITY if none). */
 int wsp__coll_cheapest(const wsp__coll_table_t *t, const wsp_model_t *m,

@@ -92,6 +92,22 @@ void wsp__coll_shape_topo(const wsp_comm_t *comm, wsp__coll_shape_t *s) {
   s->wan_n = wsp__sites_conns(comm);
 }
 
+double wsp__coll_alg_cost(const wsp__coll_alg_t *r, const wsp_model_t *m,
+                          const wsp__coll_shape_t *s, wsp__coll_tune_t *tune) {
+  if (r->cost == NULL) return INFINITY;
+  if (s->sites == NULL || (r->pre & WSP__PRE_SITES)) return r->cost(m, s, tune);
+  /* A flat algorithm on a communicator with sites sends some of its
+   * messages between sites, and a pipeline or a ring goes at the pace of
+   * its slowest hop: it is priced as if every message crossed (the
+   * latency and one connection's time per byte between sites, where they
+   * are the larger). The site-aware algorithms price their own steps. */
+  wsp_model_t x = *m;
+  x.alpha = fmax(m->alpha, m->alpha_wan);
+  x.beta = fmax(m->beta, m->beta_wan);
+  x.beta_x = fmax(m->beta_x, m->beta_wan);
+  return r->cost(&x, s, tune);
+}
+
 int wsp__coll_cheapest(const wsp__coll_table_t *t, const wsp_model_t *m,
                        const wsp__coll_shape_t *s, double *cost) {
   int best = 0;
@@ -100,7 +116,7 @@ int wsp__coll_cheapest(const wsp__coll_table_t *t, const wsp_model_t *m,
     const wsp__coll_alg_t *r = &t->algs[i];
     if (r->cost == NULL || !wsp__pre_holds(r->pre, s)) continue;
     wsp__coll_tune_t tune = {0};
-    double c = r->cost(m, s, &tune);
+    double c = wsp__coll_alg_cost(r, m, s, &tune);
     if (c < best_cost) best_cost = c, best = i;
   }
   if (cost) *cost = best_cost;
@@ -148,8 +164,9 @@ int wsp_coll_predict(const wsp_comm_t *comm, wsp_coll_t coll, int alg,
   wsp__coll_shape_topo(comm, &s);
   const wsp__coll_alg_t *r = &t->algs[alg];
   wsp__coll_tune_t tune = {0};
-  *seconds = (r->cost && wsp__pre_holds(r->pre, &s)) ? r->cost(&comm->model, &s, &tune)
-                                                     : -1.0;
+  *seconds = (r->cost && wsp__pre_holds(r->pre, &s))
+                 ? wsp__coll_alg_cost(r, &comm->model, &s, &tune)
+                 : -1.0;
   return WSP_OK;
 }
 

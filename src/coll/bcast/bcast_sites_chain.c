@@ -19,10 +19,11 @@
  * shaping) is still filled. Each rank receives every block once and
  * forwards it once, except at the end of a chain.
  *
- * Every rank handles its chains in one fixed order, segment by segment,
- * chain by chain: receives are posted ahead in a window per chain and
- * sends are non-blocking, so no rank waits on anything a rank later in the
- * order still has to send. Each chain has its own tag
+ * Every rank forwards whichever chain's next segment has arrived, and
+ * when none has, waits for the one earliest in a fixed order (segment,
+ * then chain): receives are posted ahead in a window per chain and sends
+ * are non-blocking, so no rank waits on anything its sender cannot send
+ * before its own waits are over. Each chain has its own tag
  * (WSP__TAG_SITES_CHAIN + c), since two chains may join the same pair.
  *
  * Cost, with n chains (the connections, at most the smallest site less
@@ -40,6 +41,9 @@
 
 #include <math.h>
 #include <stdlib.h>
+
+#define WSP__SITES_CHAIN_SEG_MIN ((size_t)16 << 10)
+#define WSP__SITES_CHAIN_SEG_MAX ((size_t)32 << 10)
 
 /* Chains: the connections, but below the smallest site, so that the root's
  * site sends each chain across from a rank of its own (wsp__ss_chain_index;
@@ -63,10 +67,17 @@ WSP__COST(bcast, sites_chain,
   double b = wsp__sites_chain_b(m, n);
   size_t blk = s->bytes / (size_t)n + 1;
   size_t seg = wsp__pipeline_seg(m, blk, s->p - 1, b * n, 1);
+  /* Segments stay eager (the eager limit when a map gave it, else
+   * WSP__SITES_CHAIN_SEG_MAX) but not tiny: n chains share every rank's
+   * polling, and each segment costs it a round of it. Both ends measured
+   * on netlab (docs/results/sites.md, "Segments"). */
+  size_t hi = m->eager ? m->eager : WSP__SITES_CHAIN_SEG_MAX;
+  if (seg < WSP__SITES_CHAIN_SEG_MIN) seg = WSP__SITES_CHAIN_SEG_MIN;
+  if (seg > hi) seg = hi;
   if (t) t->seg = seg;
   double segs = (double)(blk ? wsp__bcast_nseg(blk, seg) : 1);
   return (S - 1) * m->alpha_wan +
-         (s->p - 2 + segs) * (m->alpha + (double)s->bytes / (n * segs) * b);
+         (s->p - 2 + segs) * (m->alpha + (double)s->bytes / segs * b);
 }
 
 /* This rank's neighbours in every chain: prev[c] and next[c] (-1: none). */
@@ -90,6 +101,25 @@ static void wsp__sites_chain_links(const wsp__sites_t *st, int root, int n, int 
   }
 }
 
+/* Segment i of chain c has arrived (or this rank is the root): posts the
+ * receive of segment i + ahead into its slot and forwards segment i once
+ * the slot's previous send is done. */
+static int wsp__sites_chain_step(wsp_comm_t *comm, const wsp__coll_args_t *a, int c, size_t i,
+                                 size_t bs, size_t bl, size_t seg, size_t ahead, int prev,
+                                 int next, MPI_Request *rreq, MPI_Request *sreq) {
+  char *buf = a->recvbuf;
+  size_t ns = wsp__bcast_nseg(bl, seg), j = i + ahead;
+  int tag = WSP__TAG_SITES_CHAIN + c, rc;
+  if (prev >= 0 && j < ns &&
+      (rc = wsp__irecv_typed(comm, buf + bs + j * seg, wsp__bcast_seg_len(bl, seg, j), MPI_BYTE,
+                             prev, tag, rreq)))
+    return rc;
+  if (next < 0) return WSP_OK;
+  if ((rc = wsp__waitall(comm, 1, sreq, seg))) return rc;
+  return wsp__isend_typed(comm, buf + bs + i * seg, wsp__bcast_seg_len(bl, seg, i), MPI_BYTE,
+                          next, tag, sreq);
+}
+
 int wsp__bcast_sites_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   const wsp__sites_t *st = &comm->sites;
   int n = wsp__sites_chain_count(wsp__sites_conns(comm), st->min_size), rc = WSP_OK;
@@ -108,40 +138,54 @@ int wsp__bcast_sites_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   for (size_t k = 0; k < 2 * nreq; k++) req[k] = MPI_REQUEST_NULL;
   wsp__sites_chain_links(st, a->root, n, comm->rank, prev, next);
   char *buf = a->recvbuf;
-  size_t maxseg = 0;
   for (int c = 0; c < n; c++) {
     size_t bs, bl;
     wsp__ss_block(a->block, n, c, &bs, &bl);
     size_t ns = wsp__bcast_nseg(bl, seg);
-    if (ns > maxseg) maxseg = ns;
     for (size_t i = 0; i < ns && i < ahead && prev[c] >= 0; i++)
       if ((rc = wsp__irecv_typed(comm, buf + bs + i * seg, wsp__bcast_seg_len(bl, seg, i),
                                  MPI_BYTE, prev[c], WSP__TAG_SITES_CHAIN + c,
                                  &rreq[(size_t)c * ahead + i])))
         goto fail;
   }
-  for (size_t i = 0; i < maxseg; i++)
-    for (int c = 0; c < n; c++) {
+  /* Forward whichever chain's next segment has arrived; when none has,
+   * wait for the one earliest in the fixed order (segment, then chain),
+   * which keeps every wait on something its sender will send. */
+  size_t *at = calloc((size_t)n, sizeof *at);
+  if (at == NULL) {
+    rc = wsp__fail(comm, WSP_ERR_NOMEM, "bcast/sites_chain: out of memory");
+    goto fail;
+  }
+  for (size_t left = 0;; left = 0) {
+    int progressed = 0, wait_c = -1;
+    for (int c = 0; c < n && rc == WSP_OK; c++) {
       size_t bs, bl;
       wsp__ss_block(a->block, n, c, &bs, &bl);
-      size_t ns = wsp__bcast_nseg(bl, seg), slot = (size_t)c * ahead + i % ahead;
+      size_t ns = wsp__bcast_nseg(bl, seg), i = at[c];
       if (i >= ns) continue;
-      int tag = WSP__TAG_SITES_CHAIN + c;
+      left++;
+      size_t slot = (size_t)c * ahead + i % ahead;
       if (prev[c] >= 0) {
-        if ((rc = wsp__waitall(comm, 1, &rreq[slot], seg))) goto fail;
-        size_t j = i + ahead;
-        if (j < ns && (rc = wsp__irecv_typed(comm, buf + bs + j * seg,
-                                             wsp__bcast_seg_len(bl, seg, j), MPI_BYTE,
-                                             prev[c], tag, &rreq[slot])))
-          goto fail;
+        int flag = 0;
+        MPI_Test(&rreq[slot], &flag, MPI_STATUS_IGNORE);
+        if (!flag) {
+          if (wait_c < 0 || i < at[wait_c]) wait_c = c;
+          continue;
+        }
       }
-      if (next[c] >= 0) {
-        if ((rc = wsp__waitall(comm, 1, &sreq[slot], seg))) goto fail;
-        if ((rc = wsp__isend_typed(comm, buf + bs + i * seg, wsp__bcast_seg_len(bl, seg, i),
-                                   MPI_BYTE, next[c], tag, &sreq[slot])))
-          goto fail;
-      }
+      rc = wsp__sites_chain_step(comm, a, c, i, bs, bl, seg, ahead, prev[c], next[c],
+                                 &rreq[slot], &sreq[slot]);
+      at[c]++;
+      progressed = 1;
     }
+    if (rc || left == 0) break;
+    if (!progressed && wait_c >= 0) {
+      size_t slot = (size_t)wait_c * ahead + at[wait_c] % ahead;
+      if ((rc = wsp__waitall(comm, 1, &rreq[slot], seg))) break;
+    }
+  }
+  free(at);
+  if (rc) goto fail;
   rc = wsp__waitall(comm, (int)nreq, sreq, 0);
   free(link);
   free(req);

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# The multi-site collectives on netlab's twosite profile: 2 sites of 4 hosts
+# (one rank each), NIC B = 25mbit, WAN W = 100mbit, first without a per-flow
+# cap on the WAN (F = W), then with F = B/2. wsp-bench coll --sites runs
+# bcast and allreduce with the multi-site algorithms, the baselines
+# far_first and two_tier, auto and the MPI's own call (MPI_COMM_WORLD), and
+# then the MPI's call tuned by hand (one job per setting; the lists below).
+# A summary per run: each algorithm's busbw / B, sites(_chain) against the
+# baselines, and the measured time against the model's prediction.
+# Needs root; every lab it makes is removed again on exit.
+#   bench/sites_netlab.sh [outdir]            (default: results)
+# Environment:
+#   WSP_SITES_PARTS ("nocap cap"), WSP_MPIS ("openmpi mpich"), WSP_SIZES
+#   (1M,4M,16M), WSP_REPS (1), WSP_TUNED (1: add the hand-tuned MPI runs at
+#   the largest size), WSP_ALGS (sites,sites_chain,far_first,two_tier,auto,mpi)
+# In the tuning lists, a NAME starting with WSP_ is an environment variable
+# of wirespeed's, not a setting of the MPI's.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-$root/results}
+parts=${WSP_SITES_PARTS:-nocap cap}
+mpis=${WSP_MPIS:-openmpi mpich}
+sizes=${WSP_SIZES:-1M,4M,16M}
+reps=${WSP_REPS:-1}
+algs=${WSP_ALGS:-sites,sites_chain,far_first,two_tier,auto,mpi}
+rate=25mbit wan=100mbit
+name=wsi$(( $$ % 1000 ))
+sites="ranks:0-3;4-7"
+largest=${sizes##*,}
+# Open MPI 4.1's tuned component: bcast 3 pipeline, 9 scatter + ring
+# allgather; allreduce 4 ring, 6 Rabenseifner; btl_tcp_links opens several
+# TCP connections per pair of ranks.
+tuned_ompi="links4: btl_tcp_links 4
+bcast-pipeline-32K: coll_tuned_use_dynamic_rules 1 coll_tuned_bcast_algorithm 3 coll_tuned_bcast_algorithm_segmentsize 32768
+bcast-scatter-ring: coll_tuned_use_dynamic_rules 1 coll_tuned_bcast_algorithm 9
+allreduce-ring: coll_tuned_use_dynamic_rules 1 coll_tuned_allreduce_algorithm 4
+allreduce-rabenseifner: coll_tuned_use_dynamic_rules 1 coll_tuned_allreduce_algorithm 6"
+# MPICH 4.0.2 (ch4:ucx): its algorithm CVARs and UCX's rendezvous threshold.
+tuned_mpich="bcast-scatter-ring: MPIR_CVAR_BCAST_INTRA_ALGORITHM scatter_ring_allgather UCX_RNDV_THRESH 262144
+bcast-pipeline: MPIR_CVAR_BCAST_INTRA_ALGORITHM pipelined_tree UCX_RNDV_THRESH 262144
+allreduce-rsag: MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM reduce_scatter_allgather UCX_RNDV_THRESH 262144"
+mkdir -p "$out"
+json="$out/sites-netlab.json"
+"$root/scripts/deps.sh"
+for m in $mpis; do "$root/scripts/build.sh" "$m" >/dev/null; done
+lab_down() { "$root/scripts/netlab" down --name "$name" >/dev/null 2>&1 || true; }
+trap lab_down EXIT
+stamp=$(date +%Y%m%d%H%M%S)
+labels=
+
+# run MPI LABEL ALGS SIZES [NAME VALUE ...]: one wsp-bench coll job.
+run() {
+  local m=$1 label="$2-$stamp" a=$3 sz=$4
+  shift 4
+  local args=()
+  if [ "$m" = openmpi ]; then args+=(--mpi-arg=-x --mpi-arg="WSP_SITES=$sites")
+  else args+=(--mpi-arg=-genv --mpi-arg=WSP_SITES --mpi-arg="$sites"); fi
+  while [ $# -ge 2 ]; do
+    if [[ $1 == WSP_* && $m = openmpi ]]; then args+=(--mpi-arg=-x --mpi-arg="$1=$2")
+    elif [ "$m" = openmpi ]; then args+=(--mpi-arg=--mca --mpi-arg="$1" --mpi-arg="$2")
+    else args+=(--mpi-arg=-genv --mpi-arg="$1" --mpi-arg="$2"); fi
+    shift 2
+  done
+  labels="$labels$label,"
+  echo "== $label"
+  # MPICH 4.0.2 + UCX tcp can hang in MPI_Finalize after the results are
+  # written (docs/netlab.md): netlab ends such a job after wsp-bench's
+  # "finished" line, and its exit code 124 is not an error here.
+  "$root/scripts/netlab" run --name "$name" --mpi "$m" --ppn 1 "${args[@]}" --timeout 5400 \
+    --done-line "# wsp-bench coll: finished" --done-grace 60 -- \
+    "$root/build/$m/tools/wsp-bench" coll --sites --colls bcast,allreduce --sizes "$sz" \
+    --algs "$a" --reps "$reps" --iters 1 --warmup 0 --label "$label" --json "$json" \
+    </dev/null || [ $? = 124 ]
+}
+
+for part in $parts; do
+  case $part in
+  nocap) cap=$wan ;;
+  cap) cap=12500kbit ;;
+  *) echo "sites_netlab.sh: unknown part '$part' (nocap, cap)" >&2; exit 2 ;;
+  esac
+  lab_down
+  "$root/scripts/netlab" up twosite --name "$name" --hosts 8 --rate "$rate" --wan-rate "$wan" \
+    --flow-cap "$cap"
+  for m in $mpis; do
+    run "$m" "$part-$m" "$algs" "$sizes"
+    [ "${WSP_TUNED:-1}" = 1 ] || continue
+    if [ "$m" = openmpi ]; then list=$tuned_ompi; else list=$tuned_mpich; fi
+    while IFS= read -r line; do
+      [ -n "$line" ] || continue
+      read -r -a kv <<< "${line#*:}"
+      run "$m" "$part-$m-tuned-${line%%:*}" mpi "$largest" "${kv[@]}"
+    done <<< "$list"
+  done
+done
+
+/usr/bin/python3 - "$json" "${rate%mbit}" "$labels" "$stamp" <<'PY'
+import json, sys
+path, mbit, labels, stamp = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4]
+want = [l for l in labels.split(",") if l]
+B = mbit * 1e6 / 8
+rows = {}
+for line in open(path):
+    r = json.loads(line)
+    if r.get("bench") == "coll" and r["label"] in want:
+        rows[(r["label"], r["coll"], r["size"], r["alg"])] = r
+def short(l):
+    return l[:-len(stamp) - 1]
+print("\n| run | collective | size | algorithm (ran) | time s | busbw / B | model s | time / model |")
+print("|---|---|---|---|---:|---:|---:|---:|")
+for k in sorted(rows, key=lambda k: (want.index(k[0]), k[1], k[2], k[3])):
+    r = rows[k]
+    pred = r.get("predicted_s")
+    print(f"| {short(k[0])} | {k[1]} | {k[2] >> 20} MiB | {k[3]} ({r['ran']}) | {r['time_s']:.2f} "
+          f"| {r['busbw_GBps'] * 1e9 / B:.3f} | {pred if pred is None else round(pred, 2)} "
+          f"| {'-' if not pred else round(r['time_s'] / pred, 2)} |")
+print("\nsummary (ratios of times in one job; tuned MPI calls ran in jobs of their own):")
+for l in want:
+    if "-tuned-" in l:
+        continue
+    part, mpi = short(l).split("-")[:2]
+    for coll, base, mine in (("bcast", "far_first", ("sites", "sites_chain", "auto")),
+                             ("allreduce", "two_tier", ("sites", "auto"))):
+        for size in sorted({k[2] for k in rows if k[0] == l and k[1] == coll}):
+            b, m = rows.get((l, coll, size, base)), rows.get((l, coll, size, "mpi"))
+            if not b:
+                continue
+            tuned = [(r, short(k[0])) for k, r in rows.items() if k[1] == coll and k[2] == size
+                     and k[0].startswith(f"{part}-{mpi}-tuned-")]
+            for a in mine:
+                r = rows.get((l, coll, size, a))
+                if not r:
+                    continue
+                s = (f"  {part} {mpi} {coll} {size >> 20} MiB: {a} ({r['ran']}) {r['time_s']:.2f} s, "
+                     f"{b['time_s'] / r['time_s']:.2f}x {base}")
+                if m:
+                    s += f", {m['time_s'] / r['time_s']:.2f}x MPI default"
+                if tuned:
+                    best, bl = min(tuned, key=lambda t: t[0]["time_s"])
+                    s += f", {best['time_s'] / r['time_s']:.2f}x best tuned MPI ({bl.split('-tuned-')[1]})"
+                print(s)
+PY
+echo "# JSON lines appended to $json (labels end in -$stamp)"
