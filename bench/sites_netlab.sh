@@ -37,7 +37,7 @@ allreduce-ring: coll_tuned_use_dynamic_rules 1 coll_tuned_allreduce_algorithm 4
 allreduce-rabenseifner: coll_tuned_use_dynamic_rules 1 coll_tuned_allreduce_algorithm 6"
 # MPICH 4.0.2 (ch4:ucx): its algorithm CVARs and UCX's rendezvous threshold.
 tuned_mpich="bcast-scatter-ring: MPIR_CVAR_BCAST_INTRA_ALGORITHM scatter_ring_allgather UCX_RNDV_THRESH 262144
-bcast-pipeline: MPIR_CVAR_BCAST_INTRA_ALGORITHM pipelined_tree UCX_RNDV_THRESH 262144
+bcast-scatter-rdb: MPIR_CVAR_BCAST_INTRA_ALGORITHM scatter_recursive_doubling_allgather UCX_RNDV_THRESH 262144
 allreduce-rsag: MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM reduce_scatter_allgather UCX_RNDV_THRESH 262144"
 mkdir -p "$out"
 json="$out/sites-netlab.json"

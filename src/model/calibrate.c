@@ -69,9 +69,9 @@ static int wsp__stream(wsp_comm_t *comm, int peer, char *buf, int bytes, int win
  * for i < nw = the smaller site's size. Pair 0 measures the latency
  * (ping-pong) and one connection's inverse bandwidth (a stream) into
  * fig[0] and fig[1]; then all nw pairs stream at once, site 0 to site 1,
- * and the link's inverse bandwidth is the time the slowest took for the
- * bytes of all of them (fig[2]; with one pair the link cannot be told
- * apart from one connection, and fig[2] stays 0: unknown). Other pairs of
+ * and the link's inverse bandwidth is one over the sum of the pairs' rates
+ * (fig[2]; with one pair the link cannot be told apart from one
+ * connection, and fig[2] stays 0: unknown). Other pairs of
  * sites are taken to be like these two. */
 static int wsp__calibrate_wan(wsp_comm_t *comm, char *buf, double *fig) {
   const wsp__sites_t *st = &comm->sites;
@@ -92,12 +92,19 @@ static int wsp__calibrate_wan(wsp_comm_t *comm, char *buf, double *fig) {
   /* Everybody's ping-pong must be over before the streams start together;
    * pair 0's round trip is everybody's estimate of it. */
   WSP__MPI_GOTO(comm, MPI_Bcast(&ts, 1, MPI_DOUBLE, st->rank[0], comm->mpi), rc, out);
+  double rate = 0;
   if (peer >= 0 && nw >= 2) {
     if ((rc = wsp__stream(comm, peer, buf, WSP__CAL_LARGE, WSP__CAL_WINDOW,
                           WSP__CAL_REPS_LARGE, 0, &tall)))
       return rc;
-    fig[2] = (tall - ts) / ((double)nw * WSP__CAL_WINDOW * WSP__CAL_LARGE);
+    if (s == 0 && tall > ts) rate = (double)WSP__CAL_WINDOW * WSP__CAL_LARGE / (tall - ts);
   }
+  /* The link carries the pairs' rates together. Their sum, not the bytes
+   * over the slowest pair's time: one pair slowed (by sharing a per-flow
+   * class, say) would make the whole link look that slow. */
+  WSP__MPI_GOTO(comm, MPI_Allreduce(MPI_IN_PLACE, &rate, 1, MPI_DOUBLE, MPI_SUM, comm->mpi), rc,
+                out);
+  if (rate > 0) fig[2] = 1 / rate;
 out:
   return rc;
 }

@@ -166,8 +166,10 @@ int wsp__bcast_sites_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {
       left++;
       size_t slot = (size_t)c * ahead + i % ahead;
       if (prev[c] >= 0) {
-        int flag = 0;
-        MPI_Test(&rreq[slot], &flag, MPI_STATUS_IGNORE);
+        /* A receive completed by the wait below is null already (SMPI's
+         * MPI_Test does not report a null request as complete). */
+        int flag = rreq[slot] == MPI_REQUEST_NULL;
+        if (!flag) MPI_Test(&rreq[slot], &flag, MPI_STATUS_IGNORE);
         if (!flag) {
           if (wait_c < 0 || i < at[wait_c]) wait_c = c;
           continue;
