@@ -30,45 +30,50 @@ static void *wsp__at(const wsp__site_view_t *w, void *buf, size_t start) {
   return (char *)buf + (ptrdiff_t)start * w->extent;
 }
 
-int wsp__site_allgather(wsp_comm_t *comm, const wsp__site_view_t *w, void *buf, int skip) {
-  int q = w->q, v = w->v, rc = WSP_OK;
+/* One ring step: sends piece sb of buf to the next rank (unless !send)
+ * while receiving piece rb from the previous one (unless !recv) into
+ * buf's piece, or into tmp when tmp is not NULL, and waits for both.
+ * Empty pieces are not sent. */
+static int wsp__site_ring_step(wsp_comm_t *comm, const wsp__site_view_t *w, void *buf, int sb,
+                               int send, int rb, int recv, void *tmp) {
+  int q = w->q, v = w->v, rc;
   int next = wsp__site_rank(w->st, w->site, wsp__ring_next(v, q), w->rot);
   int prev = wsp__site_rank(w->st, w->site, wsp__ring_prev(v, q), w->rot);
-  for (int i = 0; i < q - 1; i++) {
-    MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-    size_t ss, sl, rs, rl;
-    wsp__ss_piece(w->count, q, w->n, wsp__ring_send_block(v, q, i), &ss, &sl);
-    wsp__ss_piece(w->count, q, w->n, wsp__ring_recv_block(v, q, i), &rs, &rl);
-    /* The send first (p2p.h, wsp__sendrecv_typed, says why). */
-    if (sl && wsp__ring_next(v, q) != skip &&
-        (rc = wsp__isend_typed(comm, wsp__at(w, buf, ss), sl, w->type, next, w->tag, &req[0])))
+  MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  size_t ss, sl, rs, rl;
+  wsp__ss_piece(w->count, q, w->n, sb, &ss, &sl);
+  wsp__ss_piece(w->count, q, w->n, rb, &rs, &rl);
+  void *dst = tmp ? tmp : wsp__at(w, buf, rs);
+  /* The send first (p2p.h, wsp__sendrecv_typed, says why). */
+  if (sl && send &&
+      (rc = wsp__isend_typed(comm, wsp__at(w, buf, ss), sl, w->type, next, w->tag, &req[0])))
+    return rc;
+  if (rl && recv && (rc = wsp__irecv_typed(comm, dst, rl, w->type, prev, w->tag, &req[1])))
+    return wsp__abandon(rc, 0, NULL, 1, &req[0]);
+  return wsp__waitall(comm, 2, req, (sl + rl) * (size_t)w->extent);
+}
+
+int wsp__site_allgather(wsp_comm_t *comm, const wsp__site_view_t *w, void *buf, int skip) {
+  int q = w->q, v = w->v, rc;
+  for (int i = 0; i < q - 1; i++)
+    if ((rc = wsp__site_ring_step(comm, w, buf, wsp__ring_send_block(v, q, i),
+                                  wsp__ring_next(v, q) != skip, wsp__ring_recv_block(v, q, i),
+                                  v != skip, NULL)))
       return rc;
-    if (rl && v != skip &&
-        (rc = wsp__irecv_typed(comm, wsp__at(w, buf, rs), rl, w->type, prev, w->tag, &req[1])))
-      return wsp__abandon(rc, 0, NULL, 1, &req[0]);
-    if ((rc = wsp__waitall(comm, 2, req, (sl + rl) * (size_t)w->extent))) return rc;
-  }
   return WSP_OK;
 }
 
 int wsp__site_reduce_scatter(wsp_comm_t *comm, const wsp__site_view_t *w, void *buf, void *tmp,
                              MPI_Op op) {
-  int q = w->q, v = w->v, rc = WSP_OK;
-  int next = wsp__site_rank(w->st, w->site, wsp__ring_next(v, q), w->rot);
-  int prev = wsp__site_rank(w->st, w->site, wsp__ring_prev(v, q), w->rot);
+  int q = w->q, v = w->v, rc;
   for (int i = 0; i < q - 1; i++) {
-    MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-    size_t ss, sl, rs, rl;
-    wsp__ss_piece(w->count, q, w->n, wsp__ss_rs_send(v, q, i), &ss, &sl);
-    wsp__ss_piece(w->count, q, w->n, wsp__ss_rs_recv(v, q, i), &rs, &rl);
-    if (sl &&
-        (rc = wsp__isend_typed(comm, wsp__at(w, buf, ss), sl, w->type, next, w->tag, &req[0])))
+    int rb = wsp__ss_rs_recv(v, q, i);
+    if ((rc = wsp__site_ring_step(comm, w, buf, wsp__ss_rs_send(v, q, i), 1, rb, 1, tmp)))
       return rc;
-    if (rl && (rc = wsp__irecv_typed(comm, tmp, rl, w->type, prev, w->tag, &req[1])))
-      return wsp__abandon(rc, 0, NULL, 1, &req[0]);
-    if ((rc = wsp__waitall(comm, 2, req, (sl + rl) * (size_t)w->extent))) return rc;
     /* The sum so far arrived in tmp; this rank's own values join it.
      * Commutative ops only (the algorithms' precondition). */
+    size_t rs, rl;
+    wsp__ss_piece(w->count, q, w->n, rb, &rs, &rl);
     if ((rc = wsp__reduce_local(comm, tmp, wsp__at(w, buf, rs), rl, w->type, op))) return rc;
   }
   return WSP_OK;
