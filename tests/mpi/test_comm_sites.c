@@ -87,6 +87,10 @@ int main(int argc, char **argv) {
       expect_multisite(w, 1, spec);
       int s = 0;
       CHECK(wsp_comm_site(w, size, &s) == WSP_ERR_ARG, "rank %d accepted", size);
+      CHECK(wsp_comm_site(w, -1, &s) == WSP_ERR_ARG, "rank -1 accepted");
+      CHECK(wsp_comm_site(w, 0, NULL) == WSP_ERR_ARG, "site NULL accepted");
+      CHECK(wsp_comm_site(NULL, 0, &s) == WSP_ERR_ARG, "comm NULL accepted");
+      CHECK(strstr(wsp_last_error(), "comm is NULL") != NULL, "%s", wsp_last_error());
       wsp_config_t c;
       wsp_comm_config(w, &c);
       CHECK(c.sites && strcmp(c.sites, spec) == 0, "config keeps the specification");
