@@ -70,7 +70,7 @@ WSP__COST(bcast, sites_chain,
   /* Segments stay eager (the eager limit when a map gave it, else
    * WSP__SITES_CHAIN_SEG_MAX) but not tiny: n chains share every rank's
    * polling, and each segment costs it a round of it. Both ends measured
-   * on netlab (docs/results/sites.md, "Segments"). */
+   * on netlab (docs/results/sites.md, "Segments of the chains"). */
   size_t hi = m->eager ? m->eager : WSP__SITES_CHAIN_SEG_MAX;
   if (seg < WSP__SITES_CHAIN_SEG_MIN) seg = WSP__SITES_CHAIN_SEG_MIN;
   if (seg > hi) seg = hi;
