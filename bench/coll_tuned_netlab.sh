@@ -26,6 +26,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/bench/netlab_map.sh"
+. "$root/bench/netlab_args.sh"
 out=${1:-$root/results}
 hosts=${2:-4}
 rate=${3:-100mbit}
@@ -67,17 +68,8 @@ labels=
 run() {
   local m=$1 label="$2-$stamp" bench=$3
   shift 3
-  local args=()
-  while [ $# -ge 2 ]; do
-    if [[ $1 == WSP_* && $m = openmpi ]]; then
-      args+=(--mpi-arg=-x --mpi-arg="$1=$2")
-    elif [ "$m" = openmpi ]; then
-      args+=(--mpi-arg=--mca --mpi-arg="$1" --mpi-arg="$2")
-    else
-      args+=(--mpi-arg=-genv --mpi-arg="$1" --mpi-arg="$2")
-    fi
-    shift 2
-  done
+  wsp_setting_args "$m" "$@"
+  local args=("${setting_args[@]}")
   labels="$labels$label,"
   echo "== $label"
   # MPICH 4.0.2 + UCX tcp can hang in MPI_Finalize after the results are

@@ -17,6 +17,7 @@
 # of wirespeed's, not a setting of the MPI's.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/netlab_args.sh"
 out=${1:-$root/results}
 parts=${WSP_SITES_PARTS:-nocap cap}
 mpis=${WSP_MPIS:-openmpi mpich}
@@ -52,15 +53,8 @@ labels=
 run() {
   local m=$1 label="$2-$stamp" a=$3 sz=$4
   shift 4
-  local args=()
-  if [ "$m" = openmpi ]; then args+=(--mpi-arg=-x --mpi-arg="WSP_SITES=$sites")
-  else args+=(--mpi-arg=-genv --mpi-arg=WSP_SITES --mpi-arg="$sites"); fi
-  while [ $# -ge 2 ]; do
-    if [[ $1 == WSP_* && $m = openmpi ]]; then args+=(--mpi-arg=-x --mpi-arg="$1=$2")
-    elif [ "$m" = openmpi ]; then args+=(--mpi-arg=--mca --mpi-arg="$1" --mpi-arg="$2")
-    else args+=(--mpi-arg=-genv --mpi-arg="$1" --mpi-arg="$2"); fi
-    shift 2
-  done
+  wsp_setting_args "$m" WSP_SITES "$sites" "$@"
+  local args=("${setting_args[@]}")
   labels="$labels$label,"
   echo "== $label"
   # MPICH 4.0.2 + UCX tcp can hang in MPI_Finalize after the results are
