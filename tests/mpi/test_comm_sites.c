@@ -5,7 +5,9 @@
  *     list, numbered by lowest rank whatever order the list gives; the
  *     topology's counts;
  *   - a list naming a rank the communicator lacks, and a "hosts:" pattern
- *     no host matches: WSP_ERR_CONFIG on every rank, nobody hangs;
+ *     no host matches: WSP_ERR_CONFIG on every rank, nobody hangs; a
+ *     malformed cfg.sites and cfg.wan_connections over 256: WSP_ERR_ARG
+ *     naming the field;
  *   - "hosts:*" (every rank on one site) and "none": no multi-site
  *     algorithm can run (wsp_coll_predict gives -1), and with two sites
  *     they can (a time above 0), with the WAN figures of a configured
@@ -103,6 +105,23 @@ int main(int argc, char **argv) {
   CHECK(rc == WSP_ERR_CONFIG && w == NULL, "%s: rc %d", spec, rc);
   CHECK(strstr(wsp_last_error(), "is not in this communicator") != NULL, "%s: %s", spec,
         wsp_last_error());
+  {
+    /* Bad configuration fields, refused before any traffic, naming them. */
+    wsp_config_t c;
+    wsp_config_init(&c);
+    c.wan_connections = 257;
+    w = NULL;
+    rc = wsp_comm_create(MPI_COMM_WORLD, &c, &w);
+    agree(rc, "wan_connections 257");
+    CHECK(rc == WSP_ERR_ARG && w == NULL && strstr(wsp_last_error(), "wan_connections"),
+          "cfg.wan_connections = 257 gave %d: %s", rc, wsp_last_error());
+    wsp_config_init(&c);
+    c.sites = "ranks:0;;1";
+    rc = wsp_comm_create(MPI_COMM_WORLD, &c, &w);
+    agree(rc, "sites ranks:0;;1");
+    CHECK(rc == WSP_ERR_ARG && w == NULL && strstr(wsp_last_error(), "cfg->sites"),
+          "cfg.sites = \"ranks:0;;1\" gave %d: %s", rc, wsp_last_error());
+  }
   w = make("hosts:no-such-host-*", &rc);
   agree(rc, "hosts:no-such-host-*");
   CHECK(rc == WSP_ERR_CONFIG && w == NULL, "hosts:no-such-host-*: rc %d", rc);
