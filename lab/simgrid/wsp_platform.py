@@ -6,7 +6,10 @@ Profiles:
            switch (the backbone is N x bw, so only NICs limit).
   twosite  two such clusters of N/2 hosts joined by a WAN link of --wan-bw
            and --wan-lat. SimGrid caps one flow at TCP-gamma / (2 x latency),
-           which imitates window-limited TCP over a long link.
+           which imitates window-limited TCP over a long link. The WAN is one
+           link that both directions share (--wan-duplex shared, the default)
+           or, with --wan-duplex split, --wan-bw in each direction, as a
+           full-duplex wide-area circuit.
   racks    --racks R racks of --hosts-per-rack H hosts. Inside a rack the
            hosts' NICs (--bw, --lat) meet on a non-blocking switch; each rack
            has a full-duplex uplink to a non-blocking core switch, of
@@ -195,10 +198,19 @@ def platform_xml(a, zones):
         else:
             out.append(cluster_xml("c0", "h", 0, half, a.bw, a.lat, "    "))
             out.append(cluster_xml("c1", "h", half, a.hosts - half, a.bw, a.lat, "    "))
-        out.append(f'    <link id="wan" bandwidth="{bw_attr(a.wan_bw)}" '
-                   f'latency="{lat_attr(a.wan_lat)}"/>\n')
-        out.append('    <zoneRoute src="c0" dst="c1" gw_src="c0-router" '
-                   'gw_dst="c1-router"><link_ctn id="wan"/></zoneRoute>\n')
+        if a.wan_duplex == "split":
+            # SPLITDUPLEX makes wan_UP and wan_DOWN, one per direction.
+            out.append(f'    <link id="wan" bandwidth="{bw_attr(a.wan_bw)}" '
+                       f'latency="{lat_attr(a.wan_lat)}" sharing_policy="SPLITDUPLEX"/>\n')
+            for src, dst, way in (("c0", "c1", "UP"), ("c1", "c0", "DOWN")):
+                out.append(f'    <zoneRoute src="{src}" dst="{dst}" gw_src="{src}-router" '
+                           f'gw_dst="{dst}-router" symmetrical="NO">'
+                           f'<link_ctn id="wan" direction="{way}"/></zoneRoute>\n')
+        else:
+            out.append(f'    <link id="wan" bandwidth="{bw_attr(a.wan_bw)}" '
+                       f'latency="{lat_attr(a.wan_lat)}"/>\n')
+            out.append('    <zoneRoute src="c0" dst="c1" gw_src="c0-router" '
+                       'gw_dst="c1-router"><link_ctn id="wan"/></zoneRoute>\n')
         out.append("  </zone>\n")
     else:
         # The core switch is non-blocking: between racks only the two
@@ -239,7 +251,8 @@ def describe(a, zones):
             d["hosts"].append({"name": h["name"], "rack": zid, "bw_Bps": bw_written(h["bw"]),
                                "lat_s": lat_written(h["lat"]), "slow": h["slow"]})
     if a.profile == "twosite":
-        d["wan"] = {"bw_Bps": bw_written(a.wan_bw), "lat_s": lat_written(a.wan_lat)}
+        d["wan"] = {"bw_Bps": bw_written(a.wan_bw), "lat_s": lat_written(a.wan_lat),
+                    "duplex": a.wan_duplex}
     return d
 
 
@@ -249,8 +262,9 @@ def path(desc, src, dst):
     the sender's NIC, then (between racks) the sender's rack uplink and the
     receiver's rack uplink, or (twosite, between sites) the WAN link, then
     the receiver's NIC. Not included: SimGrid's cap of one flow at
-    TCP-gamma / (2 x this latency), and that the twosite WAN is one link for
-    both directions, so a transfer shares it with its own acknowledgements
+    TCP-gamma / (2 x this latency), and that the twosite WAN (unless
+    --wan-duplex split) is one link for both directions, so a transfer
+    shares it with its own acknowledgements
     (SimGrid's network/crosstraffic: 1/1.05 of the WAN rate for one flow)."""
     hosts = {h["name"]: h for h in desc["hosts"]}
     racks = {r["id"]: r for r in desc["racks"]}
@@ -278,6 +292,9 @@ def parse(argv):
                     help="NIC latency (default 50us)")
     ap.add_argument("--wan-bw", type=rate, help="twosite: WAN rate (default 1Gbps)")
     ap.add_argument("--wan-lat", type=latency, help="twosite: WAN latency (default 5ms)")
+    ap.add_argument("--wan-duplex", choices=["shared", "split"],
+                    help="twosite: one WAN link for both directions (shared, the default) "
+                    "or --wan-bw each way (split)")
     ap.add_argument("--racks", type=integer, help="racks: number of racks (default 4)")
     ap.add_argument("--hosts-per-rack", type=integer, help="racks: hosts in a rack (default 16)")
     ap.add_argument("--uplink-bw", type=rate, help="racks: rate of a rack's uplink, each way")
@@ -301,7 +318,7 @@ def parse(argv):
     if a.profile == "racks":
         if a.hosts is not None:
             ap.error("--hosts: not an option of racks (it takes --racks and --hosts-per-rack)")
-        for opt in ("wan_bw", "wan_lat"):
+        for opt in ("wan_bw", "wan_lat", "wan_duplex"):
             if getattr(a, opt) is not None:
                 ap.error(f"--{opt.replace('_', '-')}: not an option of racks (twosite only)")
         a.racks = 4 if a.racks is None else a.racks
@@ -336,6 +353,9 @@ def parse(argv):
         # cluster has always accepted and ignored --wan-bw and --wan-lat.
         a.wan_bw = rate("1Gbps") if a.wan_bw is None else a.wan_bw
         a.wan_lat = latency("5ms") if a.wan_lat is None else a.wan_lat
+        if a.wan_duplex is not None and a.profile != "twosite":
+            ap.error("--wan-duplex: only the twosite profile has a WAN")
+        a.wan_duplex = a.wan_duplex or "shared"
 
     if a.lat_spread < 1:
         ap.error(f"--lat-spread {a.lat_spread:g}: must be at least 1 (1 = no spread)")

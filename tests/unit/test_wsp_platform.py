@@ -133,7 +133,23 @@ class TestUnchangedProfiles(Gen):
         self.assertEqual(plain, seeded)
         self.assertEqual([h["lat_s"] for h in d["hosts"]], [50e-6] * 6)
         self.assertEqual([h["rack"] for h in d["hosts"]], ["c0"] * 3 + ["c1"] * 3)
-        self.assertEqual(d["wan"], {"bw_Bps": 125000000, "lat_s": 5e-3})
+        self.assertEqual(d["wan"], {"bw_Bps": 125000000, "lat_s": 5e-3, "duplex": "shared"})
+
+    def test_twosite_split_duplex(self):
+        """--wan-duplex split: one link per direction, each route through its own."""
+        text, _, d = self.gen("twosite", "--hosts", "4", "--wan-bw", "10Gbps",
+                              "--wan-duplex", "split")
+        root = ET.fromstring(text.split("\n", 2)[2])
+        wan = root.find("zone/link")
+        self.assertEqual(wan.get("sharing_policy"), "SPLITDUPLEX")
+        self.assertEqual(wan.get("bandwidth"), "1250000000Bps")
+        routes = {(r.get("src"), r.get("dst")): r for r in root.iter("zoneRoute")}
+        self.assertEqual(set(routes), {("c0", "c1"), ("c1", "c0")})
+        for (src, dst), way in ((("c0", "c1"), "UP"), (("c1", "c0"), "DOWN")):
+            r = routes[(src, dst)]
+            self.assertEqual(r.get("symmetrical"), "NO")
+            self.assertEqual([(c.get("id"), c.get("direction")) for c in r], [("wan", way)])
+        self.assertEqual(d["wan"]["duplex"], "split")
 
     def test_cluster_still_ignores_wan_options(self):
         a, _, _ = self.gen("cluster", "--hosts", "3", describe=False)
@@ -346,6 +362,9 @@ class TestBadArguments(Gen):
         (["stars"], "argument profile: invalid choice: 'stars'"),
         (["cluster", "--hosts", "0"], "--hosts 0: must be in [1, 100000]"),
         (["twosite", "--hosts", "1"], "--hosts: twosite needs at least 2 hosts"),
+        (["cluster", "--wan-duplex", "split"], "--wan-duplex: only the twosite profile"),
+        (["racks", "--wan-duplex", "split"], "--wan-duplex: not an option of racks"),
+        (["twosite", "--wan-duplex", "half"], "argument --wan-duplex: invalid choice: 'half'"),
     ]
 
     def test_refused_naming_the_option(self):
