@@ -184,6 +184,52 @@ static int wsp__waitall_replay(const wsp_comm_t *comm, int n, MPI_Request *reqs,
 }
 #endif
 
+#ifdef WSP_SIMGRID
+/* wsp__waitany's loop replayed, as wsp__waitall_replay's: one blocking
+ * MPI_Waitany records when the first request completes, and the loop's
+ * passes (an idle pass, then a test of each pending request) are walked on
+ * the simulated clock until the pass that would have seen it. */
+static int wsp__waitany_replay(const wsp_comm_t *comm, int n, MPI_Request *reqs, int *idx,
+                               wsp__backoff_t *b) {
+  int pending = 0, done = 0;
+  for (int i = 0; i < n; i++) pending += reqs[i] != MPI_REQUEST_NULL;
+  double start = MPI_Wtime();
+  int mrc = MPI_Testany(n, reqs, idx, &done, MPI_STATUS_IGNORE);
+  if (mrc != MPI_SUCCESS) return wsp__mpi_fail(comm, mrc, "MPI_Testany", WSP__WHERE);
+  if (done || pending == 0) return WSP_OK;
+  double s = MPI_Wtime(), clock = MPI_Wtime() - s;
+  double test = (s - start - clock) / pending;
+  s = start + test * pending;
+  if ((mrc = MPI_Waitany(n, reqs, idx, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+    return wsp__mpi_fail(comm, mrc, "MPI_Waitany", WSP__WHERE);
+  double at = MPI_Wtime();
+  while (s < at) s += wsp__backoff_sim_pass(b, s) + test * pending;
+  wsp__sleep_seconds(s - MPI_Wtime());
+  return WSP_OK;
+}
+#endif
+
+int wsp__waitany(const wsp_comm_t *comm, int n, MPI_Request *reqs, size_t bytes, int *idx) {
+  *idx = MPI_UNDEFINED;
+  if (n <= 0) return WSP_OK;
+  wsp__backoff_t b;
+  if (bytes == 0)
+    wsp__backoff_init(&b, comm);
+  else
+    wsp__backoff_init_bulk(&b, comm, comm->model.alpha + (double)bytes * comm->model.beta);
+#ifdef WSP_SIMGRID
+  return wsp__waitany_replay(comm, n, reqs, idx, &b);
+#else
+  for (;;) {
+    int done = 0;
+    int mrc = MPI_Testany(n, reqs, idx, &done, MPI_STATUS_IGNORE);
+    if (mrc != MPI_SUCCESS) return wsp__mpi_fail(comm, mrc, "MPI_Testany", WSP__WHERE);
+    if (done) return WSP_OK;
+    wsp__backoff_idle(&b);
+  }
+#endif
+}
+
 int wsp__waitall(const wsp_comm_t *comm, int n, MPI_Request *reqs, size_t bytes) {
   if (n <= 0) return WSP_OK;
   wsp__backoff_t b;

@@ -56,6 +56,10 @@ static inline int wsp__irecv_bytes(const wsp_comm_t *comm, void *buf,
  * and one the model expects to take at most 1 ms polls until 1.25x that
  * time before it sleeps at all (src/core/backoff.c). */
 int wsp__waitall(const wsp_comm_t *comm, int n, MPI_Request *reqs, size_t bytes);
+/* Waits, as wsp__waitall, until any one of n requests completes; *idx is
+ * its index (MPI_UNDEFINED when every entry is MPI_REQUEST_NULL). For
+ * loops that forward whichever of several streams moves first. */
+int wsp__waitany(const wsp_comm_t *comm, int n, MPI_Request *reqs, size_t bytes, int *idx);
 
 /* MPI_Allreduce in place, waited for like the sends and receives (an
  * MPI_Iallreduce and the back-off): for steps where most ranks only wait,

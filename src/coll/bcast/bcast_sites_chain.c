@@ -20,10 +20,9 @@
  * forwards it once, except at the end of a chain.
  *
  * Every rank forwards whichever chain's next segment has arrived, and
- * when none has, waits for the one earliest in a fixed order (segment,
- * then chain): receives are posted ahead in a window per chain and sends
- * are non-blocking, so no rank waits on anything its sender cannot send
- * before its own waits are over. Each chain has its own tag
+ * when none has, waits for the first of them to arrive: receives are
+ * posted ahead in a window per chain and sends are non-blocking, so a
+ * rank never stops forwarding one chain while it waits for another. Each chain has its own tag
  * (WSP__TAG_SITES_CHAIN + c), since two chains may join the same pair.
  *
  * Cost, with n chains (the connections, at most the smallest site less
@@ -40,6 +39,7 @@
 #include "../sites.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #define WSP__SITES_CHAIN_SEG_MIN ((size_t)16 << 10)
@@ -122,79 +122,111 @@ static int wsp__sites_chain_step(wsp_comm_t *comm, const wsp__coll_args_t *a, in
 
 int wsp__bcast_sites_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   const wsp__sites_t *st = &comm->sites;
+  const wsp_model_t *m = &comm->model;
   int n = wsp__sites_chain_count(wsp__sites_conns(comm), st->min_size), rc = WSP_OK;
   size_t seg = a->tune.seg ? a->tune.seg : WSP__BCAST_DEFAULT_SEG;
-  size_t ahead = wsp__bcast_ahead(seg), nreq = (size_t)n * ahead;
+  size_t nreq = (size_t)n * WSP__BCAST_MAX_AHEAD, amax = 1;
   int *link = malloc(2 * (size_t)n * sizeof *link);
+  size_t *ahead = malloc((size_t)n * sizeof *ahead);
+  if (link != NULL && ahead != NULL) {
+    wsp__sites_chain_links(st, a->root, n, comm->rank, link, link + n);
+    /* A hop from another site has the long latency to cover, and a
+     * segment takes n.b on it, the chains sharing every link (the cost
+     * above). Chain c's slots are c.amax + i % ahead[c]. */
+    double seg_time = (double)seg * n * wsp__sites_chain_b(m, n);
+    for (int c = 0; c < n; c++) {
+      int far = link[c] >= 0 && st->site_of[link[c]] != st->site_of[comm->rank];
+      ahead[c] = wsp__bcast_ahead(seg, far ? m->alpha_wan : m->alpha, seg_time);
+      if (ahead[c] > amax) amax = ahead[c];
+    }
+    nreq = (size_t)n * amax;
+  }
   MPI_Request *req = malloc(2 * nreq * sizeof *req);
-  if ((rc = wsp__agree_alloc(comm, comm->mpi, link == NULL || req == NULL,
+  if ((rc = wsp__agree_alloc(comm, comm->mpi, link == NULL || ahead == NULL || req == NULL,
                              "bcast/sites_chain"))) {
     free(link);
+    free(ahead);
     free(req);
     return rc;
   }
   int *prev = link, *next = link + n;
   MPI_Request *rreq = req, *sreq = req + nreq;
   for (size_t k = 0; k < 2 * nreq; k++) req[k] = MPI_REQUEST_NULL;
-  wsp__sites_chain_links(st, a->root, n, comm->rank, prev, next);
   char *buf = a->recvbuf;
   for (int c = 0; c < n; c++) {
     size_t bs, bl;
     wsp__ss_block(a->block, n, c, &bs, &bl);
     size_t ns = wsp__bcast_nseg(bl, seg);
-    for (size_t i = 0; i < ns && i < ahead && prev[c] >= 0; i++)
+    for (size_t i = 0; i < ns && i < ahead[c] && prev[c] >= 0; i++)
       if ((rc = wsp__irecv_typed(comm, buf + bs + i * seg, wsp__bcast_seg_len(bl, seg, i),
                                  MPI_BYTE, prev[c], WSP__TAG_SITES_CHAIN + c,
-                                 &rreq[(size_t)c * ahead + i])))
+                                 &rreq[(size_t)c * amax + i])))
         goto fail;
   }
   /* Forward whichever chain's next segment has arrived; when none has,
-   * wait for the one earliest in the fixed order (segment, then chain),
-   * which keeps every wait on something its sender will send. */
-  size_t *at = calloc((size_t)n, sizeof *at);
+   * wait for the first of them to arrive. */
+  size_t *at = calloc(2 * (size_t)n, sizeof *at), *wait_slot = at + n;
   if (at == NULL) {
     rc = wsp__fail(comm, WSP_ERR_NOMEM, "bcast/sites_chain: out of memory");
     goto fail;
   }
   for (size_t left = 0;; left = 0) {
-    int progressed = 0, wait_c = -1;
+    int progressed = 0, waiting = 0;
     for (int c = 0; c < n && rc == WSP_OK; c++) {
+      wait_slot[c] = SIZE_MAX;
       size_t bs, bl;
       wsp__ss_block(a->block, n, c, &bs, &bl);
       size_t ns = wsp__bcast_nseg(bl, seg), i = at[c];
       if (i >= ns) continue;
       left++;
-      size_t slot = (size_t)c * ahead + i % ahead;
+      size_t slot = (size_t)c * amax + i % ahead[c];
       if (prev[c] >= 0) {
         /* A receive completed by the wait below is null already (SMPI's
          * MPI_Test does not report a null request as complete). */
         int flag = rreq[slot] == MPI_REQUEST_NULL;
         if (!flag) MPI_Test(&rreq[slot], &flag, MPI_STATUS_IGNORE);
         if (!flag) {
-          if (wait_c < 0 || i < at[wait_c]) wait_c = c;
+          wait_slot[c] = slot;
+          waiting = 1;
           continue;
         }
       }
-      rc = wsp__sites_chain_step(comm, a, c, i, bs, bl, seg, ahead, prev[c], next[c],
+      rc = wsp__sites_chain_step(comm, a, c, i, bs, bl, seg, ahead[c], prev[c], next[c],
                                  &rreq[slot], &sreq[slot]);
       at[c]++;
       progressed = 1;
     }
     if (rc || left == 0) break;
-    if (!progressed && wait_c >= 0) {
-      size_t slot = (size_t)wait_c * ahead + at[wait_c] % ahead;
-      if ((rc = wsp__waitall(comm, 1, &rreq[slot], seg))) break;
+    if (!progressed && waiting) {
+      /* None has arrived: wait for whichever arrives first. Waiting for
+       * one chain (the earliest segment) left the others' segments
+       * unforwarded meanwhile, and more chains made the broadcast slower
+       * (docs/results/sites.md, "Forwarding whichever chain moves"). */
+      MPI_Request w[WSP__SITES_CHAIN_MAX];
+      size_t ws[WSP__SITES_CHAIN_MAX];
+      int k = 0, idx;
+      for (int c = 0; c < n; c++)
+        if (wait_slot[c] != SIZE_MAX) {
+          ws[k] = wait_slot[c];
+          w[k] = rreq[ws[k]];
+          k++;
+        }
+      rc = wsp__waitany(comm, k, w, seg, &idx);
+      for (int j = 0; j < k; j++) rreq[ws[j]] = w[j];
+      if (rc) break;
     }
   }
   free(at);
   if (rc) goto fail;
   rc = wsp__waitall(comm, (int)nreq, sreq, 0);
   free(link);
+  free(ahead);
   free(req);
   return rc;
 fail:
   rc = wsp__abandon(rc, (int)nreq, rreq, (int)nreq, sreq);
   free(link);
+  free(ahead);
   free(req);
   return rc;
 }
