@@ -7,11 +7,13 @@
 
 /* ---- shared by the pipelined broadcasts (bcast_chain.c) ---- */
 /* Segments a pipelined broadcast keeps posted ahead for segments of seg
- * bytes: enough to cover 2 MiB, at least 4 and at most
- * WSP__BCAST_MAX_AHEAD (the bcast chain's header says why). */
-enum { WSP__BCAST_MAX_AHEAD = 32 };
+ * bytes: enough to cover 2 MiB, from 4 to 32 (the bcast chain's header
+ * says why). Under SimGrid, about twice the hop's latency lat (s) in
+ * segments that take seg_time (s) each on it, from 1 to
+ * WSP__BCAST_MAX_AHEAD. */
+enum { WSP__BCAST_MAX_AHEAD = 128 };
 #define WSP__BCAST_DEFAULT_SEG ((size_t)64 * 1024) /* when tune.seg is 0 */
-size_t wsp__bcast_ahead(size_t seg);
+size_t wsp__bcast_ahead(size_t seg, double lat, double seg_time);
 /* One rank's part in a pipelined broadcast along a path of ranks (the
  * chain's, or the map's in bcast_aware.c): receives a->block bytes in
  * segments of seg from prev and forwards each to next (-1: none). */

@@ -70,7 +70,7 @@ int wsp__bcast_split_binary(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   if (p < 2) return WSP_OK;
   char *buf = a->recvbuf;
   size_t n = a->block, seg = a->tune.seg ? a->tune.seg : WSP__BCAST_DEFAULT_SEG;
-  size_t ahead = wsp__bcast_ahead(seg);
+  size_t ahead = wsp__bcast_ahead(seg, comm->model.alpha, (double)seg * comm->model.beta);
   wsp__splitbin_node_t nd;
   wsp__splitbin_node(r, p, &nd);
   /* The half each child carries and its segments: the root's children
