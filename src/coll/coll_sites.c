@@ -50,7 +50,10 @@ static int wsp__site_ring_step(wsp_comm_t *comm, const wsp__site_view_t *w, void
     return rc;
   if (rl && recv && (rc = wsp__irecv_typed(comm, dst, rl, w->type, prev, w->tag, &req[1])))
     return wsp__abandon(rc, 0, NULL, 1, &req[0]);
-  return wsp__waitall(comm, 2, req, (sl + rl) * (size_t)w->extent);
+  /* The two go opposite ways at once: the step lasts the longer one, and
+   * a wait that expected their sum slept up to twice as long between
+   * polls, noticing each step of the rings late. */
+  return wsp__waitall(comm, 2, req, (sl > rl ? sl : rl) * (size_t)w->extent);
 }
 
 int wsp__site_allgather(wsp_comm_t *comm, const wsp__site_view_t *w, void *buf, int skip) {

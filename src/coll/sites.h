@@ -61,6 +61,13 @@ int wsp__sites_combine(wsp_comm_t *comm, char *slots, size_t stride, int S, size
  * at once, where each sending rank sends to `fan` sites: latency, then the
  * slowest of the senders' NICs, one connection, and the link. */
 double wsp__wan_cost(const wsp_model_t *m, double bytes, int conns, int fan);
+/* The largest piece of M bytes on a site of q ranks in n groups (the
+ * smallest group's share of its block): a ring's step lasts as long as
+ * its largest piece. */
+static inline double wsp__site_piece_max(double M, int q, int n) {
+  int small = n > 0 ? q / n : 0;
+  return small > 0 ? M / n / small : M;
+}
 
 /* The shape of one site's sub-collective (p = the largest site, no sites,
  * nodes of one rank each). */

@@ -33,14 +33,14 @@
 #include <stdlib.h>
 
 WSP__COST(allreduce, sites,
-          "(q-1).(alpha + (M/q).(beta_x + gamma)) + 2.fan(ceil(q/n), M/q) + wan(M, n) + "
-          "(S-1).(M/n).gamma + (q-1).(alpha + (M/q).beta_x), where fan(k, b) = alpha + "
-          "(k-2).gap + (k-1).b.beta, wan(M, n) = alpha_wan + max((S-1).(M/n).beta, "
-          "(M/n).beta_wan, M.beta_wan_link), n connections, S sites, q the largest "
-          "site") {
+          "(q-1).(alpha + P.(beta_x + gamma)) + 2.fan(ceil(q/n), P) + wan(M, n) + "
+          "(S-1).(M/n).gamma + (q-1).(alpha + P.beta_x), P = M/(n.floor(q/n)) the largest "
+          "piece, where fan(k, b) = alpha + (k-2).gap + (k-1).b.beta, wan(M, n) = "
+          "alpha_wan + max((S-1).(M/n).beta, (M/n).beta_wan, M.beta_wan_link), n "
+          "connections, S sites, q the largest site") {
   if (s->sites == NULL) return INFINITY;
   int S = s->sites->count, n = s->wan_n, q = s->sites->max_size, g = (q + n - 1) / n;
-  double M = (double)s->bytes, piece = M / q;
+  double M = (double)s->bytes, piece = wsp__site_piece_max(M, q, n);
   return (q - 1) * (m->alpha + piece * (m->beta_x + m->gamma)) +
          2 * wsp__fan_cost(m, g, (size_t)piece) + wsp__wan_cost(m, M, n, S - 1) +
          (S - 1) * (M / n) * m->gamma + (q - 1) * (m->alpha + piece * m->beta_x);

@@ -18,7 +18,7 @@
  * flight. The other sites' ranks only forward inside their site: no more
  * than n connections share the link between two sites.
  *
- * Cost: the root's fan to n - 1 gateways; one crossing of blocks of n/M
+ * Cost: the root's fan to n - 1 gateways; one crossing of blocks of M/n
  * bytes over n connections (each gateway of the root's site sends to the
  * S - 1 other sites; wsp__wan_cost); a gateway's fan to its group; the
  * ring over the largest site (q ranks). The source's L + M/(nB) + M/B +
@@ -35,17 +35,17 @@
 #include <stdlib.h>
 
 WSP__COST(bcast, sites,
-          "fan(n, M/n) + wan(M, n) + fan(ceil(q/n), M/q) + (q-1).(alpha + (M/q).beta_x), "
-          "where fan(k, b) = alpha + (k-2).gap + (k-1).b.beta, wan(M, n) = alpha_wan + "
-          "max((S-1).(M/n).beta, (M/n).beta_wan, M.beta_wan_link), n connections, S "
-          "sites, q the largest site") {
+          "fan(n, M/n) + wan(M, n) + fan(ceil(q/n), P) + (q-1).(alpha + P.beta_x), P = "
+          "M/(n.floor(q/n)) the largest piece, where fan(k, b) = alpha + (k-2).gap + "
+          "(k-1).b.beta, wan(M, n) = alpha_wan + max((S-1).(M/n).beta, (M/n).beta_wan, "
+          "M.beta_wan_link), n connections, S sites, q the largest site") {
   if (s->sites == NULL) return INFINITY;
   int S = s->sites->count, n = s->wan_n, q = s->sites->max_size;
   double M = (double)s->bytes, blk = M / n;
   int g = (q + n - 1) / n;
+  double piece = wsp__site_piece_max(M, q, n);
   return wsp__fan_cost(m, n, (size_t)blk) + wsp__wan_cost(m, M, n, S - 1) +
-         wsp__fan_cost(m, g, (size_t)(M / q)) +
-         (q - 1) * (m->alpha + M / q * m->beta_x);
+         wsp__fan_cost(m, g, (size_t)piece) + (q - 1) * (m->alpha + piece * m->beta_x);
 }
 
 int wsp__bcast_sites(wsp_comm_t *comm, const wsp__coll_args_t *a) {
