@@ -13,7 +13,6 @@ are listed after the sweep, with their ratio to the multi-site algorithm.
     sites_knee.py FILE --labels A,B,... --nic-bw 1Gbps --wan-bw 10Gbps --wan-lat 10ms
 """
 import argparse
-import json
 import os
 import re
 import sys
@@ -21,6 +20,11 @@ import sys
 UNITS = {"bps": 1, "kbps": 1e3, "mbps": 1e6, "gbps": 1e9}
 TIME_UNITS = {"s": 1, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
 KNEE_TOLERANCE = 1.05
+
+sys.dont_write_bytecode = True      # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "python"))
+import wsp_table  # noqa: E402
 
 
 def rate(text):
@@ -51,19 +55,8 @@ def short(label, labels):
 
 
 def load(path, labels):
-    rows = []
-    with open(path) as f:
-        for k, line in enumerate(f, 1):
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                r = json.loads(line)
-            except json.JSONDecodeError as e:
-                sys.exit(f"sites_knee.py: {path}:{k}: not JSON ({e.msg})")
-            if r.get("label") in labels:
-                rows.append(r)
-    return rows
+    """The rows of the given labels (python/wsp_table.py reads the file)."""
+    return [r for r in wsp_table.load([path]) if r.get("label") in labels]
 
 
 def main(argv=None):

@@ -209,14 +209,22 @@ static int wsp__waitany_replay(const wsp_comm_t *comm, int n, MPI_Request *reqs,
 }
 #endif
 
+/* The back-off of a wait for `bytes`. 0 bytes means small or unknown (a
+ * tree's sends, a wait on an upstream rank): an ordinary wait. Otherwise
+ * the model's time for the transfer, which sets both the sleep cap and,
+ * when short, how long to poll. */
+static void wsp__wait_backoff(const wsp_comm_t *comm, size_t bytes, wsp__backoff_t *b) {
+  if (bytes == 0)
+    wsp__backoff_init(b, comm);
+  else
+    wsp__backoff_init_bulk(b, comm, comm->model.alpha + (double)bytes * comm->model.beta);
+}
+
 int wsp__waitany(const wsp_comm_t *comm, int n, MPI_Request *reqs, size_t bytes, int *idx) {
   *idx = MPI_UNDEFINED;
   if (n <= 0) return WSP_OK;
   wsp__backoff_t b;
-  if (bytes == 0)
-    wsp__backoff_init(&b, comm);
-  else
-    wsp__backoff_init_bulk(&b, comm, comm->model.alpha + (double)bytes * comm->model.beta);
+  wsp__wait_backoff(comm, bytes, &b);
 #ifdef WSP_SIMGRID
   return wsp__waitany_replay(comm, n, reqs, idx, &b);
 #else
@@ -233,13 +241,7 @@ int wsp__waitany(const wsp_comm_t *comm, int n, MPI_Request *reqs, size_t bytes,
 int wsp__waitall(const wsp_comm_t *comm, int n, MPI_Request *reqs, size_t bytes) {
   if (n <= 0) return WSP_OK;
   wsp__backoff_t b;
-  /* 0 bytes means small or unknown (a tree's sends, a wait on an upstream
-   * rank): an ordinary wait. Otherwise the model's time for the transfer,
-   * which sets both the sleep cap and, when short, how long to poll. */
-  if (bytes == 0)
-    wsp__backoff_init(&b, comm);
-  else
-    wsp__backoff_init_bulk(&b, comm, comm->model.alpha + (double)bytes * comm->model.beta);
+  wsp__wait_backoff(comm, bytes, &b);
 #ifdef WSP_SIMGRID
   return wsp__waitall_replay(comm, n, reqs, &b);
 #else
