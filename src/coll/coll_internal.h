@@ -61,9 +61,10 @@ typedef struct wsp__coll_shape {
   int nodes, max_node_ranks, node_blocks;
   struct wsp__aware *aware;
   /* The communicator's sites (NULL: fewer than two) and the connections
-   * between two sites (src/coll/sites.h, wsp__sites_conns). */
+   * between two sites (src/coll/sites.h, wsp__sites_conns); wan_forced
+   * when the user set them (cfg.wan_connections), not the model. */
   const wsp__sites_t *sites;
-  int wan_n;
+  int wan_n, wan_forced;
 } wsp__coll_shape_t;
 
 /* Whether shape s meets the preconditions `pre` (select.c). */
@@ -75,6 +76,7 @@ void wsp__pre_text(unsigned pre, char *buf, size_t len);
 /* Tuning that the model chooses along with an algorithm. */
 typedef struct wsp__coll_tune {
   size_t seg; /* segment bytes of pipelined algorithms (0: not pipelined) */
+  int conns;  /* connections between two sites a multi-site algorithm uses (0: n) */
 } wsp__coll_tune_t;
 
 /*

@@ -18,6 +18,7 @@ wsp__coll_shape_t wsp__site_shape(const wsp__coll_shape_t *s) {
   x.p = s->sites ? s->sites->max_size : s->p;
   x.sites = NULL;
   x.wan_n = 0;
+  x.wan_forced = 0;
   x.nodes = x.p;
   x.max_node_ranks = 1;
   x.node_blocks = 1;

@@ -90,6 +90,7 @@ void wsp__coll_shape_topo(const wsp_comm_t *comm, wsp__coll_shape_t *s) {
   s->aware = comm->aware;
   s->sites = comm->sites.count >= 2 ? &comm->sites : NULL;
   s->wan_n = wsp__sites_conns(comm);
+  s->wan_forced = comm->cfg.wan_connections > 0;
 }
 
 double wsp__coll_alg_cost(const wsp__coll_alg_t *r, const wsp_model_t *m,

@@ -1,35 +1,36 @@
 /*
- * Multi-site pipelined broadcast: n chains at once, one per connection
- * between two sites (docs/sites.md). Not in the source: its modified van de
- * Geijn ("sites") keeps a rank of the root's site sending about twice the
- * message (its blocks, then the ring), and runs its stages one after the
- * other; chains overlap everything, and every rank's link carries the
- * message about once each way.
+ * Multi-site pipelined broadcast: up to n chains at once, one per
+ * connection between two sites (docs/sites.md). Not in the source: its
+ * modified van de Geijn ("sites") keeps a rank of the root's site sending
+ * about twice the message (its blocks, then the ring), and runs its stages
+ * one after the other; chains overlap everything, and every rank's link
+ * carries the message about once each way.
  *
- * How it works. The message is cut into n blocks; block c travels along
- * chain c in segments, each rank forwarding segment i of a chain while the
- * next ones arrive (as the flat chain does). Chain c starts at the root,
+ * How it works. The message is cut into c blocks; block k travels along
+ * chain k in segments, each rank forwarding segment i of a chain while the
+ * next ones arrive (as the flat chain does). Chain k starts at the root,
  * visits the other ranks of the root's site, then every other site in
- * turn, each site's ranks in an order rotated by c
- * (src/patterns/sites_sched.h, wsp__ss_chain_index): the n chains cross
- * from one site to the next between n different pairs of ranks (n is kept
- * below the smallest site for that), so n connections share the link at
- * once, and a
- * link whose single connections are capped (long round trips, per-flow
- * shaping) is still filled. Each rank receives every block once and
- * forwards it once, except at the end of a chain.
+ * turn, each site's ranks in an order rotated by k
+ * (src/patterns/sites_sched.h, wsp__ss_chain_index): the c chains cross
+ * from one site to the next between c different pairs of ranks (c is kept
+ * below the smallest site for that), so c connections share the link at
+ * once, and a link whose single connections are capped (long round trips,
+ * per-flow shaping) is still filled. Each rank receives every block once
+ * and forwards it once, except at the end of a chain.
  *
  * Every rank forwards whichever chain's next segment has arrived, and
  * when none has, waits for the first of them to arrive: receives are
  * posted ahead in a window per chain and sends are non-blocking, so a
- * rank never stops forwarding one chain while it waits for another. Each chain has its own tag
- * (WSP__TAG_SITES_CHAIN + c), since two chains may join the same pair.
+ * rank never stops forwarding one chain while it waits for another. Each
+ * chain has its own tag (WSP__TAG_SITES_CHAIN + k), since two chains may
+ * join the same pair.
  *
- * Cost, with n chains (the connections, at most the smallest site less
- * one): (S-1).alpha_wan + (p - 2 + s).(alpha + (M/(n.s)).n.b), s segments
- * per chain, b = max(beta_x, beta_wan/n, beta_wan_link): the slowest of a
- * rank's link (n chains share it), one connection across (M/n each), and
- * the link between two sites (all M).
+ * Cost of c chains: (S-1).alpha_wan + (p - 2 + s).(alpha + (M/(c.s)).c.b),
+ * s segments per chain, b = max(beta_x, beta_wan/c, beta_wan_link): the
+ * slowest of a rank's link (c chains share it), one connection across
+ * (M/c each), and the link between two sites (all M). The chains run are
+ * the c up to n (and below the smallest site) that costs least, or n
+ * itself when the user set it (WSP_WAN_CONNECTIONS).
  *
  * Preconditions: two sites or more. Any root, any site sizes. Fallback:
  * chain.
@@ -59,25 +60,49 @@ static double wsp__sites_chain_b(const wsp_model_t *m, int n) {
   return fmax(b, m->beta_wan_link);
 }
 
-WSP__COST(bcast, sites_chain,
-          "(S-1).alpha_wan + (p - 2 + s).(alpha + (M/(n.s)).n.b), s = ceil(M/(n.seg)), "
-          "b = max(beta_x, beta_wan/n, beta_wan_link), n connections, S sites") {
-  if (s->sites == NULL) return INFINITY;
-  int n = wsp__sites_chain_count(s->wan_n, s->sites->min_size), S = s->sites->count;
-  double b = wsp__sites_chain_b(m, n);
-  size_t blk = s->bytes / (size_t)n + 1;
-  size_t seg = wsp__pipeline_seg(m, blk, s->p - 1, b * n, 1);
+/* The cost of c chains, and their segment size. */
+static double wsp__sites_chain_cost_c(const wsp_model_t *m, const wsp__coll_shape_t *s, int c,
+                                      size_t *seg_out) {
+  int S = s->sites->count;
+  double b = wsp__sites_chain_b(m, c);
+  size_t blk = s->bytes / (size_t)c + 1;
+  size_t seg = wsp__pipeline_seg(m, blk, s->p - 1, b * c, 1);
   /* Segments stay eager (the eager limit when a map gave it, else
-   * WSP__SITES_CHAIN_SEG_MAX) but not tiny: n chains share every rank's
+   * WSP__SITES_CHAIN_SEG_MAX) but not tiny: c chains share every rank's
    * polling, and each segment costs it a round of it. Both ends measured
    * on netlab (docs/results/sites.md, "Segments of the chains"). */
   size_t hi = m->eager ? m->eager : WSP__SITES_CHAIN_SEG_MAX;
   if (seg < WSP__SITES_CHAIN_SEG_MIN) seg = WSP__SITES_CHAIN_SEG_MIN;
   if (seg > hi) seg = hi;
-  if (t) t->seg = seg;
+  *seg_out = seg;
   double segs = (double)(blk ? wsp__bcast_nseg(blk, seg) : 1);
-  return (S - 1) * m->alpha_wan +
-         (s->p - 2 + segs) * (m->alpha + (double)s->bytes / segs * b);
+  return (S - 1) * m->alpha_wan + (s->p - 2 + segs) * (m->alpha + (double)s->bytes / segs * b);
+}
+
+/* The chains run are the count up to n (and below the smallest site)
+ * whose cost is least, or n when the user set it: each chain more
+ * shortens the crossings where one connection is slow, and lengthens
+ * every segment's time, which a long chain pays p - 2 times while its
+ * pipeline fills (docs/results/sites.md, "SimGrid: two sites of 64"). */
+WSP__COST(bcast, sites_chain,
+          "min over c = 1..n of (S-1).alpha_wan + (p - 2 + s).(alpha + (M/(c.s)).c.b), "
+          "s = ceil(M/(c.seg)), b = max(beta_x, beta_wan/c, beta_wan_link), c chains (c = n "
+          "when WSP_WAN_CONNECTIONS sets n), n connections, S sites") {
+  if (s->sites == NULL) return INFINITY;
+  int cmax = wsp__sites_chain_count(s->wan_n, s->sites->min_size), best_c = 1;
+  size_t best_seg = 0;
+  double best = INFINITY;
+  /* Connections the user set are run as they are. */
+  for (int c = s->wan_forced ? cmax : 1; c <= cmax; c++) {
+    size_t seg;
+    double cost = wsp__sites_chain_cost_c(m, s, c, &seg);
+    if (cost < best) best = cost, best_c = c, best_seg = seg;
+  }
+  if (t) {
+    t->seg = best_seg;
+    t->conns = best_c;
+  }
+  return best;
 }
 
 /* This rank's neighbours in every chain: prev[c] and next[c] (-1: none). */
@@ -124,6 +149,7 @@ int wsp__bcast_sites_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   const wsp__sites_t *st = &comm->sites;
   const wsp_model_t *m = &comm->model;
   int n = wsp__sites_chain_count(wsp__sites_conns(comm), st->min_size), rc = WSP_OK;
+  if (a->tune.conns > 0 && a->tune.conns < n) n = a->tune.conns;
   size_t seg = a->tune.seg ? a->tune.seg : WSP__BCAST_DEFAULT_SEG;
   size_t nreq = (size_t)n * WSP__BCAST_MAX_AHEAD, amax = 1;
   int *link = malloc(2 * (size_t)n * sizeof *link);
