@@ -40,7 +40,6 @@
 #include "../sites.h"
 
 #include <math.h>
-#include <stdint.h>
 #include <stdlib.h>
 
 #define WSP__SITES_CHAIN_SEG_MIN ((size_t)16 << 10)
@@ -151,7 +150,7 @@ int wsp__bcast_sites_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   int n = wsp__sites_chain_count(wsp__sites_conns(comm), st->min_size), rc = WSP_OK;
   if (a->tune.conns > 0 && a->tune.conns < n) n = a->tune.conns;
   size_t seg = a->tune.seg ? a->tune.seg : WSP__BCAST_DEFAULT_SEG;
-  size_t nreq = (size_t)n * WSP__BCAST_MAX_AHEAD, amax = 1;
+  size_t amax = 1;
   int *link = malloc(2 * (size_t)n * sizeof *link);
   size_t *ahead = malloc((size_t)n * sizeof *ahead);
   if (link != NULL && ahead != NULL) {
@@ -165,8 +164,8 @@ int wsp__bcast_sites_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {
       ahead[c] = wsp__bcast_ahead(seg, far ? m->alpha_wan : m->alpha, seg_time);
       if (ahead[c] > amax) amax = ahead[c];
     }
-    nreq = (size_t)n * amax;
   }
+  size_t nreq = (size_t)n * amax;
   MPI_Request *req = malloc(2 * nreq * sizeof *req);
   if ((rc = wsp__agree_alloc(comm, comm->mpi, link == NULL || ahead == NULL || req == NULL,
                              "bcast/sites_chain"))) {
@@ -191,15 +190,17 @@ int wsp__bcast_sites_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   }
   /* Forward whichever chain's next segment has arrived; when none has,
    * wait for the first of them to arrive. */
-  size_t *at = calloc(2 * (size_t)n, sizeof *at), *wait_slot = at + n;
+  size_t *at = calloc((size_t)n, sizeof *at);
   if (at == NULL) {
     rc = wsp__fail(comm, WSP_ERR_NOMEM, "bcast/sites_chain: out of memory");
     goto fail;
   }
   for (size_t left = 0;; left = 0) {
-    int progressed = 0, waiting = 0;
+    /* The slots of the chains whose next segment has not arrived. */
+    MPI_Request w[WSP__SITES_CHAIN_MAX];
+    size_t ws[WSP__SITES_CHAIN_MAX];
+    int progressed = 0, k = 0;
     for (int c = 0; c < n && rc == WSP_OK; c++) {
-      wait_slot[c] = SIZE_MAX;
       size_t bs, bl;
       wsp__ss_block(a->block, n, c, &bs, &bl);
       size_t ns = wsp__bcast_nseg(bl, seg), i = at[c];
@@ -212,8 +213,7 @@ int wsp__bcast_sites_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {
         int flag = rreq[slot] == MPI_REQUEST_NULL;
         if (!flag) MPI_Test(&rreq[slot], &flag, MPI_STATUS_IGNORE);
         if (!flag) {
-          wait_slot[c] = slot;
-          waiting = 1;
+          ws[k++] = slot;
           continue;
         }
       }
@@ -223,20 +223,13 @@ int wsp__bcast_sites_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {
       progressed = 1;
     }
     if (rc || left == 0) break;
-    if (!progressed && waiting) {
+    if (!progressed && k > 0) {
       /* None has arrived: wait for whichever arrives first. Waiting for
        * one chain (the earliest segment) left the others' segments
        * unforwarded meanwhile, and more chains made the broadcast slower
        * (docs/results/sites.md, "Forwarding whichever chain moves"). */
-      MPI_Request w[WSP__SITES_CHAIN_MAX];
-      size_t ws[WSP__SITES_CHAIN_MAX];
-      int k = 0, idx;
-      for (int c = 0; c < n; c++)
-        if (wait_slot[c] != SIZE_MAX) {
-          ws[k] = wait_slot[c];
-          w[k] = rreq[ws[k]];
-          k++;
-        }
+      int idx;
+      for (int j = 0; j < k; j++) w[j] = rreq[ws[j]];
       rc = wsp__waitany(comm, k, w, seg, &idx);
       for (int j = 0; j < k; j++) rreq[ws[j]] = w[j];
       if (rc) break;
