@@ -240,6 +240,13 @@ typedef struct wsp_config {
    * collective; 0 lets the model choose from the measured WAN and NIC
    * rates (docs/sites.md). WSP_WAN_CONNECTIONS; default 0. */
   unsigned wan_connections;
+  /* Lanes (TCP connections of the striped point-to-point) each of those
+   * connections is made of, for the crossings of the multi-site bcast and
+   * allreduce: 0 lets the model choose (more than one where one
+   * connection between sites is slower than a NIC), 1 sends every
+   * crossing as one MPI message, 2..64 forces that many. Never more than
+   * one under SimGrid. WSP_WAN_LANES; default 0. */
+  unsigned wan_lanes;
 } wsp_config_t;
 
 WSP_API int wsp_config_init(wsp_config_t *cfg);
@@ -419,6 +426,10 @@ typedef struct wsp_topology {
    * use at once (WSP_WAN_CONNECTIONS, or the model's choice); 0 without
    * sites. */
   int wan_connections;
+  /* Lanes per connection for the crossings of the multi-site bcast and
+   * allreduce (WSP_WAN_LANES, or the model's choice); 1 when they go
+   * through MPI, 0 without sites. */
+  int wan_lanes;
 } wsp_topology_t;
 
 WSP_API int wsp_comm_topology(const wsp_comm_t *comm, wsp_topology_t *topo);

@@ -62,9 +62,12 @@ typedef struct wsp__coll_shape {
   struct wsp__aware *aware;
   /* The communicator's sites (NULL: fewer than two) and the connections
    * between two sites (src/coll/sites.h, wsp__sites_conns); wan_forced
-   * when the user set them (cfg.wan_connections), not the model. */
+   * when the user set them (cfg.wan_connections), not the model; the
+   * lanes of each connection (wsp__sites_lanes) and the shortest message
+   * that goes over lanes (cfg.p2p_min). */
   const wsp__sites_t *sites;
-  int wan_n, wan_forced;
+  int wan_n, wan_forced, wan_lanes;
+  size_t lane_min;
 } wsp__coll_shape_t;
 
 /* Whether shape s meets the preconditions `pre` (select.c). */
@@ -77,6 +80,7 @@ void wsp__pre_text(unsigned pre, char *buf, size_t len);
 typedef struct wsp__coll_tune {
   size_t seg; /* segment bytes of pipelined algorithms (0: not pipelined) */
   int conns;  /* connections between two sites a multi-site algorithm uses (0: n) */
+  int lanes;  /* lanes per connection of its crossings (0 or 1: MPI messages) */
 } wsp__coll_tune_t;
 
 /*

@@ -1,16 +1,22 @@
 /* What the multi-site collectives share (sites.h). */
 #include "sites.h"
 
+#include "../core/tags.h"
 #include "../patterns/ring.h"
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
-double wsp__wan_cost(const wsp_model_t *m, double bytes, int conns, int fan) {
+double wsp__wan_cost(const wsp_model_t *m, double bytes, int conns, int fan, int lanes) {
   if (bytes <= 0) return m->alpha_wan;
   double per = bytes / conns;
-  double t = fmax((double)fan * per * m->beta, per * m->beta_wan);
-  return m->alpha_wan + fmax(t, bytes * m->beta_wan_link);
+  double t = fmax((double)fan * per * m->beta, per * m->beta_wan / lanes);
+  return (lanes > 1 ? 2 : 1) * m->alpha_wan + fmax(t, bytes * m->beta_wan_link);
+}
+
+int wsp__wan_lanes(const wsp__coll_shape_t *s, double bytes) {
+  return s->wan_lanes > 1 && s->dense && bytes >= (double)s->lane_min ? s->wan_lanes : 1;
 }
 
 wsp__coll_shape_t wsp__site_shape(const wsp__coll_shape_t *s) {
@@ -19,6 +25,7 @@ wsp__coll_shape_t wsp__site_shape(const wsp__coll_shape_t *s) {
   x.sites = NULL;
   x.wan_n = 0;
   x.wan_forced = 0;
+  x.wan_lanes = 0;
   x.nodes = x.p;
   x.max_node_ranks = 1;
   x.node_blocks = 1;
@@ -127,4 +134,117 @@ int wsp__sites_combine(wsp_comm_t *comm, char *slots, size_t stride, int S, size
     if (rc) return rc;
   }
   return WSP_OK;
+}
+
+/* ---- the crossings ---- */
+
+int wsp__wan_alloc(wsp__wan_move_t *mv, int nx) {
+  size_t n = nx > 0 ? (size_t)nx : 1;
+  memset(mv, 0, sizeof *mv);
+  mv->mem = calloc(1, n * (sizeof *mv->x + 2 * sizeof *mv->mreq + sizeof *mv->sreq +
+                           2 * sizeof *mv->flag));
+  if (mv->mem == NULL) return 1;
+  mv->x = mv->mem;
+  mv->mreq = (MPI_Request *)(mv->x + n);
+  mv->sreq = (wsp_striped_request_t **)(mv->mreq + 2 * n);
+  mv->flag = (int *)(mv->sreq + n);
+  mv->lanes = mv->flag + n;
+  return 0;
+}
+
+void wsp__wan_release(wsp__wan_move_t *mv) {
+  free(mv->mem);
+  memset(mv, 0, sizeof *mv);
+}
+
+/* Posts crossing i as an MPI message on comm. */
+static int wsp__wan_post_mpi(wsp_comm_t *comm, wsp__wan_move_t *mv, int i) {
+  const wsp__wan_xfer_t *x = &mv->x[i];
+  MPI_Request *r = &mv->mreq[i];
+  return x->send ? wsp__isend_typed(comm, x->buf, x->count, x->type, x->peer, mv->tag, r)
+                 : wsp__irecv_typed(comm, x->buf, x->count, x->type, x->peer, mv->tag, r);
+}
+
+/* After an error: the MPI crossings among the first n abandoned
+ * (wsp__abandon), the striped ones waited for. */
+static int wsp__wan_drop(wsp__wan_move_t *mv, int n, int rc) {
+  for (int i = 0; i < n; i++)
+    if (mv->x[i].send)
+      (void)wsp__abandon(rc, 0, NULL, 1, &mv->mreq[i]);
+    else
+      (void)wsp__abandon(rc, 1, &mv->mreq[i], 0, NULL);
+  (void)wsp_striped_waitall(n, mv->sreq);
+  return rc;
+}
+
+/* Whether crossing i goes over lanes: the call has them and the pair has
+ * not given them up (both ends of a pair decide alike, wsp__wan_finish). */
+static int wsp__wan_on_lanes(wsp_comm_t *comm, const wsp__wan_move_t *mv, int i) {
+  return mv->wan && !comm->sites.wan_off[mv->x[i].peer];
+}
+
+int wsp__wan_start(wsp_comm_t *comm, wsp__wan_move_t *mv) {
+  int rc = WSP_OK;
+  for (int i = 0; i < mv->nx; i++) {
+    mv->mreq[i] = mv->mreq[mv->nx + i] = MPI_REQUEST_NULL;
+    mv->sreq[i] = NULL;
+  }
+  for (int i = 0; i < mv->nx && rc == WSP_OK; i++) {
+    wsp__wan_xfer_t *x = &mv->x[i];
+    if (!(mv->lanes[i] = wsp__wan_on_lanes(comm, mv, i))) {
+      rc = wsp__wan_post_mpi(comm, mv, i);
+      continue;
+    }
+    int size = 0;
+    MPI_Type_size(x->type, &size);
+    size_t bytes = x->count * (size_t)size;
+    /* A post that fails leaves sreq NULL, which the check after the wait
+     * reports to the peer. */
+    if (x->send)
+      (void)wsp_isend_striped(mv->wan, x->buf, bytes, x->peer, mv->tag, &mv->sreq[i]);
+    else
+      (void)wsp_irecv_striped(mv->wan, x->buf, bytes, x->peer, mv->tag, &mv->sreq[i]);
+  }
+  return rc != WSP_OK ? wsp__wan_drop(mv, mv->nx, rc) : WSP_OK;
+}
+
+int wsp__wan_finish(wsp_comm_t *comm, wsp__wan_move_t *mv, size_t bytes) {
+  int nx = mv->nx, rc, failed = 0, nc = 0, again = 0;
+  for (int i = 0; i < nx; i++) failed |= mv->lanes[i] && mv->sreq[i] == NULL;
+  failed |= wsp_striped_waitall(nx, mv->sreq) != WSP_OK;
+  if ((rc = wsp__waitall(comm, nx, mv->mreq, bytes))) return rc;
+  /* Each pair on lanes tells the other what it saw: one check per peer. */
+  for (int i = 0; i < nx; i++) {
+    int first = mv->lanes[i];
+    for (int j = 0; j < i && first; j++) first = mv->x[j].peer != mv->x[i].peer;
+    mv->flag[i] = 0;
+    if (!first) continue;
+    if ((rc = wsp__isend_typed(comm, &failed, 1, MPI_INT, mv->x[i].peer, WSP__TAG_SITES_LANES,
+                               &mv->mreq[nc++])) ||
+        (rc = wsp__irecv_typed(comm, &mv->flag[i], 1, MPI_INT, mv->x[i].peer,
+                               WSP__TAG_SITES_LANES, &mv->mreq[nc++])))
+      return wsp__abandon(rc, 0, NULL, nc, mv->mreq);
+  }
+  if ((rc = wsp__waitall(comm, nc, mv->mreq, 0))) return rc;
+  /* Where either end of a pair saw a failure, both move the pair's
+   * crossings again through MPI, and give its lanes up for good. */
+  for (int i = 0; i < nx; i++) {
+    int bad = mv->lanes[i] && failed;
+    for (int j = 0; j <= i && mv->lanes[i] && !bad; j++)
+      bad = mv->x[j].peer == mv->x[i].peer && mv->flag[j];
+    mv->mreq[i] = MPI_REQUEST_NULL;
+    if (!bad) continue;
+    if (!comm->sites.wan_off[mv->x[i].peer])
+      wsp__log(comm, WSP_LOG_WARN,
+               "sites: a crossing over lanes with rank %d failed; the pair moves it again, "
+               "and its later crossings, through MPI",
+               mv->x[i].peer);
+    comm->sites.wan_off[mv->x[i].peer] = 1;
+    again++;
+    if ((rc = wsp__wan_post_mpi(comm, mv, i))) return wsp__wan_drop(mv, i, rc);
+  }
+  if (nc)
+    wsp__log(comm, WSP_LOG_TRACE, "sites: %d crossings over lanes, %d again through MPI", nx,
+             again);
+  return again ? wsp__waitall(comm, nx, mv->mreq, bytes) : WSP_OK;
 }

@@ -91,6 +91,8 @@ void wsp__coll_shape_topo(const wsp_comm_t *comm, wsp__coll_shape_t *s) {
   s->sites = comm->sites.count >= 2 ? &comm->sites : NULL;
   s->wan_n = wsp__sites_conns(comm);
   s->wan_forced = comm->cfg.wan_connections > 0;
+  s->wan_lanes = wsp__sites_lanes(comm);
+  s->lane_min = comm->cfg.p2p_min;
 }
 
 double wsp__coll_alg_cost(const wsp__coll_alg_t *r, const wsp_model_t *m,

@@ -58,9 +58,51 @@ int wsp__sites_combine(wsp_comm_t *comm, char *slots, size_t stride, int S, size
                        MPI_Datatype type, MPI_Op op);
 
 /* The time of moving `bytes` between two sites over `conns` connections
- * at once, where each sending rank sends to `fan` sites: latency, then the
- * slowest of the senders' NICs, one connection, and the link. */
-double wsp__wan_cost(const wsp_model_t *m, double bytes, int conns, int fan);
+ * of `lanes` lanes each at once, where each sending rank sends to `fan`
+ * sites: latency, then the slowest of the senders' NICs, one connection
+ * (lanes times faster), and the link; with lanes, one more latency for the
+ * pair's check that everything arrived (wsp__wan_finish). */
+double wsp__wan_cost(const wsp_model_t *m, double bytes, int conns, int fan, int lanes);
+/* Lanes per connection a crossing of `bytes` per connection uses in call
+ * shape s: s->wan_lanes, or 1 when the messages are too short for lanes
+ * (cfg.p2p_min) or the datatype has holes (lanes carry bytes). */
+int wsp__wan_lanes(const wsp__coll_shape_t *s, double bytes);
+
+/* One gateway's crossings in a multi-site call: each a send to, or a
+ * receive from, a gateway of another site, of `count` elements of `type`. */
+typedef struct wsp__wan_xfer {
+  void *buf;
+  size_t count;
+  MPI_Datatype type;
+  int peer, send;
+} wsp__wan_xfer_t;
+
+/* The crossings in flight. Over the lanes of `wan` (wsp__sites_wan) when
+ * it is not NULL and the type is dense, else as MPI messages on comm. */
+typedef struct wsp__wan_move {
+  wsp_comm_t *wan;
+  int nx, tag;
+  wsp__wan_xfer_t *x;
+  MPI_Request *mreq;            /* 2.nx: the messages, or the checks */
+  wsp_striped_request_t **sreq; /* nx: over lanes */
+  int *flag;                    /* nx: what each peer saw */
+  int *lanes;                   /* nx: whether crossing i went over lanes */
+  void *mem;
+} wsp__wan_move_t;
+
+/* Allocates room for nx crossings; nonzero on failure (to agree on with
+ * wsp__agree_alloc before any traffic). wsp__wan_release frees it. */
+int wsp__wan_alloc(wsp__wan_move_t *mv, int nx);
+void wsp__wan_release(wsp__wan_move_t *mv);
+/* Posts mv->nx crossings mv->x. */
+int wsp__wan_start(wsp_comm_t *comm, wsp__wan_move_t *mv);
+/* Waits for them. Over lanes, the two ends of each pair then tell each
+ * other whether all their crossings arrived, and where either end saw a
+ * failure (a lane that broke, docs/p2p.md "Failures"), both move the
+ * pair's crossings again as MPI messages: both ends take the same path,
+ * and a lane that breaks costs time, not data. `bytes`: what the
+ * crossings carry, for the wait's back-off. */
+int wsp__wan_finish(wsp_comm_t *comm, wsp__wan_move_t *mv, size_t bytes);
 /* The largest piece of M bytes on a site of q ranks in n groups (the
  * smallest group's share of its block): a ring's step lasts as long as
  * its largest piece. */

@@ -127,6 +127,9 @@ int wsp__config_check(const wsp_config_t *c) {
     return wsp__fail(NULL, WSP_ERR_ARG,
                      "wsp_comm_create: cfg->wan_connections = %u is over %d",
                      c->wan_connections, WSP__WAN_CONNECTIONS_MAX);
+  if (c->wan_lanes > WSP__P2P_LANES_MAX)
+    return wsp__fail(NULL, WSP_ERR_ARG, "wsp_comm_create: cfg->wan_lanes = %u is over %d",
+                     c->wan_lanes, WSP__P2P_LANES_MAX);
   if (c->poll_max_sleep_us > WSP__POLL_SLEEP_MAX_US)
     return wsp__fail(NULL, WSP_ERR_ARG,
                      "wsp_comm_create: cfg->poll_max_sleep_us = %u is over %d",
@@ -318,6 +321,9 @@ int wsp_config_from_env(wsp_config_t *cfg) {
   v = c.wan_connections;
   if ((rc = wsp__env_size("WSP_WAN_CONNECTIONS", 0, WSP__WAN_CONNECTIONS_MAX, &v))) return rc;
   c.wan_connections = (unsigned)v;
+  v = c.wan_lanes;
+  if ((rc = wsp__env_size("WSP_WAN_LANES", 0, WSP__P2P_LANES_MAX, &v))) return rc;
+  c.wan_lanes = (unsigned)v;
   *cfg = c;
   return WSP_OK;
 }
@@ -359,7 +365,7 @@ uint64_t wsp__config_fingerprint(const wsp_config_t *cfg) {
   /* Sites decide which ranks talk across sites. */
   const char *sites = cfg->sites ? cfg->sites : "auto";
   h = wsp__fnv(h, sites, strlen(sites) + 1);
-  uint64_t wan = cfg->wan_connections;
-  h = wsp__fnv(h, &wan, sizeof wan);
+  uint64_t wan[2] = {cfg->wan_connections, cfg->wan_lanes};
+  h = wsp__fnv(h, wan, sizeof wan);
   return h;
 }

@@ -32,6 +32,8 @@
  */
 #include "wsp_internal.h"
 
+#include "../p2p/striped_internal.h"
+
 #include <ctype.h>
 #include <fnmatch.h>
 #include <math.h>
@@ -339,8 +341,46 @@ wsp_comm_t *wsp__sites_comm(wsp_comm_t *comm, int *rc) {
   return w;
 }
 
+/* The lanes' communicator: a duplicate of comm->mpi wrapped with the
+ * parent's configuration, its lanes forced to `lanes` (no probe: the model
+ * already measured the connections between sites). */
+wsp_comm_t *wsp__sites_wan(wsp_comm_t *comm) {
+  wsp__sites_t *st = &comm->sites;
+  if (st->wan || st->wan_failed) return st->wan;
+  int lanes = wsp__sites_lanes(comm);
+  if (lanes <= 1) return NULL;
+  MPI_Comm mc = MPI_COMM_NULL;
+  int mrc = MPI_Comm_dup(comm->mpi, &mc), rc = WSP_OK;
+  wsp_comm_t *w = mrc == MPI_SUCCESS ? wsp__comm_wrap(comm, mc) : NULL;
+  if (w == NULL && mc != MPI_COMM_NULL) MPI_Comm_free(&mc);
+  st->wan_off = calloc((size_t)comm->size, 1);
+  if (w) {
+    w->cfg.p2p_lanes = (unsigned)lanes;
+    rc = wsp__stripe_create(w);
+  }
+  int any = 0, failed = w == NULL || rc != WSP_OK || st->wan_off == NULL;
+  mrc = MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, comm->mpi);
+  if (mrc != MPI_SUCCESS || any) {
+    if (w && rc == WSP_OK) wsp__stripe_free(w);
+    wsp__comm_unwrap(&w);
+    free(st->wan_off);
+    st->wan_off = NULL;
+    st->wan_failed = 1;
+    wsp__log(comm, WSP_LOG_WARN,
+             "sites: the lanes between sites could not be set up (%s); crossings go "
+             "through MPI",
+             !failed ? "on another rank" : rc != WSP_OK ? wsp_last_error() : "out of memory");
+    return NULL;
+  }
+  st->wan = w;
+  return w;
+}
+
 void wsp__sites_free(wsp_comm_t *comm) {
   wsp__sites_t *st = &comm->sites;
+  if (st->wan) wsp__stripe_free(st->wan);
+  wsp__comm_unwrap(&st->wan);
+  free(st->wan_off);
   wsp__comm_unwrap(&st->comm);
   free(st->site_of);
   free(st->spec);
@@ -361,6 +401,24 @@ int wsp__sites_conns(const wsp_comm_t *comm) {
   }
   if (n > st->min_size) n = st->min_size;
   return n < 1 ? 1 : n;
+}
+
+int wsp__sites_lanes(const wsp_comm_t *comm) {
+  const wsp__sites_t *st = &comm->sites;
+  if (st->count < 2) return 0;
+#ifdef WSP_SIMGRID
+  return 1; /* no sockets in a simulation */
+#endif
+  if (st->wan_failed) return 1;
+  if (comm->cfg.wan_lanes > 0) return (int)comm->cfg.wan_lanes;
+  const wsp_model_t *m = &comm->model;
+  /* One connection between sites slower than a NIC (a window over a long
+   * round trip, a per-flow cap): lanes, by the rule the striped engine's
+   * probe uses, the half again for lanes that share a bottleneck. */
+  double r = m->beta > 0 ? m->beta_wan / m->beta : 1;
+  if (r < 1.3) return 1;
+  int k = (int)ceil(1.5 * r);
+  return k > WSP__LANES_MAX ? WSP__LANES_MAX : k;
 }
 
 int wsp_comm_site(const wsp_comm_t *comm, int rank, int *site) {

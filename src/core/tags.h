@@ -27,6 +27,9 @@ enum {
   WSP__TAG_STRIPE_SETUP = 0x5b20,
   /* Collectives: WSP__TAG_COLL + the wsp_coll_t (src/coll). */
   WSP__TAG_COLL = 0x5c00,
+  /* The multi-site bcast and allreduce: whether a pair's crossings over
+   * lanes arrived (src/coll/coll_sites.c, wsp__wan_finish). */
+  WSP__TAG_SITES_LANES = 0x5c40,
   /* The multi-site pipelined broadcast (bcast sites_chain): chain c on
    * WSP__TAG_SITES_CHAIN + c, c < WSP__SITES_CHAIN_MAX. */
   WSP__TAG_SITES_CHAIN = 0x5d00,

@@ -229,6 +229,7 @@ int wsp_comm_topology(const wsp_comm_t *comm, wsp_topology_t *topo) {
   topo->site = st->count ? st->site_of[comm->rank] : -1;
   topo->site_ranks = st->count ? st->start[topo->site + 1] - st->start[topo->site] : 0;
   topo->wan_connections = st->count >= 2 ? wsp__sites_conns(comm) : 0;
+  topo->wan_lanes = st->count >= 2 ? wsp__sites_lanes(comm) : 0;
   return WSP_OK;
 }
 

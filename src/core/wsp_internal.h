@@ -51,6 +51,15 @@ typedef struct wsp__sites {
   /* This rank's site as a communicator of its own (wsp__sites_comm); NULL
    * until an algorithm needs it. */
   struct wsp_comm *comm;
+  /* A duplicate of the communicator whose striped point-to-point carries
+   * the crossings of the multi-site bcast and allreduce over lanes
+   * (wsp__sites_wan); NULL until a crossing uses lanes, or when making it
+   * failed (failed set: the crossings go through MPI). */
+  struct wsp_comm *wan;
+  int wan_failed;
+  /* wan_off[r]: the crossings with rank r go through MPI, after a failure
+   * on their lanes that both ends saw (src/coll/coll_sites.c). */
+  unsigned char *wan_off;
 } wsp__sites_t;
 
 /* The communicator object. `mpi` is wirespeed's private duplicate. */
@@ -235,6 +244,19 @@ void wsp__sites_free(wsp_comm_t *comm);
  * site; within [1, smallest site]. 0 without sites. The same on every
  * rank (the model and the configuration are). */
 int wsp__sites_conns(const wsp_comm_t *comm);
+/* Lanes per connection for the crossings of the multi-site bcast and
+ * allreduce: cfg.wan_lanes when set, else ceil(1.5 x beta_wan / beta)
+ * where one connection between sites is at least 1.3x slower than a NIC
+ * (the striped engine's own rule, docs/p2p.md), else 1; 1 under SimGrid
+ * and after making the lanes' communicator failed. 0 without sites. The
+ * same on every rank. */
+int wsp__sites_lanes(const wsp_comm_t *comm);
+/* The communicator whose lanes carry the crossings, made on first use
+ * with cfg.p2p_lanes = wsp__sites_lanes (no probe). Collective over comm,
+ * as wsp__sites_comm. NULL when the crossings go through MPI: one lane,
+ * or making it failed on some rank (then on every rank, logged once, and
+ * wsp__sites_lanes gives 1 from then on). */
+wsp_comm_t *wsp__sites_wan(wsp_comm_t *comm);
 /* This rank's site as a wsp_comm_t (ranks in rank order, the parent's
  * configuration and model, nodes of one rank each), made on first use.
  * Collective over comm: every rank of comm calls it in the same call (the

@@ -6,12 +6,12 @@
  *     topology's counts;
  *   - a list naming a rank the communicator lacks, and a "hosts:" pattern
  *     no host matches: WSP_ERR_CONFIG on every rank, nobody hangs; a
- *     malformed cfg.sites and cfg.wan_connections over 256: WSP_ERR_ARG
- *     naming the field;
+ *     malformed cfg.sites, cfg.wan_connections over 256 and cfg.wan_lanes
+ *     over 64: WSP_ERR_ARG naming the field;
  *   - "hosts:*" (every rank on one site) and "none": no multi-site
  *     algorithm can run (wsp_coll_predict gives -1), and with two sites
  *     they can (a time above 0), with the WAN figures of a configured
- *     model equal to its alpha and beta.
+ *     model equal to its alpha and beta, and so one lane per connection.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +86,8 @@ int main(int argc, char **argv) {
       wsp_comm_model(w, &m);
       CHECK(m.alpha_wan == m.alpha && m.beta_wan == m.beta && m.beta_wan_link == 0,
             "configured model: WAN figures %g %g %g", m.alpha_wan, m.beta_wan, m.beta_wan_link);
+      /* One connection between sites as fast as a NIC: no lanes. */
+      CHECK(t.wan_lanes == 1, "configured model: %d lanes per connection", t.wan_lanes);
       expect_multisite(w, 1, spec);
       int s = 0;
       CHECK(wsp_comm_site(w, size, &s) == WSP_ERR_ARG, "rank %d accepted", size);
@@ -115,6 +117,12 @@ int main(int argc, char **argv) {
     agree(rc, "wan_connections 257");
     CHECK(rc == WSP_ERR_ARG && w == NULL && strstr(wsp_last_error(), "wan_connections"),
           "cfg.wan_connections = 257 gave %d: %s", rc, wsp_last_error());
+    wsp_config_init(&c);
+    c.wan_lanes = 65;
+    rc = wsp_comm_create(MPI_COMM_WORLD, &c, &w);
+    agree(rc, "wan_lanes 65");
+    CHECK(rc == WSP_ERR_ARG && w == NULL && strstr(wsp_last_error(), "wan_lanes"),
+          "cfg.wan_lanes = 65 gave %d: %s", rc, wsp_last_error());
     wsp_config_init(&c);
     c.sites = "ranks:0;;1";
     rc = wsp_comm_create(MPI_COMM_WORLD, &c, &w);

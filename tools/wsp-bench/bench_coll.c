@@ -629,11 +629,11 @@ static void print_header(const coll_bench_t *b) {
   printf("# nodes: %d, at most %d ranks per node%s\n", topo.nodes, topo.max_node_ranks,
          topo.blocks ? " (blocks of consecutive ranks)" : "");
   if (b->o->sites)
-    printf("# sites: %d, this rank's of %d ranks; %d connections between two sites; "
-           "alpha_wan %.3g s, beta_wan %.3g s/B per connection, beta_wan_link %.3g s/B "
+    printf("# sites: %d, this rank's of %d ranks; %d connections between two sites of %d "
+           "lanes each; alpha_wan %.3g s, beta_wan %.3g s/B per connection, beta_wan_link %.3g s/B "
            "(0: unknown); wanbw in the note (GB/s through each link between sites)\n",
-           topo.sites, topo.site_ranks, topo.wan_connections, m->alpha_wan, m->beta_wan,
-           m->beta_wan_link);
+           topo.sites, topo.site_ranks, topo.wan_connections, topo.wan_lanes, m->alpha_wan,
+           m->beta_wan, m->beta_wan_link);
   printf("# time: %s; algbw = size/time, busbw = ",
          b->o->sync == SYNC_WINDOW ? "from an instant all ranks start at to the last rank's "
                                      "end, per call"
@@ -806,6 +806,7 @@ static void json_line(coll_bench_t *b, const row_t *w, size_t S, const row_state
     wsp_comm_topology(b->comm, &topo);
     json_object_set_new(j, "sites", json_integer(topo.sites));
     json_object_set_new(j, "wan_connections", json_integer(topo.wan_connections));
+    json_object_set_new(j, "wan_lanes", json_integer(topo.wan_lanes));
     json_object_set_new(j, "wanbw_GBps", crosses_once(c)
                                              ? json_real((double)w->bytes / r->t * 1e-9)
                                              : json_null());

@@ -151,6 +151,8 @@ static void print_sites(const wsp_comm_t *comm, int p, const wsp_topology_t *top
            "WSP_MODEL)\n");
   printf("  connections between two sites: %d (WSP_WAN_CONNECTIONS, else the model)\n",
          topo->wan_connections);
+  printf("  lanes per connection: %d (WSP_WAN_LANES, else the model; 1: one MPI message)\n",
+         topo->wan_lanes);
 }
 
 /* The model and its predictions; 0 or an exit code. */
@@ -198,6 +200,7 @@ static int print_model(int json, int rank) {
     json_object_set_new(jt, "sites", json_integer(topo.sites));
     json_object_set_new(jt, "site_of", jsite);
     json_object_set_new(jt, "wan_connections", json_integer(topo.wan_connections));
+    json_object_set_new(jt, "wan_lanes", json_integer(topo.wan_lanes));
     jcolls = json_object();
     json_object_set_new(doc, "collectives", jcolls);
   } else {
@@ -418,6 +421,10 @@ int main(int argc, char **argv) {
         printf("  WSP_WAN_CONNECTIONS      %u\n", cfg.wan_connections);
       else
         printf("  WSP_WAN_CONNECTIONS      0 (the model chooses)\n");
+      if (cfg.wan_lanes)
+        printf("  WSP_WAN_LANES            %u\n", cfg.wan_lanes);
+      else
+        printf("  WSP_WAN_LANES            0 (the model chooses)\n");
     }
 
     printf("\nsparse exchange algorithms (wsp_sparse_exchange, WSP_SPARSE_ALGORITHM):\n");

@@ -35,14 +35,16 @@
 WSP__COST(allreduce, sites,
           "(q-1).(alpha + P.(beta_x + gamma)) + 2.fan(ceil(q/n), P) + wan(M, n) + "
           "(S-1).(M/n).gamma + (q-1).(alpha + P.beta_x), P = M/(n.floor(q/n)) the largest "
-          "piece, where fan(k, b) = alpha + (k-2).gap + (k-1).b.beta, wan(M, n) = "
-          "alpha_wan + max((S-1).(M/n).beta, (M/n).beta_wan, M.beta_wan_link), n "
-          "connections, S sites, q the largest site") {
+          "piece, where fan(k, b) = alpha + (k-2).gap + (k-1).b.beta, wan(M, n) = (1 + "
+          "[l > 1]).alpha_wan + max((S-1).(M/n).beta, (M/n).beta_wan/l, M.beta_wan_link), "
+          "n connections of l lanes, S sites, q the largest site") {
   if (s->sites == NULL) return INFINITY;
   int S = s->sites->count, n = s->wan_n, q = s->sites->max_size, g = (q + n - 1) / n;
   double M = (double)s->bytes, piece = wsp__site_piece_max(M, q, n);
+  int lanes = wsp__wan_lanes(s, M / n);
+  if (t) t->lanes = lanes;
   return (q - 1) * (m->alpha + piece * (m->beta_x + m->gamma)) +
-         2 * wsp__fan_cost(m, g, (size_t)piece) + wsp__wan_cost(m, M, n, S - 1) +
+         2 * wsp__fan_cost(m, g, (size_t)piece) + wsp__wan_cost(m, M, n, S - 1, lanes) +
          (S - 1) * (M / n) * m->gamma + (q - 1) * (m->alpha + piece * m->beta_x);
 }
 
@@ -62,9 +64,12 @@ int wsp__allreduce_sites(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   size_t slots = gateway ? (size_t)S : 1;
   void *mem = NULL;
   char *tmp = wsp__tmp_typed(comm, a, maxblk * slots, &mem);
-  MPI_Request *req = malloc(2 * (size_t)S * sizeof *req);
-  if ((rc = wsp__agree_alloc(comm, comm->mpi, tmp == NULL || req == NULL, "allreduce/sites")))
-    goto out;
+  wsp__wan_move_t mv;
+  int failed = wsp__wan_alloc(&mv, gateway ? 2 * (S - 1) : 0) || tmp == NULL;
+  if ((rc = wsp__agree_alloc(comm, comm->mpi, failed, "allreduce/sites"))) goto out;
+  /* Crossings over lanes when the cost chose them (the same on every
+   * rank); every rank takes part in making them (collective). */
+  wsp_comm_t *wan = a->tune.lanes > 1 ? wsp__sites_wan(comm) : NULL;
   size_t stride = maxblk * (size_t)a->extent;
   if ((rc = wsp__copy_typed(comm, a, a->sendbuf, a->recvbuf, a->count))) goto out;
   /* 1, 2. The site's sums, piece by piece, then block g at the gateway. */
@@ -74,24 +79,17 @@ int wsp__allreduce_sites(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   /* 3. The gateways of block g exchange their sites' sums. */
   if (gateway && bl) {
     char *mine = wsp__elem(a, a->recvbuf, bs);
-    MPI_Request *sreq = req, *rreq = req + S;
-    int ns = 0, nr = 0;
-    for (int t = 0; t < S && rc == WSP_OK; t++) {
+    mv.wan = wan;
+    mv.tag = a->tag;
+    for (int t = 0; t < S; t++) {
       if (t == w.site) continue;
       int peer = wsp__site_rank(st, t, wsp__ss_gateway(wsp__site_size(st, t), n, g), 0);
-      if ((rc = wsp__isend_typed(comm, mine, bl, a->dtype, peer, a->tag, &sreq[ns])) == WSP_OK &&
-          ++ns &&
-          (rc = wsp__irecv_typed(comm, tmp + (size_t)t * stride, bl, a->dtype, peer, a->tag,
-                                 &rreq[nr])) == WSP_OK)
-        nr++;
+      mv.x[mv.nx++] = (wsp__wan_xfer_t){mine, bl, a->dtype, peer, 1};
+      mv.x[mv.nx++] = (wsp__wan_xfer_t){tmp + (size_t)t * stride, bl, a->dtype, peer, 0};
     }
-    if (rc == WSP_OK) rc = wsp__copy_typed(comm, a, mine, tmp + (size_t)w.site * stride, bl);
-    if (rc) {
-      wsp__abandon(rc, nr, rreq, ns, sreq);
-      goto out;
-    }
-    if ((rc = wsp__waitall(comm, nr, rreq, bl * (size_t)a->type_size * (size_t)nr)) ||
-        (rc = wsp__waitall(comm, ns, sreq, 0)) ||
+    if ((rc = wsp__copy_typed(comm, a, mine, tmp + (size_t)w.site * stride, bl)) ||
+        (rc = wsp__wan_start(comm, &mv)) ||
+        (rc = wsp__wan_finish(comm, &mv, bl * (size_t)a->type_size * (size_t)(S - 1))) ||
         (rc = wsp__sites_combine(comm, tmp, stride, S, bl, a->dtype, a->op)) ||
         (rc = wsp__copy_typed(comm, a, tmp + (size_t)(S - 1) * stride, mine, bl)))
       goto out;
@@ -101,6 +99,6 @@ int wsp__allreduce_sites(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   rc = wsp__site_allgather(comm, &w, a->recvbuf, -1);
 out:
   free(mem);
-  free(req);
+  wsp__wan_release(&mv);
   return rc;
 }

@@ -39,7 +39,7 @@ WSP__COST(allreduce, two_tier,
   x.commutative = 1;
   wsp__coll_cheapest(wsp__coll_table(WSP_COLL_BCAST), m, &x, &b);
   int S = s->sites->count;
-  return r + wsp__wan_cost(m, (double)s->bytes, 1, S - 1) +
+  return r + wsp__wan_cost(m, (double)s->bytes, 1, S - 1, 1) +
          (S - 1) * (double)s->bytes * m->gamma + b;
 }
 

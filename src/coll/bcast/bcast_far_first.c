@@ -30,7 +30,7 @@ WSP__COST(bcast, far_first,
   wsp__coll_shape_t x = wsp__site_shape(s);
   double b;
   wsp__coll_cheapest(wsp__coll_table(WSP_COLL_BCAST), m, &x, &b);
-  return wsp__wan_cost(m, (double)s->bytes, 1, s->sites->count - 1) + b;
+  return wsp__wan_cost(m, (double)s->bytes, 1, s->sites->count - 1, 1) + b;
 }
 
 int wsp__bcast_far_first(wsp_comm_t *comm, const wsp__coll_args_t *a) {

@@ -37,14 +37,17 @@
 WSP__COST(bcast, sites,
           "fan(n, M/n) + wan(M, n) + fan(ceil(q/n), P) + (q-1).(alpha + P.beta_x), P = "
           "M/(n.floor(q/n)) the largest piece, where fan(k, b) = alpha + (k-2).gap + "
-          "(k-1).b.beta, wan(M, n) = alpha_wan + max((S-1).(M/n).beta, (M/n).beta_wan, "
-          "M.beta_wan_link), n connections, S sites, q the largest site") {
+          "(k-1).b.beta, wan(M, n) = (1 + [l > 1]).alpha_wan + max((S-1).(M/n).beta, "
+          "(M/n).beta_wan/l, M.beta_wan_link), n connections of l lanes, S sites, q the "
+          "largest site") {
   if (s->sites == NULL) return INFINITY;
   int S = s->sites->count, n = s->wan_n, q = s->sites->max_size;
   double M = (double)s->bytes, blk = M / n;
   int g = (q + n - 1) / n;
   double piece = wsp__site_piece_max(M, q, n);
-  return wsp__fan_cost(m, n, (size_t)blk) + wsp__wan_cost(m, M, n, S - 1) +
+  int lanes = wsp__wan_lanes(s, blk);
+  if (t) t->lanes = lanes;
+  return wsp__fan_cost(m, n, (size_t)blk) + wsp__wan_cost(m, M, n, S - 1, lanes) +
          wsp__fan_cost(m, g, (size_t)piece) + (q - 1) * (m->alpha + piece * m->beta_x);
 }
 
@@ -61,13 +64,15 @@ int wsp__bcast_sites(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   char *buf = a->recvbuf;
   size_t bs, bl;
   wsp__ss_block(a->block, n, g, &bs, &bl);
-  /* Requests: the root's n - 1 blocks, or a gateway's S - 1 crossings. */
-  int max_req = n > S ? n : S;
-  MPI_Request *req = malloc((size_t)max_req * sizeof *req);
-  if ((rc = wsp__agree_alloc(comm, comm->mpi, req == NULL, "bcast/sites"))) {
-    free(req);
-    return rc;
-  }
+  /* Requests: the root's n - 1 blocks; a gateway's S - 1 crossings. */
+  MPI_Request *req = malloc((size_t)n * sizeof *req);
+  wsp__wan_move_t mv;
+  int failed = wsp__wan_alloc(&mv, gateway ? S - 1 : 0) || req == NULL;
+  if ((rc = wsp__agree_alloc(comm, comm->mpi, failed, "bcast/sites"))) goto out;
+  /* Crossings over lanes when the cost chose them (the same on every
+   * rank); every rank takes part in making them (collective). */
+  mv.wan = a->tune.lanes > 1 ? wsp__sites_wan(comm) : NULL;
+  mv.tag = a->tag;
   int nreq = 0;
   /* 1. The root's blocks to its site's gateways. */
   if (me == a->root) {
@@ -79,38 +84,40 @@ int wsp__bcast_sites(wsp_comm_t *comm, const wsp__coll_args_t *a) {
       if ((rc = wsp__isend_bytes(comm, buf + ks, kl, peer, a->tag, 0, &req[nreq])) == WSP_OK)
         nreq++;
     }
-    if (rc) goto fail_send;
+    if (rc) {
+      rc = wsp__abandon(rc, 0, NULL, nreq, req);
+      goto out;
+    }
     if ((rc = wsp__waitall(comm, nreq, req, a->block))) goto out;
-    nreq = 0;
   } else if (w.site == rs && gateway && bl) {
     if ((rc = wsp__recv_bytes(comm, buf + bs, bl, a->root, a->tag))) goto out;
   }
   /* 2. Across: gateway g of the root's site to gateway g of every other
    * site. At the root's site the sends stay in flight through step 3. */
   if (gateway && bl) {
-    if (w.site == rs) {
-      for (int t = 0; t < S && rc == WSP_OK; t++) {
-        if (t == rs) continue;
-        int peer = wsp__site_rank(st, t, wsp__ss_gateway(wsp__site_size(st, t), n, g), 0);
-        if ((rc = wsp__isend_bytes(comm, buf + bs, bl, peer, a->tag, 0, &req[nreq])) == WSP_OK)
-          nreq++;
-      }
-      if (rc) goto fail_send;
-    } else {
-      int peer = wsp__site_rank(st, rs, wsp__ss_gateway(qr, n, g), rot_root);
-      if ((rc = wsp__recv_bytes(comm, buf + bs, bl, peer, a->tag))) goto out;
+    for (int t = 0; t < S; t++) {
+      if (t == w.site || (w.site != rs && t != rs)) continue;
+      int root_side = w.site == rs, ts = root_side ? t : rs;
+      int peer = wsp__site_rank(st, ts, wsp__ss_gateway(wsp__site_size(st, ts), n, g),
+                                root_side ? 0 : rot_root);
+      mv.x[mv.nx++] = (wsp__wan_xfer_t){buf + bs, bl, MPI_BYTE, peer, root_side};
     }
+    if ((rc = wsp__wan_start(comm, &mv))) goto out;
+    if (w.site != rs && (rc = wsp__wan_finish(comm, &mv, bl))) goto out;
   }
-  /* 3. Pieces from the gateways to their groups. */
-  if ((rc = wsp__site_group(comm, &w, buf, 0))) goto fail_send;
-  if ((rc = wsp__waitall(comm, nreq, req, bl * (size_t)(S - 1)))) goto out;
-  nreq = 0;
+  /* 3. Pieces from the gateways to their groups; then the root's site's
+   * crossings are waited for. */
+  int grc = wsp__site_group(comm, &w, buf, 0);
+  if (gateway && bl && w.site == rs) {
+    rc = wsp__wan_finish(comm, &mv, bl * (size_t)(S - 1));
+    if (grc) rc = grc;
+  } else {
+    rc = grc;
+  }
   /* 4. The ring; the root holds everything already. */
-  rc = wsp__site_allgather(comm, &w, buf, w.site == rs ? 0 : -1);
-  goto out;
-fail_send:
-  rc = wsp__abandon(rc, 0, NULL, nreq, req);
+  if (rc == WSP_OK) rc = wsp__site_allgather(comm, &w, buf, w.site == rs ? 0 : -1);
 out:
   free(req);
+  wsp__wan_release(&mv);
   return rc;
 }
