@@ -28,6 +28,11 @@ rate=25mbit wan=100mbit
 name=wsi$(( $$ % 1000 ))
 sites="ranks:0-3;4-7"
 largest=${sizes##*,}
+case $sizes in
+  ''|*[!0-9KMGkmgiB,]*)
+    echo "sites_netlab.sh: WSP_SIZES must be sizes separated by commas (e.g. 16M,64M), not '$sizes'" >&2
+    exit 2 ;;
+esac
 # Open MPI 4.1's tuned component: bcast 3 pipeline, 9 scatter + ring
 # allgather; allreduce 4 ring, 6 Rabenseifner; btl_tcp_links opens several
 # TCP connections per pair of ranks.
