@@ -10,9 +10,11 @@
 # Needs root; every lab it makes is removed again on exit.
 #   bench/sites_netlab.sh [outdir]            (default: results)
 # Environment:
-#   WSP_SITES_PARTS ("nocap cap"), WSP_MPIS ("openmpi mpich"), WSP_SIZES
-#   (1M,4M,16M), WSP_REPS (1), WSP_TUNED (1: add the hand-tuned MPI runs at
-#   the largest size), WSP_ALGS (sites,sites_chain,far_first,two_tier,auto,mpi)
+#   WSP_SITES_PARTS ("nocap cap"; "lanes": with the cap and n = 4, sites
+#   over the model's lanes, then with WSP_WAN_LANES=1), WSP_MPIS ("openmpi
+#   mpich"), WSP_SIZES (1M,4M,16M), WSP_REPS (1),
+#   WSP_TUNED (1: add the hand-tuned MPI runs at the largest size),
+#   WSP_ALGS (sites,sites_chain,far_first,two_tier,auto,mpi)
 # In the tuning lists, a NAME starting with WSP_ is an environment variable
 # of wirespeed's, not a setting of the MPI's.
 set -euo pipefail
@@ -75,13 +77,21 @@ run() {
 for part in $parts; do
   case $part in
   nocap) cap=$wan ;;
-  cap) cap=12500kbit ;;
-  *) echo "sites_netlab.sh: unknown part '$part' (nocap, cap)" >&2; exit 2 ;;
+  cap|lanes) cap=12500kbit ;;
+  *) echo "sites_netlab.sh: unknown part '$part' (nocap, cap, lanes)" >&2; exit 2 ;;
   esac
   lab_down
   "$root/scripts/netlab" up twosite --name "$name" --hosts 8 --rate "$rate" --wan-rate "$wan" \
     --flow-cap "$cap"
   for m in $mpis; do
+    if [ "$part" = lanes ]; then
+      # sites over the model's lanes, then with one MPI message per
+      # crossing; both with n = 4 (one connection per rank of a site), so
+      # that the calibration's n does not differ between the two jobs.
+      run "$m" "$part-$m-model" sites "$sizes" WSP_WAN_CONNECTIONS 4
+      run "$m" "$part-$m-one" sites "$sizes" WSP_WAN_CONNECTIONS 4 WSP_WAN_LANES 1
+      continue
+    fi
     run "$m" "$part-$m" "$algs" "$sizes"
     [ "${WSP_TUNED:-1}" = 1 ] || continue
     if [ "$m" = openmpi ]; then list=$tuned_ompi; else list=$tuned_mpich; fi
@@ -114,6 +124,16 @@ for k in sorted(rows, key=lambda k: (want.index(k[0]), k[1], k[2], k[3])):
           f"| {r['busbw_GBps'] * 1e9 / B:.3f} | {pred if pred is None else round(pred, 2)} "
           f"| {'-' if not pred else round(r['time_s'] / pred, 2)} |")
 print("\nsummary (ratios of times in one job; tuned MPI calls ran in jobs of their own):")
+for l in want:
+    if not l.startswith("lanes-") or "-model-" not in l:
+        continue
+    mpi = short(l).split("-")[1]
+    for (lab, coll, size, alg), lanes in sorted(rows.items()):
+        one = rows.get((l.replace("-model-", "-one-"), coll, size, alg))
+        if lab == l and one:
+            print(f"  lanes {mpi} {coll} {size >> 20} MiB: {alg} over {lanes.get('wan_lanes')} lanes "
+                  f"{lanes['time_s']:.2f} s, over one MPI message {one['time_s']:.2f} s: "
+                  f"{one['time_s'] / lanes['time_s']:.2f}x (two jobs, n = 4)")
 for l in want:
     if "-tuned-" in l:
         continue
