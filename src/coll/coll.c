@@ -26,8 +26,8 @@ int wsp__coll_run(wsp_comm_t *comm, wsp__coll_args_t *a,
   if (r->cost) (void)wsp__coll_alg_cost(r, &comm->model, shape, &a->tune);
   if (comm->cfg.coll_segment) a->tune.seg = comm->cfg.coll_segment;
   a->tag = WSP__COLL_TAG(a->coll);
-  wsp__log(comm, WSP_LOG_TRACE, "%s: %s, %zu bytes, seg %zu, lanes %d", t->name,
-           r->info.name, shape->bytes, a->tune.seg, a->tune.lanes);
+  wsp__log(comm, WSP_LOG_TRACE, "%s: %s, %zu bytes, seg %zu, conns %d, lanes %d", t->name,
+           r->info.name, shape->bytes, a->tune.seg, a->tune.conns, a->tune.lanes);
   return r->run(comm, a);
 }
 

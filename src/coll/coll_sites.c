@@ -19,6 +19,27 @@ int wsp__wan_lanes(const wsp__coll_shape_t *s, double bytes) {
   return s->wan_lanes > 1 && s->dense && bytes >= (double)s->lane_min ? s->wan_lanes : 1;
 }
 
+double wsp__sites_best_conns(const wsp_model_t *m, const wsp__coll_shape_t *s,
+                             wsp__sites_cost_fn *cost, wsp__coll_tune_t *t) {
+  int n = s->wan_n, best_c = n, best_l = 1;
+  double best = INFINITY;
+  for (int c = s->wan_forced ? n : 1; c <= n; c++) {
+    int l = 1;
+    double x = cost(m, s, c, &l);
+    if (x < best) best = x, best_c = c, best_l = l;
+  }
+  if (t) {
+    t->conns = best_c;
+    t->lanes = best_l;
+  }
+  return best;
+}
+
+int wsp__sites_run_conns(const wsp_comm_t *comm, const wsp__coll_args_t *a) {
+  int n = wsp__sites_conns(comm);
+  return a->tune.conns > 0 && a->tune.conns < n ? a->tune.conns : n;
+}
+
 wsp__coll_shape_t wsp__site_shape(const wsp__coll_shape_t *s) {
   wsp__coll_shape_t x = *s;
   x.p = s->sites ? s->sites->max_size : s->p;

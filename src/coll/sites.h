@@ -63,6 +63,19 @@ int wsp__sites_combine(wsp_comm_t *comm, char *slots, size_t stride, int S, size
  * (lanes times faster), and the link; with lanes, one more latency for the
  * pair's check that everything arrived (wsp__wan_finish). */
 double wsp__wan_cost(const wsp_model_t *m, double bytes, int conns, int fan, int lanes);
+/* The cost of a multi-site algorithm run over c connections between two
+ * sites, with the lanes per connection its crossings would use. */
+typedef double wsp__sites_cost_fn(const wsp_model_t *m, const wsp__coll_shape_t *s, int c,
+                                  int *lanes);
+/* The least cost over c = 1..n connections (only n when the user set n,
+ * s->wan_forced), ties going to the fewer; the count and its lanes into
+ * t (when not NULL). A count that does not divide a site leaves groups
+ * of unequal size, whose largest piece every ring step waits for: fewer
+ * connections can then be faster (docs/sites.md, "Connections"). */
+double wsp__sites_best_conns(const wsp_model_t *m, const wsp__coll_shape_t *s,
+                             wsp__sites_cost_fn *cost, wsp__coll_tune_t *t);
+/* The connections a run of the call uses: the cost's choice, else n. */
+int wsp__sites_run_conns(const wsp_comm_t *comm, const wsp__coll_args_t *a);
 /* Lanes per connection a crossing of `bytes` per connection uses in call
  * shape s: s->wan_lanes, or 1 when the messages are too short for lanes
  * (cfg.p2p_min) or the datatype has holes (lanes carry bytes). */

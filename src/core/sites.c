@@ -344,10 +344,9 @@ wsp_comm_t *wsp__sites_comm(wsp_comm_t *comm, int *rc) {
 /* The lanes' communicator: a duplicate of comm->mpi wrapped with the
  * parent's configuration, its lanes forced to `lanes` (no probe: the model
  * already measured the connections between sites). */
-wsp_comm_t *wsp__sites_wan(wsp_comm_t *comm) {
+wsp_comm_t *wsp__sites_wan_with(wsp_comm_t *comm, int lanes) {
   wsp__sites_t *st = &comm->sites;
   if (st->wan || st->wan_failed) return st->wan;
-  int lanes = wsp__sites_lanes(comm);
   if (lanes <= 1) return NULL;
   MPI_Comm mc = MPI_COMM_NULL;
   int mrc = MPI_Comm_dup(comm->mpi, &mc), rc = WSP_OK;
@@ -374,6 +373,10 @@ wsp_comm_t *wsp__sites_wan(wsp_comm_t *comm) {
   }
   st->wan = w;
   return w;
+}
+
+wsp_comm_t *wsp__sites_wan(wsp_comm_t *comm) {
+  return wsp__sites_wan_with(comm, wsp__sites_lanes(comm));
 }
 
 void wsp__sites_free(wsp_comm_t *comm) {
@@ -403,23 +406,34 @@ int wsp__sites_conns(const wsp_comm_t *comm) {
   return n < 1 ? 1 : n;
 }
 
-int wsp__sites_lanes(const wsp_comm_t *comm) {
+int wsp__sites_lanes_rule(const wsp_model_t *m) {
+  /* One connection between sites slower than a NIC (a window over a long
+   * round trip, a per-flow cap): lanes, by the striped engine's own rule
+   * for what its probe measured, one connection against what lanes can
+   * reach (here a NIC). */
+  int k = 1;
+  size_t threshold;
+  if (m->beta_wan > 0 && m->beta > 0)
+    wsp__stripe_choose(1 / m->beta_wan, 1 / m->beta, 2 * m->alpha_wan, WSP__LANES_MAX, 0, &k,
+                       &threshold);
+  return k;
+}
+
+int wsp__sites_lanes_of(const wsp_comm_t *comm, const wsp_model_t *m) {
   const wsp__sites_t *st = &comm->sites;
   if (st->count < 2) return 0;
 #ifdef WSP_SIMGRID
+  (void)m;
   return 1; /* no sockets in a simulation */
-#endif
+#else
   if (st->wan_failed) return 1;
+  if (st->wan) return (int)st->wan->cfg.p2p_lanes;
   if (comm->cfg.wan_lanes > 0) return (int)comm->cfg.wan_lanes;
-  const wsp_model_t *m = &comm->model;
-  /* One connection between sites slower than a NIC (a window over a long
-   * round trip, a per-flow cap): lanes, by the rule the striped engine's
-   * probe uses, the half again for lanes that share a bottleneck. */
-  double r = m->beta > 0 ? m->beta_wan / m->beta : 1;
-  if (r < 1.3) return 1;
-  int k = (int)ceil(1.5 * r);
-  return k > WSP__LANES_MAX ? WSP__LANES_MAX : k;
+  return wsp__sites_lanes_rule(m);
+#endif
 }
+
+int wsp__sites_lanes(const wsp_comm_t *comm) { return wsp__sites_lanes_of(comm, &comm->model); }
 
 int wsp_comm_site(const wsp_comm_t *comm, int rank, int *site) {
   if (comm == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "wsp_comm_site: comm is NULL");

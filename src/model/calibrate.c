@@ -26,13 +26,16 @@
  * are measured apart (wsp__calibrate_wan): alpha_wan, beta_wan of one
  * connection, and beta_wan_link of all the pairs of two sites streaming
  * at once (the link's capacity, which caps how many connections the
- * multi-site algorithms use). The whole
+ * multi-site algorithms use); where one connection is slower than a NIC,
+ * the link again over the lanes the multi-site collectives will cross on
+ * (wsp__calibrate_wan_lanes). The whole
  * calibration costs about 210 small messages (most of them in the gap's
  * windows, which take about 11 round trips) and 32 large ones per rank.
  */
 #include "model.h"
 
 #include "../core/measure.h"
+#include "../core/p2p.h"
 #include "../core/tags.h"
 #include "../core/wsp_internal.h"
 
@@ -105,6 +108,64 @@ static int wsp__calibrate_wan(wsp_comm_t *comm, char *buf, double *fig) {
   WSP__MPI_GOTO(comm, MPI_Allreduce(MPI_IN_PLACE, &rate, 1, MPI_DOUBLE, MPI_SUM, comm->mpi), rc,
                 out);
   if (rate > 0) fig[2] = 1 / rate;
+out:
+  return rc;
+}
+
+/* Where one connection between sites is slower than a NIC (a per-flow
+ * cap), the pairs' MPI streams of wsp__calibrate_wan measured nw capped
+ * connections rather than the link: their sum is nw times one
+ * connection's rate, whatever the link carries. The multi-site bcast and
+ * allreduce then cross over lanes (src/core/sites.c), each connection up
+ * to a NIC's rate, so the link is measured again with the same pairs
+ * streaming over those lanes at once. This makes the lanes here instead
+ * of at the first collective that needs them. Where a pair's lanes fail,
+ * every rank keeps the figure as it was (the collectives move a failed
+ * pair's crossings through MPI on their own). */
+static int wsp__calibrate_wan_lanes(wsp_comm_t *comm, char *buf, wsp_model_t *out) {
+  const wsp__sites_t *st = &comm->sites;
+  int nw = st->start[1] - st->start[0];
+  if (st->start[2] - st->start[1] < nw) nw = st->start[2] - st->start[1];
+  if (nw < 2 || out->beta_wan_link <= 0 || wsp__sites_lanes_rule(out) <= 1) return WSP_OK;
+  wsp_comm_t *wan = wsp__sites_wan_with(comm, wsp__sites_lanes_of(comm, out));
+  if (wan == NULL) return WSP_OK; /* one lane configured, or making them failed (logged) */
+  int me = comm->rank, s = st->site_of[me], i = st->index[me], rc = WSP_OK;
+  int peer = s <= 1 && i < nw ? st->rank[st->start[1 - s] + i] : -1;
+  size_t len = (size_t)WSP__CAL_WINDOW * WSP__CAL_LARGE;
+  /* [0]: pairs that failed; [1]: the sum of the senders' rates. */
+  double fig[2] = {0, 0}, best = INFINITY;
+  int failed = 0;
+  /* Round -1 sets each pair's lanes up (addresses over MPI, connections);
+   * the timed rounds start together after it. After each round the two
+   * ends of a pair tell each other whether it failed, so that both stop
+   * alike. */
+  for (int rep = -1; rep < WSP__CAL_REPS_LARGE; rep++) {
+    if (rep == 0) WSP__MPI_GOTO(comm, MPI_Barrier(comm->mpi), rc, out);
+    if (peer < 0 || failed) continue;
+    double t0 = MPI_Wtime();
+    failed = (s == 0 ? wsp_send_striped(wan, buf, len, peer, WSP__TAG_CALIBRATE)
+                     : wsp_recv_striped(wan, buf, len, peer, WSP__TAG_CALIBRATE)) != WSP_OK;
+    /* A striped send completes when the receiver has every byte; it pays
+     * one round trip before its data (the receiver's clear to send). */
+    double t = MPI_Wtime() - t0 - 2 * out->alpha_wan;
+    if (rep >= 0 && t < best) best = t;
+    int theirs = 0;
+    if ((rc = wsp__sendrecv_bytes(comm, &failed, sizeof failed, peer, &theirs, sizeof theirs,
+                                  peer, WSP__TAG_CALIBRATE)))
+      goto out;
+    failed |= theirs;
+  }
+  fig[0] = failed && s == 0;
+  if (s == 0 && peer >= 0 && !failed && best > 0 && best < INFINITY) fig[1] = len / best;
+  WSP__MPI_GOTO(comm, MPI_Allreduce(MPI_IN_PLACE, fig, 2, MPI_DOUBLE, MPI_SUM, comm->mpi), rc,
+                out);
+  if (fig[0] > 0)
+    wsp__log(comm, WSP_LOG_WARN,
+             "model calibration: %d pairs' lanes between sites failed; the link keeps the "
+             "figure measured through MPI",
+             (int)fig[0]);
+  else if (fig[1] > 0)
+    out->beta_wan_link = fmin(out->beta_wan_link, 1 / fig[1]);
 out:
   return rc;
 }
@@ -196,6 +257,9 @@ int wsp__model_calibrate(wsp_comm_t *comm, wsp_model_t *out) {
     out->beta_wan = fmax(global[9], out->beta);
     /* Not above one connection's (the link carries at least that). */
     out->beta_wan_link = global[10] > 0 ? fmin(global[10], out->beta_wan) : 0;
+#ifndef WSP_SIMGRID
+    if ((rc = wsp__calibrate_wan_lanes(comm, buf, out)) != WSP_OK) goto out;
+#endif
   } else {
     out->alpha_wan = out->alpha;
     out->beta_wan = out->beta;

@@ -7,6 +7,7 @@
  */
 #include "check.h"
 #include "coll/coll_internal.h"
+#include "core/wsp_internal.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -118,5 +119,50 @@ int main(void) {
   me.eager = 1024;
   CHECK(wsp__pipeline_seg(&me, n, 7, m.beta_x, 8) == (size_t)want / 8 * 8,
         "a limit below 4 KiB is not kept to");
+
+  /* The connections of the multi-site bcast and allreduce: the least cost
+   * over 1..n, n alone when the user set it. Two sites of 4 ranks, n = 3,
+   * one connection as fast as a NIC and the link three NICs wide, 16 MiB.
+   * Worked out by hand for the allreduce, per M.beta (8e-8 s/B; beta_x
+   * 9e-8): 3 connections leave groups {2, 1, 1} and pieces of M/3, so the
+   * rings cost 2 x 3 x (M/3) x 9/8 = 2.25 M.beta and more, the fans
+   * 2 x (M/3), the crossing M/3: about 3.25; 2 connections: pieces of M/4,
+   * rings 1.69, fans 2 x (M/4), crossing M/2: about 2.69; 1 connection:
+   * rings 1.69, fans 2 x 3 x (M/4), crossing M: about 4.19. So 2. */
+  wsp__sites_t st = {.count = 2, .min_size = 4, .max_size = 4};
+  wsp_model_t mw = m;
+  mw.alpha_wan = m.alpha;
+  mw.beta_wan = m.beta;
+  mw.beta_wan_link = m.beta / 3;
+  wsp__coll_shape_t sh = {.p = 8, .bytes = n, .count = n / 8, .commutative = 1, .dense = 1,
+                          .sites = &st, .wan_n = 3, .wan_lanes = 1};
+  wsp_coll_t sc[2] = {WSP_COLL_BCAST, WSP_COLL_ALLREDUCE};
+  for (int k = 0; k < 2; k++) {
+    const wsp__coll_table_t *t = wsp__coll_table(sc[k]);
+    const wsp__coll_alg_t *r = NULL;
+    for (int a = 0; a < t->count; a++)
+      if (strcmp(t->algs[a].info.name, "sites") == 0) r = &t->algs[a];
+    CHECK(r != NULL, "%s: no sites algorithm", t->name);
+    if (r == NULL) continue;
+    /* Each count alone, as when the user sets it. */
+    double each[4] = {0};
+    int least = 0;
+    for (int c = 1; c <= 3; c++) {
+      wsp__coll_shape_t f = sh;
+      f.wan_n = c;
+      f.wan_forced = 1;
+      wsp__coll_tune_t tu = {0};
+      each[c] = r->cost(&mw, &f, &tu);
+      CHECK(tu.conns == c, "%s: forced to %d connections, the cost chose %d", t->name, c,
+            tu.conns);
+      if (least == 0 || each[c] < each[least]) least = c;
+    }
+    wsp__coll_tune_t tu = {0};
+    double best = r->cost(&mw, &sh, &tu);
+    CHECK(tu.conns == least && best == each[least],
+          "%s: the cost chose %d connections at %g s, the least is %d at %g s", t->name,
+          tu.conns, best, least, each[least]);
+    if (sc[k] == WSP_COLL_ALLREDUCE) CHECK(tu.conns == 2, "allreduce: %d connections", tu.conns);
+  }
   return check_summary("test_registry");
 }

@@ -21,6 +21,9 @@
  * (wsp__wan_cost) and S - 1 reductions of M/n bytes, the ring allgather.
  * The source's L + M/(nB) + M/B + M/B with latencies, reductions and the
  * groups' forwarding priced.
+ * The connections run are the count up to n whose cost is least
+ * (wsp__sites_best_conns): one that leaves a site's groups unequal can
+ * cost more than fewer connections.
  *
  * Preconditions: two sites or more, a commutative op (the rings combine
  * in ring order, not rank order). Fallback: two_tier.
@@ -32,26 +35,31 @@
 #include <math.h>
 #include <stdlib.h>
 
-WSP__COST(allreduce, sites,
-          "(q-1).(alpha + P.(beta_x + gamma)) + 2.fan(ceil(q/n), P) + wan(M, n) + "
-          "(S-1).(M/n).gamma + (q-1).(alpha + P.beta_x), P = M/(n.floor(q/n)) the largest "
-          "piece, where fan(k, b) = alpha + (k-2).gap + (k-1).b.beta, wan(M, n) = (1 + "
-          "[l > 1]).alpha_wan + max((S-1).(M/n).beta, (M/n).beta_wan/l, M.beta_wan_link), "
-          "n connections of l lanes, S sites, q the largest site") {
-  if (s->sites == NULL) return INFINITY;
-  int S = s->sites->count, n = s->wan_n, q = s->sites->max_size, g = (q + n - 1) / n;
+static double wsp__allreduce_sites_cost_c(const wsp_model_t *m, const wsp__coll_shape_t *s,
+                                          int n, int *lanes) {
+  int S = s->sites->count, q = s->sites->max_size, g = (q + n - 1) / n;
   double M = (double)s->bytes, piece = wsp__site_piece_max(M, q, n);
-  int lanes = wsp__wan_lanes(s, M / n);
-  if (t) t->lanes = lanes;
+  *lanes = wsp__wan_lanes(s, M / n);
   return (q - 1) * (m->alpha + piece * (m->beta_x + m->gamma)) +
-         2 * wsp__fan_cost(m, g, (size_t)piece) + wsp__wan_cost(m, M, n, S - 1, lanes) +
+         2 * wsp__fan_cost(m, g, (size_t)piece) + wsp__wan_cost(m, M, n, S - 1, *lanes) +
          (S - 1) * (M / n) * m->gamma + (q - 1) * (m->alpha + piece * m->beta_x);
+}
+
+WSP__COST(allreduce, sites,
+          "min over n' = 1..n of (q-1).(alpha + P.(beta_x + gamma)) + 2.fan(ceil(q/n'), P) + "
+          "wan(M, n') + (S-1).(M/n').gamma + (q-1).(alpha + P.beta_x), P = M/(n'.floor(q/n')) "
+          "the largest piece, where fan(k, b) = alpha + (k-2).gap + (k-1).b.beta, wan(M, n') "
+          "= (1 + [l > 1]).alpha_wan + max((S-1).(M/n').beta, (M/n').beta_wan/l, "
+          "M.beta_wan_link), n' connections of l lanes (n' = n when WSP_WAN_CONNECTIONS sets "
+          "n), S sites, q the largest site") {
+  if (s->sites == NULL) return INFINITY;
+  return wsp__sites_best_conns(m, s, wsp__allreduce_sites_cost_c, t);
 }
 
 int wsp__allreduce_sites(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   const wsp__sites_t *st = &comm->sites;
   int S = st->count, me = comm->rank, rc = WSP_OK;
-  wsp__site_view_t w = {.st = st, .site = st->site_of[me], .n = wsp__sites_conns(comm),
+  wsp__site_view_t w = {.st = st, .site = st->site_of[me], .n = wsp__sites_run_conns(comm, a),
                         .type = a->dtype, .extent = a->extent, .count = a->count,
                         .tag = a->tag};
   w.q = wsp__site_size(st, w.site);

@@ -23,6 +23,9 @@
  * S - 1 other sites; wsp__wan_cost); a gateway's fan to its group; the
  * ring over the largest site (q ranks). The source's L + M/(nB) + M/B +
  * M/B with latencies and the ring's exchanges priced.
+ * The connections run are the count up to n whose cost is least
+ * (wsp__sites_best_conns): one that leaves a site's groups unequal can
+ * cost more than fewer connections.
  *
  * Preconditions: two sites or more. n is at most the smallest site. Any
  * root, any site sizes. Fallback: scatter_ring.
@@ -34,28 +37,30 @@
 #include <math.h>
 #include <stdlib.h>
 
-WSP__COST(bcast, sites,
-          "fan(n, M/n) + wan(M, n) + fan(ceil(q/n), P) + (q-1).(alpha + P.beta_x), P = "
-          "M/(n.floor(q/n)) the largest piece, where fan(k, b) = alpha + (k-2).gap + "
-          "(k-1).b.beta, wan(M, n) = (1 + [l > 1]).alpha_wan + max((S-1).(M/n).beta, "
-          "(M/n).beta_wan/l, M.beta_wan_link), n connections of l lanes, S sites, q the "
-          "largest site") {
-  if (s->sites == NULL) return INFINITY;
-  int S = s->sites->count, n = s->wan_n, q = s->sites->max_size;
-  double M = (double)s->bytes, blk = M / n;
-  int g = (q + n - 1) / n;
-  double piece = wsp__site_piece_max(M, q, n);
-  int lanes = wsp__wan_lanes(s, blk);
-  if (t) t->lanes = lanes;
-  return wsp__fan_cost(m, n, (size_t)blk) + wsp__wan_cost(m, M, n, S - 1, lanes) +
+static double wsp__bcast_sites_cost_c(const wsp_model_t *m, const wsp__coll_shape_t *s, int n,
+                                      int *lanes) {
+  int S = s->sites->count, q = s->sites->max_size, g = (q + n - 1) / n;
+  double M = (double)s->bytes, blk = M / n, piece = wsp__site_piece_max(M, q, n);
+  *lanes = wsp__wan_lanes(s, blk);
+  return wsp__fan_cost(m, n, (size_t)blk) + wsp__wan_cost(m, M, n, S - 1, *lanes) +
          wsp__fan_cost(m, g, (size_t)piece) + (q - 1) * (m->alpha + piece * m->beta_x);
+}
+
+WSP__COST(bcast, sites,
+          "min over n' = 1..n of fan(n', M/n') + wan(M, n') + fan(ceil(q/n'), P) + "
+          "(q-1).(alpha + P.beta_x), P = M/(n'.floor(q/n')) the largest piece, where fan(k, "
+          "b) = alpha + (k-2).gap + (k-1).b.beta, wan(M, n') = (1 + [l > 1]).alpha_wan + "
+          "max((S-1).(M/n').beta, (M/n').beta_wan/l, M.beta_wan_link), n' connections of l "
+          "lanes (n' = n when WSP_WAN_CONNECTIONS sets n), S sites, q the largest site") {
+  if (s->sites == NULL) return INFINITY;
+  return wsp__sites_best_conns(m, s, wsp__bcast_sites_cost_c, t);
 }
 
 int wsp__bcast_sites(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   const wsp__sites_t *st = &comm->sites;
   int S = st->count, me = comm->rank, rs = st->site_of[a->root], rc = WSP_OK;
   int qr = wsp__site_size(st, rs), rot_root = st->index[a->root];
-  wsp__site_view_t w = {.st = st, .site = st->site_of[me], .n = wsp__sites_conns(comm),
+  wsp__site_view_t w = {.st = st, .site = st->site_of[me], .n = wsp__sites_run_conns(comm, a),
                         .type = MPI_BYTE, .extent = 1, .count = a->block, .tag = a->tag};
   w.q = wsp__site_size(st, w.site);
   w.rot = w.site == rs ? rot_root : 0;
