@@ -1,0 +1,62 @@
+/*
+ * The PMPI shim (docs/shim.md): what the generated wrappers (gen.py, from
+ * colls.list) share. Nothing here is part of wirespeed's API; the shim
+ * library exports only the MPI_* functions it defines.
+ */
+#ifndef WSP_SHIM_H
+#define WSP_SHIM_H
+
+#include <mpi.h>
+#include <stddef.h>
+
+#include "wirespeed.h"
+
+#define WSP__SHIM_API __attribute__((visibility("default")))
+
+/* wsp__shim_end's answer when the MPI's own call must run with the same
+ * arguments: wirespeed refused one of them on every rank before any
+ * traffic, so the MPI reports it with its own error class. Not an MPI
+ * error code (those are >= 0). */
+#define WSP__SHIM_FALLBACK (-1)
+
+/* One call that wirespeed runs. */
+typedef struct wsp__shim_call {
+  wsp_comm_t *w;
+  MPI_Comm comm;
+  wsp_coll_t coll;
+  int alg;   /* what wirespeed's selection runs (for the report) */
+  double t0; /* MPI_Wtime at the start, when the report is on */
+} wsp__shim_call_t;
+
+/* Whether the call goes straight to PMPI: the shim is off or this
+ * collective is not chosen (WSP_SHIM, WSP_SHIM_COLLS), the call comes from
+ * inside wirespeed on this thread (the re-entry guard), or comm is an
+ * intercommunicator. Cheap: a few loads once the settings are read. */
+int wsp__shim_pass(wsp_coll_t coll, MPI_Comm comm);
+/* Whether wirespeed runs this call, from arguments every rank shares (the
+ * mode, the collective, `bytes`, `commutative`), so that every rank of the
+ * call takes the same path; makes comm's wsp_comm_t at its first use
+ * (collective). On 1, c is filled and the guard is set until
+ * wsp__shim_end. */
+int wsp__shim_begin(wsp__shim_call_t *c, wsp_coll_t coll, MPI_Comm comm, size_t bytes,
+                    int commutative);
+/* Ends a call wirespeed ran with status rc: MPI_SUCCESS, WSP__SHIM_FALLBACK
+ * (an argument refused; the wrapper then runs PMPI with the same
+ * arguments), or an MPI error class raised on comm's error handler. */
+int wsp__shim_end(wsp__shim_call_t *c, int rc);
+/* Counts a fallback in the report and passes the MPI's status on. */
+int wsp__shim_fallback(wsp__shim_call_t *c, int mpi_rc);
+
+/* count elements of type in bytes (0 for a negative count or a null
+ * type, which the MPI's own call then reports). */
+size_t wsp__shim_bytes(int count, MPI_Datatype type);
+/* The bytes of one rank's block of a gather, scatter, allgather or
+ * alltoall, the same on every rank (matching type signatures): the root
+ * (root >= 0) and in-place calls count the second pair, the others the
+ * first. */
+size_t wsp__shim_block(MPI_Comm comm, int root, int in_place, int count1, MPI_Datatype type1,
+                       int count2, MPI_Datatype type2);
+/* 1 for a commutative op (or a null op, which the MPI reports). */
+int wsp__shim_commutative(MPI_Op op);
+
+#endif
