@@ -325,7 +325,8 @@ WSP_API int wsp_sparse_alg_from_name(const char *name, wsp_sparse_alg_t *alg);
  * Collectives. MPI's signatures with size_t counts, on a wsp_comm_t.
  * Any datatype and any op that MPI_Reduce_local accepts (built-in or
  * user-defined; non-commutative ops give MPI's rank-order result);
- * MPI_IN_PLACE where MPI allows it. Collective: every rank calls with
+ * MPI_IN_PLACE where MPI allows it; MPI_BOTTOM (a NULL buffer) with a type
+ * of absolute addresses, as MPI takes it. Collective: every rank calls with
  * matching arguments, as in MPI. Arguments are checked before anything is
  * sent; a bad one gives WSP_ERR_ARG naming it. What wirespeed cannot handle
  * goes to the native MPI collective (on the private communicator), decided

@@ -101,10 +101,18 @@ static int wsp__check_root(wsp_comm_t *comm, const char *fn, int root) {
   return WSP_OK;
 }
 
+/* NULL is a buffer when the type carries absolute addresses (MPI_BOTTOM,
+ * which is NULL in Open MPI and MPICH, with a type built from
+ * MPI_Get_address): the MPI's own rule refuses it only where the data
+ * would start at address 0, a type of nonzero size whose true lower bound
+ * is 0 (every predefined type). A legal call is then never refused on one
+ * rank alone, where the root alone passes MPI_BOTTOM. */
 static int wsp__check_buf(wsp_comm_t *comm, const char *fn, const char *arg,
-                          const void *buf, size_t count) {
-  if (buf == NULL && count > 0)
-    return wsp__fail(comm, WSP_ERR_ARG, "%s: %s is NULL with a count of %zu",
+                          const void *buf, size_t count, const wsp__tinfo_t *ti) {
+  if (buf == NULL && count > 0 && ti->size > 0 && ti->true_lb == 0)
+    return wsp__fail(comm, WSP_ERR_ARG,
+                     "%s: %s is NULL with a count of %zu of a type that starts at its "
+                     "buffer (a NULL buffer takes a type of absolute addresses)",
                      fn, arg, count);
   return WSP_OK;
 }
@@ -130,9 +138,24 @@ static int wsp__pack(wsp_comm_t *comm, const void *buf, size_t count,
     size_t n = count - off < per ? count - off : per;
     char *ubuf = (char *)buf + (ptrdiff_t)off * ti->extent;
     char *pbuf = out + off * ti->size;
-    int pos = 0, len = (int)(n * ti->size);
-    int mrc = unpack ? MPI_Unpack(pbuf, len, &pos, ubuf, (int)n, t, comm->mpi)
-                     : MPI_Pack(ubuf, (int)n, t, pbuf, len, &pos, comm->mpi);
+    int pos = 0, len = (int)(n * ti->size), ucount = (int)n;
+    MPI_Datatype ut = t, shifted = MPI_DATATYPE_NULL;
+    int mrc = MPI_SUCCESS;
+    if (ubuf == NULL) {
+      /* MPI_BOTTOM (wsp__check_buf): MPICH's MPI_Pack and MPI_Unpack refuse
+       * a NULL buffer whatever the type. The same bytes are the n elements
+       * moved down by the type's true lower bound, at that address. */
+      MPI_Aint disp = -ti->true_lb;
+      mrc = MPI_Type_create_struct(1, &ucount, &disp, &t, &shifted);
+      if (mrc == MPI_SUCCESS) mrc = MPI_Type_commit(&shifted);
+      ubuf = (char *)(intptr_t)ti->true_lb;
+      ut = shifted;
+      ucount = 1;
+    }
+    if (mrc == MPI_SUCCESS)
+      mrc = unpack ? MPI_Unpack(pbuf, len, &pos, ubuf, ucount, ut, comm->mpi)
+                   : MPI_Pack(ubuf, ucount, ut, pbuf, len, &pos, comm->mpi);
+    if (shifted != MPI_DATATYPE_NULL) MPI_Type_free(&shifted);
     if (mrc != MPI_SUCCESS)
       return wsp__mpi_fail(comm, mrc, unpack ? "MPI_Unpack" : "MPI_Pack",
                            WSP__WHERE);
@@ -195,7 +218,7 @@ int wsp_bcast(wsp_comm_t *comm, void *buf, size_t count, MPI_Datatype type,
       (rc = wsp__check_root(comm, fn, root)) ||
       (rc = wsp__type_info(comm, fn, "type", type, &ti)) ||
       (rc = wsp__bytes_of(comm, fn, "count", count, &ti, 1, &bytes)) ||
-      (rc = wsp__check_buf(comm, fn, "buf", buf, count)))
+      (rc = wsp__check_buf(comm, fn, "buf", buf, count, &ti)))
     return rc;
   if (buf == MPI_IN_PLACE)
     return wsp__fail(comm, WSP_ERR_ARG, "%s: buf is MPI_IN_PLACE", fn);
@@ -236,9 +259,9 @@ static int wsp__reduction(wsp_comm_t *comm, const char *fn, wsp_coll_t coll,
   if ((rc = wsp__type_info(comm, fn, "type", type, &ti)) ||
       (rc = wsp__bytes_of(comm, fn, "count", count, &ti, 1, &bytes)) ||
       (rc = wsp__op_info(comm, fn, op, &commute)) ||
-      (rc = wsp__check_buf(comm, fn, "sendbuf", sendbuf, count)))
+      (rc = wsp__check_buf(comm, fn, "sendbuf", sendbuf, count, &ti)))
     return rc;
-  if (is_root && (rc = wsp__check_buf(comm, fn, "recvbuf", recvbuf, count)))
+  if (is_root && (rc = wsp__check_buf(comm, fn, "recvbuf", recvbuf, count, &ti)))
     return rc;
   if (recvbuf == MPI_IN_PLACE)
     return wsp__fail(comm, WSP_ERR_ARG, "%s: recvbuf is MPI_IN_PLACE", fn);
@@ -341,14 +364,14 @@ static int wsp__movement(wsp_comm_t *comm, const wsp__mv_t *m,
     if ((rc = wsp__type_info(comm, fn, "sendtype", stype, &sti)) ||
         (rc = wsp__bytes_of(comm, fn, "sendcount", scount, &sti, send_p ? p : 1,
                             &sbytes)) ||
-        (rc = wsp__check_buf(comm, fn, "sendbuf", sendbuf, scount)))
+        (rc = wsp__check_buf(comm, fn, "sendbuf", sendbuf, scount, &sti)))
       return rc;
   }
   if (recv_sig && !in_place_recv) {
     if ((rc = wsp__type_info(comm, fn, "recvtype", rtype, &rti)) ||
         (rc = wsp__bytes_of(comm, fn, "recvcount", rcount, &rti, recv_p ? p : 1,
                             &rbytes)) ||
-        (rc = wsp__check_buf(comm, fn, "recvbuf", recvbuf, rcount)))
+        (rc = wsp__check_buf(comm, fn, "recvbuf", recvbuf, rcount, &rti)))
       return rc;
   }
   /* The block size every rank agrees on (MPI requires equal signatures). */

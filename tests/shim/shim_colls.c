@@ -157,6 +157,44 @@ static void check_colls(MPI_Comm comm, int n, const char *where) {
     MPI_Type_free(&every2);
   }
 
+  /* MPI_BOTTOM with types of absolute addresses: an allgather whose
+   * receive buffer is MPI_BOTTOM on every rank, then a bcast where only
+   * the root passes MPI_BOTTOM. (Not a reduction: Open MPI defines its
+   * predefined ops on predefined types only.) */
+  {
+    MPI_Datatype base = MPI_DOUBLE, blk_t, blk_r, abs_t;
+    MPI_Aint addr;
+    int len = n;
+    for (long i = 0; i < n; i++) a[i] = val(r + 5, i);
+    for (long i = 0; i < (long)n * p; i++) b[i] = -1;
+    /* One rank's block at b's address; resized to n doubles, so that
+     * rank s's block lands at b + s.n. */
+    MPI_Get_address(b, &addr);
+    MPI_Type_create_struct(1, &len, &addr, &base, &blk_t);
+    MPI_Type_create_resized(blk_t, addr, (MPI_Aint)n * (MPI_Aint)sizeof(double), &blk_r);
+    MPI_Type_commit(&blk_r);
+    MPI_Allgather(a, n, MPI_DOUBLE, MPI_BOTTOM, 1, blk_r, comm);
+    snprintf(what, sizeof what, "%s allgather into MPI_BOTTOM", where);
+    for (int s = 0; s < p; s++)
+      for (long i = 0; i < n; i++)
+        if (b[(long)s * n + i] != val(s + 5, i))
+          fail(comm, what, n, i, b[(long)s * n + i], val(s + 5, i));
+    MPI_Type_free(&blk_r);
+    MPI_Type_free(&blk_t);
+    MPI_Get_address(a, &addr);
+    MPI_Type_create_struct(1, &len, &addr, &base, &abs_t);
+    MPI_Type_commit(&abs_t);
+    for (long i = 0; i < n; i++) a[i] = r == root ? val(root + 3, i) : -1;
+    if (r == root)
+      MPI_Bcast(MPI_BOTTOM, 1, abs_t, root, comm);
+    else
+      MPI_Bcast(a, n, MPI_DOUBLE, root, comm);
+    snprintf(what, sizeof what, "%s bcast MPI_BOTTOM at the root", where);
+    for (long i = 0; i < n; i++)
+      if (a[i] != val(root + 3, i)) fail(comm, what, n, i, a[i], val(root + 3, i));
+    MPI_Type_free(&abs_t);
+  }
+
   long m = n / p + 1;
   double *c = malloc((size_t)m * p * sizeof *c), *d = malloc((size_t)m * p * sizeof *d);
   for (int s = 0; s < p; s++)
