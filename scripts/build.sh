@@ -9,7 +9,8 @@ shift
 common=(-G Ninja -DWSP_WERROR=ON)
 case "$flavour" in
   openmpi) args=() ;;
-  mpich)   args=(-DMPI_C_COMPILER=mpicc.mpich -DMPIEXEC_EXECUTABLE="$(command -v mpiexec.mpich)"
+  mpich)   args=(-DMPI_C_COMPILER=mpicc.mpich -DMPI_Fortran_COMPILER=mpif90.mpich
+                 -DMPIEXEC_EXECUTABLE="$(command -v mpiexec.mpich)"
                  -DWSP_LAB_TESTS=OFF) ;;
   asan)    args=(-DWSP_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DWSP_LAB_TESTS=OFF) ;;
   simgrid) args=(-DWSP_SIMGRID=ON -DCMAKE_C_COMPILER=smpicc) ;;

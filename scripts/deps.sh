@@ -7,7 +7,7 @@ need_pkgs=()
 have() { command -v "$1" >/dev/null 2>&1; }
 pkg_installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 
-for p in build-essential cmake ninja-build pkg-config python3 \
+for p in build-essential cmake ninja-build pkg-config python3 gfortran \
          openmpi-bin libopenmpi-dev mpich libmpich-dev libsimgrid-dev \
          iperf3 netpipe-tcp netpipe-openmpi iproute2 procps \
          libjansson-dev python3-matplotlib; do

@@ -343,3 +343,39 @@ WSP__SHIM_API int MPI_Finalize(void) {
   if (wsp__shim.keyval != MPI_KEYVAL_INVALID) PMPI_Comm_free_keyval(&wsp__shim.keyval);
   return PMPI_Finalize();
 }
+
+#ifdef WSP_SHIM_FORTRAN
+/* Open MPI's Fortran bindings call its internals, not the C MPI_
+ * functions, so the shim defines the Fortran entry points too (gen.py
+ * --fortran). A Fortran MPI_IN_PLACE or MPI_BOTTOM is the address of a
+ * common block that Open MPI's libmpi defines (mpif-sentinels.h); weak, so
+ * that a library without them loads and simply has none. */
+extern int mpi_fortran_in_place_ __attribute__((weak));
+extern int mpi_fortran_bottom_ __attribute__((weak));
+
+void *wsp__shim_fbuf(void *buf) {
+  if (&mpi_fortran_in_place_ != NULL && buf == (void *)&mpi_fortran_in_place_)
+    return MPI_IN_PLACE;
+  if (&mpi_fortran_bottom_ != NULL && buf == (void *)&mpi_fortran_bottom_) return MPI_BOTTOM;
+  return buf;
+}
+
+/* MPI_FINALIZE from Fortran: the same as from C (the cache and the
+ * report), every name a compiler may use. */
+static void wsp__shim_f_finalize(MPI_Fint *ierr) {
+  int rc = MPI_Finalize();
+  if (ierr) *ierr = (MPI_Fint)rc;
+}
+WSP__SHIM_API void mpi_finalize(MPI_Fint *ierr);
+void mpi_finalize(MPI_Fint *ierr) __attribute__((alias("wsp__shim_f_finalize")));
+WSP__SHIM_API void mpi_finalize_(MPI_Fint *ierr);
+void mpi_finalize_(MPI_Fint *ierr) __attribute__((alias("wsp__shim_f_finalize")));
+WSP__SHIM_API void mpi_finalize__(MPI_Fint *ierr);
+void mpi_finalize__(MPI_Fint *ierr) __attribute__((alias("wsp__shim_f_finalize")));
+WSP__SHIM_API void MPI_FINALIZE(MPI_Fint *ierr);
+void MPI_FINALIZE(MPI_Fint *ierr) __attribute__((alias("wsp__shim_f_finalize")));
+WSP__SHIM_API void mpi_finalize_f08_(MPI_Fint *ierr);
+void mpi_finalize_f08_(MPI_Fint *ierr) __attribute__((alias("wsp__shim_f_finalize")));
+#else
+void *wsp__shim_fbuf(void *buf) { return buf; }
+#endif

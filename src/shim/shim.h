@@ -58,5 +58,8 @@ size_t wsp__shim_block(MPI_Comm comm, int root, int in_place, int count1, MPI_Da
                        int count2, MPI_Datatype type2);
 /* 1 for a commutative op (or a null op, which the MPI reports). */
 int wsp__shim_commutative(MPI_Op op);
+/* A buffer passed from Fortran, with the MPI's Fortran sentinels
+ * (MPI_IN_PLACE, MPI_BOTTOM) turned into C's (WSP_SHIM_FORTRAN builds). */
+void *wsp__shim_fbuf(void *buf);
 
 #endif

@@ -1,0 +1,95 @@
+! The shim's Fortran test: a program that knows nothing of wirespeed,
+! through `use mpi` (or `use mpi_f08` when built with -DWSP_F08). It calls
+! bcast, reduce (MPI_IN_PLACE at the root), allreduce (plain and with
+! MPI_IN_PLACE) and allgather on 20000 doubles (160 KB: above the shim's
+! auto threshold) and checks each result against values it computes
+! itself. Exit status 1 on any failure.
+program shim_f
+#ifdef WSP_F08
+  use mpi_f08
+#else
+  use mpi
+#endif
+  implicit none
+  integer, parameter :: n = 20000
+  double precision, allocatable :: a(:), b(:), want(:)
+  integer :: ierr, rank, p, i, s, root, failures, all
+  allocate(a(n), b(n), want(n))
+  call MPI_Init(ierr)
+  call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
+  call MPI_Comm_size(MPI_COMM_WORLD, p, ierr)
+  failures = 0
+  root = mod(1, p)
+
+  ! bcast from root
+  do i = 1, n
+    a(i) = merge(val(root, i), -1d0, rank == root)
+  end do
+  call MPI_Bcast(a, n, MPI_DOUBLE_PRECISION, root, MPI_COMM_WORLD, ierr)
+  do i = 1, n
+    if (a(i) /= val(root, i)) failures = failures + 1
+  end do
+
+  ! allreduce, then in place
+  do i = 1, n
+    a(i) = val(rank, i)
+    want(i) = 0
+    do s = 0, p - 1
+      want(i) = want(i) + val(s, i)
+    end do
+  end do
+  call MPI_Allreduce(a, b, n, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)
+  if (ierr /= MPI_SUCCESS) failures = failures + 1
+  do i = 1, n
+    if (b(i) /= want(i)) failures = failures + 1
+  end do
+  call MPI_Allreduce(MPI_IN_PLACE, a, n, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)
+  do i = 1, n
+    if (a(i) /= want(i)) failures = failures + 1
+  end do
+
+  ! reduce with MPI_IN_PLACE at the root
+  do i = 1, n
+    a(i) = val(rank, i)
+  end do
+  if (rank == root) then
+    call MPI_Reduce(MPI_IN_PLACE, a, n, MPI_DOUBLE_PRECISION, MPI_SUM, root, MPI_COMM_WORLD, ierr)
+    do i = 1, n
+      if (a(i) /= want(i)) failures = failures + 1
+    end do
+  else
+    call MPI_Reduce(a, b, n, MPI_DOUBLE_PRECISION, MPI_SUM, root, MPI_COMM_WORLD, ierr)
+  end if
+
+  ! allgather of n/p-element blocks
+  block
+    integer :: m
+    double precision, allocatable :: g(:)
+    m = n / p
+    allocate(g(m * p))
+    do i = 1, m
+      a(i) = val(rank + 2, i)
+    end do
+    call MPI_Allgather(a, m, MPI_DOUBLE_PRECISION, g, m, MPI_DOUBLE_PRECISION, &
+                       MPI_COMM_WORLD, ierr)
+    do s = 0, p - 1
+      do i = 1, m
+        if (g(s * m + i) /= val(s + 2, i)) failures = failures + 1
+      end do
+    end do
+  end block
+
+  call MPI_Allreduce(failures, all, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  if (rank == 0) print '(a, i0, a)', 'shim_f: ', all, ' failures'
+  deallocate(a, b, want)
+  call MPI_Finalize(ierr)
+  if (all /= 0) error stop 1
+
+contains
+
+  double precision function val(r, i)
+    integer, intent(in) :: r, i
+    val = dble(mod(r * 7 + i * 3, 101))
+  end function val
+
+end program shim_f
