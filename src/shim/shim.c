@@ -269,7 +269,7 @@ int wsp__shim_fallback(wsp__shim_call_t *c, int mpi_rc) {
   return mpi_rc;
 }
 
-size_t wsp__shim_bytes(int count, MPI_Datatype type) {
+size_t wsp__shim_bytes(MPI_Count count, MPI_Datatype type) {
   int size = 0;
   if (count <= 0 || type == MPI_DATATYPE_NULL || PMPI_Type_size(type, &size) != MPI_SUCCESS ||
       size <= 0)
@@ -277,8 +277,8 @@ size_t wsp__shim_bytes(int count, MPI_Datatype type) {
   return (size_t)count * (size_t)size;
 }
 
-size_t wsp__shim_block(MPI_Comm comm, int root, int in_place, int count1, MPI_Datatype type1,
-                       int count2, MPI_Datatype type2) {
+size_t wsp__shim_block(MPI_Comm comm, int root, int in_place, MPI_Count count1,
+                       MPI_Datatype type1, MPI_Count count2, MPI_Datatype type2) {
   int rank = -1;
   if (root >= 0 && PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS) return 0;
   return rank == root || in_place ? wsp__shim_bytes(count2, type2)

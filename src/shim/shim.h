@@ -49,13 +49,13 @@ int wsp__shim_fallback(wsp__shim_call_t *c, int mpi_rc);
 
 /* count elements of type in bytes (0 for a negative count or a null
  * type, which the MPI's own call then reports). */
-size_t wsp__shim_bytes(int count, MPI_Datatype type);
+size_t wsp__shim_bytes(MPI_Count count, MPI_Datatype type);
 /* The bytes of one rank's block of a gather, scatter, allgather or
  * alltoall, the same on every rank (matching type signatures): the root
  * (root >= 0) and in-place calls count the second pair, the others the
  * first. */
-size_t wsp__shim_block(MPI_Comm comm, int root, int in_place, int count1, MPI_Datatype type1,
-                       int count2, MPI_Datatype type2);
+size_t wsp__shim_block(MPI_Comm comm, int root, int in_place, MPI_Count count1,
+                       MPI_Datatype type1, MPI_Count count2, MPI_Datatype type2);
 /* 1 for a commutative op (or a null op, which the MPI reports). */
 int wsp__shim_commutative(MPI_Op op);
 /* A buffer passed from Fortran, with the MPI's Fortran sentinels
