@@ -183,9 +183,16 @@ static wsp_comm_t *wsp__shim_comm(MPI_Comm comm) {
     return NULL; /* not cached: the next call tries again, on every rank */
   }
   /* The defaults and the WSP_* environment; a bad setting fails on every
-   * rank alike. */
+   * rank alike. wirespeed's log stays off unless WSP_LOG asks for it: an
+   * argument it refuses goes to the MPI, which reports it, and a failure
+   * the shim prints once itself. */
   wsp_comm_t *w = NULL;
-  if (wsp_comm_create(comm, NULL, &w) != WSP_OK) {
+  wsp_config_t cfg;
+  int crc = wsp_config_init(&cfg);
+  if (crc == WSP_OK) crc = wsp_config_from_env(&cfg);
+  const char *log = getenv("WSP_LOG");
+  if (crc == WSP_OK && (log == NULL || *log == 0)) cfg.log_level = WSP_LOG_OFF;
+  if (wsp_comm_create(comm, crc == WSP_OK ? &cfg : NULL, &w) != WSP_OK) {
     wsp__shim_warn("the communicator could not be set up (%s); the MPI runs its collectives",
                    wsp_last_error());
     w = NULL;
