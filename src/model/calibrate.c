@@ -112,6 +112,7 @@ out:
   return rc;
 }
 
+#ifndef WSP_SIMGRID
 /* Where one connection between sites is slower than a NIC (a per-flow
  * cap), the pairs' MPI streams of wsp__calibrate_wan measured nw capped
  * connections rather than the link: their sum is nw times one
@@ -169,6 +170,7 @@ static int wsp__calibrate_wan_lanes(wsp_comm_t *comm, char *buf, wsp_model_t *ou
 out:
   return rc;
 }
+#endif /* no sockets, so no lanes, in a simulation */
 
 int wsp__model_calibrate(wsp_comm_t *comm, wsp_model_t *out) {
   int rc = WSP_OK, p = comm->size, me = comm->rank;

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# The PMPI shim under a public program it was not written for: the OSU
+# broadcast latency test that mpi4py ships in its source distribution
+# (demo/osu_bcast.py, run unmodified; its function takes the largest size
+# and the loop counts as arguments), on a netlab cluster of 8 hosts, one
+# rank each, at 100 Mbit/s, under each MPI without the shim and with it
+# (WSP_SHIM=auto, the report on). Then the small sizes (1 B-4 KiB) again,
+# WSP_REPS times each way, alternating, to compare latencies.
+# Needs root; the lab it makes is removed again on exit.
+#   bench/shim_netlab.sh [outdir]            (default: results)
+# Environment: WSP_MPIS ("openmpi mpich"), WSP_REPS (3), WSP_MAX (64M).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/netlab_args.sh"
+out=${1:-$root/results}
+mpis=${WSP_MPIS:-openmpi mpich}
+reps=${WSP_REPS:-3}
+max=${WSP_MAX:-64M}
+case "$reps" in ''|*[!0-9]*) echo "shim_netlab.sh: WSP_REPS must be a count" >&2; exit 2 ;; esac
+case "$max" in ''|*[!0-9KMG]*) echo "shim_netlab.sh: WSP_MAX must be a size like 64M" >&2; exit 2 ;; esac
+maxb=$(/usr/bin/python3 -c "import sys; s=sys.argv[1]; u={'K':1<<10,'M':1<<20,'G':1<<30}; print(int(s[:-1])*u[s[-1]] if s[-1] in u else int(s))" "$max")
+mkdir -p "$out"
+json="$out/shim-netlab.json"
+"$root/scripts/deps.sh"
+for m in $mpis; do "$root/scripts/build.sh" "$m" >/dev/null; done
+venv="$out/shim_venv"
+"$root/tests/shim/py_setup.sh" "$venv"
+demo="$venv/mpi4py-src/demo"
+name=wsh$(( $$ % 1000 ))
+lab_down() { "$root/scripts/netlab" down --name "$name" >/dev/null 2>&1 || true; }
+trap lab_down EXIT
+stamp=$(date +%Y%m%d%H%M%S)
+lab_down
+"$root/scripts/netlab" up cluster --name "$name" --hosts 8 --rate 100mbit
+
+# job MPI MODE(none|shim) KIND(big|small) REP
+job() {
+  local m=$1 mode=$2 kind=$3 rep=$4 lib=- args call log
+  [ "$mode" = none ] || lib="$root/build/$m/libwirespeed_pmpi.so"
+  if [ "$kind" = big ]; then
+    call="osu_bcast(MAX_MSG_SIZE=$maxb, skip=100, loop=1000, skip_large=1, loop_large=3)"
+  else
+    call="osu_bcast(MAX_MSG_SIZE=4096, skip=200, loop=2000)"
+  fi
+  wsp_setting_args "$m" WSP_SHIM auto WSP_SHIM_REPORT 1
+  args=("${setting_args[@]}")
+  log="$out/shim-netlab-$m-$mode-$kind-$rep-$stamp.txt"
+  echo "== $m $mode $kind $rep"
+  # MPICH 4.0.2 + UCX can hang in MPI_Finalize after the last line: the
+  # report comes before it (the shim's MPI_Finalize), and exit 124 is
+  # not an error here.
+  "$root/scripts/netlab" run --name "$name" --mpi "$m" --ppn 1 "${args[@]}" --timeout 3600 \
+    --done-line "$([ "$kind" = big ] && echo "$maxb " || echo "      4096 ")" --done-grace 30 -- \
+    "$root/tests/shim/py_run.sh" "$venv" "$lib" "$m" -c \
+    "import sys; sys.path.insert(0, '$demo'); from osu_bcast import osu_bcast; $call" \
+    </dev/null 2>&1 | tee "$log" || [ "${PIPESTATUS[0]}" = 124 ]
+  /usr/bin/python3 - "$log" "$json" "$m" "$mode" "$kind" "$rep" "$stamp" <<'PY'
+import json, re, sys
+log, path, m, mode, kind, rep, stamp = sys.argv[1:]
+with open(path, "a") as f:
+    for line in open(log):
+        x = re.match(r"^\s*(\d+)\s+([0-9.]+)\s*$", line)
+        if x:
+            f.write(json.dumps({"bench": "shim_netlab", "label": f"{m}-{mode}-{kind}-{rep}-{stamp}",
+                                "mpi": m, "shim": mode, "kind": kind, "rep": int(rep),
+                                "program": "mpi4py demo/osu_bcast.py", "p": 8,
+                                "size": int(x.group(1)), "latency_us": float(x.group(2))}) + "\n")
+PY
+}
+
+for m in $mpis; do
+  job "$m" none big 1
+  job "$m" shim big 1
+  for r in $(seq "$reps"); do
+    job "$m" none small "$r"
+    job "$m" shim small "$r"
+  done
+done
+
+/usr/bin/python3 - "$json" "$stamp" <<'PY'
+import json, statistics, sys
+path, stamp = sys.argv[1], sys.argv[2]
+rows = [json.loads(l) for l in open(path)]
+rows = [r for r in rows if r.get("bench") == "shim_netlab" and r["label"].endswith(stamp)]
+for m in sorted({r["mpi"] for r in rows}):
+    big = {(r["shim"], r["size"]): r["latency_us"] for r in rows if r["mpi"] == m and r["kind"] == "big"}
+    print(f"\n{m}: osu_bcast.py, 8 x 1 at 100 Mbit/s, one job each way")
+    print("| size | without the shim, us | with it, us | without / with |")
+    print("|---:|---:|---:|---:|")
+    for size in sorted({s for _, s in big}):
+        a, b = big.get(("none", size)), big.get(("shim", size))
+        if a and b and size >= 65536:
+            print(f"| {size} | {a:.0f} | {b:.0f} | {a / b:.2f}x |")
+    small = {}
+    for r in rows:
+        if r["mpi"] == m and r["kind"] == "small":
+            small.setdefault((r["shim"], r["size"]), []).append(r["latency_us"])
+    print(f"\n{m}: small sizes, median of the jobs (each job's figure in brackets)")
+    print("| size | without, us | with, us | with / without |")
+    print("|---:|---:|---:|---:|")
+    for size in sorted({s for _, s in small}):
+        a, b = small.get(("none", size), []), small.get(("shim", size), [])
+        if a and b:
+            print(f"| {size} | {statistics.median(a):.1f} ({', '.join(f'{x:.1f}' for x in a)}) "
+                  f"| {statistics.median(b):.1f} ({', '.join(f'{x:.1f}' for x in b)}) "
+                  f"| {statistics.median(b) / statistics.median(a):.3f} |")
+PY
+echo "# JSON lines appended to $json (labels end in -$stamp)"
