@@ -19,19 +19,16 @@ int wsp__wan_lanes(const wsp__coll_shape_t *s, double bytes) {
   return s->wan_lanes > 1 && s->dense && bytes >= (double)s->lane_min ? s->wan_lanes : 1;
 }
 
-double wsp__sites_best_conns(const wsp_model_t *m, const wsp__coll_shape_t *s,
+double wsp__sites_best_conns(const wsp_model_t *m, const wsp__coll_shape_t *s, int n,
                              wsp__sites_cost_fn *cost, wsp__coll_tune_t *t) {
-  int n = s->wan_n, best_c = n, best_l = 1;
+  wsp__coll_tune_t best_t = {.conns = n};
   double best = INFINITY;
   for (int c = s->wan_forced ? n : 1; c <= n; c++) {
-    int l = 1;
-    double x = cost(m, s, c, &l);
-    if (x < best) best = x, best_c = c, best_l = l;
+    wsp__coll_tune_t x = {.conns = c};
+    double y = cost(m, s, c, &x);
+    if (y < best) best = y, best_t = x;
   }
-  if (t) {
-    t->conns = best_c;
-    t->lanes = best_l;
-  }
+  if (t) *t = best_t;
   return best;
 }
 

@@ -63,16 +63,18 @@ int wsp__sites_combine(wsp_comm_t *comm, char *slots, size_t stride, int S, size
  * (lanes times faster), and the link; with lanes, one more latency for the
  * pair's check that everything arrived (wsp__wan_finish). */
 double wsp__wan_cost(const wsp_model_t *m, double bytes, int conns, int fan, int lanes);
-/* The cost of a multi-site algorithm run over c connections between two
- * sites, with the lanes per connection its crossings would use. */
+/* The cost of a multi-site algorithm run over c connections (or chains)
+ * between two sites, with the tuning that goes with c (its lanes, its
+ * segment) into tune. */
 typedef double wsp__sites_cost_fn(const wsp_model_t *m, const wsp__coll_shape_t *s, int c,
-                                  int *lanes);
-/* The least cost over c = 1..n connections (only n when the user set n,
- * s->wan_forced), ties going to the fewer; the count and its lanes into
- * t (when not NULL). A count that does not divide a site leaves groups
- * of unequal size, whose largest piece every ring step waits for: fewer
- * connections can then be faster (docs/sites.md, "Connections"). */
-double wsp__sites_best_conns(const wsp_model_t *m, const wsp__coll_shape_t *s,
+                                  wsp__coll_tune_t *tune);
+/* The least cost over c = 1..n (only n when the user set the connections,
+ * s->wan_forced), ties going to the fewer; its tuning, with conns = c,
+ * into t (when not NULL). A count that does not divide a site leaves
+ * groups of unequal size, whose largest piece every ring step waits for:
+ * fewer connections can then be faster (docs/sites.md, "How many
+ * connections"). */
+double wsp__sites_best_conns(const wsp_model_t *m, const wsp__coll_shape_t *s, int n,
                              wsp__sites_cost_fn *cost, wsp__coll_tune_t *t);
 /* The connections a run of the call uses: the cost's choice, else n. */
 int wsp__sites_run_conns(const wsp_comm_t *comm, const wsp__coll_args_t *a);

@@ -36,12 +36,12 @@
 #include <stdlib.h>
 
 static double wsp__allreduce_sites_cost_c(const wsp_model_t *m, const wsp__coll_shape_t *s,
-                                          int n, int *lanes) {
+                                          int n, wsp__coll_tune_t *tune) {
   int S = s->sites->count, q = s->sites->max_size, g = (q + n - 1) / n;
   double M = (double)s->bytes, piece = wsp__site_piece_max(M, q, n);
-  *lanes = wsp__wan_lanes(s, M / n);
+  tune->lanes = wsp__wan_lanes(s, M / n);
   return (q - 1) * (m->alpha + piece * (m->beta_x + m->gamma)) +
-         2 * wsp__fan_cost(m, g, (size_t)piece) + wsp__wan_cost(m, M, n, S - 1, *lanes) +
+         2 * wsp__fan_cost(m, g, (size_t)piece) + wsp__wan_cost(m, M, n, S - 1, tune->lanes) +
          (S - 1) * (M / n) * m->gamma + (q - 1) * (m->alpha + piece * m->beta_x);
 }
 
@@ -53,7 +53,7 @@ WSP__COST(allreduce, sites,
           "M.beta_wan_link), n' connections of l lanes (n' = n when WSP_WAN_CONNECTIONS sets "
           "n), S sites, q the largest site") {
   if (s->sites == NULL) return INFINITY;
-  return wsp__sites_best_conns(m, s, wsp__allreduce_sites_cost_c, t);
+  return wsp__sites_best_conns(m, s, s->wan_n, wsp__allreduce_sites_cost_c, t);
 }
 
 int wsp__allreduce_sites(wsp_comm_t *comm, const wsp__coll_args_t *a) {

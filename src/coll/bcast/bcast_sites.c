@@ -38,11 +38,11 @@
 #include <stdlib.h>
 
 static double wsp__bcast_sites_cost_c(const wsp_model_t *m, const wsp__coll_shape_t *s, int n,
-                                      int *lanes) {
+                                      wsp__coll_tune_t *tune) {
   int S = s->sites->count, q = s->sites->max_size, g = (q + n - 1) / n;
   double M = (double)s->bytes, blk = M / n, piece = wsp__site_piece_max(M, q, n);
-  *lanes = wsp__wan_lanes(s, blk);
-  return wsp__fan_cost(m, n, (size_t)blk) + wsp__wan_cost(m, M, n, S - 1, *lanes) +
+  tune->lanes = wsp__wan_lanes(s, blk);
+  return wsp__fan_cost(m, n, (size_t)blk) + wsp__wan_cost(m, M, n, S - 1, tune->lanes) +
          wsp__fan_cost(m, g, (size_t)piece) + (q - 1) * (m->alpha + piece * m->beta_x);
 }
 
@@ -53,7 +53,7 @@ WSP__COST(bcast, sites,
           "max((S-1).(M/n').beta, (M/n').beta_wan/l, M.beta_wan_link), n' connections of l "
           "lanes (n' = n when WSP_WAN_CONNECTIONS sets n), S sites, q the largest site") {
   if (s->sites == NULL) return INFINITY;
-  return wsp__sites_best_conns(m, s, wsp__bcast_sites_cost_c, t);
+  return wsp__sites_best_conns(m, s, s->wan_n, wsp__bcast_sites_cost_c, t);
 }
 
 int wsp__bcast_sites(wsp_comm_t *comm, const wsp__coll_args_t *a) {

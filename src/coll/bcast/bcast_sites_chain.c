@@ -59,9 +59,9 @@ static double wsp__sites_chain_b(const wsp_model_t *m, int n) {
   return fmax(b, m->beta_wan_link);
 }
 
-/* The cost of c chains, and their segment size. */
+/* The cost of c chains, and their segment size into tune->seg. */
 static double wsp__sites_chain_cost_c(const wsp_model_t *m, const wsp__coll_shape_t *s, int c,
-                                      size_t *seg_out) {
+                                      wsp__coll_tune_t *tune) {
   int S = s->sites->count;
   double b = wsp__sites_chain_b(m, c);
   size_t blk = s->bytes / (size_t)c + 1;
@@ -73,7 +73,7 @@ static double wsp__sites_chain_cost_c(const wsp_model_t *m, const wsp__coll_shap
   size_t hi = m->eager ? m->eager : WSP__SITES_CHAIN_SEG_MAX;
   if (seg < WSP__SITES_CHAIN_SEG_MIN) seg = WSP__SITES_CHAIN_SEG_MIN;
   if (seg > hi) seg = hi;
-  *seg_out = seg;
+  tune->seg = seg;
   double segs = (double)(blk ? wsp__bcast_nseg(blk, seg) : 1);
   return (S - 1) * m->alpha_wan + (s->p - 2 + segs) * (m->alpha + (double)s->bytes / segs * b);
 }
@@ -88,20 +88,8 @@ WSP__COST(bcast, sites_chain,
           "s = ceil(M/(c.seg)), b = max(beta_x, beta_wan/c, beta_wan_link), c chains (c = n "
           "when WSP_WAN_CONNECTIONS sets n), n connections, S sites") {
   if (s->sites == NULL) return INFINITY;
-  int cmax = wsp__sites_chain_count(s->wan_n, s->sites->min_size), best_c = 1;
-  size_t best_seg = 0;
-  double best = INFINITY;
-  /* Connections the user set are run as they are. */
-  for (int c = s->wan_forced ? cmax : 1; c <= cmax; c++) {
-    size_t seg;
-    double cost = wsp__sites_chain_cost_c(m, s, c, &seg);
-    if (cost < best) best = cost, best_c = c, best_seg = seg;
-  }
-  if (t) {
-    t->seg = best_seg;
-    t->conns = best_c;
-  }
-  return best;
+  return wsp__sites_best_conns(m, s, wsp__sites_chain_count(s->wan_n, s->sites->min_size),
+                               wsp__sites_chain_cost_c, t);
 }
 
 /* This rank's neighbours in every chain: prev[c] and next[c] (-1: none). */
