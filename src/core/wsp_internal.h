@@ -248,8 +248,9 @@ int wsp__sites_conns(const wsp_comm_t *comm);
  * allreduce: those of the lanes' communicator once it exists, else
  * cfg.wan_lanes when set, else the striped engine's rule
  * (wsp__stripe_choose: ceil(1.5 x beta_wan / beta) where one connection
- * between sites is at least 1.3x slower than a NIC), else 1; 1 under SimGrid and after making the lanes' communicator
- * failed. 0 without sites. The same on every rank. wsp__sites_lanes_of
+ * between sites is at least 1.3x slower than a NIC), else 1; 1 under
+ * SimGrid and after making the lanes' communicator failed. 0 without
+ * sites. The same on every rank. wsp__sites_lanes_of
  * takes the model's figures from m (the calibration's, before they are
  * the communicator's). */
 int wsp__sites_lanes(const wsp_comm_t *comm);
