@@ -4,11 +4,16 @@
 # (demo/osu_bcast.py, run unmodified; its function takes the largest size
 # and the loop counts as arguments), on a netlab cluster of 8 hosts, one
 # rank each, at 100 Mbit/s, under each MPI without the shim and with it
-# (WSP_SHIM=auto, the report on). Then the small sizes (1 B-4 KiB) again,
-# WSP_REPS times each way, alternating, to compare latencies.
+# (WSP_SHIM=auto, the report on), and without it under the MPI tuned by
+# hand for large broadcasts (the best tunings of docs/results/coll.md on
+# the same lab: Open MPI's pipeline with 128 KiB segments, MPICH's scatter
+# + ring allgather with UCX's rendezvous threshold raised). Then the small
+# sizes (1 B-4 KiB) again, WSP_REPS times each way, alternating, on the
+# first N hosts for each N in WSP_SMALL_HOSTS, to compare latencies.
 # Needs root; the lab it makes is removed again on exit.
 #   bench/shim_netlab.sh [outdir]            (default: results)
-# Environment: WSP_MPIS ("openmpi mpich"), WSP_REPS (3), WSP_MAX (64M).
+# Environment: WSP_MPIS ("openmpi mpich"), WSP_REPS (3), WSP_MAX (64M),
+# WSP_SMALL_HOSTS ("8"), WSP_TUNED (1; 0 skips the tuned jobs).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/bench/netlab_args.sh"
@@ -16,7 +21,14 @@ out=${1:-$root/results}
 mpis=${WSP_MPIS:-openmpi mpich}
 reps=${WSP_REPS:-3}
 max=${WSP_MAX:-64M}
+small_hosts=${WSP_SMALL_HOSTS:-8}
+tuned=${WSP_TUNED:-1}
 case "$reps" in ''|*[!0-9]*) echo "shim_netlab.sh: WSP_REPS must be a count" >&2; exit 2 ;; esac
+for h in $small_hosts; do
+  case "$h" in ''|*[!0-9]*) echo "shim_netlab.sh: WSP_SMALL_HOSTS must list host counts (2-8)" >&2; exit 2 ;; esac
+  [ "$h" -ge 2 ] && [ "$h" -le 8 ] || { echo "shim_netlab.sh: WSP_SMALL_HOSTS must list host counts (2-8)" >&2; exit 2; }
+done
+case "$tuned" in 0|1) ;; *) echo "shim_netlab.sh: WSP_TUNED must be 0 or 1" >&2; exit 2 ;; esac
 case "$max" in ''|*[!0-9KMG]*) echo "shim_netlab.sh: WSP_MAX must be a size like 64M" >&2; exit 2 ;; esac
 maxb=$(/usr/bin/python3 -c "import sys; s=sys.argv[1]; u={'K':1<<10,'M':1<<20,'G':1<<30}; print(int(s[:-1])*u[s[-1]] if s[-1] in u else int(s))" "$max")
 mkdir -p "$out"
@@ -33,47 +45,68 @@ stamp=$(date +%Y%m%d%H%M%S)
 lab_down
 "$root/scripts/netlab" up cluster --name "$name" --hosts 8 --rate 100mbit
 
-# job MPI MODE(none|shim) KIND(big|small) REP
+# The hand tunings for large broadcasts, per MPI.
+tuning() {
+  case $1 in
+    openmpi) echo coll_tuned_use_dynamic_rules 1 coll_tuned_bcast_algorithm 3 coll_tuned_bcast_algorithm_segmentsize 131072 ;;
+    mpich) echo MPIR_CVAR_BCAST_INTRA_ALGORITHM scatter_ring_allgather UCX_RNDV_THRESH 262144 ;;
+  esac
+}
+
+# job MPI MODE(none|shim|tuned) KIND(big|small) REP [HOSTS]
 job() {
-  local m=$1 mode=$2 kind=$3 rep=$4 lib=- args call log
-  [ "$mode" = none ] || lib="$root/build/$m/libwirespeed_pmpi.so"
+  local m=$1 mode=$2 kind=$3 rep=$4 hosts=${5:-8} lib=- args call log
+  if [ "$mode" = shim ]; then lib="$root/build/$m/libwirespeed_pmpi.so"; fi
   if [ "$kind" = big ]; then
     call="osu_bcast(MAX_MSG_SIZE=$maxb, skip=100, loop=1000, skip_large=1, loop_large=3)"
   else
     call="osu_bcast(MAX_MSG_SIZE=4096, skip=200, loop=2000)"
   fi
-  wsp_setting_args "$m" WSP_SHIM auto WSP_SHIM_REPORT 1
+  if [ "$mode" = tuned ]; then
+    # shellcheck disable=SC2046
+    wsp_setting_args "$m" $(tuning "$m")
+  else
+    wsp_setting_args "$m" WSP_SHIM auto WSP_SHIM_REPORT 1
+  fi
   args=("${setting_args[@]}")
-  log="$out/shim-netlab-$m-$mode-$kind-$rep-$stamp.txt"
-  echo "== $m $mode $kind $rep"
+  log="$out/shim-netlab-$m-$mode-$kind-$hosts-$rep-$stamp.txt"
+  echo "== $m $mode $kind hosts $hosts rep $rep"
   # MPICH 4.0.2 + UCX can hang in MPI_Finalize after the last line: the
   # report comes before it (the shim's MPI_Finalize), and exit 124 is
   # not an error here.
-  "$root/scripts/netlab" run --name "$name" --mpi "$m" --ppn 1 "${args[@]}" --timeout 3600 \
+  "$root/scripts/netlab" run --name "$name" --mpi "$m" --ppn 1 --hosts "$hosts" "${args[@]}" --timeout 3600 \
     --done-line "$([ "$kind" = big ] && echo "$maxb " || echo "      4096 ")" --done-grace 30 -- \
     "$root/tests/shim/py_run.sh" "$venv" "$lib" "$m" -c \
     "import sys; sys.path.insert(0, '$demo'); from osu_bcast import osu_bcast; $call" \
     </dev/null 2>&1 | tee "$log" || [ "${PIPESTATUS[0]}" = 124 ]
-  /usr/bin/python3 - "$log" "$json" "$m" "$mode" "$kind" "$rep" "$stamp" <<'PY'
+  /usr/bin/python3 - "$log" "$json" "$m" "$mode" "$kind" "$rep" "$stamp" "$hosts" "$(tuning "$m")" <<'PY'
 import json, re, sys
-log, path, m, mode, kind, rep, stamp = sys.argv[1:]
+log, path, m, mode, kind, rep, stamp, hosts, tuning = sys.argv[1:]
 with open(path, "a") as f:
     for line in open(log):
         x = re.match(r"^\s*(\d+)\s+([0-9.]+)\s*$", line)
         if x:
-            f.write(json.dumps({"bench": "shim_netlab", "label": f"{m}-{mode}-{kind}-{rep}-{stamp}",
-                                "mpi": m, "shim": mode, "kind": kind, "rep": int(rep),
-                                "program": "mpi4py demo/osu_bcast.py", "p": 8,
-                                "size": int(x.group(1)), "latency_us": float(x.group(2))}) + "\n")
+            row = {"bench": "shim_netlab", "label": f"{m}-{mode}-{kind}-{hosts}-{rep}-{stamp}",
+                   "mpi": m, "shim": mode, "kind": kind, "rep": int(rep),
+                   "program": "mpi4py demo/osu_bcast.py", "p": int(hosts),
+                   "size": int(x.group(1)), "latency_us": float(x.group(2))}
+            if mode == "tuned":
+                row["settings"] = tuning
+            f.write(json.dumps(row) + "\n")
 PY
 }
 
 for m in $mpis; do
   job "$m" none big 1
   job "$m" shim big 1
-  for r in $(seq "$reps"); do
-    job "$m" none small "$r"
-    job "$m" shim small "$r"
+  [ "$tuned" = 0 ] || job "$m" tuned big 1
+done
+for h in $small_hosts; do
+  for m in $mpis; do
+    for r in $(seq "$reps"); do
+      job "$m" none small "$r" "$h"
+      job "$m" shim small "$r" "$h"
+    done
   done
 done
 
@@ -84,25 +117,28 @@ rows = [json.loads(l) for l in open(path)]
 rows = [r for r in rows if r.get("bench") == "shim_netlab" and r["label"].endswith(stamp)]
 for m in sorted({r["mpi"] for r in rows}):
     big = {(r["shim"], r["size"]): r["latency_us"] for r in rows if r["mpi"] == m and r["kind"] == "big"}
-    print(f"\n{m}: osu_bcast.py, 8 x 1 at 100 Mbit/s, one job each way")
-    print("| size | without the shim, us | with it, us | without / with |")
-    print("|---:|---:|---:|---:|")
+    settings = next((r["settings"] for r in rows if r["mpi"] == m and r.get("settings")), "")
+    print(f"\n{m}: osu_bcast.py, 8 x 1 at 100 Mbit/s, one job each way; tuned: {settings}")
+    print("| size | no shim, us | tuned, us | with the shim, us | no shim / shim | tuned / shim |")
+    print("|---:|---:|---:|---:|---:|---:|")
     for size in sorted({s for _, s in big}):
-        a, b = big.get(("none", size)), big.get(("shim", size))
+        a, t, b = big.get(("none", size)), big.get(("tuned", size)), big.get(("shim", size))
         if a and b and size >= 65536:
-            print(f"| {size} | {a:.0f} | {b:.0f} | {a / b:.2f}x |")
-    small = {}
-    for r in rows:
-        if r["mpi"] == m and r["kind"] == "small":
-            small.setdefault((r["shim"], r["size"]), []).append(r["latency_us"])
-    print(f"\n{m}: small sizes, median of the jobs (each job's figure in brackets)")
-    print("| size | without, us | with, us | with / without |")
-    print("|---:|---:|---:|---:|")
-    for size in sorted({s for _, s in small}):
-        a, b = small.get(("none", size), []), small.get(("shim", size), [])
-        if a and b:
-            print(f"| {size} | {statistics.median(a):.1f} ({', '.join(f'{x:.1f}' for x in a)}) "
-                  f"| {statistics.median(b):.1f} ({', '.join(f'{x:.1f}' for x in b)}) "
-                  f"| {statistics.median(b) / statistics.median(a):.3f} |")
+            tt, tr = (f"{t:.0f}", f"{t / b:.2f}x") if t else ("-", "-")
+            print(f"| {size} | {a:.0f} | {tt} | {b:.0f} | {a / b:.2f}x | {tr} |")
+    for h in sorted({r["p"] for r in rows if r["mpi"] == m and r["kind"] == "small"}):
+        small = {}
+        for r in rows:
+            if r["mpi"] == m and r["kind"] == "small" and r["p"] == h:
+                small.setdefault((r["shim"], r["size"]), []).append(r["latency_us"])
+        print(f"\n{m}: small sizes on {h} x 1, median of the jobs (each job's figure in brackets)")
+        print("| size | without, us | with, us | with / without |")
+        print("|---:|---:|---:|---:|")
+        for size in sorted({s for _, s in small}):
+            a, b = small.get(("none", size), []), small.get(("shim", size), [])
+            if a and b:
+                print(f"| {size} | {statistics.median(a):.1f} ({', '.join(f'{x:.1f}' for x in a)}) "
+                      f"| {statistics.median(b):.1f} ({', '.join(f'{x:.1f}' for x in b)}) "
+                      f"| {statistics.median(b) / statistics.median(a):.3f} |")
 PY
 echo "# JSON lines appended to $json (labels end in -$stamp)"
