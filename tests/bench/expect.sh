@@ -4,7 +4,8 @@
 # status check, so a run that printed the right line but failed would pass.
 #   expect.sh STATUS REGEX COMMAND [ARGS...]
 # STATUS is the exit status the command must end with; REGEX (grep -E) must
-# match a line of its standard output or standard error.
+# match a line of its standard output or standard error. REGEX may hold
+# several patterns joined by " && ": each must match a line.
 set -uo pipefail
 want=$1 regex=$2
 shift 2
@@ -15,8 +16,14 @@ if [ "$got" != "$want" ]; then
   echo "FAIL: exit status $got, expected $want: $*"
   exit 1
 fi
-if ! printf '%s\n' "$out" | grep -Eq -- "$regex"; then
-  echo "FAIL: no line of the output matches /$regex/: $*"
-  exit 1
-fi
+rest=$regex
+while :; do
+  pat=${rest%% && *}
+  if ! printf '%s\n' "$out" | grep -Eq -- "$pat"; then
+    echo "FAIL: no line of the output matches /$pat/: $*"
+    exit 1
+  fi
+  [ "$pat" = "$rest" ] && break
+  rest=${rest#* && }
+done
 echo "ok: exit status $got and a line matching /$regex/"

@@ -1,9 +1,11 @@
 ! The shim's Fortran test: a program that knows nothing of wirespeed,
 ! through `use mpi` (or `use mpi_f08` when built with -DWSP_F08). It calls
 ! bcast, reduce (MPI_IN_PLACE at the root), allreduce (plain and with
-! MPI_IN_PLACE) and allgather on 20000 doubles (160 KB: above the shim's
-! auto threshold) and checks each result against values it computes
-! itself. Exit status 1 on any failure.
+! MPI_IN_PLACE), allgather, gather and scatter (each plain and with
+! MPI_IN_PLACE at the root) and alltoall on 20000 doubles (160 KB: above
+! the shim's auto threshold; a rank's block for the last five) and checks
+! each result against values it computes itself. Exit status 1 on any
+! failure.
 program shim_f
 #ifdef WSP_F08
   use mpi_f08
@@ -75,6 +77,77 @@ program shim_f
     do s = 0, p - 1
       do i = 1, m
         if (g(s * m + i) /= val(s + 2, i)) failures = failures + 1
+      end do
+    end do
+  end block
+
+  ! gather and scatter of m-element blocks, each plain and then with
+  ! MPI_IN_PLACE at the root (the root's block already in place)
+  block
+    integer :: m, k
+    double precision, allocatable :: g(:)
+    m = n / p
+    allocate(g(m * p))
+    do k = 0, 1
+      do i = 1, m
+        a(i) = val(rank + 5, i)
+      end do
+      g = -1
+      if (rank == root .and. k == 1) then
+        g(root * m + 1:root * m + m) = a(1:m)
+        call MPI_Gather(MPI_IN_PLACE, m, MPI_DOUBLE_PRECISION, g, m, MPI_DOUBLE_PRECISION, &
+                        root, MPI_COMM_WORLD, ierr)
+      else
+        call MPI_Gather(a, m, MPI_DOUBLE_PRECISION, g, m, MPI_DOUBLE_PRECISION, &
+                        root, MPI_COMM_WORLD, ierr)
+      end if
+      if (rank == root) then
+        do s = 0, p - 1
+          do i = 1, m
+            if (g(s * m + i) /= val(s + 5, i)) failures = failures + 1
+          end do
+        end do
+      end if
+    end do
+    do k = 0, 1
+      if (rank == root) then
+        do s = 0, p - 1
+          do i = 1, m
+            g(s * m + i) = val(s + 9, i)
+          end do
+        end do
+      end if
+      b(1:m) = -1
+      if (rank == root .and. k == 1) then
+        call MPI_Scatter(g, m, MPI_DOUBLE_PRECISION, MPI_IN_PLACE, m, MPI_DOUBLE_PRECISION, &
+                         root, MPI_COMM_WORLD, ierr)
+        b(1:m) = g(root * m + 1:root * m + m)
+      else
+        call MPI_Scatter(g, m, MPI_DOUBLE_PRECISION, b, m, MPI_DOUBLE_PRECISION, &
+                         root, MPI_COMM_WORLD, ierr)
+      end if
+      do i = 1, m
+        if (b(i) /= val(rank + 9, i)) failures = failures + 1
+      end do
+    end do
+  end block
+
+  ! alltoall: block s of rank r holds val(100 r + s)
+  block
+    integer :: m
+    double precision, allocatable :: g(:), h(:)
+    m = n / p
+    allocate(g(m * p), h(m * p))
+    do s = 0, p - 1
+      do i = 1, m
+        g(s * m + i) = val(100 * rank + s, i)
+      end do
+    end do
+    call MPI_Alltoall(g, m, MPI_DOUBLE_PRECISION, h, m, MPI_DOUBLE_PRECISION, &
+                      MPI_COMM_WORLD, ierr)
+    do s = 0, p - 1
+      do i = 1, m
+        if (h(s * m + i) /= val(100 * s + rank, i)) failures = failures + 1
       end do
     end do
   end block
