@@ -15,8 +15,12 @@
  *   - In auto mode wirespeed runs a call from WSP_SHIM_MIN bytes up (the
  *     whole message, or one rank's block for gather, scatter, allgather
  *     and alltoall). Below it the MPI's own call runs: there latency
- *     decides, and the calibrated latency varies too much between runs of
- *     one job for the model to tell reliably.
+ *     decides, and the model cannot price the MPI's own algorithm, nor
+ *     the scheduling a step pays where ranks share cores (docs/shim.md).
+ *   - Those settings come from each rank's environment, so they are
+ *     checked once, at the first intercepted call on MPI_COMM_WORLD (a
+ *     call every rank makes, in any mode): where they differ between
+ *     ranks, every rank turns the shim off, with a warning.
  *   - The wsp_comm_t of a communicator is cached in an attribute of it;
  *     the attribute's delete callback frees it when the program frees the
  *     communicator. MPI_Finalize frees every one still cached before the
@@ -32,6 +36,7 @@
 #include "shim.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +59,8 @@ typedef struct {
 
 static struct {
   pthread_once_t once;
-  int mode;
+  _Atomic int mode; /* the check below may turn it off while others read it */
+  atomic_int world_checked;
   unsigned colls; /* bit per wsp_coll_t */
   size_t min;
   int report;
@@ -127,9 +133,36 @@ static void wsp__shim_settings(void) {
   wsp__shim.report = v && !strcmp(v, "1");
 }
 
+/* The settings the path of a call depends on, compared across
+ * MPI_COMM_WORLD: one small allreduce of each value and its negation
+ * under MPI_MIN gives every rank the least and the largest. */
+static void wsp__shim_check_world(void) {
+  static const char *const names[3] = {"WSP_SHIM", "WSP_SHIM_COLLS", "WSP_SHIM_MIN"};
+  long long v[6] = {wsp__shim.mode, wsp__shim.colls, (long long)wsp__shim.min};
+  for (int i = 0; i < 3; i++) v[3 + i] = -v[i];
+  if (PMPI_Allreduce(MPI_IN_PLACE, v, 6, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS)
+    return;
+  for (int i = 0; i < 3; i++) {
+    if (v[i] != -v[3 + i]) {
+      wsp__shim_warn("%s differs between the ranks of MPI_COMM_WORLD; the shim is off "
+                     "(calls would take different paths on different ranks)",
+                     names[i]);
+      wsp__shim.mode = WSP__SHIM_OFF;
+      return;
+    }
+  }
+}
+
 int wsp__shim_pass(wsp_coll_t coll, MPI_Comm comm) {
   if (wsp__shim_inside) return 1;
   pthread_once(&wsp__shim.once, wsp__shim_settings);
+  /* Collectives on one communicator are never concurrent, so only this
+   * thread can be here for MPI_COMM_WORLD. */
+  if (comm == MPI_COMM_WORLD &&
+      !atomic_load_explicit(&wsp__shim.world_checked, memory_order_relaxed)) {
+    atomic_store(&wsp__shim.world_checked, 1);
+    wsp__shim_check_world();
+  }
   if (wsp__shim.report) {
     pthread_mutex_lock(&wsp__shim.lock);
     wsp__shim.count[coll].seen++;
