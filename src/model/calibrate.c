@@ -4,7 +4,10 @@
  * When: wsp_comm_create, unless the configuration gives all three of
  * alpha, beta and gamma. How: ranks pair up across the communicator, i with i + floor(p/2) (so that on
  * a block-mapped multi-host job the pairs cross hosts, the links collectives
- * mostly use). alpha is half the round trip of an 8-byte ping-pong. beta
+ * mostly use). alpha is half the round trip of an 8-byte ping-pong, the
+ * best of three batches of round trips spread over the pair's measurements
+ * (before, between and after its streams), and then the lower median over
+ * the pairs, not the largest (below). beta
  * comes from a stream: the lower rank sends a window of 8 messages of
  * 64 KiB back to back and the other answers with 8 bytes when all have
  * arrived; beta = (time - 2 alpha) / 512 KiB; beta_x the same with both
@@ -15,7 +18,16 @@
  * ranks 2i and 2i+1 of each node (when nodes hold two ranks or more).
  * gamma times MPI_Reduce_local(MPI_SUM) over 64 KiB of doubles. Each
  * figure is the best of a few repetitions on a rank, and then the largest
- * over all ranks: the slowest pair bounds a collective. gap (LogGP's g)
+ * over all ranks: the slowest pair bounds a collective. alpha is the
+ * exception. Where ranks share cores (netlab's 8 hosts on 2 cores), a pair
+ * whose two processes wait on each other's core sees round trips of
+ * 20-250 us for milliseconds, against 4-5 us for the others; one such
+ * pair in a job made the largest alpha vary 50x between runs of the same
+ * job, and with it every choice alpha weighs (small messages, the chain's
+ * segment). Spread batches let a pair catch a quiet moment, and the lower
+ * median keeps the latency that at least half the pairs see: a latency of
+ * the network, not of the scheduler (docs/results/coll.md, "The
+ * calibrated alpha between runs"). gap (LogGP's g)
  * is the time between small messages arriving back to back: the lower
  * rank sends a window of 16 messages of 8 bytes at once and the other
  * answers when all have arrived, gap = (time - 2 alpha) / 15; it is what
@@ -29,7 +41,7 @@
  * multi-site algorithms use); where one connection is slower than a NIC,
  * the link again over the lanes the multi-site collectives will cross on
  * (wsp__calibrate_wan_lanes). The whole
- * calibration costs about 210 small messages (most of them in the gap's
+ * calibration costs about 250 small messages (most of them in the gap's
  * windows, which take about 11 round trips) and 32 large ones per rank.
  */
 #include "model.h"
@@ -177,9 +189,11 @@ int wsp__model_calibrate(wsp_comm_t *comm, wsp_model_t *out) {
   double local[11] = {0}, global[11];
   char *buf = calloc(1 + WSP__CAL_WINDOW, WSP__CAL_LARGE);
   double *red = calloc(WSP__CAL_LARGE / sizeof(double), sizeof(double) * 2);
+  double *alphas = calloc((size_t)p, sizeof *alphas);
   /* Everybody learns of a local allocation failure before any pair starts
    * (a rank that skipped its ping-pong would leave its partner waiting). */
-  rc = wsp__agree_alloc(comm, comm->mpi, buf == NULL || red == NULL, "model calibration");
+  rc = wsp__agree_alloc(comm, comm->mpi, buf == NULL || red == NULL || alphas == NULL,
+                        "model calibration");
   if (rc != WSP_OK) goto out;
   /* Pairing: i <-> i + h with h = floor(p/2); the last rank of an odd p
    * sits out (its figures are 0 and do not count in the maximum). With
@@ -197,17 +211,20 @@ int wsp__model_calibrate(wsp_comm_t *comm, wsp_model_t *out) {
     if (j >= 0) peer = st->count >= 2 ? st->rank[st->start[st->site_of[me]] + j] : j;
   }
   if (peer >= 0) {
-    double ts, tl;
-    if ((rc = wsp__pingpong(comm, peer, buf, WSP__CAL_SMALL, WSP__CAL_REPS_SMALL, &ts)))
-      goto out;
-    double tx, tg;
-    if ((rc = wsp__stream(comm, peer, buf, WSP__CAL_LARGE, WSP__CAL_WINDOW,
+    /* The ping-pong's batches go before, between and after the streams
+     * (see the prose at the top); ts is the best round trip of all. */
+    double ts, tb[2], tl, tx, tg;
+    if ((rc = wsp__pingpong(comm, peer, buf, WSP__CAL_SMALL, WSP__CAL_REPS_SMALL, &ts)) ||
+        (rc = wsp__stream(comm, peer, buf, WSP__CAL_LARGE, WSP__CAL_WINDOW,
                           WSP__CAL_REPS_LARGE, 0, &tl)) ||
         (rc = wsp__stream(comm, peer, buf, WSP__CAL_LARGE, WSP__CAL_WINDOW,
                           WSP__CAL_REPS_LARGE, 1, &tx)) ||
+        (rc = wsp__pingpong(comm, peer, buf, WSP__CAL_SMALL, WSP__CAL_REPS_SMALL, &tb[0])) ||
         (rc = wsp__stream(comm, peer, buf, WSP__CAL_SMALL, WSP__CAL_GAP_WINDOW,
-                          WSP__CAL_REPS_SMALL, 0, &tg)))
+                          WSP__CAL_REPS_SMALL, 0, &tg)) ||
+        (rc = wsp__pingpong(comm, peer, buf, WSP__CAL_SMALL, WSP__CAL_REPS_SMALL, &tb[1])))
       goto out;
+    ts = fmin(ts, fmin(tb[0], tb[1]));
     local[0] = ts / 2;
     /* Negative when the window was faster than the best ping-pong (noise);
      * the floor below applies. */
@@ -243,6 +260,17 @@ int wsp__model_calibrate(wsp_comm_t *comm, wsp_model_t *out) {
   /* local[3] is unused (it once carried the allocation failure, agreed on
    * above now). */
   WSP__MPI_GOTO(comm, MPI_Allreduce(local, global, 11, MPI_DOUBLE, MPI_MAX, comm->mpi), rc, out);
+  /* alpha: the lower median over the ranks that measured one (both ranks
+   * of a pair report its figure). */
+  WSP__MPI_GOTO(comm, MPI_Allgather(&local[0], 1, MPI_DOUBLE, alphas, 1, MPI_DOUBLE, comm->mpi),
+                rc, out);
+  {
+    int n = 0;
+    for (int r = 0; r < p; r++)
+      if (alphas[r] > 0) alphas[n++] = alphas[r];
+    wsp__measure_sort(alphas, (size_t)n);
+    global[0] = n > 0 ? alphas[(n - 1) / 2] : 0;
+  }
   /* Floors keep the model meaningful when a timer cannot resolve a term
    * (shared memory, simulated computation). */
   out->alpha = fmax(global[0], 1e-7);
@@ -271,5 +299,6 @@ int wsp__model_calibrate(wsp_comm_t *comm, wsp_model_t *out) {
 out:
   free(buf);
   free(red);
+  free(alphas);
   return rc;
 }
