@@ -430,3 +430,17 @@ void mpi_finalize_f08_(MPI_Fint *ierr) __attribute__((alias("wsp__shim_f_finaliz
 #else
 void *wsp__shim_fbuf(void *buf) { return buf; }
 #endif
+
+#if defined(MPICH_VERSION) && !defined(WSP_SHIM_FORTRAN)
+/* MPICH's Fortran bindings call the C MPI_ functions (so the wrappers
+ * above take their collectives, whose sentinels they have already turned
+ * into C's), except `use mpi_f08`'s MPI_Finalize, which calls
+ * PMPI_Finalize: without this the cache would outlive the MPI and the
+ * report would not be printed. The binding passes its optional ierror by
+ * address, NULL when absent. */
+WSP__SHIM_API void mpi_finalize_f08_(MPI_Fint *ierr);
+void mpi_finalize_f08_(MPI_Fint *ierr) {
+  int rc = MPI_Finalize();
+  if (ierr) *ierr = (MPI_Fint)rc;
+}
+#endif
