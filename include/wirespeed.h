@@ -50,7 +50,9 @@ extern "C" {
      "every rank")                                                             \
   XX(ERR_INTERNAL, -7, "internal error (a bug in wirespeed)")                 \
   XX(ERR_HANDLER, -8, "a user handler (callback) returned an error")          \
-  XX(ERR_CONN, -9, "a connection to another rank failed")
+  XX(ERR_CONN, -9, "a connection to another rank failed")                    \
+  XX(ERR_MISMATCH, -10,                                                        \
+     "the ranks passed different arguments to a collective (WSP_CHECK)")
 
 typedef enum wsp_status {
 #define WSP__STATUS_ENUM(name, value, text) WSP_##name = (value),
@@ -247,6 +249,12 @@ typedef struct wsp_config {
    * crossing as one MPI message, 2..64 forces that many. Never more than
    * one under SimGrid. WSP_WAN_LANES; default 0. */
   unsigned wan_lanes;
+  /* 1: before each collective the ranks compare its count, type
+   * signature, op and root (one small allreduce), and where they differ
+   * every rank returns WSP_ERR_MISMATCH naming the first rank that differs and
+   * the argument, instead of the undefined behaviour (a hang, an overrun)
+   * that follows in MPI. WSP_CHECK=0|1; default 0. */
+  int check;
 } wsp_config_t;
 
 WSP_API int wsp_config_init(wsp_config_t *cfg);

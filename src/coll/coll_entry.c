@@ -5,8 +5,8 @@
  * Every check here happens before anything is sent. Checks that depend on
  * arguments every rank shares (count, type size, root, op) fail on every
  * rank alike. Like MPI, a program that passes different counts or roots on
- * different ranks is erroneous; wirespeed does not spend a message per call
- * to detect that.
+ * different ranks is erroneous; wirespeed spends a message per call to
+ * detect that only when asked (cfg.check, WSP_CHECK=1: check.c).
  *
  * Data movement (bcast, gather, scatter, allgather, alltoall) runs on bytes:
  * a buffer whose type is dense (size == extent, no holes, lower bound 0) is
@@ -214,8 +214,13 @@ int wsp_bcast(wsp_comm_t *comm, void *buf, size_t count, MPI_Datatype type,
   int rc;
   wsp__tinfo_t ti;
   size_t bytes = 0;
-  if ((rc = wsp__check_comm(comm, fn)) ||
-      (rc = wsp__check_root(comm, fn, root)) ||
+  if ((rc = wsp__check_comm(comm, fn))) return rc;
+  if (comm->cfg.check) {
+    wsp__check_args_t c = {.coll = WSP_COLL_BCAST, .root = root, .op = MPI_OP_NULL,
+                           .count = count, .type = type};
+    if ((rc = wsp__coll_check(comm, fn, &c))) return rc;
+  }
+  if ((rc = wsp__check_root(comm, fn, root)) ||
       (rc = wsp__type_info(comm, fn, "type", type, &ti)) ||
       (rc = wsp__bytes_of(comm, fn, "count", count, &ti, 1, &bytes)) ||
       (rc = wsp__check_buf(comm, fn, "buf", buf, count, &ti)))
@@ -256,6 +261,11 @@ static int wsp__reduction(wsp_comm_t *comm, const char *fn, wsp_coll_t coll,
   wsp__tinfo_t ti;
   size_t bytes = 0;
   int is_root = coll == WSP_COLL_ALLREDUCE || comm->rank == root;
+  if (comm->cfg.check) {
+    wsp__check_args_t c = {.coll = coll, .root = coll == WSP_COLL_ALLREDUCE ? -1 : root,
+                           .op = op, .count = count, .type = type};
+    if ((rc = wsp__coll_check(comm, fn, &c))) return rc;
+  }
   if ((rc = wsp__type_info(comm, fn, "type", type, &ti)) ||
       (rc = wsp__bytes_of(comm, fn, "count", count, &ti, 1, &bytes)) ||
       (rc = wsp__op_info(comm, fn, op, &commute)) ||
@@ -309,7 +319,7 @@ int wsp_reduce(wsp_comm_t *comm, const void *sendbuf, void *recvbuf,
                size_t count, MPI_Datatype type, MPI_Op op, int root) {
   int rc;
   if ((rc = wsp__check_comm(comm, "wsp_reduce")) ||
-      (rc = wsp__check_root(comm, "wsp_reduce", root)))
+      (!comm->cfg.check && (rc = wsp__check_root(comm, "wsp_reduce", root))))
     return rc;
   return wsp__reduction(comm, "wsp_reduce", WSP_COLL_REDUCE, sendbuf, recvbuf,
                         count, type, op, root);
@@ -349,6 +359,18 @@ static int wsp__movement(wsp_comm_t *comm, const wsp__mv_t *m,
   int in_place_recv = recvbuf == MPI_IN_PLACE;
   wsp__tinfo_t sti = {0}, rti = {0};
   size_t sbytes = 0, rbytes = 0;
+
+  if (comm->cfg.check) {
+    /* One block as this rank sees it: the side significant here, the
+     * receive side where the send side is in place or not significant. */
+    int use_recv = c == WSP_COLL_SCATTER ? !(is_root && in_place_recv)
+                                         : in_place_send || !send_sig;
+    wsp__check_args_t k = {.coll = c, .op = MPI_OP_NULL,
+                           .root = c == WSP_COLL_GATHER || c == WSP_COLL_SCATTER ? root : -1,
+                           .count = use_recv ? rcount : scount,
+                           .type = use_recv ? rtype : stype};
+    if ((rc = wsp__coll_check(comm, fn, &k))) return rc;
+  }
 
   /* MPI_IN_PLACE where MPI allows it: gather/allgather/alltoall sendbuf
    * (gather: root only), scatter recvbuf (root only). */
@@ -448,7 +470,7 @@ int wsp_gather(wsp_comm_t *comm, const void *sendbuf, size_t sendcount,
   static const wsp__mv_t m = {"wsp_gather", WSP_COLL_GATHER};
   int rc;
   if ((rc = wsp__check_comm(comm, m.fn)) ||
-      (rc = wsp__check_root(comm, m.fn, root)))
+      (!comm->cfg.check && (rc = wsp__check_root(comm, m.fn, root))))
     return rc;
   return wsp__movement(comm, &m, sendbuf, sendcount, sendtype, recvbuf,
                        recvcount, recvtype, root);
@@ -460,7 +482,7 @@ int wsp_scatter(wsp_comm_t *comm, const void *sendbuf, size_t sendcount,
   static const wsp__mv_t m = {"wsp_scatter", WSP_COLL_SCATTER};
   int rc;
   if ((rc = wsp__check_comm(comm, m.fn)) ||
-      (rc = wsp__check_root(comm, m.fn, root)))
+      (!comm->cfg.check && (rc = wsp__check_root(comm, m.fn, root))))
     return rc;
   return wsp__movement(comm, &m, sendbuf, sendcount, sendtype, recvbuf,
                        recvcount, recvtype, root);

@@ -146,6 +146,24 @@ typedef struct wsp__coll_table {
 /* The table of a collective; NULL for a value that is not a wsp_coll_t. */
 const wsp__coll_table_t *wsp__coll_table(wsp_coll_t coll);
 
+/* What a rank passed to a collective, as WSP_CHECK compares it (check.c):
+ * root -1 where there is none, op MPI_OP_NULL where there is none, and the
+ * data one rank contributes or receives (count elements of type: the
+ * whole message for bcast, reduce and allreduce, one block for the rest). */
+typedef struct wsp__check_args {
+  wsp_coll_t coll;
+  int root;
+  MPI_Op op;
+  size_t count;
+  MPI_Datatype type;
+} wsp__check_args_t;
+
+/* With cfg.check: compares c across the ranks before any traffic; where it
+ * differs, or some rank's root or type is invalid, every rank returns
+ * WSP_ERR_MISMATCH naming the first rank that differs and the argument
+ * (WSP_ERR_ARG where every rank refuses the same root or type). */
+int wsp__coll_check(wsp_comm_t *comm, const char *fn, const wsp__check_args_t *c);
+
 /* Runs the algorithm selection chooses for a (coll.c). Every rank decides
  * the same way. */
 int wsp__coll_run(wsp_comm_t *comm, wsp__coll_args_t *a,

@@ -127,6 +127,8 @@ int wsp__config_check(const wsp_config_t *c) {
     return wsp__fail(NULL, WSP_ERR_ARG,
                      "wsp_comm_create: cfg->wan_connections = %u is over %d",
                      c->wan_connections, WSP__WAN_CONNECTIONS_MAX);
+  if (c->check != 0 && c->check != 1)
+    return wsp__fail(NULL, WSP_ERR_ARG, "wsp_comm_create: cfg->check = %d (0 or 1)", c->check);
   if (c->wan_lanes > WSP__P2P_LANES_MAX)
     return wsp__fail(NULL, WSP_ERR_ARG, "wsp_comm_create: cfg->wan_lanes = %u is over %d",
                      c->wan_lanes, WSP__P2P_LANES_MAX);
@@ -324,6 +326,9 @@ int wsp_config_from_env(wsp_config_t *cfg) {
   v = c.wan_lanes;
   if ((rc = wsp__env_size("WSP_WAN_LANES", 0, WSP__P2P_LANES_MAX, &v))) return rc;
   c.wan_lanes = (unsigned)v;
+  v = (size_t)c.check;
+  if ((rc = wsp__env_size("WSP_CHECK", 0, 1, &v))) return rc;
+  c.check = (int)v;
   *cfg = c;
   return WSP_OK;
 }
@@ -367,5 +372,8 @@ uint64_t wsp__config_fingerprint(const wsp_config_t *cfg) {
   h = wsp__fnv(h, sites, strlen(sites) + 1);
   uint64_t wan[2] = {cfg->wan_connections, cfg->wan_lanes};
   h = wsp__fnv(h, wan, sizeof wan);
+  /* A rank that checks waits in the check's allreduce for the others. */
+  uint64_t check = (uint64_t)cfg->check;
+  h = wsp__fnv(h, &check, sizeof check);
   return h;
 }

@@ -281,6 +281,9 @@ static int wsp__shim_class(int rc) {
     break;
   }
   case WSP_ERR_UNSUPPORTED: cls = MPI_ERR_UNSUPPORTED_OPERATION; break;
+  /* WSP_CHECK found arguments that differ between the ranks: the MPI's own
+   * call would hang or overrun, so the error is raised here. */
+  case WSP_ERR_MISMATCH: cls = MPI_ERR_ARG; break;
   default: cls = MPI_ERR_OTHER; break;
   }
   return cls;

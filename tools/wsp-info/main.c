@@ -425,6 +425,8 @@ int main(int argc, char **argv) {
         printf("  WSP_WAN_LANES            %u\n", cfg.wan_lanes);
       else
         printf("  WSP_WAN_LANES            0 (the model chooses)\n");
+      printf("  WSP_CHECK                %d%s\n", cfg.check,
+             cfg.check ? " (collectives compare their arguments across ranks)" : " (off)");
     }
 
     printf("\nsparse exchange algorithms (wsp_sparse_exchange, WSP_SPARSE_ALGORITHM):\n");
