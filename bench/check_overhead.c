@@ -16,15 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
+#include "stats.h"
 
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* One block of iters calls on w; the slowest rank's time per call, or a
  * negative value when a call failed. */
@@ -111,7 +104,8 @@ int main(int argc, char **argv) {
     }
     double *d = malloc((size_t)blocks * sizeof *d);
     for (int b = 0; b < blocks; b++) d[b] = t[1][b] - t[0][b];
-    double dm = median(d, blocks), m0 = median(t[0], blocks), m1 = median(t[1], blocks);
+    double dm = wsp_bench_median(d, blocks), m0 = wsp_bench_median(t[0], blocks);
+    double m1 = wsp_bench_median(t[1], blocks);
     printf("# check_overhead: p = %d, allreduce of %ld bytes (%s), %d blocks of %d calls, "
            "median per call\n",
            p, bytes, name, blocks, iters);

@@ -13,15 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
+#include "stats.h"
 
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* One block of iters calls; the slowest rank's time per call. */
 static double block(int kind, int pmpi, int iters) {
@@ -111,7 +104,8 @@ int main(int argc, char **argv) {
       /* The difference per block (paired), then its median. */
       double *d = malloc((size_t)blocks * sizeof *d);
       for (int b = 0; b < blocks; b++) d[b] = t[k][0][b] - t[k][1][b];
-      double dm = median(d, blocks), mm = median(t[k][0], blocks), pm = median(t[k][1], blocks);
+      double dm = wsp_bench_median(d, blocks), mm = wsp_bench_median(t[k][0], blocks);
+      double pm = wsp_bench_median(t[k][1], blocks);
       printf("%-14s %12.1f %12.1f %12.1f\n", names[k], mm * 1e9, pm * 1e9, dm * 1e9);
       if (f)
         fprintf(f,
