@@ -18,7 +18,8 @@
  *     not;
  *   - whether the rank refuses its own arguments (an invalid type or root).
  * One allreduce of each value and its negation under MPI_MIN gives every
- * rank the least and the largest; where they differ, an allgather (only
+ * rank the least and the largest (non-blocking, waited for with the
+ * back-off); where they differ, an allgather (only
  * then) finds the first rank that differs from rank 0 and in what, and
  * every rank returns WSP_ERR_MISMATCH naming it (WSP_ERR_ARG, as without
  * the check, where every rank refuses the same root or type). No rank has sent anything of
@@ -203,8 +204,15 @@ int wsp__coll_check(wsp_comm_t *comm, const char *fn, const wsp__check_args_t *c
                                 ok ? (int64_t)s.h : -1, !ok || bad_root};
   int64_t v[2 * WSP__CHECK_N];
   for (int i = 0; i < WSP__CHECK_N; i++) v[i] = mine[i], v[WSP__CHECK_N + i] = -mine[i];
-  int mrc = MPI_Allreduce(MPI_IN_PLACE, v, 2 * WSP__CHECK_N, MPI_INT64_T, MPI_MIN, comm->mpi);
-  if (mrc != MPI_SUCCESS) return wsp__mpi_fail(comm, mrc, "MPI_Allreduce", WSP__WHERE);
+  /* Non-blocking and waited for with the back-off, as wirespeed's own
+   * waits: a blocking MPI_Allreduce spins in MPICH, and with 16 ranks on 2
+   * cores one call took 70 ms (docs/results/coll.md). */
+  MPI_Request req = MPI_REQUEST_NULL;
+  int mrc = MPI_Iallreduce(MPI_IN_PLACE, v, 2 * WSP__CHECK_N, MPI_INT64_T, MPI_MIN, comm->mpi,
+                           &req);
+  if (mrc != MPI_SUCCESS) return wsp__mpi_fail(comm, mrc, "MPI_Iallreduce", WSP__WHERE);
+  int rc = wsp__waitall(comm, 1, &req, 0);
+  if (rc != WSP_OK) return rc;
   int same = 1;
   for (int i = 0; i < WSP__CHECK_N; i++) same &= v[i] == -v[WSP__CHECK_N + i];
   if (same && !mine[5]) return WSP_OK;
@@ -214,7 +222,7 @@ int wsp__coll_check(wsp_comm_t *comm, const char *fn, const wsp__check_args_t *c
                     : wsp__fail(comm, WSP_ERR_ARG, "%s: the datatype is not valid", fn);
   /* They differ: every rank's values, to name the first that differs. */
   int64_t *all = malloc(sizeof(int64_t) * WSP__CHECK_N * (size_t)comm->size);
-  int rc = wsp__agree_alloc(comm, comm->mpi, all == NULL, fn);
+  rc = wsp__agree_alloc(comm, comm->mpi, all == NULL, fn);
   if (rc != WSP_OK) {
     free(all);
     return rc;
