@@ -205,8 +205,8 @@ int wsp__coll_check(wsp_comm_t *comm, const char *fn, const wsp__check_args_t *c
   int64_t v[2 * WSP__CHECK_N];
   for (int i = 0; i < WSP__CHECK_N; i++) v[i] = mine[i], v[WSP__CHECK_N + i] = -mine[i];
   /* Non-blocking and waited for with the back-off, as wirespeed's own
-   * waits: a blocking MPI_Allreduce spins in MPICH, and with 16 ranks on 2
-   * cores one call took 70 ms (docs/results/coll.md). */
+   * waits: a blocking MPI_Allreduce spins in MPICH, which on shared cores
+   * made the check cost far more than the call (docs/results/coll.md). */
   MPI_Request req = MPI_REQUEST_NULL;
   int mrc = MPI_Iallreduce(MPI_IN_PLACE, v, 2 * WSP__CHECK_N, MPI_INT64_T, MPI_MIN, comm->mpi,
                            &req);

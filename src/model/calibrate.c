@@ -19,15 +19,14 @@
  * gamma times MPI_Reduce_local(MPI_SUM) over 64 KiB of doubles. Each
  * figure is the best of a few repetitions on a rank, and then the largest
  * over all ranks: the slowest pair bounds a collective. alpha is the
- * exception. Where ranks share cores (netlab's 8 hosts on 2 cores), a pair
- * whose two processes wait on each other's core sees round trips of
- * 20-250 us for milliseconds, against 4-5 us for the others; one such
- * pair in a job made the largest alpha vary 50x between runs of the same
- * job, and with it every choice alpha weighs (small messages, the chain's
- * segment). Spread batches let a pair catch a quiet moment, and the lower
- * median keeps the latency that at least half the pairs see: a latency of
- * the network, not of the scheduler (docs/results/coll.md, "The
- * calibrated alpha between runs"). gap (LogGP's g)
+ * exception. Where ranks share cores, a pair whose two processes wait on
+ * each other's core sees only slow round trips for milliseconds; one such
+ * pair made the largest alpha vary many times over between runs of the
+ * same job, and with it every choice alpha weighs (small messages, the
+ * chain's segment). Spread batches let a pair catch a quiet moment, and
+ * the lower median keeps the latency that at least half the pairs see: a
+ * latency of the network, not of the scheduler (docs/results/coll.md,
+ * "The calibrated alpha between runs"). gap (LogGP's g)
  * is the time between small messages arriving back to back: the lower
  * rank sends a window of 16 messages of 8 bytes at once and the other
  * answers when all have arrived, gap = (time - 2 alpha) / 15; it is what

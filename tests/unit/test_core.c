@@ -68,6 +68,17 @@ static void test_config(void) {
   CHECK(wsp_config_from_env(&c) == WSP_ERR_CONFIG, "bad log level");
   CHECK(strstr(wsp_last_error(), "WSP_LOG") != NULL, "names WSP_LOG");
   unsetenv("WSP_LOG");
+  /* WSP_CHECK: 0 or 1, nothing else. */
+  CHECK(c.check == 0, "WSP_CHECK off by default");
+  setenv("WSP_CHECK", "1", 1);
+  CHECK(wsp_config_from_env(&c) == WSP_OK && c.check == 1, "WSP_CHECK=1: %s", wsp_last_error());
+  const char *bad_checks[] = {"2", "-1", "yes", "1x"};
+  for (int i = 0; i < 4; i++) {
+    setenv("WSP_CHECK", bad_checks[i], 1);
+    CHECK(wsp_config_from_env(&c) == WSP_ERR_CONFIG && strstr(wsp_last_error(), "WSP_CHECK"),
+          "WSP_CHECK=%s rejected naming it", bad_checks[i]);
+  }
+  unsetenv("WSP_CHECK");
   unsetenv("WSP_SPARSE_ALGORITHM");
   unsetenv("WSP_BIG_MESSAGE");
   unsetenv("WSP_SPARSE_AUTO_INTERVAL");
