@@ -315,6 +315,9 @@ static int wsp__reduction(wsp_comm_t *comm, const char *fn, wsp_coll_t coll,
   return wsp__coll_run(comm, &a, &s);
 }
 
+/* With cfg.check the root is checked by wsp__coll_check, on every rank
+ * together: a rank refusing its root alone would leave the others waiting
+ * in the check. */
 int wsp_reduce(wsp_comm_t *comm, const void *sendbuf, void *recvbuf,
                size_t count, MPI_Datatype type, MPI_Op op, int root) {
   int rc;
