@@ -127,6 +127,7 @@ static wsp__sig_t wsp__sig_type(MPI_Datatype t, int depth, int *ok) {
     return r;
   }
   uint64_t k = 1;
+  int repeat = 1; /* the signature is k copies of types[0]'s */
   switch (comb) {
   case MPI_COMBINER_DUP:
   case MPI_COMBINER_RESIZED:
@@ -149,6 +150,7 @@ static wsp__sig_t wsp__sig_type(MPI_Datatype t, int depth, int *ok) {
     for (int i = 0; i < ints[0]; i++) k *= (uint64_t)ints[1 + ints[0] + i];
     break;
   case MPI_COMBINER_STRUCT:
+    repeat = 0;
     for (int i = 0; i < ints[0] && *ok; i++)
       r = wsp__sig_cat(r, wsp__sig_rep(wsp__sig_type(types[i], depth + 1, ok),
                                        (uint64_t)ints[1 + i]));
@@ -160,13 +162,12 @@ static wsp__sig_t wsp__sig_type(MPI_Datatype t, int depth, int *ok) {
     if (MPI_Type_size(t, &size) != MPI_SUCCESS) *ok = 0;
     r.h = 100000 + (uint64_t)comb * 65536 + (uint64_t)size % 65536;
     r.len = 1;
-    nt = -nt; /* inner types still freed below */
+    repeat = 0;
     break;
   }
   }
-  if (comb != MPI_COMBINER_STRUCT && nt > 0)
-    r = wsp__sig_rep(wsp__sig_type(types[0], depth + 1, ok), k);
-  for (int i = 0; i < (nt < 0 ? -nt : nt); i++) wsp__sig_free(types[i]);
+  if (repeat && nt > 0) r = wsp__sig_rep(wsp__sig_type(types[0], depth + 1, ok), k);
+  for (int i = 0; i < nt; i++) wsp__sig_free(types[i]);
   free(ints), free(addrs), free(types);
   return r;
 }
