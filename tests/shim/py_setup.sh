@@ -49,6 +49,8 @@ PY
     "mpi4py-$ver/test" "mpi4py-$ver/demo"
 fi
 mkdir -p "$dir/mpichlib"
-mpich=$(/sbin/ldconfig -p | awk '/libmpich\.so\.12 /{print $NF; exit}')
+# awk reads to the end: leaving early would kill ldconfig with SIGPIPE, and
+# under pipefail and set -e that ended this script now and then.
+mpich=$(/sbin/ldconfig -p | awk '/libmpich\.so\.12 / && !found {print $NF; found = 1}')
 [ -z "$mpich" ] || ln -sf "$mpich" "$dir/mpichlib/libmpi.so.12"
 "$dir/bin/python" -c 'import mpi4py, numpy; print("py_setup: mpi4py", mpi4py.__version__, "numpy", numpy.__version__)'
