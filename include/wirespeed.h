@@ -52,7 +52,10 @@ extern "C" {
   XX(ERR_HANDLER, -8, "a user handler (callback) returned an error")          \
   XX(ERR_CONN, -9, "a connection to another rank failed")                    \
   XX(ERR_MISMATCH, -10,                                                        \
-     "the ranks passed different arguments to a collective (WSP_CHECK)")
+     "the ranks passed different arguments to a collective (WSP_CHECK)")       \
+  XX(ERR_TIMEOUT, -11,                                                         \
+     "a wait made no progress for WSP_TIMEOUT seconds; the communicator is "  \
+     "unusable")
 
 typedef enum wsp_status {
 #define WSP__STATUS_ENUM(name, value, text) WSP_##name = (value),
@@ -255,6 +258,15 @@ typedef struct wsp_config {
    * the argument, instead of the undefined behaviour (a hang, an overrun)
    * that follows in MPI. WSP_CHECK=0|1; default 0. */
   int check;
+  /* Seconds a wait inside wirespeed may go without progress before the
+   * call returns WSP_ERR_TIMEOUT, naming the operation and the ranks it
+   * was waiting for; the communicator is unusable from then on (every
+   * later call fails at once). 0 waits forever, as MPI does. Whether it is
+   * 0 must agree on every rank: with a limit, MPI's own collectives that
+   * wirespeed calls run as their non-blocking forms so that their waits
+   * can end (docs/faults.md). WSP_TIMEOUT=seconds ("30", "2.5", "500ms");
+   * default 0. */
+  double timeout;
 } wsp_config_t;
 
 WSP_API int wsp_config_init(wsp_config_t *cfg);

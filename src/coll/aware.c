@@ -159,6 +159,7 @@ int wsp_comm_set_netmap(wsp_comm_t *comm, const wsp_netmap_t *map) {
     wsp__sites_from_map(comm, NULL, NULL);
     return WSP_OK;
   }
+  if (wsp__usable(comm, fn) != WSP_OK) return WSP_ERR_TIMEOUT;
   /* A map of the shape already attached (a refreshed one) fits. */
   int rc = wsp__netmap_fits(comm, map, fn, "map", WSP_ERR_ARG,
                             comm->aware ? comm->aware->shape : 0);

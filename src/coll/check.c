@@ -208,11 +208,7 @@ int wsp__coll_check(wsp_comm_t *comm, const char *fn, const wsp__check_args_t *c
   /* Non-blocking and waited for with the back-off, as wirespeed's own
    * waits: a blocking MPI_Allreduce spins in MPICH, which on shared cores
    * made the check cost far more than the call (docs/results/coll.md). */
-  MPI_Request req = MPI_REQUEST_NULL;
-  int mrc = MPI_Iallreduce(MPI_IN_PLACE, v, 2 * WSP__CHECK_N, MPI_INT64_T, MPI_MIN, comm->mpi,
-                           &req);
-  if (mrc != MPI_SUCCESS) return wsp__mpi_fail(comm, mrc, "MPI_Iallreduce", WSP__WHERE);
-  int rc = wsp__waitall(comm, 1, &req, 0);
+  int rc = wsp__allreduce_wait(comm, v, 2 * WSP__CHECK_N, MPI_INT64_T, MPI_MIN);
   if (rc != WSP_OK) return rc;
   int same = 1;
   for (int i = 0; i < WSP__CHECK_N; i++) same &= v[i] == -v[WSP__CHECK_N + i];
@@ -228,11 +224,12 @@ int wsp__coll_check(wsp_comm_t *comm, const char *fn, const wsp__check_args_t *c
     free(all);
     return rc;
   }
-  mrc = MPI_Allgather(mine, WSP__CHECK_N, MPI_INT64_T, all, WSP__CHECK_N, MPI_INT64_T,
-                      comm->mpi);
-  if (mrc != MPI_SUCCESS) {
+  WSP__MPI_COLL_GOTO(comm, rc, gathered, Allgather, mine, WSP__CHECK_N, MPI_INT64_T, all,
+                     WSP__CHECK_N, MPI_INT64_T, comm->mpi);
+gathered:
+  if (rc != WSP_OK) {
     free(all);
-    return wsp__mpi_fail(comm, mrc, "MPI_Allgather", WSP__WHERE);
+    return rc;
   }
   const int64_t *r0 = all, *x = all;
   int who = 0, what = -1;

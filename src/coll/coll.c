@@ -43,10 +43,8 @@ int wsp__coll_native(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   switch (a->coll) {
   case WSP_COLL_BCAST: {
     if ((rc = wsp__bytes_type(comm, a->block, &b, &ty, &owned))) return rc;
-    int mrc = MPI_Bcast(a->recvbuf, b, ty, a->root, c);
-    if (owned) MPI_Type_free(&ty);
-    if (mrc != MPI_SUCCESS) return wsp__mpi_fail(comm, mrc, "MPI_Bcast", WSP__WHERE);
-    return WSP_OK;
+    WSP__MPI_COLL_GOTO(comm, rc, out, Bcast, a->recvbuf, b, ty, a->root, c);
+    goto out;
   }
   case WSP_COLL_REDUCE:
   case WSP_COLL_ALLREDUCE: {
@@ -59,8 +57,7 @@ int wsp__coll_native(wsp_comm_t *comm, const wsp__coll_args_t *a) {
                                                : wsp__elem(a, a->sendbuf, off);
       void *r = a->recvbuf ? wsp__elem(a, a->recvbuf, off) : NULL;
       if (a->coll == WSP_COLL_ALLREDUCE) {
-        WSP__MPI_GOTO(comm, MPI_Allreduce(s, r, (int)n, a->dtype, a->op, c), rc,
-                      out);
+        WSP__MPI_COLL_GOTO(comm, rc, out, Allreduce, s, r, (int)n, a->dtype, a->op, c);
       } else if (s == MPI_IN_PLACE && a->root != 0) {
         /* MPICH 4.0.2 (ch4:ucx) crashes in MPI_Reduce with MPI_IN_PLACE at
          * a root other than 0 from about 600 ints on (reproduced with a
@@ -72,16 +69,16 @@ int wsp__coll_native(wsp_comm_t *comm, const wsp__coll_args_t *a) {
           free(mem);
           tmp = NULL, mem = NULL;
         }
-        int mrc = MPI_Reduce(tmp ? tmp : MPI_IN_PLACE, r, (int)n, a->dtype, a->op,
-                             a->root, c);
+        const void *in = tmp ? tmp : MPI_IN_PLACE;
+        WSP__MPI_COLL_GOTO(comm, rc, reduced, Reduce, in, r, (int)n, a->dtype, a->op, a->root,
+                           c);
+      reduced:
         free(mem);
-        if (mrc != MPI_SUCCESS) return wsp__mpi_fail(comm, mrc, "MPI_Reduce", WSP__WHERE);
+        if (rc != WSP_OK) return rc;
       } else {
         /* MPI_IN_PLACE only exists at the root of MPI_Reduce. */
         if (comm->rank != a->root && s == MPI_IN_PLACE) s = r;
-        WSP__MPI_GOTO(comm,
-                      MPI_Reduce(s, r, (int)n, a->dtype, a->op, a->root, c), rc,
-                      out);
+        WSP__MPI_COLL_GOTO(comm, rc, out, Reduce, s, r, (int)n, a->dtype, a->op, a->root, c);
       }
       if (a->count == 0) break;
     }
@@ -100,24 +97,24 @@ int wsp__coll_native(wsp_comm_t *comm, const wsp__coll_args_t *a) {
     const void *s = a->sendbuf;
     if (me == a->root && s == (const char *)a->recvbuf + (size_t)me * a->block)
       s = MPI_IN_PLACE;
-    WSP__MPI_GOTO(comm, MPI_Gather(s, b, ty, a->recvbuf, b, ty, a->root, c), rc, out);
+    WSP__MPI_COLL_GOTO(comm, rc, out, Gather, s, b, ty, a->recvbuf, b, ty, a->root, c);
     break;
   }
   case WSP_COLL_SCATTER: {
     void *r = a->recvbuf;
     if (me == a->root && r == (const char *)a->sendbuf + (size_t)me * a->block)
       r = MPI_IN_PLACE;
-    WSP__MPI_GOTO(comm, MPI_Scatter(a->sendbuf, b, ty, r, b, ty, a->root, c), rc, out);
+    WSP__MPI_COLL_GOTO(comm, rc, out, Scatter, a->sendbuf, b, ty, r, b, ty, a->root, c);
     break;
   }
   case WSP_COLL_ALLGATHER: {
     const void *s = a->sendbuf;
     if (s == (const char *)a->recvbuf + (size_t)me * a->block) s = MPI_IN_PLACE;
-    WSP__MPI_GOTO(comm, MPI_Allgather(s, b, ty, a->recvbuf, b, ty, c), rc, out);
+    WSP__MPI_COLL_GOTO(comm, rc, out, Allgather, s, b, ty, a->recvbuf, b, ty, c);
     break;
   }
   case WSP_COLL_ALLTOALL:
-    WSP__MPI_GOTO(comm, MPI_Alltoall(a->sendbuf, b, ty, a->recvbuf, b, ty, c), rc, out);
+    WSP__MPI_COLL_GOTO(comm, rc, out, Alltoall, a->sendbuf, b, ty, a->recvbuf, b, ty, c);
     break;
   default:
     rc = wsp__fail(comm, WSP_ERR_INTERNAL, "native: bad collective %d", (int)a->coll);

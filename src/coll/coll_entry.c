@@ -91,7 +91,7 @@ static int wsp__bytes_of(wsp_comm_t *comm, const char *fn, const char *arg,
 
 static int wsp__check_comm(wsp_comm_t *comm, const char *fn) {
   if (comm == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "%s: comm is NULL", fn);
-  return WSP_OK;
+  return wsp__usable(comm, fn);
 }
 
 static int wsp__check_root(wsp_comm_t *comm, const char *fn, int root) {
@@ -285,16 +285,19 @@ static int wsp__reduction(wsp_comm_t *comm, const char *fn, wsp_coll_t coll,
     /* The algorithms address elements at positive strides. A reduction's
      * type is the same on every rank (MPI requires it), so every rank
      * takes this path: the MPI library's own collective, user's buffers. */
-    int mrc;
     if (count > INT_MAX)
       return wsp__fail(comm, WSP_ERR_UNSUPPORTED,
                        "%s: more than INT_MAX elements of a type with extent %ld",
                        fn, (long)ti.extent);
     if (coll == WSP_COLL_ALLREDUCE)
-      mrc = MPI_Allreduce(sendbuf, recvbuf, (int)count, type, op, comm->mpi);
+      WSP__MPI_COLL_GOTO(comm, rc, out, Allreduce, sendbuf, recvbuf, (int)count, type, op,
+                         comm->mpi);
     else
-      mrc = MPI_Reduce(sendbuf, recvbuf, (int)count, type, op, root, comm->mpi);
-    return mrc == MPI_SUCCESS ? WSP_OK : wsp__mpi_fail(comm, mrc, fn, WSP__WHERE);
+      WSP__MPI_COLL_GOTO(comm, rc, out, Reduce, sendbuf, recvbuf, (int)count, type, op, root,
+                         comm->mpi);
+    return WSP_OK;
+  out:
+    return rc;
   }
   if (sendbuf == MPI_IN_PLACE) sendbuf = recvbuf;
   wsp__coll_args_t a = {.coll = coll, .sendbuf = sendbuf,

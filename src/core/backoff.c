@@ -40,6 +40,12 @@
  * measured only under SimGrid (docs/results/coll.md, "Small messages
  * under SimGrid").
  *
+ * A time limit (cfg.timeout, src/core/timeout.c) is kept here too: past
+ * the spinning passes, an idle pass reads the clock and reports when the
+ * idle stretch since the last progress (wsp__backoff_reset) has outlasted
+ * the limit, so every loop that backs off can end instead of waiting
+ * forever for a rank that died or stopped.
+ *
  * Under SimGrid (smpicc maps nanosleep to a simulated sleep) a spinning,
  * yielding or polling pass is a simulated sleep of 1 us (WSP__SIM_PASS_US;
  * with the scripts' smpi/test of 1 us the pass costs about 2 us): a pass
@@ -92,6 +98,7 @@ void wsp__backoff_init(wsp__backoff_t *b, const wsp_comm_t *comm) {
   b->spin_passes = WSP__SPIN_PASSES;
   b->yield_passes = WSP__YIELD_PASSES - WSP__SPIN_PASSES;
   b->poll_until = 0;
+  b->timeout = comm->cfg.timeout;
   wsp__backoff_reset(b);
 }
 
@@ -110,11 +117,27 @@ void wsp__backoff_init_bulk(wsp__backoff_t *b, const wsp_comm_t *comm,
   wsp__backoff_expect(b, comm, expect_seconds);
   if (expect_seconds > 0 && expect_seconds <= WSP__POLL_EXPECT_MAX_S)
     b->poll_until = wsp__backoff_now() + WSP__POLL_EXPECT_MARGIN * expect_seconds;
+  /* A wait on one transfer sees no progress until it ends: the limit
+   * counts from the time the model expects it to take. */
+  if (b->timeout > 0 && expect_seconds > 0) b->timeout += expect_seconds;
 }
 
 void wsp__backoff_reset(wsp__backoff_t *b) {
   b->idle = 0;
   b->sleep_us = 1;
+  b->idle_since = 0;
+}
+
+/* Whether the idle stretch has outlasted the time limit; the clock is read
+ * only with a limit, and not during the first spinning passes. */
+static int wsp__backoff_expired(wsp__backoff_t *b) {
+  if (!(b->timeout > 0) || b->idle <= b->spin_passes) return 0;
+  double now = wsp__backoff_now();
+  if (b->idle_since == 0) {
+    b->idle_since = now;
+    return 0;
+  }
+  return now - b->idle_since > b->timeout;
 }
 
 void wsp__sleep_seconds(double s) {
@@ -135,26 +158,29 @@ double wsp__backoff_sim_pass(wsp__backoff_t *b, double now) {
   return us * 1e-6;
 }
 
-void wsp__backoff_idle(wsp__backoff_t *b) {
+int wsp__backoff_idle(wsp__backoff_t *b) {
   /* Past the spinning and yielding passes, the clock is read only by waits
    * that have a time limit to poll to (a read costs simulated time). */
   const int timed = b->poll_until > 0 && b->idle + 1 > b->spin_passes + b->yield_passes;
   wsp__sleep_seconds(wsp__backoff_sim_pass(b, timed ? wsp__backoff_now() : 0));
+  return wsp__backoff_expired(b);
 }
 #else
-void wsp__backoff_idle(wsp__backoff_t *b) {
+int wsp__backoff_idle(wsp__backoff_t *b) {
   b->idle++;
+  if (wsp__backoff_expired(b)) return 1;
   /* Past the spinning and yielding passes, the clock is read only by waits
    * that have a time limit to poll to. */
   const int polling = b->idle <= b->spin_passes + b->yield_passes ||
                       (b->poll_until > 0 && wsp__backoff_now() < b->poll_until);
-  if (b->idle <= b->spin_passes) return;
+  if (b->idle <= b->spin_passes) return 0;
   if (polling || b->cap_us == 0) {
     sched_yield();
-    return;
+    return 0;
   }
   unsigned us = wsp__min_u(b->sleep_us, b->cap_us);
   wsp__sleep_seconds(us * 1e-6);
   b->sleep_us = wsp__min_u(2 * us, b->cap_us);
+  return 0;
 }
 #endif

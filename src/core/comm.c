@@ -69,6 +69,7 @@ int wsp_comm_create(MPI_Comm comm, const wsp_config_t *cfg, wsp_comm_t **out) {
   wsp_comm_t *t = w ? w : &tmp;
   memset(t, 0, sizeof *t);
   t->cfg = c;
+  t->owner = t;
   t->mpi = MPI_COMM_NULL;
   t->sparse = w ? sp : NULL;
   if (w == NULL) wsp__sparse_comm_free(sp);

@@ -30,6 +30,8 @@ enum {
 };
 /* The largest model parameter (seconds, seconds per byte) taken as meant. */
 #define WSP__MODEL_MAX 1e6
+/* The longest WSP_TIMEOUT (seconds): about 11 days. */
+#define WSP__TIMEOUT_MAX 1e6
 
 int wsp_config_init(wsp_config_t *cfg) {
   if (cfg == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "wsp_config_init: cfg is NULL");
@@ -132,6 +134,9 @@ int wsp__config_check(const wsp_config_t *c) {
   if (c->wan_lanes > WSP__P2P_LANES_MAX)
     return wsp__fail(NULL, WSP_ERR_ARG, "wsp_comm_create: cfg->wan_lanes = %u is over %d",
                      c->wan_lanes, WSP__P2P_LANES_MAX);
+  if (!(c->timeout >= 0) || c->timeout > WSP__TIMEOUT_MAX)
+    return wsp__fail(NULL, WSP_ERR_ARG, "wsp_comm_create: cfg->timeout = %g is not in [0, %g] seconds",
+                     c->timeout, WSP__TIMEOUT_MAX);
   if (c->poll_max_sleep_us > WSP__POLL_SLEEP_MAX_US)
     return wsp__fail(NULL, WSP_ERR_ARG,
                      "wsp_comm_create: cfg->poll_max_sleep_us = %u is over %d",
@@ -206,6 +211,29 @@ int wsp__env_size(const char *var, size_t lo, size_t hi, size_t *out) {
                      var, s, lo, hi);
   *out = v;
   return WSP_OK;
+}
+
+/* WSP_TIMEOUT: seconds as a decimal number, with an optional unit (s, ms,
+ * min), in [0, WSP__TIMEOUT_MAX]; unset or empty leaves *out alone. */
+static int wsp__env_seconds(const char *var, double *out) {
+  static const struct {
+    const char *unit;
+    double factor;
+  } units[] = {{"", 1}, {"s", 1}, {"ms", 1e-3}, {"min", 60}};
+  const char *s = getenv(var);
+  if (s == NULL || *s == '\0') return WSP_OK;
+  char *end = NULL;
+  errno = 0;
+  double v = isdigit((unsigned char)s[0]) || s[0] == '.' ? strtod(s, &end) : -1;
+  if (!errno && end != NULL && isfinite(v) && v >= 0)
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+      if (strcasecmp(end, units[i].unit) == 0 && v * units[i].factor <= WSP__TIMEOUT_MAX) {
+        *out = v * units[i].factor;
+        return WSP_OK;
+      }
+  return wsp__fail(NULL, WSP_ERR_CONFIG,
+                   "%s=\"%s\": expected seconds in [0, %g] (30, 2.5, 500ms, 5min; 0: no limit)",
+                   var, s, WSP__TIMEOUT_MAX);
 }
 
 int wsp_config_from_env(wsp_config_t *cfg) {
@@ -329,6 +357,7 @@ int wsp_config_from_env(wsp_config_t *cfg) {
   v = (size_t)c.check;
   if ((rc = wsp__env_size("WSP_CHECK", 0, 1, &v))) return rc;
   c.check = (int)v;
+  if ((rc = wsp__env_seconds("WSP_TIMEOUT", &c.timeout))) return rc;
   *cfg = c;
   return WSP_OK;
 }
@@ -375,5 +404,9 @@ uint64_t wsp__config_fingerprint(const wsp_config_t *cfg) {
   /* A rank that checks waits in the check's allreduce for the others. */
   uint64_t check = (uint64_t)cfg->check;
   h = wsp__fnv(h, &check, sizeof check);
+  /* With a time limit MPI's collectives run as their non-blocking forms,
+   * which do not match the blocking ones; the limit itself may differ. */
+  uint64_t timed = cfg->timeout > 0;
+  h = wsp__fnv(h, &timed, sizeof timed);
   return h;
 }

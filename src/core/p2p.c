@@ -98,6 +98,7 @@ static int wsp__post(const wsp_comm_t *comm, void *buf, size_t count,
                                       : MPI_Isend(buf, n, ty, peer, tag, comm->mpi, req);
   if (owned) MPI_Type_free(&ty); /* MPI keeps it until the request completes */
   if (mrc != MPI_SUCCESS) return wsp__mpi_fail(comm, mrc, call[kind], WSP__WHERE);
+  if (comm->cfg.timeout > 0) wsp__req_note(*req, peer, kind == WSP__POST_RECV);
   return WSP_OK;
 }
 
@@ -233,7 +234,7 @@ int wsp__waitany(const wsp_comm_t *comm, int n, MPI_Request *reqs, size_t bytes,
     int mrc = MPI_Testany(n, reqs, idx, &done, MPI_STATUS_IGNORE);
     if (mrc != MPI_SUCCESS) return wsp__mpi_fail(comm, mrc, "MPI_Testany", WSP__WHERE);
     if (done) return WSP_OK;
-    wsp__backoff_idle(&b);
+    if (wsp__backoff_idle(&b)) return wsp__timeout(comm, n, reqs, "any of several transfers");
   }
 #endif
 }
@@ -250,9 +251,14 @@ int wsp__waitall(const wsp_comm_t *comm, int n, MPI_Request *reqs, size_t bytes)
     int mrc = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
     if (mrc != MPI_SUCCESS) return wsp__mpi_fail(comm, mrc, "MPI_Testall", WSP__WHERE);
     if (done) return WSP_OK;
-    wsp__backoff_idle(&b);
+    if (wsp__backoff_idle(&b)) return wsp__timeout(comm, n, reqs, "a step's transfers");
   }
 #endif
+}
+
+int wsp__coll_wait(const wsp_comm_t *comm, MPI_Request *req) {
+  if (comm->cfg.timeout > 0) wsp__req_note(*req, WSP__PEER_ALL, 0);
+  return wsp__waitall(comm, 1, req, 0);
 }
 
 int wsp__allreduce_wait(const wsp_comm_t *comm, void *buf, int count, MPI_Datatype type,
@@ -270,7 +276,7 @@ int wsp__allreduce_wait(const wsp_comm_t *comm, void *buf, int count, MPI_Dataty
   MPI_Request r = MPI_REQUEST_NULL;
   int mrc = MPI_Iallreduce(MPI_IN_PLACE, buf, count, type, op, comm->mpi, &r);
   return mrc != MPI_SUCCESS ? wsp__mpi_fail(comm, mrc, "MPI_Iallreduce", WSP__WHERE)
-                            : wsp__waitall(comm, 1, &r, 0);
+                            : wsp__coll_wait(comm, &r);
 #endif
 }
 
@@ -278,6 +284,15 @@ int wsp__abandon(int rc, int nrecv, MPI_Request *recvs, int nsend,
                  MPI_Request *sends) {
   for (int i = 0; i < nrecv; i++)
     if (recvs[i] != MPI_REQUEST_NULL) (void)MPI_Cancel(&recvs[i]);
+  if (rc == WSP_ERR_TIMEOUT) {
+    /* A peer stopped answering: waiting for its transfers could last
+     * forever. They are let go instead (src/core/timeout.c). */
+    for (int i = 0; i < nrecv; i++)
+      if (recvs[i] != MPI_REQUEST_NULL) (void)MPI_Request_free(&recvs[i]);
+    for (int i = 0; i < nsend; i++)
+      if (sends[i] != MPI_REQUEST_NULL) (void)MPI_Request_free(&sends[i]);
+    return rc;
+  }
   if (nrecv > 0) (void)MPI_Waitall(nrecv, recvs, MPI_STATUSES_IGNORE);
   if (nsend > 0) (void)MPI_Waitall(nsend, sends, MPI_STATUSES_IGNORE);
   return rc;

@@ -61,6 +61,41 @@ int wsp__waitall(const wsp_comm_t *comm, int n, MPI_Request *reqs, size_t bytes)
  * loops that forward whichever of several streams moves first. */
 int wsp__waitany(const wsp_comm_t *comm, int n, MPI_Request *reqs, size_t bytes, int *idx);
 
+/* Waits, as wsp__waitall, for the request of one of MPI's non-blocking
+ * collectives on comm (a timeout then names every rank, and drops the
+ * request rather than freeing it, which MPI forbids). */
+int wsp__coll_wait(const wsp_comm_t *comm, MPI_Request *req);
+/* MPI's collective NAME (Allreduce, Allgather, Bcast, Alltoall, ...) on
+ * the private communicator, args as MPI's without the request: the
+ * blocking call, or with a time limit (cfg.timeout) the non-blocking one
+ * waited for by wsp__coll_wait, so that the wait can end. Under SimGrid
+ * always the blocking call (SMPI's non-blocking collectives, p2p.c). On
+ * failure stores the status in rc and jumps to label. */
+#define WSP__I_Allreduce MPI_Iallreduce
+#define WSP__I_Reduce MPI_Ireduce
+#define WSP__I_Bcast MPI_Ibcast
+#define WSP__I_Gather MPI_Igather
+#define WSP__I_Scatter MPI_Iscatter
+#define WSP__I_Allgather MPI_Iallgather
+#define WSP__I_Alltoall MPI_Ialltoall
+#define WSP__I_Alltoallv MPI_Ialltoallv
+#define WSP__I_Reduce_scatter_block MPI_Ireduce_scatter_block
+#ifdef WSP_SIMGRID
+#define WSP__MPI_COLL_GOTO(comm, rc, label, NAME, ...)                         \
+  WSP__MPI_GOTO(comm, MPI_##NAME(__VA_ARGS__), rc, label)
+#else
+#define WSP__MPI_COLL_GOTO(comm, rc, label, NAME, ...)                         \
+  do {                                                                         \
+    if ((comm)->cfg.timeout > 0) {                                             \
+      MPI_Request wsp__creq = MPI_REQUEST_NULL;                                \
+      WSP__MPI_GOTO(comm, WSP__I_##NAME(__VA_ARGS__, &wsp__creq), rc, label);  \
+      if (((rc) = wsp__coll_wait((comm), &wsp__creq)) != WSP_OK) goto label;   \
+    } else {                                                                   \
+      WSP__MPI_GOTO(comm, MPI_##NAME(__VA_ARGS__), rc, label);                 \
+    }                                                                          \
+  } while (0)
+#endif
+
 /* MPI_Allreduce in place, waited for like the sends and receives (an
  * MPI_Iallreduce and the back-off): for steps where most ranks only wait,
  * which a blocking call would make spin in many MPIs. Under SimGrid, the
@@ -70,7 +105,8 @@ int wsp__allreduce_wait(const wsp_comm_t *comm, void *buf, int count, MPI_Dataty
 
 /* After an error: cancels the posted receives among recvs, lets the sends
  * complete, and completes all of them, so that no request is left behind.
- * Returns rc (the error being reported) unchanged. */
+ * After a timeout (rc WSP_ERR_TIMEOUT) nothing is waited for: receives are
+ * cancelled and freed, sends freed. Returns rc unchanged. */
 int wsp__abandon(int rc, int nrecv, MPI_Request *recvs, int nsend,
                  MPI_Request *sends);
 

@@ -70,6 +70,6 @@ int wsp__sum_wait(wsp__sum_t *s) {
   for (;;) {
     int done, rc = wsp__sum_test(s, &done);
     if (rc != WSP_OK || done) return rc;
-    wsp__backoff_idle(&bo);
+    if (wsp__backoff_idle(&bo)) return wsp__timeout(s->comm, s->nreq, s->req, "a sum of counters");
   }
 }

@@ -45,6 +45,7 @@ wsp_comm_t *wsp__comm_wrap(const wsp_comm_t *parent, MPI_Comm mpi) {
   if (w == NULL) return NULL;
   w->mpi = mpi;
   w->cfg = parent->cfg;
+  w->owner = parent->owner ? parent->owner : (wsp_comm_t *)parent;
   if (MPI_Comm_size(mpi, &w->size) != MPI_SUCCESS ||
       (w->topo.node_of = calloc((size_t)w->size, sizeof *w->topo.node_of)) == NULL) {
     free(w);

@@ -68,6 +68,14 @@ struct wsp_comm {
   int rank;
   int size;
   wsp_config_t cfg;
+  /* The communicator the user holds for this one: itself for
+   * wsp_comm_create's, the parent's owner for the sub-communicators
+   * (wsp__comm_wrap) and the shuffle's copy. A timeout on any of them marks
+   * the owner unusable (src/core/timeout.c). */
+  struct wsp_comm *owner;
+  /* Set by a timeout on this communicator or one it owns: every later call
+   * fails at once (wsp__usable). */
+  int broken;
   /* Counts sparse-exchange rounds; its low bit picks the tag of a round so
    * that a rank one round ahead never feeds a rank still in the previous
    * round (see src/exchange/sparse.c for why one bit is enough). */
@@ -132,6 +140,29 @@ int wsp__agree_alloc(const wsp_comm_t *comm, MPI_Comm mc, int failed,
     }                                                                          \
   } while (0)
 
+/* ---- time limits (src/core/timeout.c, docs/faults.md) ---- */
+/* At the start of every public call on comm: records fn as the operation a
+ * timeout names, and fails with WSP_ERR_TIMEOUT when an earlier timeout
+ * made the communicator unusable. */
+int wsp__usable(const wsp_comm_t *comm, const char *fn);
+/* Remembers which rank a request talks to (peer; WSP__PEER_ALL for a
+ * collective of the whole communicator) and whether it receives, so that a
+ * timeout can name the ranks it waited for and cancel its receives. Called
+ * by the one place that posts messages (p2p.c) and by the waits for MPI's
+ * non-blocking collectives; a thread-local table, overwritten as it goes. */
+#define WSP__PEER_ALL (-2)
+void wsp__req_note(MPI_Request req, int peer, int is_recv);
+/* A wait on n requests made no progress for cfg.timeout: names the ranks of
+ * the pending ones (`what` says what was awaited), cancels their receives,
+ * lets go of them (the entries become MPI_REQUEST_NULL, so that the
+ * caller's clean-up does not wait again), marks the communicator's owner
+ * unusable, and returns WSP_ERR_TIMEOUT. */
+int wsp__timeout(const wsp_comm_t *comm, int n, MPI_Request *reqs, const char *what);
+/* The same for a polling loop that knows whom it waits for: peers[0..npeers)
+ * (npeers < 0: any rank). Lets go of no request. */
+int wsp__timeout_peers(const wsp_comm_t *comm, const int *peers, int npeers,
+                       const char *what);
+
 /* ---- logging ---- */
 void wsp__log(const wsp_comm_t *comm, wsp_log_level_t level, const char *fmt,
               ...)
@@ -179,6 +210,10 @@ typedef struct wsp__backoff {
   /* wsp__backoff_now() until which an idle pass yields instead of sleeping (0:
    * none): set by wsp__backoff_init_bulk for short expected waits. */
   double poll_until;
+  /* The time limit: seconds an idle stretch may last (0: none; init sets
+   * cfg.timeout, init_bulk adds the expected transfer time), and when the
+   * current stretch began (0: not yet timed; reset clears it). */
+  double timeout, idle_since;
 } wsp__backoff_t;
 
 void wsp__backoff_init(wsp__backoff_t *b, const wsp_comm_t *comm);
@@ -191,7 +226,10 @@ void wsp__backoff_init_bulk(wsp__backoff_t *b, const wsp_comm_t *comm,
 void wsp__backoff_reset(wsp__backoff_t *b);
 /* Seconds on the clock of poll_until (monotonic; simulated under SimGrid). */
 double wsp__backoff_now(void);
-void wsp__backoff_idle(wsp__backoff_t *b);
+/* One idle pass. Returns nonzero, without waiting, once the passes since
+ * the last progress have lasted longer than b->timeout: the caller gives up
+ * with wsp__timeout or wsp__timeout_peers. */
+int wsp__backoff_idle(wsp__backoff_t *b);
 /* Sleeps s seconds (nothing when s <= 0); simulated time under SimGrid. */
 void wsp__sleep_seconds(double s);
 #ifdef WSP_SIMGRID

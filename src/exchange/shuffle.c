@@ -151,8 +151,7 @@ static int wsp__open_agree(wsp_comm_t *comm, MPI_Comm dup,
   int rc = WSP_OK;
   uint64_t fp = wsp__shuffle_config_fingerprint(c);
   unsigned long long v[3] = {fp, ~fp, local_rc != WSP_OK}, r[3];
-  WSP__MPI_GOTO(comm, MPI_Allreduce(v, r, 3, MPI_UNSIGNED_LONG_LONG, MPI_MAX, dup),
-                rc, out);
+  WSP__MPI_COLL_GOTO(comm, rc, out, Allreduce, v, r, 3, MPI_UNSIGNED_LONG_LONG, MPI_MAX, dup);
   if (local_rc != WSP_OK) return wsp__fail(comm, local_rc, "%s", local_msg);
   if (r[2])
     return wsp__fail(comm, WSP_ERR_REMOTE,
@@ -172,6 +171,7 @@ int wsp_shuffle_open(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
                      wsp_shuffle_t **out) {
   const char *fn = "wsp_shuffle_open";
   if (comm == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "%s: comm is NULL", fn);
+  if (wsp__usable(comm, fn) != WSP_OK) return WSP_ERR_TIMEOUT;
   if (out) *out = NULL;
 
   /* Local checks first; a failing rank still takes part in the collective
@@ -276,7 +276,8 @@ int wsp_shuffle_post(wsp_shuffle_t *sh, int dest, const void *data,
   const char *fn = "wsp_shuffle_post";
   if (sh == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "%s: sh is NULL", fn);
   wsp__shuffle_lock(sh);
-  int rc = wsp__post_check(sh, dest, data, bytes);
+  int rc = wsp__usable(&sh->c, fn);
+  if (rc == WSP_OK) rc = wsp__post_check(sh, dest, data, bytes);
   if (rc != WSP_OK) {
     wsp__shuffle_unlock(sh);
     return rc;
@@ -364,7 +365,9 @@ int wsp_shuffle_progress(wsp_shuffle_t *sh) {
     return wsp__fail(NULL, WSP_ERR_ARG, "wsp_shuffle_progress: sh is NULL");
   wsp__shuffle_lock(sh);
   int rc = WSP_OK, progress;
-  if (sh->state == WSP__ST_CLOSED)
+  if (wsp__usable(&sh->c, "wsp_shuffle_progress") != WSP_OK && !sh->fatal)
+    rc = WSP_ERR_TIMEOUT;
+  else if (sh->state == WSP__ST_CLOSED)
     rc = wsp__fail(&sh->c, WSP_ERR_ARG, "wsp_shuffle_progress: the shuffle is closed");
   else if (sh->in_handler)
     rc = wsp__fail(&sh->c, WSP_ERR_ARG,
@@ -537,7 +540,9 @@ int wsp_shuffle_close(wsp_shuffle_t *sh, wsp_shuffle_stats_t *stats) {
   }
   sh->state = WSP__ST_CLOSING;
   uint64_t failed_ranks = 0;
-  int rc = wsp__terminate(sh, &failed_ranks);
+  /* A communicator a timeout made unusable: nothing to wait for. */
+  int rc = wsp__usable(&sh->c, fn);
+  if (rc == WSP_OK) rc = wsp__terminate(sh, &failed_ranks);
   wsp_shuffle_stats_t s;
   wsp__fill_stats(sh, &s); /* before release: mem_current as it ended */
   if (rc == WSP_OK) wsp__release(sh); /* else MPI may still own buffers */

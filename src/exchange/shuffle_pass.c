@@ -297,18 +297,39 @@ void wsp__shuffle_backoff_init(wsp_shuffle_t *sh, wsp__backoff_t *bo) {
   bo->yield_passes = 0;
 }
 
+/* No progress for cfg.timeout: names the peers whose answers are missing
+ * (none: this rank waits for the others to close) and fails the shuffle. */
+static int wsp__shuffle_timeout(wsp_shuffle_t *sh) {
+  enum { SHOW = 16 };
+  int peers[SHOW], n = 0;
+  for (int r = 0; r < sh->p && n < SHOW; r++)
+    if (sh->peers[r].fly_head) peers[n++] = r;
+  return wsp__shuffle_fatal(
+      sh, n ? wsp__timeout_peers(&sh->c, peers, n, "answers to the requests sent to them")
+            : wsp__timeout_peers(&sh->c, NULL, -1, "the other ranks to serve and close"));
+}
+
 int wsp__shuffle_wait_step(wsp_shuffle_t *sh, wsp__backoff_t *bo) {
   wsp__sleep_cap(sh, bo);
-  int progress = 0;
+  int progress = 0, expired = 0;
   int rc = wsp__shuffle_pass(sh, &progress);
   wsp__shuffle_unlock(sh);
   if (rc == WSP_OK) {
     if (progress)
       wsp__backoff_reset(bo);
     else
-      wsp__backoff_idle(bo);
+      expired = wsp__backoff_idle(bo);
   }
   wsp__shuffle_lock(sh);
+  /* Idle time counts only while this rank waits for others: answers to its
+   * requests, or their close. A progress thread idling while the
+   * application computes is waiting for nobody. */
+  if (expired && rc == WSP_OK) {
+    if (sh->n_fly || sh->state == WSP__ST_CLOSING)
+      rc = wsp__shuffle_timeout(sh);
+    else
+      bo->idle_since = 0;
+  }
   return rc;
 }
 

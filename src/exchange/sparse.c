@@ -215,11 +215,11 @@ int wsp__recv_probed(wsp__sparse_round_t *r, MPI_Status *st) {
 
 int wsp__recv_wait(wsp__sparse_round_t *r) {
   if (r->nrreqs == 0) return WSP_OK;
-  int mrc = MPI_Waitall((int)r->nrreqs, r->rreqs, MPI_STATUSES_IGNORE);
+  /* The messages were probed, so they are arriving: a short wait, but one
+   * that a time limit must be able to end (a sender that died mid-way). */
+  int rc = wsp__waitall(r->comm, (int)r->nrreqs, r->rreqs, 0);
   r->nrreqs = 0;
-  if (mrc != MPI_SUCCESS)
-    return wsp__mpi_fail(r->comm, mrc, "MPI_Waitall", WSP__WHERE);
-  return WSP_OK;
+  return rc;
 }
 
 static void wsp__sparse_round_release(wsp__sparse_round_t *r) {
@@ -340,7 +340,9 @@ int wsp_sparse_exchange_alg(wsp_comm_t *comm, wsp_sparse_alg_t alg,
   memset(&r, 0, sizeof r);
   r.comm = comm;
   const wsp_send_t *self = NULL;
-  int local_rc = wsp__sparse_check(&r, sends, nsends, out, &self);
+  int local_rc = wsp__usable(comm, "wsp_sparse_exchange");
+  if (local_rc != WSP_OK) return local_rc;
+  local_rc = wsp__sparse_check(&r, sends, nsends, out, &self);
   if (local_rc != WSP_OK) {
     r.poisoned = 1;
     r.sends = NULL;

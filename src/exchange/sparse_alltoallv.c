@@ -67,8 +67,7 @@ int wsp__sparse_alltoallv(wsp__sparse_round_t *r) {
     h[1] = r->local.sends;
     h[2] = r->local.bytes;
   }
-  WSP__MPI_GOTO(c, MPI_Alltoall(hout, 3, MPI_UINT64_T, hin, 3, MPI_UINT64_T, c->mpi), rc,
-                out);
+  WSP__MPI_COLL_GOTO(c, rc, out, Alltoall, hout, 3, MPI_UINT64_T, hin, 3, MPI_UINT64_T, c->mpi);
   r->have_global = 1;
   memset(&r->global, 0, sizeof r->global);
   for (int i = 0; i < p; i++) {
@@ -133,15 +132,14 @@ int wsp__sparse_alltoallv(wsp__sparse_round_t *r) {
     wsp__fail(c, WSP_ERR_NOMEM, "alltoallv: no memory to receive %zu bytes", rtotal);
   }
   int any = r->poisoned;
-  WSP__MPI_GOTO(c, MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, c->mpi), rc, out);
+  WSP__MPI_COLL_GOTO(c, rc, out, Allreduce, MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, c->mpi);
   if (any) {
     r->remote_failed = 1;
     goto out;
   }
 
-  WSP__MPI_GOTO(c, MPI_Alltoallv(sendbuf, sc, sd, MPI_BYTE, recvbuf, rcn, rd, MPI_BYTE,
-                                 c->mpi),
-                rc, out);
+  WSP__MPI_COLL_GOTO(c, rc, out, Alltoallv, sendbuf, sc, sd, MPI_BYTE, recvbuf, rcn, rd,
+                     MPI_BYTE, c->mpi);
   /* Tails go directly to their final place, after their heads. */
   for (size_t k = 0; k < r->count; k++) {
     wsp_recv_t *m = &r->msgs[k];
@@ -159,7 +157,7 @@ int wsp__sparse_alltoallv(wsp__sparse_round_t *r) {
       goto out;
     nreq++;
   }
-  if (nreq) WSP__MPI_GOTO(c, MPI_Waitall((int)nreq, reqs, MPI_STATUSES_IGNORE), rc, out);
+  if (nreq) rc = wsp__waitall(c, (int)nreq, reqs, 0);
 
 out:
   free(sendbuf);

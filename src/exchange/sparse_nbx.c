@@ -73,10 +73,14 @@ int wsp__sparse_nbx(wsp__sparse_round_t *r) {
       if ((rc = wsp__sum_test(&consensus, &done)) != WSP_OK) goto out;
       if (done) break;
     }
-    if (progress)
+    if (progress) {
       wsp__backoff_reset(&bo);
-    else
-      wsp__backoff_idle(&bo);
+    } else if (wsp__backoff_idle(&bo)) {
+      rc = entered ? wsp__timeout(c, consensus.nreq, consensus.req,
+                                  "the sparse exchange's consensus")
+                   : wsp__timeout(c, (int)nreq, reqs, "its messages to be received");
+      goto out;
+    }
   }
   if ((rc = wsp__recv_wait(r)) != WSP_OK) goto out;
   r->remote_failed = consensus.val[0] != 0;

@@ -32,9 +32,8 @@ int wsp__sparse_pex(wsp__sparse_round_t *r) {
   for (int j = 0; j < c->size; j++) counts[j] = r->poisoned ? (uint64_t)c->size : 0;
   for (size_t i = 0; !r->poisoned && i < r->nsends; i++)
     if (r->sends[i].peer != c->rank) counts[r->sends[i].peer] = 1;
-  WSP__MPI_GOTO(c, MPI_Reduce_scatter_block(counts, &incoming, 1, MPI_UINT64_T,
-                                            MPI_SUM, c->mpi),
-                rc, out);
+  WSP__MPI_COLL_GOTO(c, rc, out, Reduce_scatter_block, counts, &incoming, 1, MPI_UINT64_T,
+                     MPI_SUM, c->mpi);
   if (incoming >= (uint64_t)c->size) {
     r->remote_failed = 1;
     goto out;
@@ -51,7 +50,10 @@ int wsp__sparse_pex(wsp__sparse_round_t *r) {
     WSP__MPI_GOTO(c, MPI_Iprobe(MPI_ANY_SOURCE, tag, c->mpi, &flag, &st), rc,
                   out);
     if (!flag) {
-      wsp__backoff_idle(&bo);
+      if (wsp__backoff_idle(&bo)) {
+        rc = wsp__timeout_peers(c, NULL, -1, "the messages the counts announced");
+        goto out;
+      }
       continue;
     }
     wsp__backoff_reset(&bo);
@@ -59,8 +61,7 @@ int wsp__sparse_pex(wsp__sparse_round_t *r) {
     k++;
   }
   if ((rc = wsp__recv_wait(r)) != WSP_OK) goto out;
-  if (nreq)
-    WSP__MPI_GOTO(c, MPI_Waitall((int)nreq, reqs, MPI_STATUSES_IGNORE), rc, out);
+  if (nreq) rc = wsp__waitall(c, (int)nreq, reqs, 0);
 out:
   return rc;
 }

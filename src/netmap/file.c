@@ -276,6 +276,7 @@ static char *wsp__read_file(const char *path, size_t *len, char *why, size_t wl)
 int wsp_netmap_load(wsp_comm_t *comm, const char *path, wsp_netmap_t **out) {
   const char *fn = "wsp_netmap_load";
   if (comm == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "%s: comm is NULL", fn);
+  if (wsp__usable(comm, fn) != WSP_OK) return WSP_ERR_TIMEOUT;
   if (path == NULL || out == NULL)
     return wsp__fail(comm, WSP_ERR_ARG, "%s: %s is NULL", fn, path == NULL ? "path" : "out");
   *out = NULL;
@@ -293,7 +294,7 @@ int wsp_netmap_load(wsp_comm_t *comm, const char *path, wsp_netmap_t **out) {
     bytes = wsp__read_file(path, &len, head.why, sizeof head.why);
     head.len = bytes ? (uint64_t)len : UINT64_MAX;
   }
-  WSP__MPI_GOTO(comm, MPI_Bcast(&head, (int)sizeof head, MPI_BYTE, 0, comm->mpi), rc, out);
+  WSP__MPI_COLL_GOTO(comm, rc, out, Bcast, &head, (int)sizeof head, MPI_BYTE, 0, comm->mpi);
   if (head.len == UINT64_MAX) {
     rc = wsp__fail(comm, WSP_ERR_CONFIG, "%s: map file %s: %s", fn, path, head.why);
     goto out;
@@ -302,7 +303,7 @@ int wsp_netmap_load(wsp_comm_t *comm, const char *path, wsp_netmap_t **out) {
   if ((rc = wsp__agree_alloc(comm, comm->mpi, bytes == NULL, fn)) != WSP_OK) goto out;
   for (uint64_t off = 0; off < head.len;) { /* in pieces below INT_MAX */
     int n = head.len - off > (1u << 30) ? 1 << 30 : (int)(head.len - off);
-    WSP__MPI_GOTO(comm, MPI_Bcast(bytes + off, n, MPI_BYTE, 0, comm->mpi), rc, out);
+    WSP__MPI_COLL_GOTO(comm, rc, out, Bcast, bytes + off, n, MPI_BYTE, 0, comm->mpi);
     off += (uint64_t)n;
   }
   /* The same bytes everywhere: the same verdict everywhere. */

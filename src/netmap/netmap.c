@@ -128,10 +128,10 @@ int wsp__netmap_fill_shape(wsp_comm_t *comm, wsp_netmap_t *m) {
   uint64_t mine = wsp__fnv(WSP__FNV_INIT, name, (size_t)len);
   uint64_t *all = malloc((size_t)m->p * sizeof *all);
   rc = wsp__agree_alloc(comm, comm->mpi, all == NULL, "network map: host names");
-  if (rc == WSP_OK) {
-    int mrc = MPI_Allgather(&mine, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, comm->mpi);
-    if (mrc != MPI_SUCCESS) rc = wsp__mpi_fail(comm, mrc, "MPI_Allgather", WSP__WHERE);
-  }
+  if (rc == WSP_OK)
+    WSP__MPI_COLL_GOTO(comm, rc, gathered, Allgather, &mine, 1, MPI_UINT64_T, all, 1,
+                       MPI_UINT64_T, comm->mpi);
+gathered:
   if (rc == WSP_OK) {
     /* A node's host is its lowest rank's (ranks come in order). */
     for (int r = m->p - 1; r >= 0; r--) {

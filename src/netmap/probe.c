@@ -370,6 +370,7 @@ out:
 int wsp_netmap_probe(wsp_comm_t *comm, const wsp_probe_config_t *cfg, wsp_netmap_t **out) {
   const char *fn = "wsp_netmap_probe";
   if (comm == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "%s: comm is NULL", fn);
+  if (wsp__usable(comm, fn) != WSP_OK) return WSP_ERR_TIMEOUT;
   wsp_probe_config_t dflt;
   wsp_probe_config_init(&dflt);
   if (cfg == NULL) cfg = &dflt;
@@ -389,8 +390,7 @@ int wsp_netmap_probe(wsp_comm_t *comm, const wsp_probe_config_t *cfg, wsp_netmap
   uint64_t fp = wsp__probe_cfg_fingerprint(cfg);
   unsigned long long v[4] = {local != WSP_OK, nomem, fp, ~fp}, all[4];
   int rc = WSP_OK;
-  WSP__MPI_GOTO(comm, MPI_Allreduce(v, all, 4, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm->mpi), rc,
-                fail);
+  WSP__MPI_COLL_GOTO(comm, rc, fail, Allreduce, v, all, 4, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm->mpi);
   if (local != WSP_OK) {
     rc = local;
     goto fail;
@@ -417,8 +417,7 @@ int wsp_netmap_probe(wsp_comm_t *comm, const wsp_probe_config_t *cfg, wsp_netmap
   wsp__netmap_group(pr.m);
   pr.m->reps = passes;
   double el = wsp__backoff_now() - t0;
-  WSP__MPI_GOTO(comm, MPI_Allreduce(&el, &pr.m->seconds, 1, MPI_DOUBLE, MPI_MAX, comm->mpi), rc,
-                fail);
+  WSP__MPI_COLL_GOTO(comm, rc, fail, Allreduce, &el, &pr.m->seconds, 1, MPI_DOUBLE, MPI_MAX, comm->mpi);
   wsp__probe_release(&pr);
   wsp__log(comm, WSP_LOG_DEBUG,
            "%s: %d nodes, %d groups, %d passes, eager %zu / %zu bytes, %.3f s", fn,
@@ -438,6 +437,7 @@ fail:
 int wsp_netmap_refresh(wsp_comm_t *comm, wsp_netmap_t *map, int rounds) {
   static const char fn[] = "wsp_netmap_refresh";
   if (comm == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "%s: comm is NULL", fn);
+  if (wsp__usable(comm, fn) != WSP_OK) return WSP_ERR_TIMEOUT;
   int local = map == NULL ? wsp__fail(comm, WSP_ERR_ARG, "%s: map is NULL", fn)
               : rounds < 1
                   ? wsp__fail(comm, WSP_ERR_ARG, "%s: rounds = %d is not >= 1", fn, rounds)
@@ -470,9 +470,9 @@ int wsp_netmap_refresh(wsp_comm_t *comm, wsp_netmap_t *map, int rounds) {
   }
   uint64_t fp = local == WSP_OK ? wsp__netmap_fingerprint(map) : 0;
   unsigned long long v[4] = {local != WSP_OK, nomem, fp, ~fp}, agreed[4];
-  int mrc = MPI_Allreduce(v, agreed, 4, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm->mpi);
-  if (mrc != MPI_SUCCESS) rc = wsp__mpi_fail(comm, mrc, "MPI_Allreduce", WSP__WHERE);
-  else if (local != WSP_OK) rc = local;
+  WSP__MPI_COLL_GOTO(comm, rc, out, Allreduce, v, agreed, 4, MPI_UNSIGNED_LONG_LONG, MPI_MAX,
+                     comm->mpi);
+  if (local != WSP_OK) rc = local;
   else if (agreed[0]) rc = wsp__fail(comm, WSP_ERR_REMOTE, "%s: another rank passed a bad argument", fn);
   else if (nomem) rc = wsp__fail(comm, WSP_ERR_NOMEM, "%s: out of memory", fn);
   else if (agreed[1]) rc = wsp__fail(comm, WSP_ERR_REMOTE, "%s: another rank ran out of memory", fn);
@@ -506,10 +506,8 @@ int wsp_netmap_refresh(wsp_comm_t *comm, wsp_netmap_t *map, int rounds) {
     if (pr.node < b) mine[3 * i] = b, mine[3 * i + 1] = rtt, mine[3 * i + 2] = stream;
   }
   double t2 = wsp__backoff_now();
-  WSP__MPI_GOTO(comm,
-                MPI_Allgather(mine, 3 * rounds, MPI_DOUBLE, all, 3 * rounds, MPI_DOUBLE,
-                              comm->mpi),
-                rc, out);
+  WSP__MPI_COLL_GOTO(comm, rc, out, Allgather, mine, 3 * rounds, MPI_DOUBLE, all, 3 * rounds,
+                     MPI_DOUBLE, comm->mpi);
   wsp__log(comm, WSP_LOG_DEBUG, "%s: %d round(s) from %d: %.4f s (checks %.4f, pairs %.4f)", fn,
            rounds, map->refresh_next, wsp__backoff_now() - t0, t1 - t0, t2 - t1);
   /* Every rank applies the same records in the same order: the same map. */

@@ -223,6 +223,7 @@ static int post(wsp_comm_t *comm, int is_send, void *buf, size_t bytes, int peer
                 wsp_striped_request_t **out, const char *fn) {
   if (out) *out = NULL;
   if (comm == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "%s: comm is NULL", fn);
+  if (wsp__usable(comm, fn) != WSP_OK) return WSP_ERR_TIMEOUT;
   if (out == NULL) return wsp__fail(comm, WSP_ERR_ARG, "%s: req is NULL", fn);
   if (buf == NULL && bytes > 0)
     return wsp__fail(comm, WSP_ERR_ARG, "%s: buf is NULL with bytes = %zu", fn, bytes);
@@ -346,6 +347,43 @@ int wsp_striped_test(wsp_striped_request_t **req, int *done) {
   return reap(req, "wsp_striped_test");
 }
 
+/* How far the pending requests among reqs have come: bytes handed to lanes
+ * or received, and requests done. A wait whose mark stays put makes no
+ * progress (the time limit, cfg.timeout). */
+static uint64_t progress_mark(int n, wsp_striped_request_t **reqs) {
+  uint64_t m = 0;
+  for (int i = 0; i < n; i++)
+    if (reqs[i]) m += reqs[i]->next_off + reqs[i]->got + (uint64_t)reqs[i]->matched +
+                      (uint64_t)reqs[i]->done;
+  return m;
+}
+
+/* The wait made no progress for cfg.timeout: every pending request fails
+ * with WSP_ERR_TIMEOUT (a lanes pair is failed, which tells the peer and
+ * closes its lanes; an MPI request is let go), and the communicator is
+ * marked unusable with a message naming the peers. */
+static int striped_timeout(int n, wsp_striped_request_t **reqs) {
+  enum { SHOW = 16 };
+  int peers[SHOW], np = 0;
+  const wsp_comm_t *comm = NULL;
+  for (int i = 0; i < n; i++) {
+    wsp__sreq_t *r = reqs[i];
+    if (r == NULL || r->done) continue;
+    comm = r->st->comm;
+    if (np < SHOW) peers[np++] = r->peer;
+    if (r->path == WSP__PATH_MPI) {
+      if (!r->is_send) (void)MPI_Cancel(&r->mreq);
+      (void)MPI_Request_free(&r->mreq);
+      wsp__req_finish(r->st, r, WSP_ERR_TIMEOUT);
+    } else if (r->pair) {
+      wsp__pair_fail(r->st, r->pair, WSP_ERR_TIMEOUT, "no progress for %g s (WSP_TIMEOUT)",
+                     comm->cfg.timeout);
+    }
+    wsp__req_finish(r->st, r, WSP_ERR_TIMEOUT);
+  }
+  return comm ? wsp__timeout_peers(comm, peers, np, "striped transfers") : WSP_ERR_TIMEOUT;
+}
+
 int wsp_striped_waitall(int n, wsp_striped_request_t **reqs) {
   if (n < 0) return wsp__fail(NULL, WSP_ERR_ARG, "wsp_striped_waitall: n = %d < 0", n);
   if (n > 0 && reqs == NULL)
@@ -359,6 +397,11 @@ int wsp_striped_waitall(int n, wsp_striped_request_t **reqs) {
     }
   wsp__backoff_t b;
   if (one) wsp__backoff_init(&b, one->comm);
+  const double limit = one ? one->comm->cfg.timeout : 0;
+  uint64_t mark = progress_mark(n, reqs);
+  double since = limit > 0 ? wsp__backoff_now() : 0;
+  int timed_out = WSP_OK;
+  char timeout_msg[512] = "";
   for (;;) {
     int pending = 0, mpi = 0;
     for (int i = 0; i < n; i++) {
@@ -370,9 +413,21 @@ int wsp_striped_waitall(int n, wsp_striped_request_t **reqs) {
       mpi += r->path == WSP__PATH_MPI;
     }
     if (!pending) break;
-    if (!several && mpi == pending && one->live == pending) {
+    if (limit > 0) {
+      uint64_t m = progress_mark(n, reqs);
+      double now = wsp__backoff_now();
+      if (m != mark) {
+        mark = m, since = now;
+      } else if (now - since > limit) {
+        timed_out = striped_timeout(n, reqs);
+        snprintf(timeout_msg, sizeof timeout_msg, "%s", wsp_last_error());
+        break;
+      }
+    }
+    if (!several && mpi == pending && one->live == pending && !(limit > 0)) {
       /* Only messages that went through MPI, and nothing else of this
-       * communicator in flight: wait as MPI_Send and MPI_Recv would. The
+       * communicator in flight, and no time limit: wait as MPI_Send and
+       * MPI_Recv would. The
        * polling below wakes up late by up to one back-off sleep, which a
        * message of a few milliseconds notices (auto on a cluster, where it
        * leaves every message to MPI: docs/results/p2p.md). */
@@ -405,7 +460,7 @@ int wsp_striped_waitall(int n, wsp_striped_request_t **reqs) {
     }
     if (timeout == 0 && progressed) wsp__backoff_idle(&b);
   }
-  for (int i = 0; i < n; i++)
+  for (int i = 0; i < n && timed_out == WSP_OK; i++)
     if (reqs[i] && (i == 0 || !reqs[i - 1] || reqs[i - 1]->st != reqs[i]->st))
       wsp__stripe_flush(reqs[i]->st, 10.0);
   int rc = WSP_OK;
@@ -414,6 +469,8 @@ int wsp_striped_waitall(int n, wsp_striped_request_t **reqs) {
       int r = reap(&reqs[i], "wsp_striped_wait");
       if (rc == WSP_OK) rc = r;
     }
+  /* The timeout's message (reaping recorded the requests' own). */
+  if (timed_out != WSP_OK) rc = wsp__fail_quiet(timed_out, "%s", timeout_msg);
   return rc;
 }
 

@@ -79,6 +79,29 @@ static void test_config(void) {
           "WSP_CHECK=%s rejected naming it", bad_checks[i]);
   }
   unsetenv("WSP_CHECK");
+  /* WSP_TIMEOUT: seconds with an optional unit, 0 to 1e6. */
+  CHECK(c.timeout == 0, "WSP_TIMEOUT off by default");
+  const struct {
+    const char *text;
+    double seconds;
+  } timeouts[] = {{"30", 30}, {"2.5", 2.5}, {"500ms", 0.5}, {"2min", 120}, {"0", 0}, {"3s", 3}};
+  for (int i = 0; i < 6; i++) {
+    setenv("WSP_TIMEOUT", timeouts[i].text, 1);
+    CHECK(wsp_config_from_env(&c) == WSP_OK && c.timeout == timeouts[i].seconds,
+          "WSP_TIMEOUT=%s is %g s (got %g: %s)", timeouts[i].text, timeouts[i].seconds,
+          c.timeout, wsp_last_error());
+  }
+  const char *bad_timeouts[] = {"-1", "soon", "5h", "1e7", "nan", "2 s", "inf"};
+  for (int i = 0; i < 7; i++) {
+    setenv("WSP_TIMEOUT", bad_timeouts[i], 1);
+    CHECK(wsp_config_from_env(&c) == WSP_ERR_CONFIG && strstr(wsp_last_error(), "WSP_TIMEOUT"),
+          "WSP_TIMEOUT=%s rejected naming it", bad_timeouts[i]);
+  }
+  unsetenv("WSP_TIMEOUT");
+  c.timeout = -1;
+  CHECK(wsp__config_check(&c) == WSP_ERR_ARG && strstr(wsp_last_error(), "cfg->timeout"),
+        "cfg.timeout < 0 refused naming it");
+  c.timeout = 0;
   unsetenv("WSP_SPARSE_ALGORITHM");
   unsetenv("WSP_BIG_MESSAGE");
   unsetenv("WSP_SPARSE_AUTO_INTERVAL");

@@ -427,6 +427,11 @@ int main(int argc, char **argv) {
         printf("  WSP_WAN_LANES            0 (the model chooses)\n");
       printf("  WSP_CHECK                %d%s\n", cfg.check,
              cfg.check ? " (collectives compare their arguments across ranks)" : " (off)");
+      if (cfg.timeout > 0)
+        printf("  WSP_TIMEOUT              %g s (a wait without progress for longer fails)\n",
+               cfg.timeout);
+      else
+        printf("  WSP_TIMEOUT              0 (off: waits last as long as MPI's)\n");
     }
 
     printf("\nsparse exchange algorithms (wsp_sparse_exchange, WSP_SPARSE_ALGORITHM):\n");

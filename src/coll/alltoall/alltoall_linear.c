@@ -71,8 +71,12 @@ int wsp__alltoall_linear(wsp_comm_t *comm, const wsp__coll_args_t *a) {
     for (int s = 0; s < W; s++)
       if (busy[s] && req[2 * s] == MPI_REQUEST_NULL && req[2 * s + 1] == MPI_REQUEST_NULL)
         busy[s] = 0, active--;
-    if (done > 0 && done != MPI_UNDEFINED) wsp__backoff_reset(&b);
-    else wsp__backoff_idle(&b);
+    if (done > 0 && done != MPI_UNDEFINED) {
+      wsp__backoff_reset(&b);
+    } else if (wsp__backoff_idle(&b)) {
+      rc = wsp__timeout(comm, 2 * W, req, "the exchanges in flight");
+      break;
+    }
   }
   if (rc != WSP_OK) {
     for (int s = 0; s < W; s++) wsp__abandon(rc, 1, &req[2 * s], 1, &req[2 * s + 1]);

@@ -1,0 +1,235 @@
+/*
+ * A rank dies or stops in the middle of an operation; the others must
+ * return an error within WSP_TIMEOUT plus a margin, and a later call must
+ * fail at once (docs/faults.md).
+ *
+ *   test_fault --op allreduce|alltoall|sparse|shuffle|striped
+ *              --fault kill|stop [--victim R] [--margin S]
+ *
+ * Every rank first runs the operation once with every rank alive and
+ * checks its result against an independent reference, so the fault hits a
+ * communicator that works. Then the victim kills (SIGKILL) or stops
+ * (SIGSTOP) itself: for the collectives and the sparse exchange right
+ * before the call, while the others are inside it; in the shuffle from its
+ * request handler, after it has answered some requests; in the striped
+ * transfer after the receive has begun. Each survivor prints one line
+ *
+ *   FAULT rank R op OP status NAME after T s: MESSAGE
+ *   AFTER rank R status NAME in T s
+ *
+ * then "VERDICT rank R ok" only if it got WSP_ERR_TIMEOUT (or WSP_ERR_MPI,
+ * when the MPI noticed the death itself, or WSP_ERR_CONN, when a striped
+ * lane saw it) within WSP_TIMEOUT + margin, and after a timeout
+ * WSP_ERR_TIMEOUT again at once from the later call. The job
+ * then ends with MPI_Abort, which also takes the stopped victim; the
+ * script around it (tests/mpi/fault.sh) checks that nothing is left.
+ */
+#include "wirespeed.h"
+
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static int rank, size, victim = 1, sig = SIGKILL;
+static const char *op = "allreduce";
+
+static void die(const char *what) {
+  fprintf(stderr, "rank %d: %s\n", rank, what);
+  MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+static void fault_now(void) {
+  fflush(stdout);
+  fflush(stderr);
+  raise(sig);
+}
+
+/* ---- the shuffle: every rank asks every other for 64 numbers ---- */
+typedef struct {
+  int served, answered, faulting;
+} shuf_t;
+
+static int on_request(void *user, int source, const void *req, size_t bytes,
+                      wsp_shuffle_reply_t *reply) {
+  shuf_t *u = user;
+  (void)source, (void)bytes;
+  if (u->faulting && rank == victim && ++u->served == 20) fault_now();
+  int64_t out[64], k;
+  memcpy(&k, req, sizeof k);
+  for (int i = 0; i < 64; i++) out[i] = k * 64 + i;
+  return wsp_shuffle_reply(reply, out, sizeof out);
+}
+
+static int on_response(void *user, int dest, const void *req, size_t req_bytes,
+                       const void *resp, size_t bytes) {
+  shuf_t *u = user;
+  int64_t k;
+  const int64_t *v = resp;
+  (void)dest, (void)req_bytes;
+  memcpy(&k, req, sizeof k);
+  if (bytes != 64 * sizeof(int64_t) || v[0] != k * 64 || v[63] != k * 64 + 63) return -1;
+  u->answered++;
+  return 0;
+}
+
+static int run_shuffle(wsp_comm_t *w, int faulting) {
+  wsp_shuffle_handlers_t h = {.on_request = on_request, .on_response = on_response};
+  shuf_t u = {.faulting = faulting};
+  wsp_shuffle_t *sh = NULL;
+  int rc = wsp_shuffle_open(w, NULL, &h, &u, &sh);
+  if (rc != WSP_OK) return rc;
+  const int per_peer = 200;
+  for (int i = 0; i < per_peer && rc == WSP_OK; i++)
+    for (int d = 0; d < size && rc == WSP_OK; d++) {
+      int64_t k = (int64_t)rank * 1000000 + (int64_t)d * 1000 + i;
+      rc = wsp_shuffle_post(sh, d, &k, sizeof k);
+    }
+  int crc = wsp_shuffle_close(sh, NULL);
+  if (rc == WSP_OK) rc = crc;
+  if (rc == WSP_OK && u.answered != per_peer * size) die("shuffle: requests unanswered");
+  if (rc == WSP_OK) wsp_shuffle_free(&sh);
+  return rc;
+}
+
+/* ---- the striped transfer: rank 0 sends 64 MiB to the victim ---- */
+static int run_striped(wsp_comm_t *w, int faulting) {
+  const size_t n = (size_t)64 << 20;
+  unsigned char *buf = malloc(n);
+  if (buf == NULL) die("out of memory");
+  int rc = WSP_OK;
+  if (rank == 0) {
+    for (size_t i = 0; i < n; i++) buf[i] = (unsigned char)(i * 7 + 3);
+    rc = wsp_send_striped(w, buf, n, victim, 5);
+  } else if (rank == victim) {
+    wsp_striped_request_t *r = NULL;
+    rc = wsp_irecv_striped(w, buf, n, 0, 5, &r);
+    if (rc == WSP_OK && faulting) {
+      int done = 0;
+      for (int i = 0; i < 2 && rc == WSP_OK && !done; i++) {
+        rc = wsp_striped_test(&r, &done);
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+      }
+      fault_now();
+    }
+    if (rc == WSP_OK) rc = wsp_striped_wait(&r);
+    for (size_t i = 0; rc == WSP_OK && i < n; i++)
+      if (buf[i] != (unsigned char)(i * 7 + 3)) die("striped: wrong data");
+  }
+  /* The others (and, faulting, rank 0) learn of a failure through the
+   * allreduce that follows. */
+  int64_t one = 1, sum = 0;
+  if (rc == WSP_OK) rc = wsp_allreduce(w, &one, &sum, 1, MPI_INT64_T, MPI_SUM);
+  if (rc == WSP_OK && sum != size) die("striped: the allreduce after it is wrong");
+  free(buf);
+  return rc;
+}
+
+/* ---- one run of the operation ---- */
+static int run(wsp_comm_t *w, int faulting) {
+  if (strcmp(op, "shuffle") == 0) return run_shuffle(w, faulting);
+  if (strcmp(op, "striped") == 0) return run_striped(w, faulting);
+  if (faulting && rank == victim) fault_now();
+  int rc = WSP_OK;
+  if (strcmp(op, "allreduce") == 0) {
+    const size_t n = 1 << 18; /* 2 MiB of int64: wirespeed's algorithms */
+    int64_t *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+    if (!a || !b) die("out of memory");
+    for (size_t i = 0; i < n; i++) a[i] = (int64_t)i + rank;
+    rc = wsp_allreduce(w, a, b, n, MPI_INT64_T, MPI_SUM);
+    for (size_t i = 0; rc == WSP_OK && i < n; i++)
+      if (b[i] != (int64_t)i * size + (int64_t)size * (size - 1) / 2) die("allreduce: wrong sum");
+    free(a), free(b);
+  } else if (strcmp(op, "alltoall") == 0) {
+    const size_t n = 1 << 14; /* ints per peer */
+    int *a = malloc(n * size * sizeof *a), *b = malloc(n * size * sizeof *b);
+    if (!a || !b) die("out of memory");
+    for (size_t i = 0; i < n * size; i++) a[i] = rank * 1000003 + (int)i;
+    rc = wsp_alltoall(w, a, n, MPI_INT, b, n, MPI_INT);
+    for (int s = 0; rc == WSP_OK && s < size; s++)
+      for (size_t i = 0; i < n; i++)
+        if (b[s * n + i] != s * 1000003 + (int)(rank * n + i)) die("alltoall: wrong block");
+    free(a), free(b);
+  } else if (strcmp(op, "sparse") == 0) {
+    /* Every rank sends 16 KiB to its two neighbours. */
+    static int64_t data[2][2048];
+    wsp_send_t s[2];
+    for (int k = 0; k < 2; k++) {
+      int peer = (rank + (k ? size - 1 : 1)) % size;
+      for (int i = 0; i < 2048; i++) data[k][i] = (int64_t)rank * 4096 + i;
+      s[k] = (wsp_send_t){.peer = peer, .data = data[k], .bytes = sizeof data[k]};
+    }
+    wsp_recvset_t got;
+    rc = wsp_sparse_exchange(w, s, size > 2 ? 2 : 1, &got);
+    if (rc == WSP_OK) {
+      for (size_t m = 0; m < got.count; m++) {
+        const int64_t *v = got.msgs[m].data;
+        if (got.msgs[m].bytes != sizeof data[0] || v[5] != (int64_t)got.msgs[m].source * 4096 + 5)
+          die("sparse: wrong message");
+      }
+      wsp_recvset_free(&got);
+    }
+  } else {
+    die("unknown --op");
+  }
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  double margin = 3.0;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--op") == 0 && i + 1 < argc) op = argv[++i];
+    else if (strcmp(argv[i], "--fault") == 0 && i + 1 < argc) {
+      const char *f = argv[++i];
+      if (strcmp(f, "kill") == 0) sig = SIGKILL;
+      else if (strcmp(f, "stop") == 0) sig = SIGSTOP;
+      else die("--fault: expected kill or stop");
+    } else if (strcmp(argv[i], "--victim") == 0 && i + 1 < argc) victim = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--margin") == 0 && i + 1 < argc) margin = atof(argv[++i]);
+    else die("usage: test_fault --op OP --fault kill|stop [--victim R] [--margin S]");
+  }
+  if (size < 2 || victim < 1 || victim >= size) die("needs 2+ ranks and a victim in [1, p)");
+  wsp_comm_t *w = NULL;
+  if (wsp_comm_create(MPI_COMM_WORLD, NULL, &w) != WSP_OK) die(wsp_last_error());
+  wsp_config_t cfg;
+  wsp_comm_config(w, &cfg);
+  if (!(cfg.timeout > 0)) die("set WSP_TIMEOUT");
+  if (run(w, 0) != WSP_OK) die(wsp_last_error()); /* all alive: must work */
+  MPI_Barrier(MPI_COMM_WORLD);
+
+  double t0 = MPI_Wtime();
+  int rc = run(w, 1);
+  double t = MPI_Wtime() - t0;
+  /* Rank 0 sends nothing to the victim in some runs, and may finish. */
+  printf("FAULT rank %d op %s status %s after %.2f s: %s\n", rank, op, wsp_err_name(rc), t,
+         rc == WSP_OK ? "" : wsp_last_error());
+  /* WSP_ERR_MPI: the MPI noticed the death; WSP_ERR_CONN: a striped lane's
+   * socket was closed by the dead rank's kernel. Both are errors in time. */
+  int ok = (rc == WSP_ERR_TIMEOUT || rc == WSP_ERR_MPI || rc == WSP_ERR_CONN) &&
+           t <= cfg.timeout + margin;
+  if (rc == WSP_ERR_TIMEOUT) {
+    int64_t x = 1, y = 0;
+    double t1 = MPI_Wtime();
+    int rc2 = wsp_allreduce(w, &x, &y, 1, MPI_INT64_T, MPI_SUM);
+    double t2 = MPI_Wtime() - t1;
+    printf("AFTER rank %d status %s in %.3f s\n", rank, wsp_err_name(rc2), t2);
+    ok = ok && rc2 == WSP_ERR_TIMEOUT && t2 < 0.5;
+  }
+  printf("VERDICT rank %d %s\n", rank, ok ? "ok" : "FAILED");
+  fflush(stdout);
+  /* The lowest survivor ends the job once the others had time to print
+   * (they time out at about the same moment). */
+  int lowest = victim == 0 ? 1 : 0;
+  if (rank == lowest) {
+    sleep(2);
+    MPI_Abort(MPI_COMM_WORLD, ok ? 0 : 1);
+  }
+  for (;;) pause();
+}
