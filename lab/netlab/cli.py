@@ -7,6 +7,7 @@ import time
 
 from .base import EXIT_OK, EXIT_USAGE, LabError, list_netns, log, require_root
 from .build import BUILDERS, Builder, doctor, teardown
+from .fault import SIGNALS, cmd_fault as fault_main
 from .params import DEFAULTS, fmt_rate, merge_params
 from .run import MPIS, run_job, snapshot, write_standin
 from .state import (ADDR_BLOCK, NAME_RE, all_states, allocate, check_name, new_state,
@@ -141,6 +142,11 @@ def cmd_run(args):
     return run_job(pick_lab(_name_arg(args)), args)
 
 
+def cmd_fault(args):
+    require_root()
+    return fault_main(pick_lab(_name_arg(args)), args)
+
+
 def cmd_calibrate(args):
     require_root()
     return calibrate(pick_lab(_name_arg(args)), args)
@@ -222,6 +228,23 @@ def parser():
     rn.add_argument("-v", "--verbose", action="store_true")
     rn.add_argument("program", nargs=argparse.REMAINDER, help="-- PROGRAM ARGS")
     rn.set_defaults(func=cmd_run)
+
+    fa = sub.add_parser("fault", help="inject a fault into a running lab",
+                        description="rate: change a host's NIC rate (both directions) to --rate; "
+                        "down: drop every packet to and from a host for --for seconds, then "
+                        "restore its link; kill: send --signal to the processes on a host whose "
+                        "command line contains --match. --after waits first, so that a fault "
+                        "can be scheduled into a run started beside it (netlab fault ... &).")
+    fa.add_argument("kind", choices=["rate", "down", "kill"], help="what to do")
+    fa.add_argument("host", help="the host, e.g. h3")
+    fa.add_argument("--name")
+    fa.add_argument("--rate", help="rate: the new rate (e.g. 12500kbit)")
+    fa.add_argument("--for", dest="seconds", type=float, help="down: seconds the link stays down")
+    fa.add_argument("--signal", choices=sorted(SIGNALS), default="KILL",
+                    help="kill: the signal (default KILL)")
+    fa.add_argument("--match", help="kill: text the processes' command lines contain")
+    fa.add_argument("--after", type=float, default=0, help="seconds to wait before the fault")
+    fa.set_defaults(func=cmd_fault)
 
     ca = sub.add_parser("calibrate", help="measure the lab with iperf3 / TCP flows",
                         description="pair: iperf3 between two hosts (fraction of B); ring: all "

@@ -4,7 +4,11 @@
  * fail at once (docs/faults.md).
  *
  *   test_fault --op allreduce|alltoall|sparse|shuffle|striped
- *              --fault kill|stop [--victim R] [--margin S]
+ *              --fault kill|stop|none [--victim R] [--margin S] [--requests N]
+ *
+ * --fault none runs the operation once, checked, with nobody failing: for
+ * faults injected from outside (a link dropped by netlab, tests/lab).
+ * --requests: the shuffle's requests per pair of ranks (default 200).
  *
  * Every rank first runs the operation once with every rank alive and
  * checks its result against an independent reference, so the fault hits a
@@ -34,7 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int rank, size, victim = 1, sig = SIGKILL;
+static int rank, size, victim = 1, sig = SIGKILL, per_peer = 200;
 static const char *op = "allreduce";
 
 static void die(const char *what) {
@@ -82,7 +86,6 @@ static int run_shuffle(wsp_comm_t *w, int faulting) {
   wsp_shuffle_t *sh = NULL;
   int rc = wsp_shuffle_open(w, NULL, &h, &u, &sh);
   if (rc != WSP_OK) return rc;
-  const int per_peer = 200;
   for (int i = 0; i < per_peer && rc == WSP_OK; i++)
     for (int d = 0; d < size && rc == WSP_OK; d++) {
       int64_t k = (int64_t)rank * 1000000 + (int64_t)d * 1000 + i;
@@ -90,7 +93,8 @@ static int run_shuffle(wsp_comm_t *w, int faulting) {
     }
   int crc = wsp_shuffle_close(sh, NULL);
   if (rc == WSP_OK) rc = crc;
-  if (rc == WSP_OK && u.answered != per_peer * size) die("shuffle: requests unanswered");
+  if (rc == WSP_OK && u.answered != per_peer * size)
+    die("shuffle: not every request was answered exactly once");
   if (rc == WSP_OK) wsp_shuffle_free(&sh);
   return rc;
 }
@@ -190,14 +194,29 @@ int main(int argc, char **argv) {
       const char *f = argv[++i];
       if (strcmp(f, "kill") == 0) sig = SIGKILL;
       else if (strcmp(f, "stop") == 0) sig = SIGSTOP;
-      else die("--fault: expected kill or stop");
+      else if (strcmp(f, "none") == 0) sig = 0;
+      else die("--fault: expected kill, stop or none");
     } else if (strcmp(argv[i], "--victim") == 0 && i + 1 < argc) victim = atoi(argv[++i]);
     else if (strcmp(argv[i], "--margin") == 0 && i + 1 < argc) margin = atof(argv[++i]);
-    else die("usage: test_fault --op OP --fault kill|stop [--victim R] [--margin S]");
+    else if (strcmp(argv[i], "--requests") == 0 && i + 1 < argc) per_peer = atoi(argv[++i]);
+    else die("usage: test_fault --op OP --fault kill|stop|none [--victim R] [--margin S] "
+             "[--requests N]");
   }
   if (size < 2 || victim < 1 || victim >= size) die("needs 2+ ranks and a victim in [1, p)");
+  if (per_peer < 1) die("--requests: expected a count >= 1");
   wsp_comm_t *w = NULL;
   if (wsp_comm_create(MPI_COMM_WORLD, NULL, &w) != WSP_OK) die(wsp_last_error());
+  if (sig == 0) {
+    /* No fault from here: the operation must succeed and be right. */
+    double t0 = MPI_Wtime();
+    int rc = run(w, 0);
+    printf("RUN rank %d op %s status %s after %.2f s\n", rank, op, wsp_err_name(rc),
+           MPI_Wtime() - t0);
+    printf("VERDICT rank %d %s\n", rank, rc == WSP_OK ? "ok" : "FAILED");
+    wsp_comm_free(&w);
+    MPI_Finalize();
+    return rc == WSP_OK ? 0 : 1;
+  }
   wsp_config_t cfg;
   wsp_comm_config(w, &cfg);
   if (!(cfg.timeout > 0)) die("set WSP_TIMEOUT");

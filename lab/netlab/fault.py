@@ -1,0 +1,117 @@
+"""Faults injected into a running lab: a host's link rate changed, a host's link dropped for a
+while, the processes of a host killed or stopped (`netlab fault ...`, docs/netlab.md).
+
+Each acts on one host of a lab and touches only that lab's objects:
+- rate: replaces the tbf of the host's egress (eth0 in its namespace) and ingress (its port
+  on the switch) with one at the new rate; the state file records it, so `status` shows it.
+  Only hosts shaped by tbf (the cluster and twosite profiles) can be changed.
+- down: sets the host's switch port down, so that every packet to and from the host is
+  dropped (TCP retransmits, as over a cable pulled and plugged back), and up again after
+  --for seconds.
+- kill: sends a signal (KILL, STOP, CONT, TERM) to the processes running in the host's
+  namespace whose command line contains --match.
+"""
+
+import os
+import signal
+import time
+
+from .base import LabError, EXIT_USAGE, ip, log, run_cmd, tc
+from .build import tbf_args
+from .params import fmt_rate, parse_rate
+from .state import save_state
+
+SIGNALS = {"KILL": signal.SIGKILL, "STOP": signal.SIGSTOP, "CONT": signal.SIGCONT,
+           "TERM": signal.SIGTERM}
+
+
+def find_host(st, name):
+    for h in st["hosts"]:
+        if h["name"] == name:
+            return h
+    raise LabError("no host %r in lab %s (hosts: %s)" % (
+        name, st["name"], ", ".join(h["name"] for h in st["hosts"])), EXIT_USAGE)
+
+
+def set_rate(st, host, bps):
+    """The host's NIC rate, both directions, to bps (tbf-shaped hosts only)."""
+    h = find_host(st, host)
+    ends = [s for s in st["shaped"] if s.get("host") == h["name"]]
+    if not ends or any(s["kind"] != "tbf" for s in ends):
+        raise LabError("host %s is not shaped by tbf (profile %s): its rate cannot be changed"
+                       % (host, st["profile"]), EXIT_USAGE)
+    for s in ends:
+        tc(s["ns"], *tbf_args(s["dev"], bps))
+        s["rate"] = bps
+    save_state(st)
+    log("%s: rate %s" % (host, fmt_rate(bps)))
+
+
+def link_down(st, host, seconds):
+    """The host's switch port down for `seconds`, then up again (also when interrupted)."""
+    h = find_host(st, host)
+    ip(h["sw_ns"], "link", "set", h["swdev"], "down")
+    log("%s: link down for %g s" % (host, seconds))
+    try:
+        time.sleep(seconds)
+    finally:
+        ip(h["sw_ns"], "link", "set", h["swdev"], "up")
+        log("%s: link up" % host)
+
+
+def signal_procs(st, host, sig, match):
+    """Sends sig to the processes in the host's namespace whose command line contains match;
+    returns their pids (an error when there is none)."""
+    h = find_host(st, host)
+    p = run_cmd(["ip", "netns", "pids", h["ns"]], check=False)
+    pids = []
+    for tok in (p.stdout or "").split():
+        if not tok.isdigit() or int(tok) == os.getpid():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % tok, "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if match in cmd:
+            pids.append(int(tok))
+    if not pids:
+        raise LabError("no process on %s matches %r" % (host, match))
+    for pid in pids:
+        try:
+            os.kill(pid, SIGNALS[sig])
+        except ProcessLookupError:
+            pass
+    log("%s: SIG%s to %s" % (host, sig, " ".join(map(str, pids))))
+    return pids
+
+
+def cmd_fault(st, args):
+    """Checks every argument first, so that a mistake is reported at once and not after
+    --after seconds; then waits and injects the fault."""
+    find_host(st, args.host)
+    if args.after < 0:
+        raise LabError("--after: %g is negative" % args.after, EXIT_USAGE)
+    bps = None
+    if args.kind == "rate":
+        if not args.rate:
+            raise LabError("fault rate: give the new rate, e.g. --rate 50mbit", EXIT_USAGE)
+        try:
+            bps = parse_rate(args.rate)
+        except LabError as e:
+            raise LabError("--rate: %s" % e, EXIT_USAGE)
+    elif args.kind == "down":
+        if not (args.seconds and args.seconds > 0):
+            raise LabError("fault down: give --for SECONDS > 0", EXIT_USAGE)
+    elif not args.match:
+        raise LabError("fault kill: give --match TEXT (part of the command line of the "
+                       "processes to signal)", EXIT_USAGE)
+    if args.after:
+        time.sleep(args.after)
+    if args.kind == "rate":
+        set_rate(st, args.host, bps)
+    elif args.kind == "down":
+        link_down(st, args.host, args.seconds)
+    else:
+        signal_procs(st, args.host, args.signal, args.match)
+    return 0
