@@ -19,7 +19,7 @@ import time
 from .base import LabError, EXIT_USAGE, ip, log, run_cmd, tc
 from .build import tbf_args
 from .params import fmt_rate, parse_rate
-from .state import save_state
+from .state import load_state, save_state, state_lock
 
 SIGNALS = {"KILL": signal.SIGKILL, "STOP": signal.SIGSTOP, "CONT": signal.SIGCONT,
            "TERM": signal.SIGTERM}
@@ -42,8 +42,14 @@ def set_rate(st, host, bps):
                        % (host, st["profile"]), EXIT_USAGE)
     for s in ends:
         tc(s["ns"], *tbf_args(s["dev"], bps))
-        s["rate"] = bps
-    save_state(st)
+    # Recorded under the lock, in the state as it is now: several hosts may be changed at
+    # once, each by its own netlab process.
+    with state_lock():
+        cur = load_state(st["name"])
+        for s in cur["shaped"]:
+            if s.get("host") == h["name"]:
+                s["rate"] = bps
+        save_state(cur)
     log("%s: rate %s" % (host, fmt_rate(bps)))
 
 

@@ -639,6 +639,10 @@ typedef struct shuffle_bench {
   wsp_bench_out_t out;
   json_t *summaries; /* rank 0: the summary record of each strategy */
   unsigned long long bad_total;
+  /* Rank 0: the wall clock (seconds since 1970) at each strategy's start,
+   * so that a fault injected from outside (netlab fault) can be placed on
+   * the strategy's seconds. */
+  double start_epoch[NSTRAT];
 } shuffle_bench_t;
 
 /* One rank's own figures of a strategy. */
@@ -752,6 +756,9 @@ static void run_strategy(shuffle_bench_t *b, int sgy, run_t *r, strat_local_t *l
   MPI_Barrier(MPI_COMM_WORLD);
   double cpu0 = cpu_seconds();
   r->t0 = MPI_Wtime();
+  struct timespec wall;
+  clock_gettime(CLOCK_REALTIME, &wall);
+  b->start_epoch[sgy] = (double)wall.tv_sec + 1e-9 * (double)wall.tv_nsec;
   r->t_end = r->t0 + o->duration;
   switch (sgy) {
     case S1: run_s1(r); break;
@@ -873,6 +880,7 @@ static void json_summary(shuffle_bench_t *b, int sgy, const strat_totals_t *t,
   json_object_set_new(j, "resp_bytes", json_integer((json_int_t)b->resp));
   json_object_set_new(j, "duration_s", json_real(o->duration));
   json_object_set_new(j, "finished_s", json_real(t->tmax));
+  json_object_set_new(j, "start_epoch_s", json_real(b->start_epoch[sgy]));
   json_object_set_new(j, "open_s", engine ? json_real(t->open_max) : json_null());
   json_object_set_new(j, "cpu_s_sum", json_real(t->cpu_sum));
   json_object_set_new(j, "cpu_cores", json_real(t->tmax > 0 ? t->cpu_sum / t->tmax : 0));

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The shuffle under each MPI's default settings (no eager limit raised, no
+# MCA or UCX variable), and the same with every host's rate halved in the
+# middle of the run (netlab fault rate): goodput per host / B before, and
+# after the change how long the pace takes to follow. Needs root; the lab
+# is removed again on exit, whatever happens.
+#   bench/shuffle_fault_netlab.sh [outdir] [hosts] [rate] [duration] [at]
+#   (defaults: results 16 25mbit 60 30)
+# Environment: WSP_MPIS (openmpi mpich), WSP_STRATEGIES (adaptive),
+# WSP_LAB_NAME (shflt), WSP_REQ_SIZE (1K), WSP_FOLD (100: responses of
+# 100 KiB, above Open MPI's 64 KiB TCP eager limit), WSP_FAULT (1: also the
+# run with the rate halved), WSP_BENCH_ARGS (more wsp-bench options).
+# Output: JSON lines (one per second and strategy, and a summary) appended
+# to OUTDIR/shuffle-fault-netlab.json, and a table on stdout
+# (bench/shuffle_fault_summary.py).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-$root/results}
+hosts=${2:-16}
+rate=${3:-25mbit}
+duration=${4:-60}
+at=${5:-30}
+name=${WSP_LAB_NAME:-shflt}
+mkdir -p "$out"
+"$root/scripts/deps.sh"
+mpis=${WSP_MPIS:-openmpi mpich}
+for m in $mpis; do "$root/scripts/build.sh" "$m" >/dev/null; done
+half=$(PYTHONPATH="$root/lab" /usr/bin/python3 -c \
+  'import sys; from netlab.params import parse_rate, fmt_rate; print(fmt_rate(parse_rate(sys.argv[1]) // 2))' "$rate")
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  "$root/scripts/netlab" down --name "$name" >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+"$root/scripts/netlab" up cluster --name "$name" --hosts "$hosts" --rate "$rate"
+json="$out/shuffle-fault-netlab.json"
+labels=()
+set_all() { # every host's rate, all hosts at once
+  local p=()
+  for ((h = 0; h < hosts; h++)); do
+    "$root/scripts/netlab" fault rate "h$h" --rate "$1" --name "$name" 2>/dev/null &
+    p+=($!)
+  done
+  wait "${p[@]}"
+}
+cases="steady"
+[ "${WSP_FAULT:-1}" = 1 ] && cases="steady halved"
+for m in $mpis; do
+  for c in $cases; do
+    label="netlab-cluster${hosts}x1-${rate}-$m-defaults-$c"
+    [ "$c" = halved ] && label="$label-at${at}s-to-$half"
+    echo "== $label"
+    labels+=("$label")
+    # The change: AT seconds after the job is launched (its first seconds
+    # go to MPI_Init and the calibration), every host at once; its wall
+    # clock is recorded, and the summary places it on the strategy's
+    # seconds (wsp-bench writes each strategy's start, start_epoch_s).
+    if [ "$c" = halved ]; then
+      ( sleep "$at"
+        printf '{"bench": "shuffle-fault", "kind": "fault", "label": "%s", "epoch_s": %s, "rate": "%s"}\n' \
+          "$label" "$(date +%s.%N)" "$half" >> "$json"
+        set_all "$half"
+        wait ) &
+      pids+=($!)
+    fi
+    # MPICH 4.0.2 + UCX tcp can hang in MPI_Finalize after the results
+    # are written (docs/netlab.md): exit 124 after the done line is fine.
+    "$root/scripts/netlab" run --name "$name" --mpi "$m" --ppn 1 \
+      --timeout $(( duration * 8 + 600 )) \
+      --done-line "# wsp-bench shuffle: finished" --done-grace 60 -- \
+      "$root/build/$m/tools/wsp-bench" shuffle \
+      --strategies "${WSP_STRATEGIES:-adaptive}" \
+      --req-size "${WSP_REQ_SIZE:-1K}" --fold "${WSP_FOLD:-100}" \
+      --duration "$duration" --link-rate "$rate" \
+      --label "$label" --json "$json" ${WSP_BENCH_ARGS:-} || [ $? = 124 ]
+    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+    pids=()
+    set_all "$rate"
+  done
+done
+/usr/bin/python3 "$root/bench/shuffle_fault_summary.py" "$json" --at "$at" \
+  --labels "${labels[@]}"
