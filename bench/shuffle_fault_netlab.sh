@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The shuffle under each MPI's default settings (no eager limit raised, no
-# MCA or UCX variable), and the same with every host's rate halved in the
-# middle of the run (netlab fault rate): goodput per host / B before, and
-# after the change how long the pace takes to follow. Needs root; the lab
-# is removed again on exit, whatever happens.
+# MCA or UCX variable), and the same with every host's rate halved AT
+# seconds into the run (netlab fault rate all): goodput per host / B
+# before, and after the change how long the pace takes to follow. Needs
+# root; the lab is removed again on exit, whatever happens.
 #   bench/shuffle_fault_netlab.sh [outdir] [hosts] [rate] [duration] [at]
 #   (defaults: results 16 25mbit 60 30)
 # Environment: WSP_MPIS (openmpi mpich), WSP_STRATEGIES (adaptive),
@@ -36,13 +36,8 @@ trap cleanup EXIT
 "$root/scripts/netlab" up cluster --name "$name" --hosts "$hosts" --rate "$rate"
 json="$out/shuffle-fault-netlab.json"
 labels=()
-set_all() { # every host's rate, all hosts at once
-  local p=()
-  for ((h = 0; h < hosts; h++)); do
-    "$root/scripts/netlab" fault rate "h$h" --rate "$1" --name "$name" 2>/dev/null &
-    p+=($!)
-  done
-  wait "${p[@]}"
+set_all() { # every host's rate, in one netlab command
+  "$root/scripts/netlab" fault rate all --rate "$1" --name "$name" 2>/dev/null
 }
 cases="steady"
 [ "${WSP_FAULT:-1}" = 1 ] && cases="steady halved"
@@ -52,16 +47,19 @@ for m in $mpis; do
     [ "$c" = halved ] && label="$label-at${at}s-to-$half"
     echo "== $label"
     labels+=("$label")
-    # The change: AT seconds after the job is launched (its first seconds
-    # go to MPI_Init and the calibration), every host at once; its wall
-    # clock is recorded, and the summary places it on the strategy's
+    # The change: AT seconds after the strategy starts (wsp-bench prints
+    # a line then), every host at once; the wall clock before and after the
+    # command is recorded, and the summary places it on the strategy's
     # seconds (wsp-bench writes each strategy's start, start_epoch_s).
+    joblog="$out/.shuffle-fault-job.log"
+    : > "$joblog"
     if [ "$c" = halved ]; then
-      ( sleep "$at"
-        printf '{"bench": "shuffle-fault", "kind": "fault", "label": "%s", "epoch_s": %s, "rate": "%s"}\n' \
-          "$label" "$(date +%s.%N)" "$half" >> "$json"
+      ( until grep -q "strategy .* started" "$joblog"; do sleep 0.2; done
+        sleep "$at"
+        t0=$(date +%s.%N)
         set_all "$half"
-        wait ) &
+        printf '{"bench": "shuffle-fault", "kind": "fault", "label": "%s", "epoch_s": %s, "epoch_done_s": %s, "rate": "%s"}\n' \
+          "$label" "$t0" "$(date +%s.%N)" "$half" >> "$json" ) &
       pids+=($!)
     fi
     # MPICH 4.0.2 + UCX tcp can hang in MPI_Finalize after the results
@@ -73,7 +71,8 @@ for m in $mpis; do
       --strategies "${WSP_STRATEGIES:-adaptive}" \
       --req-size "${WSP_REQ_SIZE:-1K}" --fold "${WSP_FOLD:-100}" \
       --duration "$duration" --link-rate "$rate" \
-      --label "$label" --json "$json" ${WSP_BENCH_ARGS:-} || [ $? = 124 ]
+      --label "$label" --json "$json" ${WSP_BENCH_ARGS:-} 2>&1 | tee "$joblog" || \
+      [ "${PIPESTATUS[0]}" = 124 ]
     for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
     pids=()
     set_all "$rate"

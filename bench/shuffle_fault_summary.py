@@ -2,11 +2,11 @@
 """The table of bench/shuffle_fault_netlab.sh, from its JSON lines.
 
 For each run (label): goodput per host / B over the whole run (the shuffle's summary record);
-for a run whose rate was changed (a "fault" record with its wall clock), the second of the
-strategy at which the change came (from the strategy's start_epoch_s), goodput / B before it
-(from second 5 on), goodput / (B after the change) from 10 s after it to the end, and how long
-the pace took to follow: the seconds from the change until the 3-second moving average of the
-hosts' mean goodput enters, and stays within, 10% of its level over the last 10 seconds.
+for a run whose rate was changed (a "fault" record with the wall clock of the change), the
+second of the strategy at which the change came (from the strategy's start_epoch_s), goodput /
+B before it (from second 5 on), goodput / (B after the change) from 10 s after it to the end,
+and how long the pace took to follow: the seconds from the change until the ranks' mean pacing
+rate first comes down to within 15% of the goodput the new link delivers.
 
 usage: shuffle_fault_summary.py FILE.json [--labels L ...] [--at S]"""
 import argparse
@@ -29,22 +29,19 @@ def load(path):
     return recs
 
 
-def follow_time(series, t_change, band=0.10):
-    """Seconds after t_change until the 3-s moving average stays within band of the final
-    level (mean of the last 10 s); None when it never settles."""
-    if len(series) < t_change + 13:
-        return None, None
-    level = sum(series[-10:]) / 10.0
-    avg = [sum(series[max(0, t - 2):t + 1]) / len(series[max(0, t - 2):t + 1])
-           for t in range(len(series))]
-    start = None
-    for t in range(t_change, len(series)):
-        if abs(avg[t] - level) <= band * level:
-            if start is None:
-                start = t
-        else:
-            start = None
-    return (None if start is None else start - t_change), level
+def follow_time(pace, goodput, t_change, margin=1.15):
+    """Seconds from t_change until the mean pacing rate first comes down to within `margin`
+    of the goodput the network delivers after the change (its mean from 10 s after the change
+    to the end): how long the requesters keep asking for more than the new link carries.
+    None when it never does."""
+    after = goodput[t_change + 10:]
+    if not after:
+        return None
+    level = sum(after) / len(after)
+    for t in range(t_change, len(pace)):
+        if pace[t] is not None and pace[t] <= margin * level:
+            return t - t_change
+    return None
 
 
 def main():
@@ -64,7 +61,7 @@ def main():
             summary[(lab, r["strategy"])] = r
         elif r.get("bench") == "shuffle" and r.get("kind") == "second":
             hs = r["goodput_host_Bps"]
-            seconds[(lab, r["strategy"])][r["t"]] = sum(hs) / len(hs)
+            seconds[(lab, r["strategy"])][r["t"]] = (sum(hs) / len(hs), r.get("rate_mean_Bps"))
     labels = a.labels or sorted({k[0] for k in summary})
     print("| run | strategy | goodput / B (whole run) | change at (s) | before: / B | "
           "after: / new B | pace followed within (s) |")
@@ -78,15 +75,16 @@ def main():
         f = fault.get(lab)
         sec = seconds[(lab, sgy)]
         if f and sec:
-            series = [sec[t] for t in sorted(sec)]
-            tc = int(round(f["epoch_s"] - s["start_epoch_s"]))
+            series = [sec[t][0] for t in sorted(sec)]
+            pace = [sec[t][1] for t in sorted(sec)]
+            tc = int(f.get("epoch_done_s", f["epoch_s"]) - s["start_epoch_s"])
             # the new rate, in the lab's units: read from the fault record
             sys.path.insert(0, __file__.rsplit("/", 2)[0] + "/lab")
             from netlab.params import parse_rate
             newB = parse_rate(f["rate"]) / 8.0
             before = series[5:tc]
             after = series[tc + 10:]
-            ft, level = follow_time(series, tc)
+            ft = follow_time(pace, series, tc)
             row[3] = "%d" % tc
             row[4] = "%.3f" % (sum(before) / len(before) / B) if before else "-"
             row[5] = "%.3f" % (sum(after) / len(after) / newB) if after else "-"

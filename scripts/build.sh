@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Configures and builds one flavour of wirespeed into build/<flavour>.
-#   scripts/build.sh openmpi|mpich|asan|simgrid [extra cmake args]
+#   scripts/build.sh openmpi|mpich|asan|simgrid|fuzz [extra cmake args]
 # CI builds use -DWSP_WERROR=ON (warnings are errors).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-flavour=${1:?usage: build.sh openmpi|mpich|asan|simgrid}
+flavour=${1:?usage: build.sh openmpi|mpich|asan|simgrid|fuzz}
 shift
 common=(-G Ninja -DWSP_WERROR=ON)
 case "$flavour" in
@@ -14,7 +14,10 @@ case "$flavour" in
                  -DWSP_LAB_TESTS=OFF) ;;
   asan)    args=(-DWSP_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DWSP_LAB_TESTS=OFF) ;;
   simgrid) args=(-DWSP_SIMGRID=ON -DCMAKE_C_COMPILER=smpicc) ;;
-  *) echo "build.sh: unknown flavour '$flavour' (openmpi, mpich, asan, simgrid)" >&2; exit 2 ;;
+  # The parsers under libFuzzer: the library and the fuzz targets only.
+  fuzz)    args=(-DWSP_FUZZ=ON -DCMAKE_C_COMPILER=clang-14 -DWSP_BUILD_TOOLS=OFF
+                 -DWSP_BUILD_TESTS=OFF -DWSP_LAB_TESTS=OFF) ;;
+  *) echo "build.sh: unknown flavour '$flavour' (openmpi, mpich, asan, simgrid, fuzz)" >&2; exit 2 ;;
 esac
 cmake -S "$root" -B "$root/build/$flavour" "${common[@]}" "${args[@]}" "$@" >/dev/null
 cmake --build "$root/build/$flavour"

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# The whole test suite: installs what is missing, builds wirespeed four ways
-# (Open MPI, MPICH, Open MPI with AddressSanitizer + UBSan, SimGrid SMPI) and
-# runs each build's tests with ctest. netlab tests run in the Open MPI build
-# (they need root; without it they are reported as skipped, with a reason).
-#   scripts/test.sh [flavour ...]     (default: openmpi mpich asan simgrid)
+# The whole test suite: installs what is missing, builds wirespeed five ways
+# (Open MPI, MPICH, Open MPI with AddressSanitizer + UBSan, SimGrid SMPI, and
+# the parsers' fuzz targets with clang) and runs each build's tests with
+# ctest. netlab tests run in the Open MPI build (they need root; without it
+# they are reported as skipped, with a reason).
+#   scripts/test.sh [flavour ...]     (default: openmpi mpich asan simgrid fuzz)
 # Ends with one line "total: N passed, N failed, N skipped"; exits non-zero
 # if anything failed or if no test ran at all.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 flavours=("$@")
-((${#flavours[@]})) || flavours=(openmpi mpich asan simgrid)
+((${#flavours[@]})) || flavours=(openmpi mpich asan simgrid fuzz)
 
 "$root/scripts/deps.sh" || exit 1
 pass=0 fail=0 skip=0 broken=()

@@ -236,7 +236,7 @@ def parser():
                         "command line contains --match. --after waits first, so that a fault "
                         "can be scheduled into a run started beside it (netlab fault ... &).")
     fa.add_argument("kind", choices=["rate", "down", "kill"], help="what to do")
-    fa.add_argument("host", help="the host, e.g. h3")
+    fa.add_argument("host", help="the host (h3), hosts separated by commas (h1,h4), or all")
     fa.add_argument("--name")
     fa.add_argument("--rate", help="rate: the new rate (e.g. 12500kbit)")
     fa.add_argument("--for", dest="seconds", type=float, help="down: seconds the link stays down")

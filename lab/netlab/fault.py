@@ -1,7 +1,8 @@
 """Faults injected into a running lab: a host's link rate changed, a host's link dropped for a
 while, the processes of a host killed or stopped (`netlab fault ...`, docs/netlab.md).
 
-Each acts on one host of a lab and touches only that lab's objects:
+Each acts on hosts of one lab (a name, names separated by commas, or "all") and touches only
+that lab's objects:
 - rate: replaces the tbf of the host's egress (eth0 in its namespace) and ingress (its port
   on the switch) with one at the new rate; the state file records it, so `status` shows it.
   Only hosts shaped by tbf (the cluster and twosite profiles) can be changed.
@@ -33,45 +34,68 @@ def find_host(st, name):
         name, st["name"], ", ".join(h["name"] for h in st["hosts"])), EXIT_USAGE)
 
 
-def set_rate(st, host, bps):
-    """The host's NIC rate, both directions, to bps (tbf-shaped hosts only)."""
-    h = find_host(st, host)
-    ends = [s for s in st["shaped"] if s.get("host") == h["name"]]
+def find_hosts(st, spec):
+    """The hosts named by `spec`: one name, names separated by commas, or "all"."""
+    if spec == "all":
+        return [h["name"] for h in st["hosts"]]
+    names = [x for x in spec.split(",") if x]
+    if not names:
+        raise LabError("no host given", EXIT_USAGE)
+    for n in names:
+        find_host(st, n)
+    return names
+
+
+def rate_ends(st, host):
+    """The shaped ends of a host's link (its egress and its switch port): tbf only."""
+    ends = [s for s in st["shaped"] if s.get("host") == host]
     if not ends or any(s["kind"] != "tbf" for s in ends):
         raise LabError("host %s is not shaped by tbf (profile %s): its rate cannot be changed"
                        % (host, st["profile"]), EXIT_USAGE)
-    for s in ends:
-        tc(s["ns"], *tbf_args(s["dev"], bps))
-    # Recorded under the lock, in the state as it is now: several hosts may be changed at
-    # once, each by its own netlab process.
+    return ends
+
+
+def set_rate(st, hosts, bps):
+    """The hosts' NIC rate, both directions, to bps (tbf-shaped hosts only)."""
+    for host in hosts:
+        for s in rate_ends(st, host):
+            tc(s["ns"], *tbf_args(s["dev"], bps))
+    # Recorded under the lock, in the state as it is now: another netlab process may change
+    # other hosts at the same time.
     with state_lock():
         cur = load_state(st["name"])
         for s in cur["shaped"]:
-            if s.get("host") == h["name"]:
+            if s.get("host") in hosts:
                 s["rate"] = bps
         save_state(cur)
-    log("%s: rate %s" % (host, fmt_rate(bps)))
+    log("%s: rate %s" % (",".join(hosts), fmt_rate(bps)))
 
 
-def link_down(st, host, seconds):
-    """The host's switch port down for `seconds`, then up again (also when interrupted)."""
-    h = find_host(st, host)
-    ip(h["sw_ns"], "link", "set", h["swdev"], "down")
-    log("%s: link down for %g s" % (host, seconds))
+def link_down(st, hosts, seconds):
+    """The hosts' switch ports down for `seconds`, then up again (also when interrupted)."""
+    down = []
     try:
+        for host in hosts:
+            h = find_host(st, host)
+            ip(h["sw_ns"], "link", "set", h["swdev"], "down")
+            down.append(h)
+        log("%s: link down for %g s" % (",".join(hosts), seconds))
         time.sleep(seconds)
     finally:
-        ip(h["sw_ns"], "link", "set", h["swdev"], "up")
-        log("%s: link up" % host)
+        for h in down:
+            ip(h["sw_ns"], "link", "set", h["swdev"], "up")
+        log("%s: link up" % ",".join(h["name"] for h in down))
 
 
-def signal_procs(st, host, sig, match):
-    """Sends sig to the processes in the host's namespace whose command line contains match;
+def signal_procs(st, hosts, sig, match):
+    """Sends sig to the processes in the hosts' namespaces whose command line contains match;
     returns their pids (an error when there is none)."""
-    h = find_host(st, host)
-    p = run_cmd(["ip", "netns", "pids", h["ns"]], check=False)
+    toks = []
+    for host in hosts:
+        p = run_cmd(["ip", "netns", "pids", find_host(st, host)["ns"]], check=False)
+        toks += (p.stdout or "").split()
     pids = []
-    for tok in (p.stdout or "").split():
+    for tok in toks:
         if not tok.isdigit() or int(tok) == os.getpid():
             continue
         try:
@@ -82,20 +106,20 @@ def signal_procs(st, host, sig, match):
         if match in cmd:
             pids.append(int(tok))
     if not pids:
-        raise LabError("no process on %s matches %r" % (host, match))
+        raise LabError("no process on %s matches %r" % (",".join(hosts), match))
     for pid in pids:
         try:
             os.kill(pid, SIGNALS[sig])
         except ProcessLookupError:
             pass
-    log("%s: SIG%s to %s" % (host, sig, " ".join(map(str, pids))))
+    log("%s: SIG%s to %s" % (",".join(hosts), sig, " ".join(map(str, pids))))
     return pids
 
 
 def cmd_fault(st, args):
     """Checks every argument first, so that a mistake is reported at once and not after
     --after seconds; then waits and injects the fault."""
-    find_host(st, args.host)
+    hosts = find_hosts(st, args.host)
     if args.after < 0:
         raise LabError("--after: %g is negative" % args.after, EXIT_USAGE)
     bps = None
@@ -106,6 +130,8 @@ def cmd_fault(st, args):
             bps = parse_rate(args.rate)
         except LabError as e:
             raise LabError("--rate: %s" % e, EXIT_USAGE)
+        for host in hosts:
+            rate_ends(st, host)
     elif args.kind == "down":
         if not (args.seconds and args.seconds > 0):
             raise LabError("fault down: give --for SECONDS > 0", EXIT_USAGE)
@@ -115,9 +141,9 @@ def cmd_fault(st, args):
     if args.after:
         time.sleep(args.after)
     if args.kind == "rate":
-        set_rate(st, args.host, bps)
+        set_rate(st, hosts, bps)
     elif args.kind == "down":
-        link_down(st, args.host, args.seconds)
+        link_down(st, hosts, args.seconds)
     else:
-        signal_procs(st, args.host, args.signal, args.match)
+        signal_procs(st, hosts, args.signal, args.match)
     return 0

@@ -220,6 +220,8 @@ static int wsp__rule_bound(const char *path, size_t i, json_t *obj,
   return WSP_OK;
 }
 
+static int wsp__rules_parse(json_t *root, const char *path, struct wsp__rules **out);
+
 int wsp__rules_load(const char *path, struct wsp__rules **out) {
   *out = NULL;
   json_error_t err;
@@ -229,6 +231,22 @@ int wsp__rules_load(const char *path, struct wsp__rules **out) {
   if (root == NULL)
     return wsp__fail(NULL, WSP_ERR_CONFIG, "rules file %s: line %d, column %d: %s",
                      path, err.line, err.column, err.text);
+  return wsp__rules_parse(root, path, out);
+}
+
+int wsp__rules_load_bytes(const char *bytes, size_t len, const char *name,
+                          struct wsp__rules **out) {
+  *out = NULL;
+  json_error_t err;
+  json_t *root = json_loadb(bytes, len, 0, &err);
+  if (root == NULL)
+    return wsp__fail(NULL, WSP_ERR_CONFIG, "rules file %s: line %d, column %d: %s",
+                     name, err.line, err.column, err.text);
+  return wsp__rules_parse(root, name, out);
+}
+
+/* The rules that the document describes; takes root over (frees it). */
+static int wsp__rules_parse(json_t *root, const char *path, struct wsp__rules **out) {
   int rc = WSP_OK;
   struct wsp__rules *rs = NULL;
   json_t *ver = json_object_get(root, "version");

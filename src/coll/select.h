@@ -7,6 +7,7 @@
 #ifndef WSP_COLL_SELECT_H
 #define WSP_COLL_SELECT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct wsp__rules;
@@ -14,6 +15,10 @@ struct wsp__rules;
 /* Reads a rules file (every rank reads it; parse errors name the file and
  * the place, as WSP_ERR_CONFIG). *out is NULL for a file without rules. */
 int wsp__rules_load(const char *path, struct wsp__rules **out);
+/* The same from the file's bytes (len of them; `name` names it in
+ * messages): the parser under the fuzzer (tests/fuzz). */
+int wsp__rules_load_bytes(const char *bytes, size_t len, const char *name,
+                          struct wsp__rules **out);
 void wsp__rules_free(struct wsp__rules *r);
 /* A fingerprint of the rules, compared across ranks. */
 uint64_t wsp__rules_fingerprint(const struct wsp__rules *r);

@@ -33,6 +33,10 @@
 #include <string.h>
 #include <unistd.h>
 
+/* How a map is written: reals with 17 significant digits, so that a map
+ * read back is the map written, to the bit. */
+#define WSP__NETMAP_DUMP_FLAGS (JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17))
+
 /* The largest map file loaded: far above what 1024 nodes need. */
 #define WSP__NETMAP_FILE_MAX ((size_t)256 << 20)
 
@@ -89,8 +93,7 @@ int wsp_netmap_save(const wsp_netmap_t *map, const char *path) {
     rc = wsp__fail(NULL, WSP_ERR_NOMEM, "%s: out of memory", fn);
   } else {
     snprintf(tmp, len, "%s.%ld", path, (long)getpid() % 1000000);
-    if (json_dump_file(doc, tmp, JSON_INDENT(1) | JSON_PRESERVE_ORDER |
-                                     JSON_REAL_PRECISION(17)) != 0 ||
+    if (json_dump_file(doc, tmp, WSP__NETMAP_DUMP_FLAGS) != 0 ||
         rename(tmp, path) != 0) {
       rc = wsp__fail(NULL, WSP_ERR_CONFIG, "%s: cannot write %s: %s", fn, path,
                      strerror(errno));
@@ -246,6 +249,25 @@ bad:
   return NULL;
 }
 
+wsp_netmap_t *wsp__netmap_from_bytes(const char *bytes, size_t len, char *why, size_t wl) {
+  json_error_t jerr;
+  json_t *doc = json_loadb(bytes, len, 0, &jerr);
+  if (doc == NULL) {
+    snprintf(why, wl, "line %d, column %d: %s", jerr.line, jerr.column, jerr.text);
+    return NULL;
+  }
+  wsp_netmap_t *m = wsp__netmap_parse(doc, why, wl);
+  json_decref(doc);
+  return m;
+}
+
+char *wsp__netmap_to_text(const wsp_netmap_t *m) {
+  json_t *doc = wsp__netmap_json(m);
+  char *text = doc ? json_dumps(doc, WSP__NETMAP_DUMP_FLAGS) : NULL;
+  json_decref(doc);
+  return text;
+}
+
 /* Rank 0: the file's bytes, or a reason it has none. */
 static char *wsp__read_file(const char *path, size_t *len, char *why, size_t wl) {
   FILE *f = fopen(path, "rb");
@@ -288,7 +310,6 @@ int wsp_netmap_load(wsp_comm_t *comm, const char *path, wsp_netmap_t **out) {
   char *bytes = NULL;
   int rc = WSP_OK;
   wsp_netmap_t *m = NULL;
-  json_t *doc = NULL;
   if (comm->rank == 0) {
     size_t len = 0;
     bytes = wsp__read_file(path, &len, head.why, sizeof head.why);
@@ -307,15 +328,8 @@ int wsp_netmap_load(wsp_comm_t *comm, const char *path, wsp_netmap_t **out) {
     off += (uint64_t)n;
   }
   /* The same bytes everywhere: the same verdict everywhere. */
-  json_error_t jerr;
   char why[400] = "";
-  doc = json_loadb(bytes, (size_t)head.len, 0, &jerr);
-  if (doc == NULL) {
-    rc = wsp__fail(comm, WSP_ERR_CONFIG, "%s: map file %s: line %d, column %d: %s", fn, path,
-                   jerr.line, jerr.column, jerr.text);
-    goto out;
-  }
-  m = wsp__netmap_parse(doc, why, sizeof why);
+  m = wsp__netmap_from_bytes(bytes, (size_t)head.len, why, sizeof why);
   int nomem = m == NULL && strcmp(why, "out of memory") == 0;
   if ((rc = wsp__agree_alloc(comm, comm->mpi, nomem, fn)) != WSP_OK) goto out;
   if (m == NULL) {
@@ -330,7 +344,6 @@ int wsp_netmap_load(wsp_comm_t *comm, const char *path, wsp_netmap_t **out) {
   *out = m;
   m = NULL;
 out:
-  json_decref(doc);
   free(bytes);
   wsp_netmap_free(&m);
   return rc;

@@ -40,6 +40,12 @@ struct wsp_netmap {
 wsp_netmap_t *wsp__netmap_new(int p, int nodes);
 /* The job shape the map fits: p, the node of every rank, the hosts. */
 uint64_t wsp__netmap_shape(const wsp_netmap_t *m);
+/* The map of a file's bytes (len of them), or NULL with `why` filled (the
+ * place of a JSON error, or what is wrong); and a map as the text a file
+ * holds (malloc'd; NULL when out of memory). Reading back the text gives
+ * the same map, to the bit: the fuzzer checks it (tests/fuzz). */
+wsp_netmap_t *wsp__netmap_from_bytes(const char *bytes, size_t len, char *why, size_t wl);
+char *wsp__netmap_to_text(const wsp_netmap_t *m);
 /* Everything the map holds, to check that every rank has the same map. */
 uint64_t wsp__netmap_fingerprint(const wsp_netmap_t *m);
 /* Groups the nodes from their latencies (netmap.c says how). */
