@@ -641,6 +641,12 @@ typedef struct wsp_shuffle_config {
    * wsp_shuffle_open has returned).
    * WSP_SHUFFLE_PROGRESS_THREAD=0|1; default 0. */
   int progress_thread;
+  /* Response chunks larger than this many bytes travel as several MPI
+   * messages of at most this size, put together again at the requester, so
+   * that each is sent eagerly whatever the MPI's rendezvous threshold
+   * (docs/shuffle.md). 0: the network map's eager limit between nodes when
+   * a map is attached, else 16 KiB. WSP_SHUFFLE_PIECE; at least 1 KiB. */
+  size_t piece_bytes;
 } wsp_shuffle_config_t;
 
 typedef struct wsp_shuffle_stats {
@@ -652,6 +658,10 @@ typedef struct wsp_shuffle_stats {
   uint64_t response_bytes_sent; /* payload of replies given */
   uint64_t response_bytes_received; /* payload handed to on_response */
   uint64_t batches_sent, chunks_sent; /* MPI messages of requests/responses */
+  /* Response chunks sent as an announcement and pieces (larger than the
+   * piece size, cfg.piece_bytes), and the piece size used. */
+  uint64_t chunks_in_pieces;
+  size_t piece_bytes;
   uint64_t post_waits;          /* posts that had to wait for room */
   double post_wait_seconds;
   /* Memory: the bound, the current and peak total, and the peak of each

@@ -203,6 +203,14 @@ int wsp_shuffle_open(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
   sh->c.mpi = dup;
   sh->cfg = c;
   sh->lim = lim;
+  /* The piece size: configured, else the map's eager limit between nodes,
+   * else a size both MPIs send eagerly by default (shuffle_internal.h). A
+   * chunk holds at most resp_out/2 (shuffle_config.c), so its sends are at
+   * most its pieces plus the announcement. */
+  sh->piece = c.piece_bytes ? c.piece_bytes
+              : comm->model.eager >= WSP__PIECE_MIN ? comm->model.eager
+                                                    : WSP__PIECE_DEFAULT;
+  sh->osend_per_chunk = 2 + (lim.resp_out / 2 + WSP__CHUNK_PREFIX) / sh->piece;
   sh->fault_n = fault_n;
   sh->fault_rng = 0x9E3779B97F4A7C15ULL ^ (uint64_t)(comm->rank + 1);
   sh->h = *handlers;
@@ -224,10 +232,10 @@ int wsp_shuffle_open(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
   wsp__log(&sh->c, WSP_LOG_DEBUG,
            "wsp_shuffle_open: p %d, mem_limit %zu (backlog %zu, inflight %zu, "
            "intake %zu, resp_out %zu, resp_in %zu), peer_req %zu, max request "
-           "%zu, max response %zu, chunk %zu, mode %s",
+           "%zu, max response %zu, chunk %zu, piece %zu, mode %s",
            sh->p, lim.mem, lim.backlog, lim.inflight, lim.intake, lim.resp_out,
            lim.resp_in, lim.peer_req, lim.max_request, lim.max_response,
-           lim.chunk, c.mode == WSP_SHUFFLE_FIXED ? "fixed" : "adaptive");
+           lim.chunk, sh->piece, c.mode == WSP_SHUFFLE_FIXED ? "fixed" : "adaptive");
   *out = sh;
   return WSP_OK;
 
@@ -392,6 +400,7 @@ static void wsp__fill_stats(const wsp_shuffle_t *sh, wsp_shuffle_stats_t *s) {
   s->peak_resp_out = sh->pk_resp_out;
   s->peak_resp_in = sh->pk_resp_in;
   s->max_request = sh->lim.max_request;
+  s->piece_bytes = sh->piece;
   s->max_response = sh->lim.max_response;
   s->rate = wsp__pace_rate(&sh->pace);
   s->rate_min = sh->pace.rate_lo_seen;
@@ -440,7 +449,7 @@ static void wsp__release(wsp_shuffle_t *sh) {
     free(b);
   }
   sh->ready_head = sh->ready_tail = NULL;
-  for (size_t i = 0; i < sh->n_osend; i++) free(sh->obuf[i]);
+  for (size_t i = 0; i < sh->n_osend; i++) wsp__shuffle_chunk_sent(sh, sh->obuf[i], sh->ocap[i]);
   free(sh->osend);
   free(sh->obuf);
   free(sh->ocap);

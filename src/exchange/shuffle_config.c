@@ -66,7 +66,7 @@ int wsp_shuffle_config_from_env(wsp_shuffle_config_t *cfg) {
   if ((rc = wsp__env_size("WSP_SHUFFLE_MEMORY", WSP__SHUFFLE_MIN_MEM,
                           WSP__SHUFFLE_MAX_SIZE, &c.mem_limit)))
     return rc;
-  const char *mode = getenv("WSP_SHUFFLE_MODE");
+  const char *s, *mode = getenv("WSP_SHUFFLE_MODE");
   int mode_set = mode && *mode;
   if (mode_set) {
     if (strcasecmp(mode, "adaptive") == 0)
@@ -94,6 +94,11 @@ int wsp_shuffle_config_from_env(wsp_shuffle_config_t *cfg) {
     return wsp__fail(NULL, WSP_ERR_CONFIG,
                      "WSP_SHUFFLE_MODE=fixed needs WSP_SHUFFLE_RATE");
   }
+  s = getenv("WSP_SHUFFLE_PIECE");
+  if (s && *s && strcmp(s, "0") != 0 &&
+      (rc = wsp__env_size("WSP_SHUFFLE_PIECE", WSP__PIECE_MIN, WSP__SHUFFLE_MAX_BATCH,
+                          &c.piece_bytes)))
+    return rc;
   const char *th = getenv("WSP_SHUFFLE_PROGRESS_THREAD");
   if (th && *th) {
     if (strcmp(th, "0") != 0 && strcmp(th, "1") != 0)
@@ -141,6 +146,10 @@ int wsp__shuffle_config_check(const wsp_shuffle_config_t *c) {
                      "%s: cfg->rate = %g: fixed mode needs a rate > 0 "
                      "(bytes/s)",
                      fn, c->rate);
+  if (c->piece_bytes != 0 &&
+      (c->piece_bytes < WSP__PIECE_MIN || c->piece_bytes > WSP__SHUFFLE_MAX_BATCH))
+    return wsp__fail(NULL, WSP_ERR_ARG, "%s: cfg->piece_bytes = %zu is not 0 or in [%d, %zu]",
+                     fn, c->piece_bytes, WSP__PIECE_MIN, WSP__SHUFFLE_MAX_BATCH);
   if (c->progress_thread != 0 && c->progress_thread != 1)
     return wsp__fail(NULL, WSP_ERR_ARG,
                      "%s: cfg->progress_thread = %d is not 0 or 1", fn,

@@ -34,6 +34,32 @@ enum {
   WSP__CHUNK_LAST = 1
 };
 
+/* Response chunks larger than the piece size (wsp_shuffle_t.piece) travel
+ * as an announcement, WSP__ANN_BYTES long (the chunk's seq and length), and
+ * then the chunk's bytes in pieces of at most the piece size, all with the
+ * response tag, back to back: the MPI keeps their order, and the requester
+ * puts them together in one buffer whose size the announcement gave
+ * (shuffle_request.c). A whole chunk is at least WSP__HDR_BYTES +
+ * WSP__ENTRY_BYTES long, so a message of WSP__ANN_BYTES is an announcement.
+ * Why: a message above the MPI's eager limit waits for a rendezvous answer
+ * that queues behind the requester's own responses, which held the shuffle
+ * near 0.8 of the link under both MPIs' defaults (docs/shuffle.md, "The
+ * MPI's eager limit").
+ *
+ * A chunk's buffer starts with WSP__CHUNK_PREFIX bytes that are not the
+ * chunk: the count of its sends still in flight (8 bytes; the buffer is
+ * freed when it reaches 0), then room for the announcement. */
+enum {
+  WSP__ANN_BYTES = 16,
+  WSP__CHUNK_PREFIX = 8 + WSP__ANN_BYTES,
+  /* The piece size when neither the configuration nor a network map gives
+   * one: under both MPIs' defaults on TCP (eager limits of about 64 KiB for
+   * Open MPI, 19 KiB measured for MPICH over UCX) a message this large goes
+   * eagerly. */
+  WSP__PIECE_DEFAULT = 16 << 10,
+  WSP__PIECE_MIN = 1 << 10
+};
+
 /* ---- memory shares ----
  * cfg.mem_limit M is split so that the parts can never add up to more than
  * M (docs/shuffle.md proves each bound):
@@ -225,9 +251,17 @@ typedef struct wsp__imsg {
   size_t len;
   int received;
   /* The buffer is not the message's own: a batch to this rank itself is
-   * served from the requester's buffer, so it is neither freed nor
-   * counted in the intake share with the message. */
+   * served from the requester's buffer, and a piece of a response chunk is
+   * received into its assembly's; it is neither freed nor counted in a
+   * memory share with the message. */
   int borrowed;
+  /* A response chunk sent in pieces (WSP__ANN_BYTES): an assembly holds
+   * the chunk's buffer (len bytes, counted in the share) and no request;
+   * the pieces that fill it follow it on the queue, `posted` bytes of them
+   * so far, each a message of its own. */
+  enum { WSP__MSG_WHOLE = 0, WSP__MSG_ASSEMBLY, WSP__MSG_PIECE } kind;
+  size_t posted;
+  uint64_t seq;
   MPI_Request req;
 } wsp__imsg_t;
 
@@ -280,6 +314,11 @@ typedef struct wsp__peer {
   /* The pacing rate this peer reported in its last request batch (0:
    * none), and when it arrived (MPI_Wtime). */
   double rate_seen, rate_seen_t;
+  /* Responses in pieces from this peer: the assembly whose pieces are
+   * still arriving (NULL: none), and an announcement received but not yet
+   * let in because the resp_in share was full (ann_len > 0). */
+  struct wsp__imsg *assembling;
+  uint64_t ann_len, ann_seq;
 } wsp__peer_t;
 
 /* A reply handle. Each request handler call gets the next of
@@ -339,9 +378,12 @@ struct wsp_shuffle {
   size_t chunk_len, chunk_cap;
   uint32_t chunk_count;
   MPI_Request *osend;
-  unsigned char **obuf;
-  size_t *ocap;
+  unsigned char **obuf; /* the chunk buffer each send is from (shared by pieces) */
+  size_t *ocap;         /* its capacity, given back when its last send completes */
   size_t n_osend, cap_osend;
+  /* The piece size, and the sends one chunk needs at most (its
+   * announcement and pieces): serving reserves that many slots. */
+  size_t piece, osend_per_chunk;
   int *idx; /* MPI_Testsome's indices (cap_osend of them too) */
   /* wsp__test_receives' arrays (shuffle_pass.c). */
   MPI_Request *tr_req;
@@ -443,6 +485,7 @@ typedef struct wsp__inbox {
   int tag;
   size_t elem, queue;
   size_t *queued, *held, limit;
+  int pieces; /* messages may be announcements and pieces (responses) */
 } wsp__inbox_t;
 
 /* Receives what has arrived of one kind: MPI_Iprobe on any source, a
@@ -468,6 +511,11 @@ int wsp__shuffle_thread_start(wsp_shuffle_t *sh);
 void wsp__shuffle_thread_stop(wsp_shuffle_t *sh);
 
 /* ---- the requester (shuffle_request.c) ---- */
+
+/* One send of the chunk buffer `buf` (capacity cap) completed: its count
+ * of sends in flight drops, and at 0 it is freed and its capacity given
+ * back to the resp_out share (shuffle_serve.c). */
+void wsp__shuffle_chunk_sent(wsp_shuffle_t *sh, unsigned char *buf, size_t cap);
 
 /* Readies dest's open batch for a request of `bytes`: seals it first if
  * the request would overfill it. Returns 1 if the request then fits the

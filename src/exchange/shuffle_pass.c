@@ -141,6 +141,99 @@ void *wsp__shuffle_realloc(wsp_shuffle_t *sh, void *p, size_t n) {
 
 /* ---- receiving ---- */
 
+/* Queues m (its buffer set) as a message of `bytes` from src and posts its
+ * receive. */
+static int wsp__recv_post(wsp_shuffle_t *sh, const wsp__inbox_t *box, int src,
+                          wsp__imsg_t *m, size_t bytes) {
+  m->len = bytes;
+  int rc = wsp__irecv_bytes(&sh->c, m->buf, bytes, src, box->tag, &m->req);
+  if (rc != WSP_OK) return rc;
+  wsp__imsgq_push((wsp__imsgq_t *)((char *)&sh->peers[src] + box->queue), m);
+  (*box->queued)++;
+  return WSP_OK;
+}
+
+/* Lets in the announced chunk of src, when its length fits the share (or
+ * the share is empty) and memory allows: its assembly joins the queue and
+ * takes the share for the whole chunk, so that its pieces never wait for
+ * room. 1 when let in; 0 when the announcement must wait. */
+static int wsp__assembly_admit(wsp_shuffle_t *sh, const wsp__inbox_t *box, int src) {
+  wsp__peer_t *pe = &sh->peers[src];
+  size_t len = (size_t)pe->ann_len;
+  if (*box->held > 0 && *box->held + len > box->limit) return 0;
+  wsp__imsg_t *m = wsp__shuffle_calloc(sh, box->elem);
+  unsigned char *buf = m ? wsp__shuffle_malloc(sh, len) : NULL;
+  if (buf == NULL) {
+    free(m);
+    wsp__shuffle_nomem_wait(sh);
+    return 0;
+  }
+  m->buf = buf;
+  m->len = len;
+  m->kind = WSP__MSG_ASSEMBLY;
+  m->seq = pe->ann_seq;
+  m->req = MPI_REQUEST_NULL;
+  wsp__imsgq_push((wsp__imsgq_t *)((char *)pe + box->queue), m);
+  (*box->queued)++;
+  *box->held += len;
+  wsp__shuffle_note_peaks(sh);
+  pe->assembling = m;
+  pe->ann_len = 0;
+  return 1;
+}
+
+/* Posts the receive of the next piece (bytes long) of src's assembly into
+ * its place in the assembly's buffer. *blocked: out of memory for the
+ * queue element (the piece stays queued in MPI). */
+static int wsp__piece_post(wsp_shuffle_t *sh, const wsp__inbox_t *box, int src, size_t bytes,
+                           int *blocked) {
+  wsp__peer_t *pe = &sh->peers[src];
+  wsp__imsg_t *a = pe->assembling;
+  *blocked = 0;
+  if (bytes == 0 || a->posted + bytes > a->len)
+    return wsp__shuffle_broken(sh, "a response piece overruns its chunk");
+  wsp__imsg_t *m = wsp__shuffle_calloc(sh, box->elem);
+  if (m == NULL) {
+    wsp__shuffle_nomem_wait(sh);
+    *blocked = 1;
+    return WSP_OK;
+  }
+  m->buf = a->buf + a->posted;
+  m->borrowed = 1;
+  m->kind = WSP__MSG_PIECE;
+  int rc = wsp__recv_post(sh, box, src, m, bytes);
+  if (rc != WSP_OK) {
+    free(m);
+    return rc;
+  }
+  a->posted += bytes;
+  if (a->posted == a->len) pe->assembling = NULL;
+  return WSP_OK;
+}
+
+/* While an announcement waits for room: receives the pieces of the chunks
+ * already let in, source by source (MPI_Iprobe from any source may keep
+ * returning the waiting source's next piece), so that they complete and
+ * free the share. */
+static int wsp__pieces_only(wsp_shuffle_t *sh, const wsp__inbox_t *box, int *progress) {
+  int budget = WSP__PROBES_PER_PASS, rc = WSP_OK;
+  for (int q = 0; q < sh->p && budget > 0; q++)
+    while (sh->peers[q].assembling && budget-- > 0) {
+      int flag = 0, blocked = 0;
+      MPI_Status st;
+      size_t bytes;
+      WSP__MPI_GOTO(&sh->c, MPI_Iprobe(q, box->tag, sh->c.mpi, &flag, &st), rc, out);
+      if (!flag) break;
+      if ((rc = wsp__status_bytes(&sh->c, &st, &bytes)) != WSP_OK ||
+          (rc = wsp__piece_post(sh, box, q, bytes, &blocked)) != WSP_OK)
+        goto out;
+      if (blocked) return WSP_OK;
+      *progress = 1;
+    }
+out:
+  return rc;
+}
+
 int wsp__shuffle_receive(wsp_shuffle_t *sh, const wsp__inbox_t *box,
                          int *progress) {
   int rc = WSP_OK;
@@ -152,6 +245,36 @@ int wsp__shuffle_receive(wsp_shuffle_t *sh, const wsp__inbox_t *box,
     if (!flag) break;
     size_t bytes;
     if ((rc = wsp__status_bytes(&sh->c, &st, &bytes)) != WSP_OK) goto out;
+    const int src = st.MPI_SOURCE;
+    wsp__peer_t *pe = &sh->peers[src];
+    if (box->pieces && (pe->assembling || pe->ann_len || bytes == WSP__ANN_BYTES)) {
+      int announcement = 0;
+      if (!pe->assembling && !pe->ann_len) { /* an announcement: tiny, and here */
+        unsigned char ann[WSP__ANN_BYTES];
+        WSP__MPI_GOTO(&sh->c, MPI_Recv(ann, WSP__ANN_BYTES, MPI_BYTE, src, box->tag,
+                                       sh->c.mpi, MPI_STATUS_IGNORE),
+                      rc, out);
+        pe->ann_seq = wsp__get64(ann);
+        pe->ann_len = wsp__get64(ann + 8);
+        if (pe->ann_len < WSP__HDR_BYTES + WSP__ENTRY_BYTES || pe->ann_len > SIZE_MAX / 2) {
+          rc = wsp__shuffle_broken(sh, "a malformed response announcement");
+          goto out;
+        }
+        announcement = 1;
+        *progress = 1;
+      }
+      if (pe->ann_len && !wsp__assembly_admit(sh, box, src)) {
+        rc = wsp__pieces_only(sh, box, progress);
+        goto out;
+      }
+      if (!announcement) { /* the probed message is the assembly's next piece */
+        int blocked = 0;
+        if ((rc = wsp__piece_post(sh, box, src, bytes, &blocked)) != WSP_OK) goto out;
+        if (blocked) break;
+        *progress = 1;
+      }
+      continue;
+    }
     if (*box->held > 0 && *box->held + bytes > box->limit) break;
     wsp__imsg_t *m = wsp__shuffle_calloc(sh, box->elem);
     unsigned char *buf = m ? wsp__shuffle_malloc(sh, bytes) : NULL;
@@ -161,16 +284,11 @@ int wsp__shuffle_receive(wsp_shuffle_t *sh, const wsp__inbox_t *box,
       break;
     }
     m->buf = buf;
-    m->len = bytes;
-    if ((rc = wsp__irecv_bytes(&sh->c, buf, bytes, st.MPI_SOURCE, box->tag,
-                               &m->req)) != WSP_OK) {
+    if ((rc = wsp__recv_post(sh, box, src, m, bytes)) != WSP_OK) {
       free(buf);
       free(m);
       goto out;
     }
-    wsp__imsgq_push((wsp__imsgq_t *)((char *)&sh->peers[st.MPI_SOURCE] + box->queue),
-                    m);
-    (*box->queued)++;
     *box->held += bytes;
     wsp__shuffle_note_peaks(sh);
     *progress = 1;
@@ -181,7 +299,7 @@ out:
 
 /* One MPI_Test of a pending receive (see wsp__test_receives_each). */
 static int wsp__test_one(wsp_shuffle_t *sh, wsp__imsg_t *m, int *progress) {
-  if (m->received) return WSP_OK;
+  if (m->received || m->kind == WSP__MSG_ASSEMBLY) return WSP_OK;
   int mrc = MPI_Test(&m->req, &m->received, MPI_STATUS_IGNORE);
   if (mrc != MPI_SUCCESS)
     return wsp__shuffle_fatal(sh, wsp__mpi_fail(&sh->c, mrc, "MPI_Test", WSP__WHERE));
@@ -214,7 +332,7 @@ static int wsp__test_receives(wsp_shuffle_t *sh, int *progress) {
     wsp__imsgq_t *queues[2] = {&sh->peers[q].rin, &sh->peers[q].in};
     for (int k = 0; k < 2; k++)
       for (wsp__imsg_t *m = queues[k]->head; m; m = m->next)
-        if (!m->received) n++;
+        if (!m->received && m->kind != WSP__MSG_ASSEMBLY) n++;
   }
   if (n == 0) return WSP_OK;
   if (sh->cap_tr < n) {
@@ -238,7 +356,7 @@ static int wsp__test_receives(wsp_shuffle_t *sh, int *progress) {
     wsp__imsgq_t *queues[2] = {&sh->peers[q].rin, &sh->peers[q].in};
     for (int j = 0; j < 2; j++)
       for (wsp__imsg_t *m = queues[j]->head; m; m = m->next)
-        if (!m->received) {
+        if (!m->received && m->kind != WSP__MSG_ASSEMBLY) {
           sh->tr_req[k] = m->req;
           sh->tr_flag[k++] = &m->received;
         }

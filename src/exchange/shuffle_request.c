@@ -292,8 +292,24 @@ int wsp__shuffle_dispatch(wsp_shuffle_t *sh, int src, const unsigned char *buf,
   return flags & WSP__CHUNK_LAST ? wsp__answered(sh, src, now) : WSP_OK;
 }
 
-/* Step 1: receive response chunks while they fit the resp_in share, and
- * hand over the complete ones, in order per peer. */
+/* Whether the response chunk at the head of a peer's queue is all here: a
+ * whole chunk once received; an assembly once every piece is posted (it
+ * is not being assembled any more) and every piece that follows it, up to
+ * its length, is received. */
+static int wsp__chunk_complete(const wsp__peer_t *pe, const wsp__imsg_t *ch) {
+  if (ch->kind == WSP__MSG_WHOLE) return ch->received;
+  if (ch->kind != WSP__MSG_ASSEMBLY || pe->assembling == ch) return 0;
+  size_t got = 0;
+  for (const wsp__imsg_t *x = ch->next; x && got < ch->len; x = x->next) {
+    if (x->kind != WSP__MSG_PIECE || !x->received) return 0;
+    got += x->len;
+  }
+  return got == ch->len;
+}
+
+/* Step 1: receive response chunks (whole, or announced and in pieces)
+ * while they fit the resp_in share, and hand over the complete ones, in
+ * order per peer. */
 int wsp__shuffle_pass_responses(wsp_shuffle_t *sh, double now, int *progress) {
   const wsp__inbox_t box = {
       .tag = WSP__TAG_SHUFFLE_RESP,
@@ -302,6 +318,7 @@ int wsp__shuffle_pass_responses(wsp_shuffle_t *sh, double now, int *progress) {
       .queued = &sh->n_rin,
       .held = &sh->m_resp_in,
       .limit = sh->lim.resp_in,
+      .pieces = 1,
   };
   int rc = wsp__shuffle_receive(sh, &box, progress);
   if (rc != WSP_OK || sh->n_rin == 0) return rc;
@@ -309,12 +326,21 @@ int wsp__shuffle_pass_responses(wsp_shuffle_t *sh, double now, int *progress) {
     wsp__peer_t *pe = &sh->peers[q];
     wsp__imsg_t *ch;
     /* Completion was tested in step 0. */
-    while ((ch = pe->rin.head) != NULL && ch->received) {
+    while ((ch = pe->rin.head) != NULL && wsp__chunk_complete(pe, ch)) {
+      if (ch->kind == WSP__MSG_ASSEMBLY && wsp__get64(ch->buf) != ch->seq)
+        return wsp__shuffle_broken(sh, "a response chunk differs from its announcement");
       if ((rc = wsp__shuffle_dispatch(sh, q, ch->buf, ch->len, now)) != WSP_OK)
         return rc;
       wsp__imsgq_pop(&pe->rin);
       sh->n_rin--;
       sh->m_resp_in -= ch->len;
+      /* An assembly's pieces follow it, their buffers its own. */
+      for (size_t got = 0; ch->kind == WSP__MSG_ASSEMBLY && got < ch->len;) {
+        wsp__imsg_t *piece = wsp__imsgq_pop(&pe->rin);
+        sh->n_rin--;
+        got += piece->len;
+        free(piece);
+      }
       free(ch->buf);
       free(ch);
       *progress = 1;

@@ -26,6 +26,13 @@
  * request. When the reservation fails, serving stops there and resumes on
  * a later pass. Chunks to this rank itself are handed to the requester's
  * side (wsp__shuffle_dispatch) instead of sent.
+ *
+ * Sending, in pieces. A chunk larger than the piece size goes as an
+ * announcement and pieces (shuffle_internal.h, WSP__ANN_BYTES), each an
+ * MPI message of at most the piece size, so that every one is sent eagerly
+ * whatever the MPI's rendezvous threshold; all of them are sent from the
+ * chunk's one buffer, which counts its sends in flight and is freed with
+ * the last. The slots for a chunk's sends are reserved with its room.
  */
 #include "shuffle_internal.h"
 #include "../core/tags.h"
@@ -64,9 +71,8 @@ int wsp__shuffle_pass_sends(wsp_shuffle_t *sh, int *progress) {
   if (out == MPI_UNDEFINED || out == 0) return WSP_OK;
   for (int i = 0; i < out; i++) {
     size_t j = (size_t)sh->idx[i];
-    free(sh->obuf[j]);
+    wsp__shuffle_chunk_sent(sh, sh->obuf[j], sh->ocap[j]);
     sh->obuf[j] = NULL;
-    sh->m_resp_out -= sh->ocap[j];
   }
   size_t k = 0; /* completed requests are MPI_REQUEST_NULL now */
   for (size_t i = 0; i < sh->n_osend; i++)
@@ -114,10 +120,20 @@ int wsp__shuffle_reply_put(wsp_shuffle_t *sh, const void *data, size_t bytes) {
   return WSP_OK;
 }
 
-/* Makes sure a response send has a slot in osend/obuf/ocap/idx. */
+void wsp__shuffle_chunk_sent(wsp_shuffle_t *sh, unsigned char *buf, size_t cap) {
+  uint64_t refs = wsp__get64(buf) - 1;
+  wsp__put64(buf, refs);
+  if (refs > 0) return;
+  free(buf);
+  sh->m_resp_out -= cap;
+}
+
+/* Makes sure the sends of one chunk (its announcement and pieces) have
+ * slots in osend/obuf/ocap/idx. */
 static int wsp__osend_room(wsp_shuffle_t *sh) {
-  if (sh->n_osend < sh->cap_osend) return WSP_OK;
+  if (sh->n_osend + sh->osend_per_chunk <= sh->cap_osend) return WSP_OK;
   size_t n = sh->cap_osend ? 2 * sh->cap_osend : 16;
+  if (n < sh->n_osend + sh->osend_per_chunk) n = sh->n_osend + sh->osend_per_chunk;
   /* Each array that grew is kept; cap_osend is what all four hold. */
   MPI_Request *r = wsp__shuffle_realloc(sh, sh->osend, n * sizeof *r);
   if (r) sh->osend = r;
@@ -140,7 +156,7 @@ static int wsp__osend_room(wsp_shuffle_t *sh) {
  * cannot be called twice); a failure leaves everything as it was, and
  * serving resumes there on a later pass. */
 static int wsp__serve_room(wsp_shuffle_t *sh, int dest, size_t extra) {
-  size_t len = sh->chunk_len ? sh->chunk_len : WSP__HDR_BYTES;
+  size_t len = sh->chunk_len ? sh->chunk_len : WSP__CHUNK_PREFIX + WSP__HDR_BYTES;
   if (wsp__chunk_room(sh, len + extra, 1) != WSP_OK ||
       (dest != sh->rank && wsp__osend_room(sh) != WSP_OK)) /* self: no send */
     return WSP_ERR_NOMEM;
@@ -151,32 +167,59 @@ static int wsp__serve_room(wsp_shuffle_t *sh, int dest, size_t extra) {
 /* Sends (or, to self, hands over) the chunk being built; its memory and
  * send slot were reserved by wsp__serve_room. */
 static int wsp__send_chunk(wsp_shuffle_t *sh, int dest, uint64_t seq, int last) {
-  int rc;
-  if (sh->chunk_len == 0 || (dest != sh->rank && sh->n_osend == sh->cap_osend))
+  int rc = WSP_OK;
+  if (sh->chunk_len == 0 ||
+      (dest != sh->rank && sh->n_osend + sh->osend_per_chunk > sh->cap_osend))
     return wsp__shuffle_broken(sh, "response chunk sent without its reservation");
-  wsp__put_hdr(sh->chunk, seq, sh->chunk_count, last ? WSP__CHUNK_LAST : 0);
-  unsigned char *buf = sh->chunk;
-  size_t len = sh->chunk_len, cap = sh->chunk_cap;
+  unsigned char *buf = sh->chunk, *chunk = buf + WSP__CHUNK_PREFIX;
+  size_t len = sh->chunk_len - WSP__CHUNK_PREFIX, cap = sh->chunk_cap;
+  wsp__put_hdr(chunk, seq, sh->chunk_count, last ? WSP__CHUNK_LAST : 0);
   sh->chunk = NULL;
   sh->chunk_len = sh->chunk_cap = 0;
   sh->chunk_count = 0;
   if (dest == sh->rank) {
-    rc = wsp__shuffle_dispatch(sh, dest, buf, len, MPI_Wtime());
+    rc = wsp__shuffle_dispatch(sh, dest, chunk, len, MPI_Wtime());
     free(buf);
     sh->m_resp_out -= cap;
     return rc;
   }
-  rc = wsp__isend_bytes(&sh->c, buf, len, dest, WSP__TAG_SHUFFLE_RESP, 0,
-                        &sh->osend[sh->n_osend]);
-  if (rc != WSP_OK) {
-    free(buf);
-    sh->m_resp_out -= cap;
+  /* One message, or the announcement and the pieces; the buffer counts
+   * them (set first: a send may complete before the next is posted). */
+  size_t pieces = len <= sh->piece ? 1 : 1 + (len + sh->piece - 1) / sh->piece;
+  size_t posted = 0;
+  wsp__put64(buf, pieces);
+  if (pieces > 1) {
+    wsp__put64(buf + 8, seq);
+    wsp__put64(buf + 16, (uint64_t)len);
+    rc = wsp__isend_bytes(&sh->c, buf + 8, WSP__ANN_BYTES, dest, WSP__TAG_SHUFFLE_RESP, 0,
+                          &sh->osend[sh->n_osend]);
+    if (rc == WSP_OK) {
+      sh->obuf[sh->n_osend] = buf;
+      sh->ocap[sh->n_osend++] = cap;
+      posted++;
+    }
+  }
+  for (size_t off = 0, k = pieces > 1; rc == WSP_OK && k < pieces; k++) {
+    size_t n = len - off < sh->piece ? len - off : sh->piece;
+    rc = wsp__isend_bytes(&sh->c, chunk + off, n, dest, WSP__TAG_SHUFFLE_RESP, 0,
+                          &sh->osend[sh->n_osend]);
+    if (rc == WSP_OK) {
+      sh->obuf[sh->n_osend] = buf;
+      sh->ocap[sh->n_osend++] = cap;
+      posted++;
+      off += n;
+    }
+  }
+  if (rc != WSP_OK) { /* the sends posted keep the buffer */
+    wsp__put64(buf, posted);
+    if (posted == 0) {
+      free(buf);
+      sh->m_resp_out -= cap;
+    }
     return wsp__shuffle_fatal(sh, rc);
   }
-  sh->obuf[sh->n_osend] = buf;
-  sh->ocap[sh->n_osend] = cap;
-  sh->n_osend++;
   sh->st.chunks_sent++;
+  sh->st.chunks_in_pieces += pieces > 1;
   return WSP_OK;
 }
 
@@ -241,7 +284,7 @@ static int wsp__serve_one(wsp_shuffle_t *sh, int q, wsp__ibatch_t *ib,
   ib->cursor += WSP__ENTRY_BYTES + (size_t)ql;
   ib->done++;
   *served = 1;
-  if (sh->chunk_len >= sh->lim.chunk && ib->done < ib->count)
+  if (sh->chunk_len - WSP__CHUNK_PREFIX >= sh->lim.chunk && ib->done < ib->count)
     return wsp__send_chunk(sh, q, ib->seq, 0);
   return WSP_OK;
 }

@@ -453,12 +453,20 @@ static void phase_basic(wsp_comm_t *comm, long base, int thread_ok) {
   cfg.mem_limit = (size_t)256 << 10;
   cfg.batch_bytes = 4096;
   cfg.batch_delay = 0.0005;
+  /* The smallest pieces: nearly every chunk between ranks is announced and
+   * sent in pieces, and announcements wait for room in a resp_in share of
+   * 32 KiB. */
+  cfg.piece_bytes = 1024;
   traffic_t small = {.seed = 6, .max_req = 300, .max_resp = 2000,
                      .big_req = 2000, .big_resp = 7000};
   run_traffic(comm, &cfg, &small, base, 0, "small-mem", &st);
-  long waits = (long)st.post_waits, any = 0;
-  MPI_Allreduce(&waits, &any, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-  if (rank == 0) printf("small-mem: %ld posts waited for room\n", any);
+  long mine[2] = {(long)st.post_waits, (long)st.chunks_in_pieces}, any[2] = {0, 0};
+  MPI_Allreduce(mine, any, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0)
+    printf("small-mem: %ld posts waited for room, %ld chunks went in pieces of %zu bytes\n",
+           any[0], any[1], st.piece_bytes);
+  CHECK(st.piece_bytes == 1024, "small-mem: piece size %zu, configured 1024", st.piece_bytes);
+  CHECK(size == 1 || any[1] > 0, "small-mem: no chunk went in pieces");
   /* Fixed-rate mode (correctness only; tests never assert timings). */
   wsp_shuffle_config_init(&cfg);
   cfg.mode = WSP_SHUFFLE_FIXED;
