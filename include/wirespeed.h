@@ -55,7 +55,9 @@ extern "C" {
      "the ranks passed different arguments to a collective (WSP_CHECK)")       \
   XX(ERR_TIMEOUT, -11,                                                         \
      "a wait made no progress for WSP_TIMEOUT seconds; the communicator is "  \
-     "unusable")
+     "unusable")                                                               \
+  XX(ERR_AGAIN, -12,                                                           \
+     "no room now, and the caller cannot wait for it: try again later")
 
 typedef enum wsp_status {
 #define WSP__STATUS_ENUM(name, value, text) WSP_##name = (value),

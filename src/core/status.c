@@ -44,8 +44,10 @@ static void wsp__record(const wsp_comm_t *comm, int status, const char *msg) {
   snprintf(wsp__errmsg, sizeof wsp__errmsg, "%s", msg);
   if (status != WSP_ERR_MPI) wsp__errmpi = MPI_SUCCESS;
   /* Remote failures are reported on the rank that caused them; the others
-   * only say so at debug level to keep the output readable. */
-  wsp__log(comm, status == WSP_ERR_REMOTE ? WSP_LOG_DEBUG : WSP_LOG_ERROR,
+   * only say so at debug level to keep the output readable. WSP_ERR_AGAIN
+   * is no failure: the caller tries again (the shuffle's follow-ups). */
+  wsp__log(comm, status == WSP_ERR_REMOTE || status == WSP_ERR_AGAIN ? WSP_LOG_DEBUG
+                                                                     : WSP_LOG_ERROR,
            "%s (%s)", msg, wsp_err_name(status));
 }
 

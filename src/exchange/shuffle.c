@@ -295,10 +295,26 @@ int wsp_shuffle_post(wsp_shuffle_t *sh, int dest, const void *data,
   double cost = 0, t0 = 0;
   wsp__backoff_t bo;
   wsp__shuffle_backoff_init(sh, &bo);
+  /* Back-pressure: a post waits while the backlog is full, and also while
+   * memory for the request cannot be had (passes free memory as answers
+   * come in). A follow-up from a response handler cannot wait (the answers
+   * it would wait for are being handled): it goes past a full backlog, and
+   * without memory it is refused with WSP_ERR_AGAIN, to be posted again
+   * later. */
   for (int waited = 0;; waited = 1) {
     /* Passes may have sealed the open batch or (handlers) added to it. */
     int fits = wsp__shuffle_batch_room(sh, dest, bytes, &cost);
-    if (from_handler || fits) break;
+    if ((from_handler || fits) && wsp__shuffle_batch_add(sh, dest, data, bytes, cost) == WSP_OK)
+      break;
+    if (from_handler) {
+      wsp__shuffle_nomem_wait(sh);
+      rc = wsp__fail(&sh->c, WSP_ERR_AGAIN,
+                     "%s: no memory for the request now; a response handler cannot wait "
+                     "for it: post it again after the handler returns",
+                     fn);
+      break;
+    }
+    if (fits) wsp__shuffle_nomem_wait(sh);
     if (!waited) {
       sh->st.post_waits++;
       t0 = MPI_Wtime();
@@ -309,8 +325,6 @@ int wsp_shuffle_post(wsp_shuffle_t *sh, int dest, const void *data,
     }
   }
   if (t0 > 0) sh->st.post_wait_seconds += MPI_Wtime() - t0;
-  if (wsp__shuffle_batch_add(sh, dest, data, bytes, cost) != WSP_OK)
-    rc = wsp__fail(&sh->c, WSP_ERR_NOMEM, "%s: out of memory", fn);
   wsp__shuffle_unlock(sh);
   return rc;
 }

@@ -141,7 +141,7 @@ int wsp__shuffle_batch_add(wsp_shuffle_t *sh, int dest, const void *data,
   wsp__peer_t *pe = &sh->peers[dest];
   wsp__obatch_t *b = pe->open;
   if (b == NULL) {
-    b = calloc(1, sizeof *b);
+    b = wsp__shuffle_calloc(sh, sizeof *b);
     if (b == NULL) return WSP_ERR_NOMEM;
     b->len = WSP__HDR_BYTES;
     b->t_open = MPI_Wtime();
@@ -149,7 +149,7 @@ int wsp__shuffle_batch_add(wsp_shuffle_t *sh, int dest, const void *data,
   size_t need = b->len + WSP__ENTRY_BYTES + bytes;
   if (need > b->cap) {
     size_t cap = wsp__grow_cap(b->cap, need, sh->lim.peer_req);
-    unsigned char *nb = realloc(b->buf, cap);
+    unsigned char *nb = wsp__shuffle_realloc(sh, b->buf, cap);
     if (nb == NULL) {
       if (b != pe->open) free(b);
       return WSP_ERR_NOMEM;

@@ -126,6 +126,7 @@ typedef struct ctx {
   int threaded;
   uint64_t rng;
   long followups; /* follow-up posts the response handler may still make */
+  long again;     /* follow-ups refused with WSP_ERR_AGAIN */
   int sleepy;     /* random short sleeps in handlers */
   int skip_empty_reply; /* answer empty responses by not replying */
   int fail_in;    /* 1: on_request fails once, 2: on_response fails once */
@@ -148,6 +149,9 @@ static int post_next(ctx_t *c, int dst) {
   uint64_t k = c->posted[dst]++;
   size_t n = make_request(&c->t, rank, dst, k, buf);
   int rc = wsp_shuffle_post(c->sh, dst, n ? buf : NULL, n);
+  /* A follow-up refused for want of memory was not posted: its index is
+   * free again (no post can have run inside a handler's post). */
+  if (rc == WSP_ERR_AGAIN && c->in_handler) c->posted[dst]--;
   if (rc != WSP_OK) return rc; /* k stays unused */
   if (c->norder[dst] == c->caporder[dst]) {
     c->caporder[dst] = c->caporder[dst] ? 2 * c->caporder[dst] : 64;
@@ -257,7 +261,13 @@ static int on_response(void *user, int dst, const void *req, size_t n,
     c->in_handler = 1;
     int rc = post_next(c, to);
     c->in_handler = 0;
-    CHECK(rc == WSP_OK, "follow-up post: %s", wsp_last_error());
+    /* Without memory (WSP_SHUFFLE_FAULT_NOMEM) a follow-up is refused with
+     * WSP_ERR_AGAIN, and tried again from a later handler call. */
+    if (rc == WSP_ERR_AGAIN) {
+      c->followups++;
+      c->again++;
+    }
+    CHECK(rc == WSP_OK || rc == WSP_ERR_AGAIN, "follow-up post: %s", wsp_last_error());
   }
   if (c->fail_in == 2) {
     c->fail_in = 0;
@@ -419,6 +429,10 @@ static void run_traffic(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
   CHECK(rc == WSP_OK, "%s: close: %s: %s", what, wsp_err_name(rc), wsp_last_error());
   check_counts(&c, &st, what);
   check_memory(&st, cfg ? cfg->mem_limit : ((size_t)64 << 20), followups > 0, what);
+  long again = 0;
+  MPI_Allreduce(&c.again, &again, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0 && again > 0)
+    printf("%s: %ld follow-ups refused with WSP_ERR_AGAIN and posted again later\n", what, again);
   int tried = 0;
   MPI_Allreduce(&c.stale_tried, &tried, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   CHECK(tried, "%s: no rank tried a reply context from an earlier call", what);
