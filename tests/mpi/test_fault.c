@@ -8,7 +8,8 @@
  *
  * --fault none runs the operation once, checked, with nobody failing: for
  * faults injected from outside (a link dropped by netlab, tests/lab).
- * --requests: the shuffle's requests per pair of ranks (default 200).
+ * --requests: the shuffle's requests per pair of ranks (default 200);
+ * --resp: the size of its responses (default 512 bytes), every byte checked.
  *
  * Every rank first runs the operation once with every rank alive and
  * checks its result against an independent reference, so the fault hits a
@@ -38,7 +39,8 @@
 #include <time.h>
 #include <unistd.h>
 
-static int rank, size, victim = 1, sig = SIGKILL, per_peer = 200;
+static int rank, size, victim = 1, sig = SIGKILL;
+static long per_peer = 200;
 static const char *op = "allreduce";
 
 static void die(const char *what) {
@@ -52,9 +54,16 @@ static void fault_now(void) {
   raise(sig);
 }
 
-/* ---- the shuffle: every rank asks every other for 64 numbers ---- */
+/* ---- the shuffle: every rank asks every rank --requests times ----
+ * Request k = (requester << 40 | dest << 20 | i) asks for resp_words words,
+ * word j being k * 1000003 + j; the requester checks every word and that
+ * each request is answered exactly once. */
+static size_t resp_words = 64;
+static int64_t *resp_buf;
+
 typedef struct {
   int served, answered, faulting;
+  unsigned char *seen; /* [dest * per_peer + i] */
 } shuf_t;
 
 static int on_request(void *user, int source, const void *req, size_t bytes,
@@ -62,40 +71,54 @@ static int on_request(void *user, int source, const void *req, size_t bytes,
   shuf_t *u = user;
   (void)source, (void)bytes;
   if (u->faulting && rank == victim && ++u->served == 20) fault_now();
-  int64_t out[64], k;
+  int64_t k;
   memcpy(&k, req, sizeof k);
-  for (int i = 0; i < 64; i++) out[i] = k * 64 + i;
-  return wsp_shuffle_reply(reply, out, sizeof out);
+  for (size_t j = 0; j < resp_words; j++) resp_buf[j] = k * 1000003 + (int64_t)j;
+  return wsp_shuffle_reply(reply, resp_buf, resp_words * sizeof *resp_buf);
 }
 
 static int on_response(void *user, int dest, const void *req, size_t req_bytes,
                        const void *resp, size_t bytes) {
   shuf_t *u = user;
-  int64_t k;
-  const int64_t *v = resp;
-  (void)dest, (void)req_bytes;
+  int64_t k, w;
+  (void)req_bytes;
   memcpy(&k, req, sizeof k);
-  if (bytes != 64 * sizeof(int64_t) || v[0] != k * 64 || v[63] != k * 64 + 63) return -1;
+  if (bytes != resp_words * sizeof w) return -1;
+  for (size_t j = 0; j < resp_words; j++) {
+    memcpy(&w, (const char *)resp + j * sizeof w, sizeof w);
+    if (w != k * 1000003 + (int64_t)j) return -2;
+  }
+  long i = (long)(k & 0xfffff);
+  if ((k >> 20 & 0xfffff) != dest || i >= per_peer || u->seen[(size_t)dest * per_peer + i]++)
+    return -3; /* another request's answer, or a second one */
   u->answered++;
   return 0;
 }
 
 static int run_shuffle(wsp_comm_t *w, int faulting) {
   wsp_shuffle_handlers_t h = {.on_request = on_request, .on_response = on_response};
-  shuf_t u = {.faulting = faulting};
+  shuf_t u = {.faulting = faulting, .seen = calloc((size_t)size * per_peer, 1)};
+  if (u.seen == NULL) die("out of memory");
   wsp_shuffle_t *sh = NULL;
   int rc = wsp_shuffle_open(w, NULL, &h, &u, &sh);
   if (rc != WSP_OK) return rc;
   for (int i = 0; i < per_peer && rc == WSP_OK; i++)
     for (int d = 0; d < size && rc == WSP_OK; d++) {
-      int64_t k = (int64_t)rank * 1000000 + (int64_t)d * 1000 + i;
+      int64_t k = (int64_t)rank << 40 | (int64_t)d << 20 | i;
       rc = wsp_shuffle_post(sh, d, &k, sizeof k);
     }
-  int crc = wsp_shuffle_close(sh, NULL);
+  wsp_shuffle_stats_t st;
+  int crc = wsp_shuffle_close(sh, &st);
   if (rc == WSP_OK) rc = crc;
   if (rc == WSP_OK && u.answered != per_peer * size)
     die("shuffle: not every request was answered exactly once");
+  if (rc == WSP_OK && !faulting)
+    printf("SHUFFLE rank %d: %d requests answered, responses of %zu bytes, %llu chunks in "
+           "pieces of %zu bytes\n",
+           rank, u.answered, resp_words * sizeof(int64_t),
+           (unsigned long long)st.chunks_in_pieces, st.piece_bytes);
   if (rc == WSP_OK) wsp_shuffle_free(&sh);
+  free(u.seen);
   return rc;
 }
 
@@ -199,11 +222,17 @@ int main(int argc, char **argv) {
     } else if (strcmp(argv[i], "--victim") == 0 && i + 1 < argc) victim = atoi(argv[++i]);
     else if (strcmp(argv[i], "--margin") == 0 && i + 1 < argc) margin = atof(argv[++i]);
     else if (strcmp(argv[i], "--requests") == 0 && i + 1 < argc) per_peer = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--resp") == 0 && i + 1 < argc) {
+      long b = atol(argv[++i]);
+      if (b < 8 || b % 8 || b > (4L << 20)) die("--resp: expected a multiple of 8 in [8, 4M]");
+      resp_words = (size_t)b / 8;
+    }
     else die("usage: test_fault --op OP --fault kill|stop|none [--victim R] [--margin S] "
-             "[--requests N]");
+             "[--requests N] [--resp BYTES]");
   }
   if (size < 2 || victim < 1 || victim >= size) die("needs 2+ ranks and a victim in [1, p)");
-  if (per_peer < 1) die("--requests: expected a count >= 1");
+  if (per_peer < 1 || per_peer >= (1 << 20)) die("--requests: expected a count in [1, 2^20)");
+  if ((resp_buf = malloc(resp_words * sizeof *resp_buf)) == NULL) die("out of memory");
   wsp_comm_t *w = NULL;
   if (wsp_comm_create(MPI_COMM_WORLD, NULL, &w) != WSP_OK) die(wsp_last_error());
   if (sig == 0) {
