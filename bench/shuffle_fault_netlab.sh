@@ -6,10 +6,14 @@
 # root; the lab is removed again on exit, whatever happens.
 #   bench/shuffle_fault_netlab.sh [outdir] [hosts] [rate] [duration] [at]
 #   (defaults: results 16 25mbit 60 30)
-# Environment: WSP_MPIS (openmpi mpich), WSP_STRATEGIES (adaptive),
-# WSP_LAB_NAME (shflt), WSP_REQ_SIZE (1K), WSP_FOLD (100: responses of
-# 100 KiB, above Open MPI's 64 KiB TCP eager limit), WSP_FAULT (1: also the
-# run with the rate halved), WSP_BENCH_ARGS (more wsp-bench options).
+# Three cases per MPI: steady (defaults), halved (defaults, every host's
+# rate halved AT seconds in), tuned (the MPI's eager limit raised by hand
+# to 256 KiB and the engine sending each response chunk whole: the best a
+# user could do before responses went in pieces).
+# Environment: WSP_MPIS (openmpi mpich), WSP_CASES (steady halved tuned),
+# WSP_STRATEGIES (adaptive), WSP_LAB_NAME (shflt), WSP_REQ_SIZE (1K),
+# WSP_FOLD (100: responses of 100 KiB, above Open MPI's 64 KiB TCP eager
+# limit), WSP_BENCH_ARGS (more wsp-bench options).
 # Output: JSON lines (one per second and strategy, and a summary) appended
 # to OUTDIR/shuffle-fault-netlab.json, and a table on stdout
 # (bench/shuffle_fault_summary.py).
@@ -39,12 +43,26 @@ labels=()
 set_all() { # every host's rate, in one netlab command
   "$root/scripts/netlab" fault rate all --rate "$1" --name "$name" 2>/dev/null
 }
-cases="steady"
-[ "${WSP_FAULT:-1}" = 1 ] && cases="steady halved"
+cases=${WSP_CASES:-steady halved tuned}
 for m in $mpis; do
   for c in $cases; do
     label="netlab-cluster${hosts}x1-${rate}-$m-defaults-$c"
     [ "$c" = halved ] && label="$label-at${at}s-to-$half"
+    # tuned: the MPI set by hand as the docs advised before responses went
+    # in pieces (the eager limit above the largest response chunk), and
+    # the engine sending each chunk whole, as it did then.
+    tune=()
+    if [ "$c" = tuned ]; then
+      label="netlab-cluster${hosts}x1-${rate}-$m-tuned-eager256k-whole-chunks"
+      if [ "$m" = openmpi ]; then
+        tune=(--mpi-arg=--mca --mpi-arg=btl_tcp_eager_limit --mpi-arg=262144
+              --mpi-arg=--mca --mpi-arg=btl_tcp_max_send_size --mpi-arg=262144
+              --mpi-arg=-x --mpi-arg=WSP_SHUFFLE_PIECE=1G)
+      else
+        tune=(--mpi-arg=-genv --mpi-arg=UCX_RNDV_THRESH --mpi-arg=262144
+              --mpi-arg=-genv --mpi-arg=WSP_SHUFFLE_PIECE --mpi-arg=1G)
+      fi
+    fi
     echo "== $label"
     labels+=("$label")
     # The change: AT seconds after the strategy starts (wsp-bench prints
@@ -64,7 +82,7 @@ for m in $mpis; do
     fi
     # MPICH 4.0.2 + UCX tcp can hang in MPI_Finalize after the results
     # are written (docs/netlab.md): exit 124 after the done line is fine.
-    "$root/scripts/netlab" run --name "$name" --mpi "$m" --ppn 1 \
+    "$root/scripts/netlab" run --name "$name" --mpi "$m" --ppn 1 "${tune[@]}" \
       --timeout $(( duration * 8 + 600 )) \
       --done-line "# wsp-bench shuffle: finished" --done-grace 60 -- \
       "$root/build/$m/tools/wsp-bench" shuffle \
