@@ -68,7 +68,7 @@ for m in $mpis; do
     # The change: AT seconds after the strategy starts (wsp-bench prints
     # a line then), every host at once; the wall clock before and after the
     # command is recorded, and the summary places it on the strategy's
-    # seconds (wsp-bench writes each strategy's start, start_epoch_s).
+    # seconds (wsp-bench writes each strategy's start, start_epoch_ms).
     joblog="$out/.shuffle-fault-job.log"
     : > "$joblog"
     if [ "$c" = halved ]; then

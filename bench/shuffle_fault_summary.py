@@ -3,7 +3,7 @@
 
 For each run (label): goodput per host / B over the whole run (the shuffle's summary record);
 for a run whose rate was changed (a "fault" record with the wall clock of the change), the
-second of the strategy at which the change came (from the strategy's start_epoch_s), goodput /
+second of the strategy at which the change came (from the strategy's start_epoch_ms), goodput /
 B before it (from second 5 on), goodput / (B after the change) from 10 s after it to the end,
 and how long the pace took to follow: the seconds from the change until the ranks' mean pacing
 rate first comes down to within 15% of the goodput the new link delivers.
@@ -77,7 +77,7 @@ def main():
         if f and sec:
             series = [sec[t][0] for t in sorted(sec)]
             pace = [sec[t][1] for t in sorted(sec)]
-            tc = int(f.get("epoch_done_s", f["epoch_s"]) - s["start_epoch_s"])
+            tc = int(f.get("epoch_done_s", f["epoch_s"]) - s["start_epoch_ms"] / 1e3)
             # the new rate, in the lab's units: read from the fault record
             sys.path.insert(0, __file__.rsplit("/", 2)[0] + "/lab")
             from netlab.params import parse_rate

@@ -884,7 +884,10 @@ static void json_summary(shuffle_bench_t *b, int sgy, const strat_totals_t *t,
   json_object_set_new(j, "resp_bytes", json_integer((json_int_t)b->resp));
   json_object_set_new(j, "duration_s", json_real(o->duration));
   json_object_set_new(j, "finished_s", json_real(t->tmax));
-  json_object_set_new(j, "start_epoch_s", json_real(b->start_epoch[sgy]));
+  /* In integer milliseconds: the records' reals carry too few digits for
+   * seconds since 1970. */
+  json_object_set_new(j, "start_epoch_ms",
+                      json_integer((json_int_t)llround(b->start_epoch[sgy] * 1e3)));
   json_object_set_new(j, "open_s", engine ? json_real(t->open_max) : json_null());
   json_object_set_new(j, "cpu_s_sum", json_real(t->cpu_sum));
   json_object_set_new(j, "cpu_cores", json_real(t->tmax > 0 ? t->cpu_sum / t->tmax : 0));
