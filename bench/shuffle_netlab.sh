@@ -19,7 +19,10 @@
 # (bench/mpi_stream_netlab.sh; docs/results/shuffle.md, "Eager responses").
 # Before 2026-11-25 the default was "btl_tcp_links 2" (two TCP connections
 # per pair, which helps rendezvous traffic both ways); with eager responses
-# one connection measured as well or better (the same section).
+# one connection measured as well or better (the same section). Since
+# 2026-11-27 the engine sends its responses in eager pieces and needs no
+# such setting (bench/shuffle_fault_netlab.sh); the baselines s1-s3 send
+# whole responses and still do, so the setting stays for a fair comparison.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/results}

@@ -593,9 +593,10 @@ static void test_env(void) {
   setenv("WSP_SHUFFLE_MEMORY", "8M", 1);
   setenv("WSP_SHUFFLE_RATE", "24mbit", 1);
   setenv("WSP_SHUFFLE_PROGRESS_THREAD", "1", 1);
+  setenv("WSP_SHUFFLE_PIECE", "8K", 1);
   CHECK(wsp_shuffle_config_from_env(&c) == WSP_OK, "env: %s", wsp_last_error());
   CHECK(c.batch_bytes == 32768 && fabs(c.batch_delay - 0.0005) < 1e-12 &&
-            c.mem_limit == (size_t)8 << 20 && c.progress_thread == 1,
+            c.mem_limit == (size_t)8 << 20 && c.progress_thread == 1 && c.piece_bytes == 8192,
         "parsed");
   CHECK(c.mode == WSP_SHUFFLE_FIXED && fabs(c.rate - 3e6) < 1e-6,
         "a rate selects fixed mode: %g", c.rate);
@@ -608,8 +609,10 @@ static void test_env(void) {
                           {"WSP_SHUFFLE_MODE", "turbo"},
                           {"WSP_SHUFFLE_BATCH", "1"},
                           {"WSP_SHUFFLE_MEMORY", "1K"},
-                          {"WSP_SHUFFLE_PROGRESS_THREAD", "yes"}};
-  for (int i = 0; i < 6; i++) {
+                          {"WSP_SHUFFLE_PROGRESS_THREAD", "yes"},
+                          {"WSP_SHUFFLE_PIECE", "512"},
+                          {"WSP_SHUFFLE_PIECE", "2G"}};
+  for (int i = 0; i < 8; i++) {
     const char *old = getenv(bad[i][0]);
     char keep[64] = "";
     if (old) snprintf(keep, sizeof keep, "%s", old);
@@ -633,8 +636,8 @@ static void test_env(void) {
   CHECK(wsp_shuffle_config_from_env(&c) == WSP_ERR_CONFIG, "fixed without a rate");
   const char *vars[] = {"WSP_SHUFFLE_MODE", "WSP_SHUFFLE_BATCH",
                         "WSP_SHUFFLE_BATCH_DELAY_US", "WSP_SHUFFLE_MEMORY",
-                        "WSP_SHUFFLE_PROGRESS_THREAD"};
-  for (int i = 0; i < 5; i++) unsetenv(vars[i]);
+                        "WSP_SHUFFLE_PROGRESS_THREAD", "WSP_SHUFFLE_PIECE"};
+  for (int i = 0; i < 6; i++) unsetenv(vars[i]);
 
   /* The open-time checks name the field. */
   wsp_shuffle_config_init(&c);
@@ -652,12 +655,20 @@ static void test_env(void) {
   CHECK(wsp__shuffle_config_check(&c) == WSP_ERR_ARG &&
             strstr(wsp_last_error(), "batch_delay"),
         "delay");
+  wsp_shuffle_config_init(&c);
+  c.piece_bytes = 100;
+  CHECK(wsp__shuffle_config_check(&c) == WSP_ERR_ARG &&
+            strstr(wsp_last_error(), "cfg->piece_bytes"),
+        "piece below 1 KiB");
   wsp_shuffle_config_t a, b;
   wsp_shuffle_config_init(&a);
   wsp_shuffle_config_init(&b);
   b.progress_thread = 1;
   CHECK(wsp__shuffle_config_fingerprint(&a) == wsp__shuffle_config_fingerprint(&b),
         "the progress thread is a local choice");
+  b.piece_bytes = 4096;
+  CHECK(wsp__shuffle_config_fingerprint(&a) == wsp__shuffle_config_fingerprint(&b),
+        "the piece size is a local choice (announcements carry each chunk's length)");
   b.mem_limit *= 2;
   CHECK(wsp__shuffle_config_fingerprint(&a) != wsp__shuffle_config_fingerprint(&b),
         "mem_limit must agree");
