@@ -42,9 +42,9 @@ enum {
  * (shuffle_request.c). A whole chunk is at least WSP__HDR_BYTES +
  * WSP__ENTRY_BYTES long, so a message of WSP__ANN_BYTES is an announcement.
  * Why: a message above the MPI's eager limit waits for a rendezvous answer
- * that queues behind the requester's own responses, which held the shuffle
- * near 0.8 of the link under both MPIs' defaults (docs/shuffle.md, "The
- * MPI's eager limit").
+ * that queues behind the requester's own responses, and that held the
+ * shuffle well below the link under both MPIs' defaults (docs/shuffle.md,
+ * configuration; docs/results/shuffle.md, "Responses in pieces").
  *
  * A chunk's buffer starts with WSP__CHUNK_PREFIX bytes that are not the
  * chunk: the count of its sends still in flight (8 bytes; the buffer is
@@ -53,9 +53,8 @@ enum {
   WSP__ANN_BYTES = 16,
   WSP__CHUNK_PREFIX = 8 + WSP__ANN_BYTES,
   /* The piece size when neither the configuration nor a network map gives
-   * one: under both MPIs' defaults on TCP (eager limits of about 64 KiB for
-   * Open MPI, 19 KiB measured for MPICH over UCX) a message this large goes
-   * eagerly. */
+   * one: small enough to go eagerly under both MPIs' defaults over TCP,
+   * whose eager limits docs/shuffle.md gives. */
   WSP__PIECE_DEFAULT = 16 << 10,
   WSP__PIECE_MIN = 1 << 10
 };
