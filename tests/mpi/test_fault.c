@@ -17,15 +17,17 @@
  * (SIGSTOP) itself: for the collectives and the sparse exchange right
  * before the call, while the others are inside it; in the shuffle from its
  * request handler, after it has answered some requests; in the striped
- * transfer after the receive has begun. Each survivor prints one line
+ * transfer after the receive has begun. Each survivor prints
  *
  *   FAULT rank R op OP status NAME after T s: MESSAGE
  *   AFTER rank R status NAME in T s
+ *   FREE rank R status NAME in T s
  *
  * then "VERDICT rank R ok" only if it got WSP_ERR_TIMEOUT (or WSP_ERR_MPI,
  * when the MPI noticed the death itself, or WSP_ERR_CONN, when a striped
- * lane saw it) within WSP_TIMEOUT + margin, and after a timeout
- * WSP_ERR_TIMEOUT again at once from the later call. The job
+ * lane saw it) within WSP_TIMEOUT + margin, after a timeout WSP_ERR_TIMEOUT
+ * again at once from the later call, and then wsp_comm_free succeeds
+ * within 3 s. The job
  * then ends with MPI_Abort, which also takes the stopped victim; the
  * script around it (tests/mpi/fault.sh) checks that nothing is left.
  */
@@ -270,6 +272,13 @@ int main(int argc, char **argv) {
     printf("AFTER rank %d status %s in %.3f s\n", rank, wsp_err_name(rc2), t2);
     ok = ok && rc2 == WSP_ERR_TIMEOUT && t2 < 0.5;
   }
+  /* Freeing the communicator afterwards releases what is local and waits
+   * for nobody. */
+  double tf = MPI_Wtime();
+  int frc = wsp_comm_free(&w);
+  double tfree = MPI_Wtime() - tf;
+  printf("FREE rank %d status %s in %.3f s\n", rank, wsp_err_name(frc), tfree);
+  ok = ok && frc == WSP_OK && tfree < 3.0;
   printf("VERDICT rank %d %s\n", rank, ok ? "ok" : "FAILED");
   fflush(stdout);
   /* The lowest survivor ends the job once the others had time to print
