@@ -161,9 +161,9 @@ def cmd_doctor(args):
     return EXIT_OK
 
 
-def parser():
+def parser(prog="netlab"):
     ap = argparse.ArgumentParser(
-        prog="netlab", description="Emulated cluster of network namespaces with shaped links "
+        prog=prog, description="Emulated cluster of network namespaces with shaped links "
         "(addresses from %s, one /24 per lab). See docs/netlab.md." % ADDR_BLOCK)
     sub = ap.add_subparsers(dest="cmd", metavar="COMMAND")
 
@@ -275,8 +275,8 @@ def parser():
     return ap
 
 
-def main(argv=None):
-    ap = parser()
+def main(argv=None, prog="netlab"):
+    ap = parser(prog)
     args = ap.parse_args(argv)
     if not getattr(args, "func", None):
         ap.print_help()

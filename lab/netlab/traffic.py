@@ -15,9 +15,11 @@ from .base import EXIT_ENV, EXIT_OK, EXIT_USAGE, LabError, kill_tree, run_cmd
 from .params import fmt_rate
 
 CALIBRATE_TESTS = ("pair", "wan1", "wank", "wanall", "ring", "a2a")
-# The directory that holds the netlab package: the flow helper runs as `python3 -m netlab`
-# inside the host namespaces and must find the same package.
+# The directory that holds the netlab package, and its name there: the flow helper runs as
+# `python3 -m netlab` inside the host namespaces and must find the same package (installed
+# with the Python package, it is wirespeed/_netlab).
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PACKAGE_NAME = os.path.basename(os.path.dirname(os.path.abspath(__file__)))
 
 def flow_main(args):
     """Hidden helper run inside a host namespace: a TCP sink on --port and one sender thread
@@ -116,7 +118,7 @@ def run_flows(st, plan, seconds, warmup=1.0, port=5301):
     try:
         for ns, dests in plan.items():
             procs[ns] = subprocess.Popen(
-                ["ip", "netns", "exec", ns, sys.executable, "-m", "netlab", "_flow", "--port",
+                ["ip", "netns", "exec", ns, sys.executable, "-m", PACKAGE_NAME, "_flow", "--port",
                  str(port), "--dests", ",".join(dests), "--start", repr(start), "--warmup",
                  str(warmup), "--seconds", str(seconds)], stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE, text=True, start_new_session=True, env=env)

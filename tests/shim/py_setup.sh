@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # Makes the virtual environment the shim's Python test runs in: the system
 # Python (its NumPy, from python3-numpy) and mpi4py from PyPI. Its wheel
-# carries an extension for Open MPI's ABI and one for MPICH's; the MPICH
-# one needs MPICH's library under the name libmpi.so.12, which Debian does
-# not ship, so a link to libmpich.so.12 goes beside it (mpichlib/). Also
+# carries an extension for Open MPI's ABI and one for MPICH's, which needs
+# a link to MPICH's library (py_mpichlib.sh). Also
 # mpi4py's test suite and demos, from its source distribution.
 #   py_setup.sh DIR
 set -euo pipefail
@@ -48,9 +47,5 @@ PY
   tar xzf "$dir/sdist/mpi4py-$ver.tar.gz" -C "$dir/mpi4py-src" --strip-components=1 \
     "mpi4py-$ver/test" "mpi4py-$ver/demo"
 fi
-mkdir -p "$dir/mpichlib"
-# awk reads to the end: leaving early would kill ldconfig with SIGPIPE, and
-# under pipefail and set -e that ended this script now and then.
-mpich=$(/sbin/ldconfig -p | awk '/libmpich\.so\.12 / && !found {print $NF; found = 1}')
-[ -z "$mpich" ] || ln -sf "$mpich" "$dir/mpichlib/libmpi.so.12"
+"$(dirname "$0")/py_mpichlib.sh" "$dir"
 "$dir/bin/python" -c 'import mpi4py, numpy; print("py_setup: mpi4py", mpi4py.__version__, "numpy", numpy.__version__)'
