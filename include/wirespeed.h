@@ -611,6 +611,36 @@ typedef struct wsp_shuffle_handlers {
                      const void *resp, size_t resp_bytes);
 } wsp_shuffle_handlers_t;
 
+/* Batched handlers (wsp_shuffle_open_batched): the same contract, with
+ * several requests or responses of one peer per call, for callers whose
+ * per-call cost is high (an interpreter: the Python package calls Python
+ * once per batch, not per request). */
+typedef struct wsp_shuffle_item {
+  const void *req; /* a request as posted (NULL when req_bytes == 0) */
+  size_t req_bytes;
+  /* on_responses: the response to it. on_requests: set by the handler, to
+   * memory that stays valid and unchanged until this shuffle's next
+   * on_requests call returns or the shuffle is closed (the engine copies
+   * each response into its chunks as their room allows); NULL and 0, as
+   * the engine passes them in, answer with an empty response. */
+  const void *resp;
+  size_t resp_bytes;
+} wsp_shuffle_item_t;
+
+typedef struct wsp_shuffle_batch_handlers {
+  /* Called on the destination rank with n >= 1 requests from `source`, in
+   * the order they were posted, to answer by setting items[i].resp and
+   * items[i].resp_bytes. Responses larger than stats.max_response fail the
+   * shuffle as a handler error. Returns 0, or non-zero to fail the shuffle
+   * (its requests are then answered with empty responses). May not call
+   * the shuffle (wsp_shuffle_reply is for on_request only). */
+  int (*on_requests)(void *user, int source, size_t n, wsp_shuffle_item_t *items);
+  /* Called on the requesting rank with n >= 1 requests it posted to `dest`
+   * and their responses, in the order the posts to dest returned. Buffers
+   * are valid during the call only. May post follow-ups, as on_response. */
+  int (*on_responses)(void *user, int dest, size_t n, const wsp_shuffle_item_t *items);
+} wsp_shuffle_batch_handlers_t;
+
 typedef enum wsp_shuffle_mode {
   WSP_SHUFFLE_ADAPTIVE = 0, /* paced at a rate found by steering the queue, no tuning */
   WSP_SHUFFLE_FIXED = 1     /* fixed rate (cfg.rate), the hand-tuned way */
@@ -697,6 +727,11 @@ WSP_API int wsp_shuffle_config_from_env(wsp_shuffle_config_t *cfg);
 WSP_API int wsp_shuffle_open(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
                              const wsp_shuffle_handlers_t *handlers, void *user,
                              wsp_shuffle_t **out);
+/* wsp_shuffle_open with batched handlers (above); everything else about
+ * the shuffle is the same. */
+WSP_API int wsp_shuffle_open_batched(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
+                                     const wsp_shuffle_batch_handlers_t *handlers,
+                                     void *user, wsp_shuffle_t **out);
 /* Copies `bytes` bytes (data may be NULL when bytes == 0) into a request to
  * rank `dest` (any rank, this one included). */
 WSP_API int wsp_shuffle_post(wsp_shuffle_t *sh, int dest, const void *data,

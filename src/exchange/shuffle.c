@@ -70,20 +70,25 @@
  * or the defaults and WSP_SHUFFLE_* when cfg is NULL) into *c, the testing
  * aid WSP_SHUFFLE_FAULT_NOMEM into *fault_n, the memory shares into *lim,
  * and the thread level a progress thread needs. */
-static int wsp__open_check(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
-                           const wsp_shuffle_handlers_t *handlers,
+static int wsp__open_check(wsp_comm_t *comm, const char *fn,
+                           const wsp_shuffle_config_t *cfg,
+                           const wsp_shuffle_handlers_t *h,
+                           const wsp_shuffle_batch_handlers_t *hb, int batched,
                            wsp_shuffle_t **out, wsp_shuffle_config_t *c,
                            size_t *fault_n, wsp__shuffle_limits_t *lim) {
-  const char *fn = "wsp_shuffle_open";
   int rc;
   if (out == NULL)
     rc = wsp__fail(comm, WSP_ERR_ARG, "%s: out is NULL", fn);
-  else if (handlers == NULL)
+  else if (batched ? hb == NULL : h == NULL)
     rc = wsp__fail(comm, WSP_ERR_ARG, "%s: handlers is NULL", fn);
-  else if (handlers->on_request == NULL)
+  else if (h && h->on_request == NULL)
     rc = wsp__fail(comm, WSP_ERR_ARG, "%s: handlers->on_request is NULL", fn);
-  else if (handlers->on_response == NULL)
+  else if (h && h->on_response == NULL)
     rc = wsp__fail(comm, WSP_ERR_ARG, "%s: handlers->on_response is NULL", fn);
+  else if (hb && hb->on_requests == NULL)
+    rc = wsp__fail(comm, WSP_ERR_ARG, "%s: handlers->on_requests is NULL", fn);
+  else if (hb && hb->on_responses == NULL)
+    rc = wsp__fail(comm, WSP_ERR_ARG, "%s: handlers->on_responses is NULL", fn);
   else if (cfg)
     rc = wsp__shuffle_config_check(cfg);
   else
@@ -121,19 +126,22 @@ static void wsp__free_handle(wsp_shuffle_t *sh) {
   if (sh == NULL) return;
   free(sh->peers);
   free(sh->rate_buf);
+  free(sh->run);
   if (!sh->close_sums_pending) free(sh->close_sums);
   free(sh);
 }
 
 /* A zeroed handle with room for p peers; NULL when memory or the pacing
  * controller's configuration fails. */
-static wsp_shuffle_t *wsp__new_handle(int p, const wsp_shuffle_config_t *c) {
+static wsp_shuffle_t *wsp__new_handle(int p, const wsp_shuffle_config_t *c, int batched) {
   wsp_shuffle_t *sh = calloc(1, sizeof *sh);
   if (sh == NULL) return NULL;
   sh->peers = calloc((size_t)p, sizeof *sh->peers);
   sh->rate_buf = calloc((size_t)p, sizeof *sh->rate_buf);
   sh->close_sums = calloc(2, sizeof *sh->close_sums);
+  if (batched) sh->run = calloc(WSP__RUN_MAX, sizeof *sh->run);
   if (sh->peers == NULL || sh->rate_buf == NULL || sh->close_sums == NULL ||
+      (batched && sh->run == NULL) ||
       wsp__pace_init(&sh->pace, c->mode, c->rate, (double)c->batch_bytes,
                      (double)c->window, MPI_Wtime()) != WSP_OK) {
     wsp__free_handle(sh);
@@ -166,10 +174,11 @@ out:
   return rc;
 }
 
-int wsp_shuffle_open(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
-                     const wsp_shuffle_handlers_t *handlers, void *user,
+/* Both opens: handlers per request and response (h), or batched (hb). */
+static int wsp__open(wsp_comm_t *comm, const char *fn, const wsp_shuffle_config_t *cfg,
+                     const wsp_shuffle_handlers_t *h,
+                     const wsp_shuffle_batch_handlers_t *hb, int batched, void *user,
                      wsp_shuffle_t **out) {
-  const char *fn = "wsp_shuffle_open";
   if (comm == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "%s: comm is NULL", fn);
   if (wsp__usable(comm, fn) != WSP_OK) return WSP_ERR_TIMEOUT;
   if (out) *out = NULL;
@@ -181,9 +190,9 @@ int wsp_shuffle_open(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
   wsp_shuffle_config_init(&c);
   size_t fault_n = 0;
   wsp__shuffle_limits_t lim;
-  int local_rc = wsp__open_check(comm, cfg, handlers, out, &c, &fault_n, &lim);
+  int local_rc = wsp__open_check(comm, fn, cfg, h, hb, batched, out, &c, &fault_n, &lim);
   wsp_shuffle_t *sh = NULL;
-  if (local_rc == WSP_OK && (sh = wsp__new_handle(comm->size, &c)) == NULL)
+  if (local_rc == WSP_OK && (sh = wsp__new_handle(comm->size, &c, batched)) == NULL)
     local_rc = wsp__fail(comm, WSP_ERR_NOMEM, "%s: out of memory", fn);
   if (local_rc != WSP_OK) snprintf(local_msg, sizeof local_msg, "%s", wsp_last_error());
 
@@ -213,7 +222,11 @@ int wsp_shuffle_open(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
   sh->osend_per_chunk = 2 + (lim.resp_out / 2 + WSP__CHUNK_PREFIX) / sh->piece;
   sh->fault_n = fault_n;
   sh->fault_rng = 0x9E3779B97F4A7C15ULL ^ (uint64_t)(comm->rank + 1);
-  sh->h = *handlers;
+  if (batched)
+    sh->hb = *hb;
+  else
+    sh->h = *h;
+  sh->batched = batched;
   sh->user = user;
   sh->state = WSP__ST_OPEN;
   sh->p = comm->size;
@@ -243,6 +256,18 @@ fail:
   if (dup != MPI_COMM_NULL) MPI_Comm_free(&dup);
   wsp__free_handle(sh);
   return rc;
+}
+
+int wsp_shuffle_open(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
+                     const wsp_shuffle_handlers_t *handlers, void *user,
+                     wsp_shuffle_t **out) {
+  return wsp__open(comm, "wsp_shuffle_open", cfg, handlers, NULL, 0, user, out);
+}
+
+int wsp_shuffle_open_batched(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
+                             const wsp_shuffle_batch_handlers_t *handlers, void *user,
+                             wsp_shuffle_t **out) {
+  return wsp__open(comm, "wsp_shuffle_open_batched", cfg, NULL, handlers, 1, user, out);
 }
 
 /* ---- post, reply, progress, stats ---- */
@@ -332,6 +357,11 @@ int wsp_shuffle_post(wsp_shuffle_t *sh, int dest, const void *data,
 static int wsp__reply(wsp_shuffle_t *sh, wsp_shuffle_reply_t *reply,
                       const void *data, size_t bytes) {
   const char *fn = "wsp_shuffle_reply";
+  if (sh->batched)
+    return wsp__fail(&sh->c, WSP_ERR_ARG,
+                     "%s: the shuffle has batched handlers (on_requests answers "
+                     "through items[i].resp)",
+                     fn);
   if (!sh->reply_active)
     return wsp__fail(&sh->c, WSP_ERR_ARG,
                      "%s: not inside a request handler (the reply context is "

@@ -328,6 +328,10 @@ typedef struct wsp__peer {
  * the shuffle's handle, so a stale one used after close is still safe to
  * read. */
 #define WSP__REPLY_SLOTS 1024
+/* Most requests or responses one batched handler call gets: enough that
+ * an interpreter's per-call cost is spread thin, small enough for the
+ * response side's stack array. */
+#define WSP__RUN_MAX 128
 struct wsp_shuffle_reply {
   struct wsp_shuffle *sh;
   uint64_t call; /* the request handler call it was given to */
@@ -389,6 +393,18 @@ struct wsp_shuffle {
   int **tr_flag;
   int *tr_idx;
   size_t cap_tr;
+
+  /* Batched handlers (wsp_shuffle_open_batched; batched = 1, h unused):
+   * the requests handed to the last on_requests call, from batch run_ib,
+   * whose responses serving copies into chunks one by one, with the room
+   * checks of a single reply (run_next of run_n copied). The handler is
+   * called again only once all are copied, so its response memory is only
+   * needed until then. */
+  wsp_shuffle_batch_handlers_t hb;
+  int batched;
+  wsp_shuffle_item_t *run;
+  size_t run_n, run_next;
+  const struct wsp__ibatch *run_ib;
 
   wsp_shuffle_reply_t replies[WSP__REPLY_SLOTS];
   uint64_t reply_call; /* number of the current (or last) handler call */

@@ -266,28 +266,39 @@ int wsp__shuffle_dispatch(wsp_shuffle_t *sh, int src, const unsigned char *buf,
   if (b == NULL || b->seq != seq)
     return wsp__shuffle_broken(sh, "a response chunk does not answer the oldest "
                                    "batch in flight to its peer");
-  size_t off = WSP__HDR_BYTES;
-  for (uint32_t i = 0; i < count; i++) {
-    if (off + WSP__ENTRY_BYTES > len || b->answered >= b->count ||
-        b->cursor + WSP__ENTRY_BYTES > b->len)
-      return wsp__shuffle_broken(sh, "malformed response chunk");
-    uint64_t rl = wsp__get64(buf + off);
-    uint64_t ql = wsp__get64(b->buf + b->cursor);
-    off += WSP__ENTRY_BYTES;
-    if (rl > len - off || ql > b->len - b->cursor - WSP__ENTRY_BYTES)
-      return wsp__shuffle_broken(sh, "malformed response chunk");
-    const unsigned char *q = b->buf + b->cursor + WSP__ENTRY_BYTES;
+  /* The entries, paired with their requests, in groups: one entry per
+   * on_response call, up to WSP__RUN_MAX per on_responses call. */
+  size_t off = WSP__HDR_BYTES, group = sh->batched ? WSP__RUN_MAX : 1;
+  wsp_shuffle_item_t it[WSP__RUN_MAX];
+  for (uint32_t i = 0; i < count;) {
+    size_t n = 0, bytes = 0;
+    for (; n < group && i < count; n++, i++) {
+      if (off + WSP__ENTRY_BYTES > len || b->answered >= b->count ||
+          b->cursor + WSP__ENTRY_BYTES > b->len)
+        return wsp__shuffle_broken(sh, "malformed response chunk");
+      uint64_t rl = wsp__get64(buf + off);
+      uint64_t ql = wsp__get64(b->buf + b->cursor);
+      off += WSP__ENTRY_BYTES;
+      if (rl > len - off || ql > b->len - b->cursor - WSP__ENTRY_BYTES)
+        return wsp__shuffle_broken(sh, "malformed response chunk");
+      const unsigned char *q = b->buf + b->cursor + WSP__ENTRY_BYTES;
+      it[n] = (wsp_shuffle_item_t){.req = ql ? q : NULL, .req_bytes = (size_t)ql,
+                                   .resp = rl ? buf + off : NULL, .resp_bytes = (size_t)rl};
+      b->resp_bytes += (size_t)rl;
+      b->cursor += WSP__ENTRY_BYTES + (size_t)ql;
+      b->answered++;
+      off += (size_t)rl;
+      bytes += (size_t)rl;
+    }
     sh->in_handler = WSP__IN_RESPONSE;
-    int hrc = sh->h.on_response(sh->user, src, ql ? q : NULL, (size_t)ql,
-                                rl ? buf + off : NULL, (size_t)rl);
+    int hrc = sh->batched ? sh->hb.on_responses(sh->user, src, n, it)
+                          : sh->h.on_response(sh->user, src, it[0].req, it[0].req_bytes,
+                                              it[0].resp, it[0].resp_bytes);
     sh->in_handler = WSP__IN_NONE;
-    if (hrc != 0) wsp__shuffle_handler_failed(sh, "response", hrc, src);
-    sh->st.responses_handled++;
-    sh->st.response_bytes_received += rl;
-    b->resp_bytes += (size_t)rl;
-    b->cursor += WSP__ENTRY_BYTES + (size_t)ql;
-    b->answered++;
-    off += (size_t)rl;
+    if (hrc != 0) wsp__shuffle_handler_failed(sh, sh->batched ? "responses" : "response", hrc,
+                                              src);
+    sh->st.responses_handled += n;
+    sh->st.response_bytes_received += bytes;
   }
   return flags & WSP__CHUNK_LAST ? wsp__answered(sh, src, now) : WSP_OK;
 }

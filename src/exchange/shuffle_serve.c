@@ -246,6 +246,63 @@ static int wsp__parse_batch(wsp_shuffle_t *sh, wsp__peer_t *pe,
   return WSP_OK;
 }
 
+/* Batched handlers: puts the response to the next request of batch ib
+ * from rank q into the chunk (its room reserved), first calling
+ * on_requests on it and the requests after it when the last run is used
+ * up. A handler failure, or a response it set wrongly, fails the shuffle
+ * and answers the run with empty responses, as a request handler that
+ * fails and does not reply. */
+static int wsp__serve_batched(wsp_shuffle_t *sh, int q, wsp__ibatch_t *ib) {
+  if (sh->run_next == sh->run_n) {
+    const unsigned char *buf = ib->m.buf;
+    size_t len = ib->m.len, cur = ib->cursor, n = 0;
+    for (; n < WSP__RUN_MAX && n < (size_t)(ib->count - ib->done); n++) {
+      if (cur + WSP__ENTRY_BYTES > len) return wsp__shuffle_broken(sh, "malformed request batch");
+      uint64_t ql = wsp__get64(buf + cur);
+      if (ql > len - cur - WSP__ENTRY_BYTES)
+        return wsp__shuffle_broken(sh, "malformed request batch");
+      sh->run[n] = (wsp_shuffle_item_t){
+          .req = ql ? buf + cur + WSP__ENTRY_BYTES : NULL, .req_bytes = (size_t)ql};
+      cur += WSP__ENTRY_BYTES + (size_t)ql;
+    }
+    sh->in_handler = WSP__IN_REQUEST;
+    int hrc = sh->hb.on_requests(sh->user, q, n, sh->run);
+    sh->in_handler = WSP__IN_NONE;
+    sh->run_n = n;
+    sh->run_next = 0;
+    sh->run_ib = ib;
+    int bad = hrc != 0;
+    if (bad) wsp__shuffle_handler_failed(sh, "requests", hrc, q);
+    for (size_t i = 0; i < n && !bad; i++) {
+      const wsp_shuffle_item_t *it = &sh->run[i];
+      if ((it->resp == NULL && it->resp_bytes > 0) || it->resp_bytes > sh->lim.max_response) {
+        wsp__fail(&sh->c, WSP_ERR_HANDLER,
+                  "wsp_shuffle: on_requests set items[%zu] to %zu bytes at %p (requests "
+                  "from rank %d; a response is at most %zu bytes, and NULL only when empty)",
+                  i, it->resp_bytes, it->resp, q, sh->lim.max_response);
+        wsp__shuffle_failed(sh, WSP_ERR_HANDLER);
+        bad = 1;
+      }
+    }
+    if (bad)
+      for (size_t i = 0; i < n; i++) sh->run[i].resp = NULL, sh->run[i].resp_bytes = 0;
+  } else if (sh->run_ib != ib) {
+    return wsp__shuffle_broken(sh, "a run of batched requests outlived its batch");
+  }
+  const wsp_shuffle_item_t *it = &sh->run[sh->run_next++];
+  if (wsp__shuffle_reply_put(sh, it->resp, it->resp_bytes) == WSP_OK) {
+    sh->st.response_bytes_sent += it->resp_bytes;
+    return WSP_OK;
+  }
+  /* As wsp_shuffle_reply: the shuffle fails, the request gets the empty
+   * response whose room was reserved. */
+  wsp__shuffle_failed(sh, wsp__fail(&sh->c, WSP_ERR_NOMEM,
+                                    "wsp_shuffle: no memory for a %zu-byte response",
+                                    it->resp_bytes));
+  wsp__chunk_put(sh, NULL, 0);
+  return WSP_OK;
+}
+
 /* Serves the next request of batch ib from rank q, if the response share
  * has room and the reservation succeeds (*served = 1; else 0 and nothing
  * changed): on_request, its reply or an empty response, and the chunk
@@ -266,19 +323,24 @@ static int wsp__serve_one(wsp_shuffle_t *sh, int q, wsp__ibatch_t *ib,
     wsp__shuffle_nomem_wait(sh);
     return WSP_OK;
   }
-  wsp_shuffle_reply_t *reply = &sh->replies[++sh->reply_call % WSP__REPLY_SLOTS];
-  reply->call = sh->reply_call;
-  sh->reply_active = 1;
-  sh->reply_replied = 0;
-  sh->in_handler = WSP__IN_REQUEST;
-  int hrc = sh->h.on_request(sh->user, q, ql ? req : NULL, (size_t)ql, reply);
-  sh->in_handler = WSP__IN_NONE;
-  sh->reply_active = 0;
-  if (hrc != 0) wsp__shuffle_handler_failed(sh, "request", hrc, q);
-  if (!sh->reply_replied) { /* an empty response, its room reserved */
-    if (sh->chunk_len + WSP__ENTRY_BYTES > sh->chunk_cap)
-      return wsp__shuffle_broken(sh, "no room reserved for an empty response");
-    wsp__chunk_put(sh, NULL, 0);
+  if (sh->batched) {
+    int rc = wsp__serve_batched(sh, q, ib);
+    if (rc != WSP_OK) return rc;
+  } else {
+    wsp_shuffle_reply_t *reply = &sh->replies[++sh->reply_call % WSP__REPLY_SLOTS];
+    reply->call = sh->reply_call;
+    sh->reply_active = 1;
+    sh->reply_replied = 0;
+    sh->in_handler = WSP__IN_REQUEST;
+    int hrc = sh->h.on_request(sh->user, q, ql ? req : NULL, (size_t)ql, reply);
+    sh->in_handler = WSP__IN_NONE;
+    sh->reply_active = 0;
+    if (hrc != 0) wsp__shuffle_handler_failed(sh, "request", hrc, q);
+    if (!sh->reply_replied) { /* an empty response, its room reserved */
+      if (sh->chunk_len + WSP__ENTRY_BYTES > sh->chunk_cap)
+        return wsp__shuffle_broken(sh, "no room reserved for an empty response");
+      wsp__chunk_put(sh, NULL, 0);
+    }
   }
   sh->st.requests_served++;
   ib->cursor += WSP__ENTRY_BYTES + (size_t)ql;

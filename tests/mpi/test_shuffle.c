@@ -134,6 +134,12 @@ typedef struct ctx {
   int stale_tried; /* the kept context was used in a later handler call */
   int post_in_request; /* try a post from a request handler (must fail) */
   int saw_post_refused;
+  unsigned char *run; /* batched: the responses of the last on_requests call */
+  size_t cap_run;
+  long batched_calls;
+  /* A batched request handler failed somewhere: the requests it was given
+   * are answered with empty responses. */
+  int empty_ok;
 } ctx_t;
 
 static void maybe_sleep(ctx_t *c) {
@@ -162,9 +168,9 @@ static int post_next(ctx_t *c, int dst) {
   return rc;
 }
 
-static int on_request(void *user, int src, const void *req, size_t n,
-                      wsp_shuffle_reply_t *reply) {
-  ctx_t *c = user;
+/* Checks one request against the reference and makes its response in
+ * c->b; returns the response's size. */
+static size_t serve_request(ctx_t *c, int src, const void *req, size_t n) {
   c->served[src]++;
   CHECK((n == 0) == (req == NULL), "request pointer vs size");
   if (n == 0) {
@@ -206,6 +212,13 @@ static int on_request(void *user, int src, const void *req, size_t n,
           "progress from a handler: %s", wsp_err_name(rc));
     c->saw_post_refused = 1;
   }
+  return m;
+}
+
+static int on_request(void *user, int src, const void *req, size_t n,
+                      wsp_shuffle_reply_t *reply) {
+  ctx_t *c = user;
+  size_t m = serve_request(c, src, req, n);
   if (c->stale && !c->stale_tried && c->stale != reply) {
     /* The context kept from an earlier call must not answer this request
      * (this request's own reply below must still succeed). */
@@ -250,7 +263,7 @@ static int on_response(void *user, int dst, const void *req, size_t n,
         "%zu of request %llu)", (unsigned long long)j, dst, n, want,
         (unsigned long long)k);
   size_t wm = make_response(&c->t, dst, c->a, want, c->b);
-  CHECK(m == wm && (m == 0 || memcmp(resp, c->b, m) == 0),
+  CHECK((m == wm && (m == 0 || memcmp(resp, c->b, m) == 0)) || (m == 0 && c->empty_ok),
         "response %llu from %d: %zu bytes, expected %zu (or content differs)",
         (unsigned long long)k, dst, m, wm);
   CHECK((m == 0) == (resp == NULL), "response pointer vs size");
@@ -277,6 +290,63 @@ static int on_response(void *user, int dst, const void *req, size_t n,
 }
 
 static const wsp_shuffle_handlers_t handlers = {on_request, on_response};
+
+/* The same handlers, batched (--batched): the responses of one call are
+ * packed into c->run, which must stay as it is until the next call. */
+static int on_requests(void *user, int src, size_t n, wsp_shuffle_item_t *items) {
+  ctx_t *c = user;
+  CHECK(n >= 1, "on_requests with n = %zu", n);
+  size_t *len = malloc(n * sizeof *len), used = 0;
+  if (len == NULL) MPI_Abort(MPI_COMM_WORLD, 2);
+  for (size_t i = 0; i < n; i++) {
+    CHECK(items[i].resp == NULL && items[i].resp_bytes == 0, "items[%zu] comes filled", i);
+    len[i] = serve_request(c, src, items[i].req, items[i].req_bytes);
+    if (used + len[i] > c->cap_run) {
+      c->cap_run = 2 * (used + len[i]);
+      c->run = realloc(c->run, c->cap_run);
+      if (c->run == NULL) MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    if (len[i]) memcpy(c->run + used, c->b, len[i]);
+    used += len[i];
+  }
+  c->batched_calls++;
+  for (size_t i = 0, off = 0; i < n; off += len[i++]) {
+    /* An empty response: left as it came, or set explicitly. */
+    if (len[i] == 0 && c->skip_empty_reply && (c->served[src] & 1)) continue;
+    items[i].resp = len[i] ? c->run + off : NULL;
+    items[i].resp_bytes = len[i];
+  }
+  free(len);
+  if (c->fail_in == 4) { /* a response larger than any allowed */
+    c->fail_in = 0;
+    items[0].resp = c->b;
+    items[0].resp_bytes = (size_t)1 << 62;
+  }
+  if (c->fail_in == 1) {
+    c->fail_in = 0;
+    return -7;
+  }
+  return 0;
+}
+
+static int on_responses(void *user, int dst, size_t n, const wsp_shuffle_item_t *items) {
+  CHECK(n >= 1, "on_responses with n = %zu", n);
+  int rc = 0;
+  for (size_t i = 0; i < n; i++) {
+    const wsp_shuffle_item_t *it = &items[i];
+    int r = on_response(user, dst, it->req, it->req_bytes, it->resp, it->resp_bytes);
+    if (rc == 0) rc = r;
+  }
+  return rc;
+}
+
+static const wsp_shuffle_batch_handlers_t batch_handlers = {on_requests, on_responses};
+static int batched; /* --batched 1: every shuffle of the traffic phases is batched */
+
+static int open_shuffle(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg, ctx_t *c) {
+  return batched ? wsp_shuffle_open_batched(comm, cfg, &batch_handlers, c, &c->sh)
+                 : wsp_shuffle_open(comm, cfg, &handlers, c, &c->sh);
+}
 
 static void ctx_init(ctx_t *c, const traffic_t *t) {
   memset(c, 0, sizeof *c);
@@ -321,6 +391,7 @@ static void ctx_free(ctx_t *c) {
   free(c->a);
   free(c->b);
   free(c->top);
+  free(c->run);
 }
 
 /* After close: exactly one response per request, and every rank served
@@ -405,7 +476,7 @@ static void run_traffic(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
   c.skip_empty_reply = 1;
   c.threaded = cfg && cfg->progress_thread;
   c.followups = c.threaded ? 0 : followups;
-  int rc = wsp_shuffle_open(comm, cfg, &handlers, &c, &c.sh);
+  int rc = open_shuffle(comm, cfg, &c);
   CHECK(rc == WSP_OK, "%s: open: %s", what, wsp_last_error());
   if (rc != WSP_OK) MPI_Abort(MPI_COMM_WORLD, 3);
   /* Skew: the last rank posts 100x the base, rank 0 nothing at all when
@@ -435,7 +506,15 @@ static void run_traffic(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
     printf("%s: %ld follow-ups refused with WSP_ERR_AGAIN and posted again later\n", what, again);
   int tried = 0;
   MPI_Allreduce(&c.stale_tried, &tried, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  CHECK(tried, "%s: no rank tried a reply context from an earlier call", what);
+  CHECK(tried || batched, "%s: no rank tried a reply context from an earlier call", what);
+  if (batched) { /* fewer calls than requests served, somewhere */
+    long calls[2] = {c.batched_calls, (long)st.requests_served}, sum[2];
+    MPI_Allreduce(calls, sum, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(sum[1] == 0 || sum[0] < sum[1], "%s: %ld on_requests calls for %ld requests", what,
+          sum[0], sum[1]);
+    if (rank == 0)
+      printf("%s: batched: %ld on_requests calls served %ld requests\n", what, sum[0], sum[1]);
+  }
   CHECK(wsp_shuffle_free(&c.sh) == WSP_OK && c.sh == NULL, "free");
   if (out) *out = st;
   ctx_free(&c);
@@ -450,8 +529,7 @@ static void phase_basic(wsp_comm_t *comm, long base, int thread_ok) {
   {
     ctx_t c;
     ctx_init(&c, &t);
-    CHECK(wsp_shuffle_open(comm, NULL, &handlers, &c, &c.sh) == WSP_OK,
-          "open: %s", wsp_last_error());
+    CHECK(open_shuffle(comm, NULL, &c) == WSP_OK, "open: %s", wsp_last_error());
     CHECK(wsp_shuffle_close(c.sh, &st) == WSP_OK, "empty close: %s",
           wsp_last_error());
     check_counts(&c, &st, "empty");
@@ -630,6 +708,23 @@ static void phase_args(wsp_comm_t *comm) {
             wsp_err_name(rc));
     CHECK(sh == NULL, "open case %zu left a handle", i);
   }
+  /* The batched open checks its handlers the same way. */
+  const wsp_shuffle_batch_handlers_t no_reqs = {NULL, on_responses}, no_resps = {on_requests,
+                                                                                NULL};
+  const wsp_shuffle_batch_handlers_t *bcases[] = {NULL, &no_reqs, &no_resps};
+  const char *btext[] = {"handlers is NULL", "on_requests is NULL", "on_responses is NULL"};
+  for (int i = 0; i < 3; i++) {
+    wsp_shuffle_t *sh = NULL;
+    int me = rank == culprit;
+    rc = wsp_shuffle_open_batched(comm, NULL, me ? bcases[i] : &batch_handlers, &c, &sh);
+    if (me)
+      CHECK(rc == WSP_ERR_ARG && strstr(wsp_last_error(), btext[i]) &&
+                strstr(wsp_last_error(), "wsp_shuffle_open_batched"),
+            "batched open case %d: %s: %s", i, wsp_err_name(rc), wsp_last_error());
+    else if (size > 1)
+      CHECK(rc == WSP_ERR_REMOTE, "batched open case %d: others got %s", i, wsp_err_name(rc));
+    CHECK(sh == NULL, "batched open case %d left a handle", i);
+  }
   /* A configuration that differs between ranks. */
   if (size > 1) {
     wsp_shuffle_config_t d;
@@ -702,18 +797,23 @@ static void phase_args(wsp_comm_t *comm) {
    * WSP_ERR_HANDLER on that rank and WSP_ERR_REMOTE on the others. Case 3:
    * the request handler of a rank that posts nothing fails, so it fails
    * after that rank has entered the termination sum (it keeps serving). */
-  for (int where = 1; where <= 3; where++) {
-    if (where == 3 && size < 2) break; /* nobody would send it a request */
+  /* Batched, case 4: on_requests sets a response larger than allowed. */
+  for (int where = 1; where <= 3 + batched; where++) {
+    if (where == 3 && size < 2) continue; /* nobody would send it a request */
     ctx_init(&c, &t);
     if (rank == culprit) c.fail_in = where == 3 ? 1 : where;
-    CHECK(wsp_shuffle_open(comm, NULL, &handlers, &c, &c.sh) == WSP_OK, "open");
+    c.empty_ok = batched && where != 2;
+    CHECK(open_shuffle(comm, NULL, &c) == WSP_OK, "open");
     if (!(where == 3 && rank == culprit))
       for (int d = 0; d < size; d++)
         for (int k = 0; k < 3; k++) CHECK(post_next(&c, d) == WSP_OK, "post");
     rc = wsp_shuffle_close(c.sh, &st);
     if (rank == culprit)
       CHECK(rc == WSP_ERR_HANDLER && strstr(wsp_last_error(),
-                                            where == 2 ? "on_response" : "on_request"),
+                                            where == 2 ? "on_response" : "on_request") &&
+                (!batched || strstr(wsp_last_error(), where == 2 ? "on_responses" :
+                                                                   "on_requests")) &&
+                (where != 4 || strstr(wsp_last_error(), "set items[0]")),
             "failing handler %d: %s %s", where, wsp_err_name(rc), wsp_last_error());
     else
       CHECK(rc == WSP_ERR_REMOTE, "failing handler %d elsewhere: %s", where,
@@ -731,6 +831,7 @@ int main(int argc, char **argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--requests")) base = atol(argv[i + 1]);
     else if (!strcmp(argv[i], "--phase")) phase = argv[i + 1];
+    else if (!strcmp(argv[i], "--batched")) batched = atoi(argv[i + 1]);
   }
   int provided = MPI_THREAD_SINGLE;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
@@ -756,8 +857,8 @@ int main(int argc, char **argv) {
   long total = 0;
   MPI_Allreduce(&failures, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0)
-    printf("test_shuffle: p=%d, %ld base requests: %ld failures\n", size, base,
-           total);
+    printf("test_shuffle: p=%d, %ld base requests%s: %ld failures\n", size, base,
+           batched ? ", batched handlers" : "", total);
   wsp_comm_free(&comm);
   MPI_Finalize();
   return total ? 1 : 0;
