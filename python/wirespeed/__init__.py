@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 # Public name -> the module that defines it (loaded on first use, PEP 562).
 _NAMES = {
-    "Comm": "comm", "COLLECTIVES": "comm", "algorithms": "comm",
+    "Comm": "comm", "COLLECTIVES": "comm", "algorithms": "comm", "Shuffle": "shuffle",
     "Error": "errors", "ArgumentError": "errors", "RemoteError": "errors",
     "MismatchError": "errors", "HandlerError": "errors", "TimeoutError": "errors",
     "BUILD_INFO": "_lib", "FLAVOR": "_lib", "LIBRARY_PATH": "_lib", "__version__": "_lib",
@@ -29,6 +29,7 @@ __all__ = sorted(_NAMES)
 if TYPE_CHECKING:
     from ._lib import BUILD_INFO, FLAVOR, LIBRARY_PATH, __version__  # noqa: F401
     from .comm import COLLECTIVES, Comm, algorithms  # noqa: F401
+    from .shuffle import Shuffle  # noqa: F401
     from .errors import (ArgumentError, Error, HandlerError, MismatchError,  # noqa: F401
                          RemoteError, TimeoutError)
 

@@ -103,7 +103,47 @@ class Model(ctypes.Structure):
                 ("beta_wan_link", c_double)]
 
 
-P = c_void_p   # wsp_comm_t *, buffers
+class ShuffleConfig(ctypes.Structure):
+    _fields_ = [("batch_bytes", c_size_t), ("batch_delay", c_double),
+                ("peer_window", c_size_t), ("window", c_size_t), ("mem_limit", c_size_t),
+                ("mode", c_int), ("rate", c_double), ("progress_thread", c_int),
+                ("piece_bytes", c_size_t)]
+
+
+_U64 = ctypes.c_uint64
+
+
+class ShuffleStats(ctypes.Structure):
+    _fields_ = [("requests_posted", _U64), ("requests_served", _U64),
+                ("responses_handled", _U64), ("request_bytes", _U64),
+                ("response_bytes_sent", _U64), ("response_bytes_received", _U64),
+                ("batches_sent", _U64), ("chunks_sent", _U64), ("chunks_in_pieces", _U64),
+                ("piece_bytes", c_size_t), ("post_waits", _U64),
+                ("post_wait_seconds", c_double), ("mem_limit", c_size_t),
+                ("mem_current", c_size_t), ("mem_peak", c_size_t),
+                ("peak_backlog", c_size_t), ("peak_inflight", c_size_t),
+                ("peak_intake", c_size_t), ("peak_resp_out", c_size_t),
+                ("peak_resp_in", c_size_t), ("max_request", c_size_t),
+                ("max_response", c_size_t), ("rate", c_double), ("rate_min", c_double),
+                ("rate_max", c_double), ("rtt_min_per_byte", c_double), ("srtt", c_double),
+                ("inflight", c_double), ("global_requests_posted", _U64),
+                ("global_requests_served", _U64), ("nomem_waits", _U64)]
+
+
+class ShuffleItem(ctypes.Structure):
+    _fields_ = [("req", c_void_p), ("req_bytes", c_size_t), ("resp", c_void_p),
+                ("resp_bytes", c_size_t)]
+
+
+# int (*)(void *user, int peer, size_t n, wsp_shuffle_item_t *items), both batched handlers.
+BatchHandler = ctypes.CFUNCTYPE(c_int, c_void_p, c_int, c_size_t, POINTER(ShuffleItem))
+
+
+class BatchHandlers(ctypes.Structure):
+    _fields_ = [("on_requests", BatchHandler), ("on_responses", BatchHandler)]
+
+
+P = c_void_p   # wsp_comm_t *, wsp_shuffle_t *, buffers
 H = Handle
 # name: (result, arguments). The one place the C signatures are written in Python.
 _PROTOTYPES = {
@@ -136,6 +176,16 @@ _PROTOTYPES = {
     "wsp_coll_set_alg": (c_int, [P, c_int, c_int]),
     "wsp_coll_predict": (c_int, [P, c_int, c_int, c_size_t, c_int, POINTER(c_double)]),
     "wsp_coll_select": (c_int, [P, c_int, c_size_t, c_int, POINTER(c_int)]),
+    "wsp_parse_size": (c_int, [c_char_p, POINTER(c_size_t)]),
+    "wsp_parse_rate": (c_int, [c_char_p, POINTER(c_double)]),
+    "wsp_shuffle_config_from_env": (c_int, [POINTER(ShuffleConfig)]),
+    "wsp_shuffle_open_batched": (c_int, [P, POINTER(ShuffleConfig), POINTER(BatchHandlers),
+                                         P, POINTER(P)]),
+    "wsp_shuffle_post": (c_int, [P, c_int, P, c_size_t]),
+    "wsp_shuffle_progress": (c_int, [P]),
+    "wsp_shuffle_close": (c_int, [P, POINTER(ShuffleStats)]),
+    "wsp_shuffle_stats": (c_int, [P, POINTER(ShuffleStats)]),
+    "wsp_shuffle_free": (c_int, [POINTER(P)]),
 }
 for _name, (_res, _args) in _PROTOTYPES.items():
     _f = getattr(lib, _name)

@@ -45,30 +45,30 @@ _TYPE_HANDLES.update({"@" + f: h for f, h in _TYPE_HANDLES.items()})
 COLLECTIVES = ("bcast", "reduce", "allreduce", "gather", "scatter", "allgather", "alltoall")
 
 
-class _Buf:
-    """One buffer argument: its address, size in bytes and element format."""
-
-    __slots__ = ("obj", "addr", "nbytes", "format", "itemsize")
-
-    def __init__(self, obj: Any, fn: str, what: str, writable: bool):
-        try:
-            mv = memoryview(obj)
-        except TypeError:
-            raise argument(f"{fn}: {what} is a {type(obj).__name__}, not a buffer "
-                           "(a NumPy array, bytearray, memoryview, ...)") from None
-        if not mv.c_contiguous:
-            raise argument(f"{fn}: {what} is not C-contiguous (pass np.ascontiguousarray(...) "
-                           "to copy it)")
-        if writable and mv.readonly:
-            raise argument(f"{fn}: {what} is read-only")
-        self.obj = obj
-        self.nbytes = mv.nbytes
-        self.format = mv.format
-        self.itemsize = mv.itemsize
-        self.addr = MPI.buffer(mv).address if self.nbytes else None
+def _view(obj: Any, fn: str, what: str, writable: bool = False) -> memoryview:
+    """A buffer argument as a memoryview, checked: C-contiguous, writable when it is written."""
+    try:
+        mv = memoryview(obj)
+    except TypeError:
+        raise argument(f"{fn}: {what} is a {type(obj).__name__}, not a buffer "
+                       "(a NumPy array, bytearray, memoryview, ...)") from None
+    if not mv.c_contiguous:
+        raise argument(f"{fn}: {what} is not C-contiguous (pass np.ascontiguousarray(...) "
+                       "to copy it)")
+    if writable and mv.readonly:
+        raise argument(f"{fn}: {what} is read-only")
+    return mv
 
 
-def _reduce_type(b: _Buf, fn: str, what: str) -> int:
+_address = MPI.buffer if hasattr(MPI, "buffer") else MPI.memory
+
+
+def _addr(mv: memoryview) -> Optional[int]:
+    """The address of a checked view's memory (None when it is empty)."""
+    return _address(mv).address if mv.nbytes else None
+
+
+def _reduce_type(b: memoryview, fn: str, what: str) -> int:
     h = _TYPE_HANDLES.get(b.format)
     if h is None:
         raise argument(f"{fn}: {what} has elements of format {b.format!r}, which has no MPI "
@@ -128,8 +128,8 @@ class Comm:
         """Broadcasts `buf` from `root` into every rank's `buf` (same size everywhere); returns
         buf."""
         c = self._ptr("bcast")
-        b = _Buf(buf, "bcast", "buf", writable=self.rank != root)
-        check(lib.wsp_bcast(c, b.addr, b.nbytes, _BYTE, root))
+        b = _view(buf, "bcast", "buf", writable=self.rank != root)
+        check(lib.wsp_bcast(c, _addr(b), b.nbytes, _BYTE, root))
         return buf
 
     def allreduce(self, sendbuf: Any, recvbuf: Any = None, op: MPI.Op = MPI.SUM) -> Any:
@@ -139,18 +139,18 @@ class Comm:
         same object as both buffers."""
         c = self._ptr("allreduce")
         if sendbuf is MPI.IN_PLACE or sendbuf is recvbuf:
-            r = _Buf(recvbuf, "allreduce", "recvbuf", True)
+            r = _view(recvbuf, "allreduce", "recvbuf", True)
             t = _reduce_type(r, "allreduce", "recvbuf")
-            check(lib.wsp_allreduce(c, _IN_PLACE, r.addr, r.nbytes // r.itemsize, t,
+            check(lib.wsp_allreduce(c, _IN_PLACE, _addr(r), r.nbytes // r.itemsize, t,
                                     _handle(op)))
             return recvbuf
-        s = _Buf(sendbuf, "allreduce", "sendbuf", False)
+        s = _view(sendbuf, "allreduce", "sendbuf", False)
         t = _reduce_type(s, "allreduce", "sendbuf")
         if recvbuf is None:
             recvbuf = np.empty_like(np.asarray(sendbuf))
-        r = _Buf(recvbuf, "allreduce", "recvbuf", True)
+        r = _view(recvbuf, "allreduce", "recvbuf", True)
         _same(s, r, "allreduce")
-        check(lib.wsp_allreduce(c, s.addr, r.addr, s.nbytes // s.itemsize, t, _handle(op)))
+        check(lib.wsp_allreduce(c, _addr(s), _addr(r), s.nbytes // s.itemsize, t, _handle(op)))
         return recvbuf
 
     def reduce(self, sendbuf: Any, recvbuf: Any = None, op: MPI.Op = MPI.SUM,
@@ -162,21 +162,21 @@ class Comm:
         _root(root, self.size, "reduce")
         at_root = self.rank == root
         if at_root and (sendbuf is MPI.IN_PLACE or sendbuf is recvbuf):
-            r = _Buf(recvbuf, "reduce", "recvbuf", True)
+            r = _view(recvbuf, "reduce", "recvbuf", True)
             t = _reduce_type(r, "reduce", "recvbuf")
-            check(lib.wsp_reduce(c, _IN_PLACE, r.addr, r.nbytes // r.itemsize, t,
+            check(lib.wsp_reduce(c, _IN_PLACE, _addr(r), r.nbytes // r.itemsize, t,
                                  _handle(op), root))
             return recvbuf
-        s = _Buf(sendbuf, "reduce", "sendbuf", False)
+        s = _view(sendbuf, "reduce", "sendbuf", False)
         t = _reduce_type(s, "reduce", "sendbuf")
         raddr = None
         if at_root:
             if recvbuf is None:
                 recvbuf = np.empty_like(np.asarray(sendbuf))
-            r = _Buf(recvbuf, "reduce", "recvbuf", True)
+            r = _view(recvbuf, "reduce", "recvbuf", True)
             _same(s, r, "reduce")
-            raddr = r.addr
-        check(lib.wsp_reduce(c, s.addr, raddr, s.nbytes // s.itemsize, t, _handle(op),
+            raddr = _addr(r)
+        check(lib.wsp_reduce(c, _addr(s), raddr, s.nbytes // s.itemsize, t, _handle(op),
                              root))
         return recvbuf if at_root else None
 
@@ -187,15 +187,15 @@ class Comm:
         c = self._ptr("gather")
         _root(root, self.size, "gather")
         at_root = self.rank == root
-        s = _Buf(sendbuf, "gather", "sendbuf", False)
+        s = _view(sendbuf, "gather", "sendbuf", False)
         raddr = None
         if at_root:
             if recvbuf is None:
                 recvbuf = _like(sendbuf, (self.size,) + np.shape(sendbuf))
-            r = _Buf(recvbuf, "gather", "recvbuf", True)
+            r = _view(recvbuf, "gather", "recvbuf", True)
             _blocks(r, s.nbytes, self.size, "gather", "recvbuf", "sendbuf")
-            raddr = r.addr
-        check(lib.wsp_gather(c, s.addr, s.nbytes, _BYTE, raddr, s.nbytes, _BYTE, root))
+            raddr = _addr(r)
+        check(lib.wsp_gather(c, _addr(s), s.nbytes, _BYTE, raddr, s.nbytes, _BYTE, root))
         return recvbuf if at_root else None
 
     def scatter(self, sendbuf: Any, recvbuf: Any, root: int = 0) -> Any:
@@ -206,13 +206,13 @@ class Comm:
         if recvbuf is None:
             raise argument("scatter: recvbuf is None (every rank passes the buffer its block "
                            "goes to)")
-        r = _Buf(recvbuf, "scatter", "recvbuf", True)
+        r = _view(recvbuf, "scatter", "recvbuf", True)
         saddr = None
         if self.rank == root:
-            s = _Buf(sendbuf, "scatter", "sendbuf", False)
+            s = _view(sendbuf, "scatter", "sendbuf", False)
             _blocks(s, r.nbytes, self.size, "scatter", "sendbuf", "recvbuf")
-            saddr = s.addr
-        check(lib.wsp_scatter(c, saddr, r.nbytes, _BYTE, r.addr, r.nbytes, _BYTE, root))
+            saddr = _addr(s)
+        check(lib.wsp_scatter(c, saddr, r.nbytes, _BYTE, _addr(r), r.nbytes, _BYTE, root))
         return recvbuf
 
     def allgather(self, sendbuf: Any, recvbuf: Any = None) -> Any:
@@ -221,17 +221,17 @@ class Comm:
         allgather(MPI.IN_PLACE, recvbuf) with this rank's block already at its place."""
         c = self._ptr("allgather")
         if sendbuf is MPI.IN_PLACE:
-            r = _Buf(recvbuf, "allgather", "recvbuf", True)
+            r = _view(recvbuf, "allgather", "recvbuf", True)
             _blocks(r, None, self.size, "allgather", "recvbuf", None)
             n = r.nbytes // self.size
-            check(lib.wsp_allgather(c, _IN_PLACE, 0, _BYTE, r.addr, n, _BYTE))
+            check(lib.wsp_allgather(c, _IN_PLACE, 0, _BYTE, _addr(r), n, _BYTE))
             return recvbuf
-        s = _Buf(sendbuf, "allgather", "sendbuf", False)
+        s = _view(sendbuf, "allgather", "sendbuf", False)
         if recvbuf is None:
             recvbuf = _like(sendbuf, (self.size,) + np.shape(sendbuf))
-        r = _Buf(recvbuf, "allgather", "recvbuf", True)
+        r = _view(recvbuf, "allgather", "recvbuf", True)
         _blocks(r, s.nbytes, self.size, "allgather", "recvbuf", "sendbuf")
-        check(lib.wsp_allgather(c, s.addr, s.nbytes, _BYTE, r.addr, s.nbytes, _BYTE))
+        check(lib.wsp_allgather(c, _addr(s), s.nbytes, _BYTE, _addr(r), s.nbytes, _BYTE))
         return recvbuf
 
     def alltoall(self, sendbuf: Any, recvbuf: Any = None) -> Any:
@@ -240,21 +240,21 @@ class Comm:
         alltoall(MPI.IN_PLACE, recvbuf)."""
         c = self._ptr("alltoall")
         if sendbuf is MPI.IN_PLACE:
-            r = _Buf(recvbuf, "alltoall", "recvbuf", True)
+            r = _view(recvbuf, "alltoall", "recvbuf", True)
             _blocks(r, None, self.size, "alltoall", "recvbuf", None)
             n = r.nbytes // self.size
-            check(lib.wsp_alltoall(c, _IN_PLACE, 0, _BYTE, r.addr, n, _BYTE))
+            check(lib.wsp_alltoall(c, _IN_PLACE, 0, _BYTE, _addr(r), n, _BYTE))
             return recvbuf
-        s = _Buf(sendbuf, "alltoall", "sendbuf", False)
+        s = _view(sendbuf, "alltoall", "sendbuf", False)
         _blocks(s, None, self.size, "alltoall", "sendbuf", None)
         if recvbuf is None:
             recvbuf = np.empty_like(np.asarray(sendbuf))
-        r = _Buf(recvbuf, "alltoall", "recvbuf", True)
+        r = _view(recvbuf, "alltoall", "recvbuf", True)
         if r.nbytes != s.nbytes:
             raise argument(f"alltoall: recvbuf has {r.nbytes} bytes, sendbuf {s.nbytes} (they "
                            "must be equal)")
         n = s.nbytes // self.size
-        check(lib.wsp_alltoall(c, s.addr, n, _BYTE, r.addr, n, _BYTE))
+        check(lib.wsp_alltoall(c, _addr(s), n, _BYTE, _addr(r), n, _BYTE))
         return recvbuf
 
     # -- sparse exchange ----------------------------------------------------------------------
@@ -281,9 +281,9 @@ class Comm:
             try:
                 if isinstance(peer, bool) or not isinstance(peer, (int, np.integer)):
                     raise argument(f"sparse_exchange: peer {peer!r} is not a rank number")
-                b = _Buf(data, "sparse_exchange", f"sends[{peer}]", False)
+                b = _view(data, "sparse_exchange", f"sends[{peer}]", False)
                 keep.append(b)
-                arr[i].peer, arr[i].data, arr[i].bytes = int(peer), b.addr, b.nbytes
+                arr[i].peer, arr[i].data, arr[i].bytes = int(peer), _addr(b), b.nbytes
             except Exception as e:  # noqa: BLE001  (the C call below agrees on the failure)
                 problem = problem or str(e).removeprefix("WSP_ERR_ARG: ")
                 arr[i].peer, arr[i].data, arr[i].bytes = -1, None, 0
@@ -305,6 +305,12 @@ class Comm:
             raise argument(problem)
         check(rc)
         return _RecvSet(got).messages()
+
+    # -- the shuffle --------------------------------------------------------------------------
+    def shuffle(self, on_requests, on_responses, **settings: Any):
+        """Opens an all-pairs shuffle (collective): wirespeed.Shuffle(self, ...)."""
+        from .shuffle import Shuffle
+        return Shuffle(self, on_requests, on_responses, **settings)
 
     # -- the model ----------------------------------------------------------------------------
     def predict(self, coll: str, nbytes: int, alg: Optional[str] = None,
@@ -359,13 +365,13 @@ def _coll(name: str) -> int:
     return k.value
 
 
-def _same(s: _Buf, r: _Buf, fn: str) -> None:
+def _same(s: memoryview, r: memoryview, fn: str) -> None:
     if r.nbytes != s.nbytes or r.format != s.format:
         raise argument(f"{fn}: recvbuf ({r.nbytes} bytes of {r.format!r}) does not match "
                        f"sendbuf ({s.nbytes} bytes of {s.format!r})")
 
 
-def _blocks(b: _Buf, block: Optional[int], size: int, fn: str, what: str,
+def _blocks(b: memoryview, block: Optional[int], size: int, fn: str, what: str,
             other: Optional[str]) -> None:
     if block is not None and b.nbytes != size * block:
         raise argument(f"{fn}: {what} has {b.nbytes} bytes, but {size} ranks × {block} bytes of "
