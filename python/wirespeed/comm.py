@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import ctypes
 from ctypes import byref, c_double, c_int, c_void_p
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
 from mpi4py import MPI
 
 from . import _lib
 from .errors import argument, check
+
+if TYPE_CHECKING:
+    from .shuffle import Shuffle
 
 lib = _lib.lib
 _handle = _lib.handle
@@ -221,11 +224,7 @@ class Comm:
         allgather(MPI.IN_PLACE, recvbuf) with this rank's block already at its place."""
         c = self._ptr("allgather")
         if sendbuf is MPI.IN_PLACE:
-            r = _view(recvbuf, "allgather", "recvbuf", True)
-            _blocks(r, None, self.size, "allgather", "recvbuf", None)
-            n = r.nbytes // self.size
-            check(lib.wsp_allgather(c, _IN_PLACE, 0, _BYTE, _addr(r), n, _BYTE))
-            return recvbuf
+            return self._in_place_blocks("allgather", lib.wsp_allgather, recvbuf)
         s = _view(sendbuf, "allgather", "sendbuf", False)
         if recvbuf is None:
             recvbuf = _like(sendbuf, (self.size,) + np.shape(sendbuf))
@@ -240,11 +239,7 @@ class Comm:
         alltoall(MPI.IN_PLACE, recvbuf)."""
         c = self._ptr("alltoall")
         if sendbuf is MPI.IN_PLACE:
-            r = _view(recvbuf, "alltoall", "recvbuf", True)
-            _blocks(r, None, self.size, "alltoall", "recvbuf", None)
-            n = r.nbytes // self.size
-            check(lib.wsp_alltoall(c, _IN_PLACE, 0, _BYTE, _addr(r), n, _BYTE))
-            return recvbuf
+            return self._in_place_blocks("alltoall", lib.wsp_alltoall, recvbuf)
         s = _view(sendbuf, "alltoall", "sendbuf", False)
         _blocks(s, None, self.size, "alltoall", "sendbuf", None)
         if recvbuf is None:
@@ -255,6 +250,13 @@ class Comm:
                            "must be equal)")
         n = s.nbytes // self.size
         check(lib.wsp_alltoall(c, _addr(s), n, _BYTE, _addr(r), n, _BYTE))
+        return recvbuf
+
+    def _in_place_blocks(self, fn: str, call, recvbuf: Any) -> Any:
+        """allgather or alltoall in place: recvbuf holds size blocks, this rank's in place."""
+        r = _view(recvbuf, fn, "recvbuf", True)
+        _blocks(r, None, self.size, fn, "recvbuf", None)
+        check(call(self._c, _IN_PLACE, 0, _BYTE, _addr(r), r.nbytes // self.size, _BYTE))
         return recvbuf
 
     # -- sparse exchange ----------------------------------------------------------------------
@@ -307,14 +309,14 @@ class Comm:
         return _RecvSet(got).messages()
 
     # -- the shuffle --------------------------------------------------------------------------
-    def shuffle(self, on_requests, on_responses, **settings: Any):
+    def shuffle(self, on_requests, on_responses, **settings: Any) -> "Shuffle":
         """Opens an all-pairs shuffle (collective): wirespeed.Shuffle(self, ...)."""
         from .shuffle import Shuffle
         return Shuffle(self, on_requests, on_responses, **settings)
 
     # -- the model ----------------------------------------------------------------------------
     def predict(self, coll: str, nbytes: int, alg: Optional[str] = None,
-                commutative: bool = True):
+                commutative: bool = True) -> Union[Optional[float], Dict[str, Optional[float]]]:
         """Predicted seconds of a collective on `nbytes` (per rank's block for gather, scatter,
         allgather and alltoall) under the communicator's model: of algorithm `alg`, or of every
         algorithm as {name: seconds} when alg is None. None where an algorithm's preconditions
@@ -351,7 +353,7 @@ class Comm:
         return {f: getattr(m, f) for f, _ in _lib.Model._fields_}
 
 
-def algorithms(coll: str) -> list:
+def algorithms(coll: str) -> List[str]:
     """The names of a collective's algorithms, in the library's table order."""
     k = _coll(coll)
     return [lib.wsp_coll_alg_info(k, i).contents.name.decode()
