@@ -47,7 +47,10 @@ bcast-pipeline-128K: coll_tuned_use_dynamic_rules 1 coll_tuned_bcast_algorithm 3
 bcast-splitbin-64K: coll_tuned_use_dynamic_rules 1 coll_tuned_bcast_algorithm 4 coll_tuned_bcast_algorithm_segmentsize 65536
 bcast-scatter-ring: coll_tuned_use_dynamic_rules 1 coll_tuned_bcast_algorithm 9"
 # MPICH 4.0.2 (ch4:ucx): its algorithm CVARs and UCX's rendezvous threshold.
+# Its blocking allreduce has no ring; the non-blocking one does (nb +
+# tsp_ring), and it is MPICH's best at 16 MiB on 4 x 1 (docs/results/python.md).
 default_mpich="rndv-256K: UCX_RNDV_THRESH 262144
+allreduce-ring: MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM nb MPIR_CVAR_IALLREDUCE_INTRA_ALGORITHM tsp_ring
 allreduce-rsag: MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM reduce_scatter_allgather UCX_RNDV_THRESH 262144
 bcast-scatter-ring: MPIR_CVAR_BCAST_INTRA_ALGORITHM scatter_ring_allgather UCX_RNDV_THRESH 262144"
 mkdir -p "$out"
