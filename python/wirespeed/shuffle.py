@@ -54,6 +54,9 @@ _CONFIG = {
     "progress_thread": ("progress_thread", _BOOL), "piece_bytes": ("piece_bytes", _SIZE),
 }
 _MODES = {"adaptive": 0, "fixed": 1}
+# Open shuffles: the engine holds their handlers (ctypes callbacks) until close, so they must
+# live that long even if the program drops its last reference.
+_OPEN: set = set()
 
 
 def _config(settings: Dict[str, Any]) -> _lib.ShuffleConfig:
@@ -133,10 +136,10 @@ class Shuffle:
         self._handlers = _lib.BatchHandlers(_lib.BatchHandler(self._requests_cb),
                                             _lib.BatchHandler(self._responses_cb))
         self._sh = c_void_p()
-        self._closed = False
         self.stats: Dict[str, Any] = {}
         check(lib.wsp_shuffle_open_batched(comm._ptr("shuffle"), byref(cfg),
                                            byref(self._handlers), None, byref(self._sh)))
+        _OPEN.add(self)
 
     # -- the handlers, called by the engine -------------------------------------------------
     def _requests_cb(self, _user, source, n, items) -> int:
@@ -238,7 +241,7 @@ class Shuffle:
             self._post_deferred()
         st = _lib.ShuffleStats()
         rc = lib.wsp_shuffle_close(sh, byref(st))
-        self._closed = rc == 0 or self._closed
+        _OPEN.discard(self)
         self.stats = {f: getattr(st, f) for f, _ in _lib.ShuffleStats._fields_}
         self._keep = None
         self._raise(rc)
@@ -262,8 +265,9 @@ class Shuffle:
             try:
                 self.close()
             finally:
-                if self._closed:
-                    self.free()
+                # After a failed close the engine may refuse to free; that is left as it is.
+                if self._sh:
+                    lib.wsp_shuffle_free(byref(self._sh))
 
     def _raise(self, rc: int) -> None:
         if rc == 0:
