@@ -16,7 +16,7 @@ from mpi4py import MPI
 try:
     from . import _build
 except ImportError:  # a source tree that setup.py has not built
-    _build = None
+    _build = None  # type: ignore[assignment]
 
 
 class LibraryError(ImportError):

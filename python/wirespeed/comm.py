@@ -293,7 +293,7 @@ class Comm:
             # Let the library agree on the failure: an invalid peer makes this rank return
             # WSP_ERR_ARG and every other WSP_ERR_REMOTE, with nothing sent.
             arr[0].peer, arr[0].data, arr[0].bytes = -1, None, 0
-            items = items or [None]
+            items = items or [(-1, b"")]
         got = _lib.RecvSet()
         if alg is None:
             rc = lib.wsp_sparse_exchange(c, arr, len(items), byref(got))
@@ -350,7 +350,7 @@ class Comm:
         """The α-β-γ model's parameters (seconds, seconds per byte; docs/coll.md)."""
         m = _lib.Model()
         check(lib.wsp_comm_model(self._ptr("model"), byref(m)))
-        return {f: getattr(m, f) for f, _ in _lib.Model._fields_}
+        return {f[0]: getattr(m, f[0]) for f in _lib.Model._fields_}
 
 
 def algorithms(coll: str) -> List[str]:

@@ -18,7 +18,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         import os
         sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
             os.path.abspath(__file__)))), "lab"))
-        from netlab.cli import main as netlab_main
+        from netlab.cli import main as netlab_main  # type: ignore[no-redef]
     return netlab_main(argv, prog="wirespeed-lab")
 
 

@@ -68,13 +68,13 @@ def _config(settings: Dict[str, Any]) -> _lib.ShuffleConfig:
             raise argument(f"Shuffle: unknown setting {key!r} (one of {', '.join(_CONFIG)})")
         field, kind = _CONFIG[key]
         if kind == _SIZE and isinstance(value, str):
-            v = c_size_t()
-            check(lib.wsp_parse_size(value.encode(), byref(v)))
-            value = v.value
+            size = c_size_t()
+            check(lib.wsp_parse_size(value.encode(), byref(size)))
+            value = size.value
         elif kind == _RATE and isinstance(value, str):
-            v = c_double()
-            check(lib.wsp_parse_rate(value.encode(), byref(v)))
-            value, cfg.mode = v.value, _MODES["fixed"]
+            rate = c_double()
+            check(lib.wsp_parse_rate(value.encode(), byref(rate)))
+            value, cfg.mode = rate.value, _MODES["fixed"]
         elif kind == _RATE:
             cfg.mode = _MODES["fixed"]
         elif kind == _MODE:
@@ -156,7 +156,8 @@ class Shuffle:
             if out is None or len(out) != n:
                 raise ValueError(f"on_requests returned {0 if out is None else len(out)} "
                                  f"responses for {n} requests")
-            addr, size, keep = [0] * n, [0] * n, [None] * n
+            addr, size = [0] * n, [0] * n
+            keep: List[Any] = [None] * n
             for i, r in enumerate(out):
                 if r is None:
                     continue
@@ -242,7 +243,7 @@ class Shuffle:
         st = _lib.ShuffleStats()
         rc = lib.wsp_shuffle_close(sh, byref(st))
         _OPEN.discard(self)
-        self.stats = {f: getattr(st, f) for f, _ in _lib.ShuffleStats._fields_}
+        self.stats = {f[0]: getattr(st, f[0]) for f in _lib.ShuffleStats._fields_}
         self._keep = None
         self._raise(rc)
         if self._deferred:
