@@ -66,8 +66,6 @@ __version__: str = lib.wsp_version_string().decode()
 
 # An MPI handle as C sees it: MPI_Comm, MPI_Datatype and MPI_Op have one size in each MPI.
 Handle = c_void_p if MPI._sizeof(MPI.Comm) == ctypes.sizeof(c_void_p) else c_int
-if FLAVOR == "mpich":
-    Handle = c_int
 
 
 def handle(obj) -> int:
@@ -178,6 +176,7 @@ _PROTOTYPES = {
     "wsp_coll_select": (c_int, [P, c_int, c_size_t, c_int, POINTER(c_int)]),
     "wsp_parse_size": (c_int, [c_char_p, POINTER(c_size_t)]),
     "wsp_parse_rate": (c_int, [c_char_p, POINTER(c_double)]),
+    "wsp_shuffle_config_init": (c_int, [POINTER(ShuffleConfig)]),
     "wsp_shuffle_config_from_env": (c_int, [POINTER(ShuffleConfig)]),
     "wsp_shuffle_open_batched": (c_int, [P, POINTER(ShuffleConfig), POINTER(BatchHandlers),
                                          P, POINTER(P)]),

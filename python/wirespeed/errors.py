@@ -52,7 +52,14 @@ class TimeoutError(Error, builtins.TimeoutError):
 _CLASSES = {"WSP_ERR_ARG": ArgumentError, "WSP_ERR_REMOTE": RemoteError,
             "WSP_ERR_HANDLER": HandlerError, "WSP_ERR_MISMATCH": MismatchError,
             "WSP_ERR_TIMEOUT": TimeoutError}
-ERR_ARG = next(s for s in range(0, -64, -1) if _lib.lib.wsp_err_name(s) == b"WSP_ERR_ARG")
+
+
+def status(name: str) -> int:
+    """The number of a status, by its name in the C table ("WSP_ERR_AGAIN")."""
+    return next(s for s in range(0, -64, -1) if _lib.lib.wsp_err_name(s) == name.encode())
+
+
+ERR_ARG = status("WSP_ERR_ARG")
 
 
 def error(status: int, message: str | None = None) -> Error:

@@ -35,16 +35,14 @@ import numpy as np
 from mpi4py import MPI
 
 from . import _lib
-from .errors import Error, HandlerError, argument, check, error
+from .errors import Error, HandlerError, argument, check, error, status
 
 lib = _lib.lib
-lib.wsp_shuffle_config_init.restype = ctypes.c_int
-lib.wsp_shuffle_config_init.argtypes = [ctypes.POINTER(_lib.ShuffleConfig)]
 
 OnRequests = Callable[[int, List[memoryview]], Sequence[Any]]
 OnResponses = Callable[[int, List[memoryview], List[memoryview]], None]
 
-_ERR_AGAIN = next(s for s in range(0, -64, -1) if lib.wsp_err_name(s) == b"WSP_ERR_AGAIN")
+_ERR_AGAIN = status("WSP_ERR_AGAIN")
 # Keyword -> (config field, how a value is read). Sizes and rates also take text ("64M").
 _SIZE, _RATE, _SECONDS, _MODE, _BOOL = "size", "rate", "seconds", "mode", "bool"
 _CONFIG = {
