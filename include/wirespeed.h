@@ -235,6 +235,11 @@ typedef struct wsp_config {
    * for lanes; NULL offers every interface that is up (loopback last).
    * Copied by wsp_comm_create. WSP_P2P_IF. */
   const char *p2p_interfaces;
+  /* 1: every frame on the lanes is sealed with AES-256-GCM under the
+   * pair's keys (privacy and integrity across untrusted networks); 0:
+   * lanes are authenticated but travel in clear. Both ends must agree.
+   * WSP_P2P_ENCRYPT=0|1; default 0 (docs/p2p.md, "Security"). */
+  int p2p_encrypt;
   /* Which ranks form sites (clusters, data centres, racks behind one
    * uplink), for the multi-site collectives (docs/sites.md). NULL or
    * "auto": the groups of the network map when one is attached, else none;

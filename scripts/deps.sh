@@ -10,7 +10,7 @@ pkg_installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "insta
 for p in build-essential cmake ninja-build pkg-config python3 gfortran \
          openmpi-bin libopenmpi-dev mpich libmpich-dev libsimgrid-dev \
          iperf3 netpipe-tcp netpipe-openmpi iproute2 procps \
-         libjansson-dev python3-matplotlib clang-14 libclang-rt-14-dev; do
+         libjansson-dev libssl-dev python3-matplotlib clang-14 libclang-rt-14-dev; do
   pkg_installed "$p" || need_pkgs+=("$p")
 done
 

@@ -123,6 +123,9 @@ int wsp__config_check(const wsp_config_t *c) {
     return wsp__fail(NULL, WSP_ERR_ARG,
                      "wsp_comm_create: cfg->p2p_probe_ms = %u is not in [10, %d]",
                      c->p2p_probe_ms, WSP__P2P_PROBE_MS_MAX);
+  if (c->p2p_encrypt != 0 && c->p2p_encrypt != 1)
+    return wsp__fail(NULL, WSP_ERR_ARG, "wsp_comm_create: cfg->p2p_encrypt = %d is not 0 or 1",
+                     c->p2p_encrypt);
   if (wsp__sites_syntax(c->sites) != WSP_OK)
     return wsp__fail(NULL, WSP_ERR_ARG, "wsp_comm_create: cfg->sites: %s", wsp_last_error());
   if (c->wan_connections > WSP__WAN_CONNECTIONS_MAX)
@@ -342,6 +345,9 @@ int wsp_config_from_env(wsp_config_t *cfg) {
   c.p2p_probe_ms = (unsigned)v;
   s = getenv("WSP_P2P_IF");
   if (s && *s) c.p2p_interfaces = s;
+  v = (size_t)c.p2p_encrypt;
+  if ((rc = wsp__env_size("WSP_P2P_ENCRYPT", 0, 1, &v))) return rc;
+  c.p2p_encrypt = (int)v;
   s = getenv("WSP_SITES");
   if (s && *s) {
     if ((rc = wsp__sites_syntax(s)) != WSP_OK)
@@ -394,7 +400,8 @@ uint64_t wsp__config_fingerprint(const wsp_config_t *cfg) {
   uint64_t netmap = cfg->netmap_file != NULL;
   h = wsp__fnv(h, &netmap, sizeof netmap);
   /* Both ends of a striped message choose its path from these. */
-  uint64_t p2p[3] = {cfg->p2p_lanes, cfg->p2p_max_lanes, cfg->p2p_min};
+  uint64_t p2p[4] = {cfg->p2p_lanes, cfg->p2p_max_lanes, cfg->p2p_min,
+                     (uint64_t)(cfg->p2p_encrypt != 0)};
   h = wsp__fnv(h, p2p, sizeof p2p);
   /* Sites decide which ranks talk across sites. */
   const char *sites = cfg->sites ? cfg->sites : "auto";

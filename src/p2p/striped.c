@@ -1,6 +1,6 @@
 /*
  * Striped point-to-point: the public calls (include/wirespeed.h), the
- * choice between lanes and MPI, and the pair set-up.
+ * choice between lanes and MPI, and the pair's set-up over MPI.
  *
  * Which path a message takes. Both ends decide from what both know: the
  * message's size (a striped send and its receive give the same size) and
@@ -13,6 +13,15 @@
  * the MPI path sees the sends and receives in the order the user posted
  * them, as MPI's matching rules need.
  *
+ * The set-up is all or nothing. The two ranks exchange over MPI what the
+ * lanes need (keys, addresses, ports, what each rank cannot do); the
+ * lower rank brings the lanes up (handshake.c) and sends its verdict over
+ * MPI. Until the verdict both wait; then both use the lanes, or both send
+ * every message of the pair through MPI (the fallback, with one warning).
+ * A rank that cannot use lanes at all (no address, no randomness, its
+ * lanes failed earlier) says so in the exchange, and the pair falls back
+ * the same way on both ends.
+ *
  * The MPI path runs on a duplicate of the private communicator with the
  * user's tag, so any tag MPI allows is free for the user.
  */
@@ -22,16 +31,13 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <netinet/in.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
-
-enum { WSP__STRIPE_VERSION = 1 };
 
 /* ---- the communicator's state ---- */
 
@@ -40,7 +46,6 @@ int wsp__stripe_create(wsp_comm_t *comm) {
   int failed = st == NULL;
   if (st) {
     st->comm = comm;
-    st->listen_fd = -1;
     st->p2p = MPI_COMM_NULL;
     st->pair = calloc((size_t)comm->size, sizeof *st->pair);
     if (comm->cfg.p2p_interfaces && (st->ifaces = strdup(comm->cfg.p2p_interfaces)) == NULL)
@@ -62,9 +67,13 @@ int wsp__stripe_create(wsp_comm_t *comm) {
   }
   MPI_Comm_set_errhandler(st->p2p, MPI_ERRORS_RETURN);
   comm->cfg.p2p_interfaces = st->ifaces; /* the copy outlives the caller's string */
-  size_t after = 0;
-  if (wsp__env_size("WSP_P2P_FAULT_RESET", 0, SIZE_MAX, &after) == WSP_OK)
-    st->fault_reset_after = after;
+  size_t v = 0;
+  if (wsp__env_size("WSP_P2P_FAULT_RESET", 0, SIZE_MAX, &v) == WSP_OK) st->fault_reset_after = v;
+  v = 0;
+  if (wsp__env_size("WSP_P2P_FAULT_POLL", 0, SIZE_MAX, &v) == WSP_OK) st->fault_poll = v;
+  v = 0;
+  if (wsp__env_size("WSP_P2P_FAULT_SETUP_MS", 0, 600000, &v) == WSP_OK)
+    st->fault_setup_delay = 1e-3 * (double)v;
   const char *eg = getenv("WSP_P2P_ENDGAME");
   st->endgame_always = eg && strcmp(eg, "always") == 0;
   /* Unsent backlog at which a lane counts as free (lane.c). */
@@ -74,15 +83,48 @@ int wsp__stripe_create(wsp_comm_t *comm) {
 }
 
 static void pair_free(wsp__pair_t *pr) {
-  for (int i = 0; i < pr->nlanes; i++) wsp__lane_close(pr->lane[i].fd, 0);
+  for (int i = 0; i < pr->nlanes; i++) wsp__lane_release(&pr->lane[i], 0);
   if (pr->xreq[1] != MPI_REQUEST_NULL) {
     MPI_Cancel(&pr->xreq[1]);
     MPI_Wait(&pr->xreq[1], MPI_STATUS_IGNORE);
   }
   if (pr->xreq[0] != MPI_REQUEST_NULL) MPI_Request_free(&pr->xreq[0]);
+  if (pr->vreq != MPI_REQUEST_NULL) {
+    if (!pr->lower) {
+      MPI_Cancel(&pr->vreq);
+      MPI_Wait(&pr->vreq, MPI_STATUS_IGNORE);
+    } else {
+      MPI_Request_free(&pr->vreq);
+    }
+  }
+  if (pr->priv) wsp__sec_keyfree(pr->priv);
+  wsp__sec_cleanse(&pr->keys, sizeof pr->keys);
   free(pr->cts);
   free(pr->ctl);
   free(pr);
+}
+
+static void req_link(wsp__stripe_t *st, wsp__sreq_t *r) {
+  r->all_prev = NULL;
+  r->all_next = st->reqs;
+  if (st->reqs) st->reqs->all_prev = r;
+  st->reqs = r;
+}
+
+static void req_unlink(wsp__stripe_t *st, wsp__sreq_t *r) {
+  if (r->all_prev)
+    r->all_prev->all_next = r->all_next;
+  else if (st->reqs == r)
+    st->reqs = r->all_next;
+  if (r->all_next) r->all_next->all_prev = r->all_prev;
+  r->all_prev = r->all_next = NULL;
+}
+
+/* How long a wait for a socket's room may last: the time limit when one is
+ * set (WSP_TIMEOUT), else `plain` seconds. */
+static double room_seconds(const wsp__stripe_t *st, double plain) {
+  double t = st->comm->cfg.timeout;
+  return t > 0 && t < plain ? t : plain;
 }
 
 int wsp__stripe_free(wsp_comm_t *comm) {
@@ -91,16 +133,48 @@ int wsp__stripe_free(wsp_comm_t *comm) {
   int rc = WSP_OK;
   if (st->live > 0)
     rc = wsp__fail(comm, WSP_ERR_ARG,
-                   "wsp_comm_free: %d striped requests are still in flight; wait "
-                   "for them first (they are abandoned)",
+                   "wsp_comm_free: %d striped requests are still in flight; they fail "
+                   "with WSP_ERR_CONN (wait for them before freeing)",
                    st->live);
-  /* An orderly end first: the peer may still be reading the last DONE. */
-  for (int p = 0; p < comm->size; p++)
-    if (st->pair[p]) wsp__pair_close(st, st->pair[p], 2.0);
+  /* Every request the user still holds lets go of the communicator: one
+   * in flight fails (its MPI request is cancelled or let go, its lanes are
+   * closed below), and a later test or wait only returns its status. */
+  for (wsp__sreq_t *r = st->reqs, *next; r; r = next) {
+    next = r->all_next;
+    if (!r->done && r->path == WSP__PATH_MPI && r->mreq != MPI_REQUEST_NULL) {
+      if (!r->is_send) (void)MPI_Cancel(&r->mreq);
+      (void)MPI_Request_free(&r->mreq);
+    }
+    wsp__req_finish(st, r, WSP_ERR_CONN, "the communicator was freed while it was in flight");
+    r->st = NULL;
+    r->pair = NULL;
+    r->next = NULL;
+    r->all_prev = r->all_next = NULL;
+  }
+  st->reqs = NULL;
+  for (int p = 0; p < comm->size; p++) {
+    wsp__pair_t *pr = st->pair[p];
+    if (pr == NULL) continue;
+    pr->undecided = pr->undecided_tail = pr->sends = pr->sends_tail = NULL;
+    pr->active = pr->active_tail = pr->recvs = pr->recvs_tail = NULL;
+    for (int i = 0; i < pr->nlanes; i++) {
+      wsp__lane_t *l = &pr->lane[i];
+      if (l->oreq) l->ozero = 1; /* the rest of a frame being written: zeros */
+      l->oreq = NULL;
+      l->ireq = NULL;
+      l->ipay = NULL;
+      l->fl_n = 0;
+    }
+  }
+  /* An orderly end, so that the peer reads every frame (the last DONE)
+   * before it sees the end; none on a communicator a timeout made
+   * unusable (nobody is waited for there). */
+  const wsp_comm_t *o = comm->owner ? comm->owner : comm;
+  if (!o->broken && !comm->broken) wsp__stripe_close(st, room_seconds(st, 2.0));
   for (int p = 0; p < comm->size; p++)
     if (st->pair[p]) pair_free(st->pair[p]);
   for (size_t g = 0; g < st->ngreet; g++) wsp__lane_close(st->greet[g].fd, 1);
-  if (st->listen_fd >= 0) close(st->listen_fd);
+  for (int i = 0; i < st->nlst; i++) wsp__lane_close(st->lst[i].fd, 0);
   if (st->p2p != MPI_COMM_NULL) MPI_Comm_free(&st->p2p);
   free(st->greet);
   free(st->pair);
@@ -116,26 +190,13 @@ int wsp__stripe_free(wsp_comm_t *comm) {
 
 /* ---- pairs ---- */
 
-static uint64_t random64(int rank) {
-  uint64_t v = 0;
-  int fd = open("/dev/urandom", O_RDONLY);
-  if (fd < 0 || read(fd, &v, sizeof v) != (ssize_t)sizeof v) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    v = ((uint64_t)ts.tv_nsec << 32) ^ (uint64_t)ts.tv_sec ^ ((uint64_t)getpid() << 16) ^
-        (uint64_t)rank;
-  }
-  if (fd >= 0) close(fd);
-  return v | 1; /* never 0 */
-}
-
 static int pair_get(wsp__stripe_t *st, int peer, wsp__pair_t **out) {
   wsp__pair_t *pr = st->pair[peer];
   if (pr == NULL) {
     if ((pr = calloc(1, sizeof *pr)) == NULL) return WSP_ERR_NOMEM;
     pr->peer = peer;
     pr->lower = st->comm->rank < peer;
-    pr->xreq[0] = pr->xreq[1] = MPI_REQUEST_NULL;
+    pr->xreq[0] = pr->xreq[1] = pr->vreq = MPI_REQUEST_NULL;
     for (int i = 0; i <= WSP__LANES_MAX; i++) pr->lane[i].fd = -1;
     const wsp_config_t *c = &st->comm->cfg;
     pr->nlanes = 1 + (int)(c->p2p_lanes ? c->p2p_lanes : c->p2p_max_lanes);
@@ -147,43 +208,283 @@ static int pair_get(wsp__stripe_t *st, int peer, wsp__pair_t **out) {
   return WSP_OK;
 }
 
-/* Starts the set-up: this rank's listener and addresses (once), then the
- * exchange of addresses with the peer over MPI. */
-static int pair_setup(wsp__stripe_t *st, wsp__pair_t *pr, const char *fn) {
+void wsp__pair_fallback(wsp__stripe_t *st, wsp__pair_t *pr, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(pr->why, sizeof pr->why, fmt, ap);
+  va_end(ap);
+  for (int i = 0; i < pr->nlanes; i++) wsp__lane_release(&pr->lane[i], 1);
+  if (pr->priv) {
+    wsp__sec_keyfree(pr->priv);
+    pr->priv = NULL;
+  }
+  wsp__sec_cleanse(&pr->keys, sizeof pr->keys);
+  pr->nconn = 0;
+  pr->fallback = 1;
+  pr->k = 1;
+  pr->threshold = SIZE_MAX;
+  wsp__log(st->comm, WSP_LOG_WARN,
+           "striped: the lanes to rank %d could not be set up (%s); striped messages to it go "
+           "through MPI",
+           pr->peer, pr->why);
+  wsp__pair_ready(st, pr);
+  if (!pr->lower) wsp__hs_idle(st, pr->peer);
+}
+
+/* Why this rank cannot set up lanes (a status, with the reason in `why`),
+ * found before anything is sent: the peer learns it in the exchange. */
+static int setup_blocked(wsp__stripe_t *st, wsp__pair_t *pr, char *why, size_t n) {
+  if (st->broken) {
+    snprintf(why, n, "this rank's lanes failed earlier");
+    return WSP_ERR_CONN;
+  }
+  if (st->scratch == NULL || st->zeros == NULL) {
+    snprintf(why, n, "out of memory");
+    return WSP_ERR_NOMEM;
+  }
+  if (pr->priv == NULL) {
+    snprintf(why, n, "no X25519 key could be made (OpenSSL, or no randomness)");
+    return WSP_ERR_UNSUPPORTED;
+  }
+  if (st->naddr == 0) {
+    snprintf(why, n, "no IPv4 address to offer%s%s%s",
+             st->ifaces ? " on the interfaces WSP_P2P_IF names (" : "",
+             st->ifaces ? st->ifaces : "", st->ifaces ? ")" : "");
+    return WSP_ERR_CONFIG;
+  }
+  return WSP_OK;
+}
+
+/* Starts the set-up: this rank's key pair, addresses and host (found once),
+ * and the exchange over MPI. The lower rank sends first; the higher one
+ * answers when it knows the peer (wsp__pair_advance), so that it listens
+ * only on addresses that peer can use. Whatever this rank cannot do goes
+ * into the exchange (status) rather than failing here, so that the peer is
+ * never left waiting. */
+static int pair_setup(wsp__stripe_t *st, wsp__pair_t *pr) {
   wsp_comm_t *comm = st->comm;
-  if (st->listen_fd < 0) {
-    if (wsp__lane_listen(st) != 0)
-      return wsp__fail(comm, WSP_ERR_UNSUPPORTED, "%s: cannot listen on a TCP port: %s", fn,
-                       strerror(errno));
-    if (wsp__lane_addrs(st) != 0 || st->naddr == 0)
-      return wsp__fail(comm, WSP_ERR_CONFIG,
-                       "%s: this rank has no IPv4 address to offer for lanes%s%s%s", fn,
-                       st->ifaces ? " on the interfaces WSP_P2P_IF names (" : "",
-                       st->ifaces ? st->ifaces : "", st->ifaces ? ")" : "");
-    st->nonce = random64(comm->rank);
-    if ((st->scratch = malloc(WSP__SCRATCH)) == NULL ||
-        (st->zeros = calloc(1, WSP__PROBE_FRAME)) == NULL)
-      return wsp__fail(comm, WSP_ERR_NOMEM, "%s: out of memory", fn);
+  if (!st->addrs_known) {
+    if (wsp__lane_addrs(st) != 0) st->naddr = 0;
+    st->addrs_known = 1;
+    wsp__lane_host_id(st->host);
+    if (st->scratch == NULL) st->scratch = malloc(WSP__SCRATCH);
+    if (st->zeros == NULL) st->zeros = calloc(1, WSP__PROBE_FRAME);
   }
   memset(&pr->mine, 0, sizeof pr->mine);
   pr->mine.version = WSP__STRIPE_VERSION;
-  pr->mine.port = st->port;
-  pr->mine.naddr = (uint32_t)st->naddr;
   pr->mine.lanes = (uint32_t)pr->nlanes;
-  pr->mine.nonce = st->nonce;
-  memcpy(pr->mine.addr, st->addr, sizeof st->addr);
+  pr->mine.encrypt = comm->cfg.p2p_encrypt ? 1 : 0;
+  memcpy(pr->mine.host, st->host, sizeof st->host);
+  pr->priv = wsp__sec_keypair(pr->mine.pub);
+  char why[160];
+  int status = setup_blocked(st, pr, why, sizeof why);
+  pr->mine.status = (uint32_t)(-status);
+  if (status != WSP_OK) wsp__log(comm, WSP_LOG_INFO, "striped: no lanes here: %s", why);
   int rc = WSP_OK;
   WSP__MPI_GOTO(comm,
                 MPI_Irecv(&pr->theirs, (int)sizeof pr->theirs, MPI_BYTE, pr->peer,
                           WSP__TAG_STRIPE_SETUP, comm->mpi, &pr->xreq[1]),
                 rc, out);
-  WSP__MPI_GOTO(comm,
-                MPI_Isend(&pr->mine, (int)sizeof pr->mine, MPI_BYTE, pr->peer,
-                          WSP__TAG_STRIPE_SETUP, comm->mpi, &pr->xreq[0]),
-                rc, out);
+  if (pr->lower) {
+    pr->mine.naddr = (uint32_t)st->naddr;
+    memcpy(pr->mine.addr, st->addr, sizeof st->addr);
+    memcpy(pr->mine.local, st->addr_local, sizeof st->addr_local);
+    WSP__MPI_GOTO(comm,
+                  MPI_Isend(&pr->mine, (int)sizeof pr->mine, MPI_BYTE, pr->peer,
+                            WSP__TAG_STRIPE_SETUP, comm->mpi, &pr->xreq[0]),
+                  rc, out);
+  }
   pr->state = WSP__PAIR_XCHG;
 out:
   return rc;
+}
+
+/* What the peer sent is of this build and this configuration: 0, or the
+ * reason in `why`. */
+static int info_mismatch(const wsp__pair_t *pr, char *why, size_t n) {
+  const wsp__pair_info_t *t = &pr->theirs;
+  if (t->version != WSP__STRIPE_VERSION)
+    snprintf(why, n, "rank %d speaks lanes protocol %u, this rank %u", pr->peer, t->version,
+             WSP__STRIPE_VERSION);
+  else if (t->lanes != pr->mine.lanes || t->encrypt != pr->mine.encrypt)
+    snprintf(why, n, "rank %d opens %u lanes%s, this rank %u%s (WSP_P2P_LANES, "
+             "WSP_P2P_MAX_LANES and WSP_P2P_ENCRYPT must agree)",
+             pr->peer, t->lanes, t->encrypt ? " sealed" : "", pr->mine.lanes,
+             pr->mine.encrypt ? " sealed" : "");
+  else if (t->naddr > WSP__ADDRS_MAX || t->status > 1000)
+    snprintf(why, n, "rank %d sent a malformed set-up", pr->peer);
+  else
+    return 0;
+  return -1;
+}
+
+/* The higher rank has the lower one's part: it chooses what to offer,
+ * listens, derives the keys and answers. */
+static void answer(wsp__stripe_t *st, wsp__pair_t *pr) {
+  wsp__pair_info_t *t = &pr->theirs;
+  char why[160] = "";
+  int status = (int)-(int64_t)pr->mine.status;
+  int mismatch = info_mismatch(pr, why, sizeof why) != 0;
+  if (!mismatch) {
+    pr->same_host = memcmp(t->host, st->host, sizeof st->host) == 0;
+    pr->nsrc = wsp__lane_usable(t->addr, t->local, (int)t->naddr, pr->same_host, st->addr,
+                                st->naddr, pr->src, NULL);
+    pr->mine.naddr = (uint32_t)wsp__lane_usable(st->addr, st->addr_local, st->naddr,
+                                                pr->same_host, t->addr, (int)t->naddr,
+                                                pr->mine.addr, pr->mine.local);
+  }
+  if (!mismatch && status == WSP_OK && t->status == 0) {
+    if (pr->mine.naddr == 0 || pr->nsrc == 0) {
+      status = WSP_ERR_CONFIG;
+      snprintf(why, sizeof why, "no address of %s reaches the other's host",
+               pr->mine.naddr == 0 ? "this rank" : "the lower rank");
+    } else if (wsp__sec_derive(pr->priv, t->pub, st->comm->rank, pr->peer, pr->mine.pub,
+                               &pr->keys) != 0) {
+      status = WSP_ERR_UNSUPPORTED;
+      snprintf(why, sizeof why, "the key agreement failed (the peer's key is not usable)");
+    } else if (wsp__hs_listen(st, pr) != 0) {
+      status = WSP_ERR_CONN;
+      snprintf(why, sizeof why, "this rank cannot listen on any of its addresses");
+    }
+  }
+  if (pr->priv) {
+    wsp__sec_keyfree(pr->priv);
+    pr->priv = NULL;
+  }
+  if (status != WSP_OK) {
+    pr->mine.status = (uint32_t)(-status);
+    pr->mine.naddr = 0;
+  }
+  int mrc = MPI_Isend(&pr->mine, (int)sizeof pr->mine, MPI_BYTE, pr->peer, WSP__TAG_STRIPE_SETUP,
+                      st->comm->mpi, &pr->xreq[0]);
+  if (mrc != MPI_SUCCESS) {
+    wsp__pair_fail(st, pr, WSP_ERR_MPI, "the set-up's answer to rank %d could not be sent",
+                   pr->peer);
+    return;
+  }
+  if (mismatch) {
+    wsp__pair_fail(st, pr, WSP_ERR_CONFIG, "%s", why);
+    return;
+  }
+  if (status != WSP_OK || t->status != 0) {
+    wsp__pair_fallback(st, pr, "%s",
+                       status != WSP_OK ? why : "the lower rank cannot use lanes (see its log)");
+    return;
+  }
+  pr->state = WSP__PAIR_CONNECT;
+  mrc = MPI_Irecv(pr->verdict, 2, MPI_UINT32_T, pr->peer, WSP__TAG_STRIPE_SETUP, st->comm->mpi,
+                  &pr->vreq);
+  if (mrc != MPI_SUCCESS)
+    wsp__pair_fail(st, pr, WSP_ERR_MPI, "the set-up's verdict from rank %d could not be posted",
+                   pr->peer);
+}
+
+/* The lower rank has the higher one's answer: it connects, or both fall
+ * back (the higher rank said why), or the configurations differ. */
+static void heard(wsp__stripe_t *st, wsp__pair_t *pr) {
+  wsp__pair_info_t *t = &pr->theirs;
+  char why[160] = "";
+  if (info_mismatch(pr, why, sizeof why) != 0) {
+    wsp__pair_fail(st, pr, WSP_ERR_CONFIG, "%s", why);
+    return;
+  }
+  if (t->status != 0 || pr->mine.status != 0) {
+    /* The higher rank fell back already; no verdict is sent. */
+    wsp__pair_fallback(st, pr, "%s",
+                       t->status != 0 ? "the higher rank cannot use lanes (see its log)"
+                                      : "this rank cannot use lanes");
+    return;
+  }
+  pr->same_host = memcmp(t->host, st->host, sizeof st->host) == 0;
+  int drc = wsp__sec_derive(pr->priv, t->pub, st->comm->rank, pr->peer, pr->mine.pub, &pr->keys);
+  wsp__sec_keyfree(pr->priv);
+  pr->priv = NULL;
+  pr->state = WSP__PAIR_CONNECT;
+  for (uint32_t i = 0; drc == 0 && i < t->naddr; i++)
+    if (t->port[i] == 0) drc = -1;
+  if (drc != 0 || t->naddr == 0) {
+    /* The higher rank waits for a verdict: it gets a failure. */
+    pr->verdict[0] = (uint32_t)(-WSP_ERR_UNSUPPORTED);
+    int mrc = MPI_Isend(pr->verdict, 2, MPI_UINT32_T, pr->peer, WSP__TAG_STRIPE_SETUP,
+                        st->comm->mpi, &pr->vreq);
+    if (mrc != MPI_SUCCESS)
+      wsp__pair_fail(st, pr, WSP_ERR_MPI, "the set-up's verdict to rank %d could not be sent",
+                     pr->peer);
+    else
+      wsp__pair_fallback(st, pr, "the key agreement failed, or rank %d offered no port", pr->peer);
+    return;
+  }
+  if (st->fault_setup_delay > 0)
+    pr->connect_at = wsp__now() + st->fault_setup_delay;
+  else
+    wsp__hs_connect(st, pr);
+}
+
+void wsp__pair_advance(wsp__stripe_t *st, wsp__pair_t *pr) {
+  if (pr->lower && pr->vreq != MPI_REQUEST_NULL) { /* the verdict's send */
+    int done = 0;
+    (void)MPI_Test(&pr->vreq, &done, MPI_STATUS_IGNORE);
+  }
+  if (pr->state == WSP__PAIR_XCHG) {
+    int done = 0, mrc;
+    if (pr->lower)
+      mrc = MPI_Testall(2, pr->xreq, &done, MPI_STATUSES_IGNORE);
+    else
+      mrc = MPI_Test(&pr->xreq[1], &done, MPI_STATUS_IGNORE);
+    if (mrc != MPI_SUCCESS) {
+      wsp__pair_fail(st, pr, WSP_ERR_MPI, "the set-up's exchange with rank %d failed", pr->peer);
+      return;
+    }
+    if (!done) return;
+    if (pr->lower)
+      heard(st, pr);
+    else
+      answer(st, pr);
+    return;
+  }
+  if (pr->state != WSP__PAIR_CONNECT) return;
+  if (!pr->lower && pr->xreq[0] != MPI_REQUEST_NULL) { /* the answer's send */
+    int done = 0;
+    (void)MPI_Test(&pr->xreq[0], &done, MPI_STATUS_IGNORE);
+  }
+  if (pr->lower) {
+    if (pr->connect_at > 0 && wsp__now() >= pr->connect_at) wsp__hs_connect(st, pr);
+    if (pr->connect_at == 0 && pr->state == WSP__PAIR_CONNECT &&
+        wsp__now() > pr->connect_deadline) {
+      /* setup_failed's way, from here: close, tell, fall back. */
+      for (int i = 0; i < pr->nlanes; i++) wsp__lane_release(&pr->lane[i], 1);
+      pr->verdict[0] = (uint32_t)(-WSP_ERR_CONN);
+      int mrc = MPI_Isend(pr->verdict, 2, MPI_UINT32_T, pr->peer, WSP__TAG_STRIPE_SETUP,
+                          st->comm->mpi, &pr->vreq);
+      if (mrc != MPI_SUCCESS)
+        wsp__pair_fail(st, pr, WSP_ERR_MPI, "the set-up's verdict to rank %d could not be sent",
+                       pr->peer);
+      else
+        wsp__pair_fallback(st, pr, "%d of %d lanes to rank %d were up after %.0f s", pr->nconn,
+                           pr->nlanes, pr->peer, WSP__CONNECT_SECONDS);
+    }
+    return;
+  }
+  int done = 0;
+  if (MPI_Test(&pr->vreq, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+    wsp__pair_fail(st, pr, WSP_ERR_MPI, "the set-up's verdict from rank %d was lost", pr->peer);
+    return;
+  }
+  if (!done) return;
+  if (pr->verdict[0] != 0) {
+    const int known = pr->verdict[0] <= 1000;
+    wsp__pair_fallback(st, pr, "rank %d could not bring the lanes up (%s; see its log)", pr->peer,
+                       known ? wsp_err_name(-(int)pr->verdict[0]) : "an unknown status");
+    return;
+  }
+  if (pr->nconn != pr->nlanes) {
+    wsp__pair_fail(st, pr, WSP_ERR_CONN, "rank %d counts %d lanes up, this rank %d", pr->peer,
+                   pr->nlanes, pr->nconn);
+    return;
+  }
+  wsp__sec_cleanse(pr->keys.auth, sizeof pr->keys.auth); /* no more proofs */
+  wsp__pair_connected(st, pr);
+  wsp__hs_idle(st, pr->peer);
 }
 
 /* ---- the MPI path ---- */
@@ -212,7 +513,7 @@ void wsp__pair_ready(wsp__stripe_t *st, wsp__pair_t *pr) {
       wsp__lanes_start(st, r);
     } else {
       int rc = mpi_post(st, r);
-      if (rc != WSP_OK) wsp__req_finish(st, r, rc);
+      if (rc != WSP_OK) wsp__req_finish(st, r, rc, wsp_last_error());
     }
   }
 }
@@ -241,6 +542,19 @@ static int post(wsp_comm_t *comm, int is_send, void *buf, size_t bytes, int peer
   if (tag < 0 || tag > tag_ub)
     return wsp__fail(comm, WSP_ERR_ARG, "%s: tag = %d is out of range [0, %d]", fn, tag,
                      tag_ub);
+  wsp__pair_t *pr = st->pair[peer];
+  int lanes_possible = peer != comm->rank;
+#ifdef WSP_SIMGRID
+  lanes_possible = 0;
+#endif
+  const int via_mpi =
+      !lanes_possible || (bytes < comm->cfg.p2p_min && (pr == NULL || pr->undecided == NULL));
+  if (!via_mpi) {
+    if (pair_get(st, peer, &pr) != WSP_OK) return wsp__fail(comm, WSP_ERR_NOMEM, "%s: out of memory", fn);
+    if (pr->state == WSP__PAIR_FAILED)
+      return wsp__fail(comm, pr->error, "%s: the lanes to rank %d failed earlier: %s", fn, peer,
+                       pr->why);
+  }
   wsp__sreq_t *r = calloc(1, sizeof *r);
   if (r == NULL) return wsp__fail(comm, WSP_ERR_NOMEM, "%s: out of memory", fn);
   r->st = st;
@@ -250,28 +564,20 @@ static int post(wsp_comm_t *comm, int is_send, void *buf, size_t bytes, int peer
   r->buf = buf;
   r->size = bytes;
   r->mreq = MPI_REQUEST_NULL;
+  req_link(st, r);
+  st->live++;
   int rc = WSP_OK;
-  wsp__pair_t *pr = st->pair[peer];
-  int lanes_possible = peer != comm->rank;
-#ifdef WSP_SIMGRID
-  lanes_possible = 0;
-#endif
-  if (!lanes_possible || (bytes < comm->cfg.p2p_min && (pr == NULL || pr->undecided == NULL))) {
+  if (via_mpi) {
     rc = mpi_post(st, r);
-  } else if ((rc = pair_get(st, peer, &pr)) != WSP_OK) {
-    rc = wsp__fail(comm, rc, "%s: out of memory", fn);
-  } else if (pr->state == WSP__PAIR_FAILED) {
-    rc = wsp__fail(comm, pr->error, "%s: the lanes to rank %d failed earlier: %s", fn, peer,
-                   pr->why);
   } else if (pr->state == WSP__PAIR_READY && pr->undecided == NULL) {
     r->pair = pr;
     if (bytes >= pr->threshold)
-      wsp__lanes_start(st, r);
+      wsp__lanes_start(st, r); /* a refusal completes the request with its reason */
     else
       rc = mpi_post(st, r);
   } else {
     r->pair = pr;
-    if (pr->state == WSP__PAIR_NONE) rc = pair_setup(st, pr, fn);
+    if (pr->state == WSP__PAIR_NONE) rc = pair_setup(st, pr);
     if (rc == WSP_OK) {
       r->next = NULL;
       if (pr->undecided_tail)
@@ -282,10 +588,11 @@ static int post(wsp_comm_t *comm, int is_send, void *buf, size_t bytes, int peer
     }
   }
   if (rc != WSP_OK) {
+    req_unlink(st, r);
+    st->live--;
     free(r);
     return rc;
   }
-  st->live++;
   *out = r;
   return WSP_OK;
 }
@@ -306,19 +613,23 @@ static void test_mpi(wsp__sreq_t *r) {
   if (r->done || r->path != WSP__PATH_MPI) return;
   int flag = 0;
   int mrc = MPI_Test(&r->mreq, &flag, MPI_STATUS_IGNORE);
-  if (mrc != MPI_SUCCESS)
-    wsp__req_finish(r->st, r, wsp__mpi_fail(r->st->comm, mrc, "MPI_Test", WSP__WHERE));
-  else if (flag)
-    wsp__req_finish(r->st, r, WSP_OK);
+  if (mrc != MPI_SUCCESS) {
+    int rc = wsp__mpi_fail(r->st->comm, mrc, "MPI_Test", WSP__WHERE);
+    wsp__req_finish(r->st, r, rc, wsp_last_error());
+  } else if (flag) {
+    wsp__req_finish(r->st, r, WSP_OK, NULL);
+  }
 }
 
 /* Frees a finished request; its status, with the message recorded for it. */
 static int reap(wsp_striped_request_t **req, const char *fn) {
   wsp__sreq_t *r = *req;
   int rc = r->status;
-  if (rc != WSP_OK && r->path != WSP__PATH_MPI && r->pair)
-    rc = wsp__fail(r->st->comm, rc, "%s: striped %s rank %d: %s", fn,
-                   r->is_send ? "send to" : "receive from", r->peer, r->pair->why);
+  if (rc != WSP_OK)
+    rc = wsp__fail(r->st ? r->st->comm : NULL, rc, "%s: striped %s rank %d: %s", fn,
+                   r->is_send ? "send to" : "receive from", r->peer,
+                   r->why[0] ? r->why : wsp_strerror(rc));
+  if (r->st) req_unlink(r->st, r);
   free(r->have);
   free(r);
   *req = NULL;
@@ -336,14 +647,13 @@ int wsp_striped_test(wsp_striped_request_t **req, int *done) {
   }
   wsp__sreq_t *r = *req;
   test_mpi(r);
-  if (!r->done) {
-    int rc = wsp__stripe_progress(r->st, 0);
-    if (rc != WSP_OK) return wsp__fail(r->st->comm, rc, "wsp_striped_test: poll failed");
-    test_mpi(r);
-  }
+  /* A failed pass has failed every lanes request (wsp__stripe_break);
+   * MPI ones go on. */
+  if (!r->done) (void)wsp__stripe_progress(r->st, 0);
+  test_mpi(r);
   if (!r->done) return WSP_OK;
   *done = 1;
-  wsp__stripe_flush(r->st, 10.0);
+  if (r->st) wsp__stripe_flush(r->st, room_seconds(r->st, 10.0));
   return reap(req, "wsp_striped_test");
 }
 
@@ -366,20 +676,20 @@ static int striped_timeout(int n, wsp_striped_request_t **reqs) {
   enum { SHOW = 16 };
   int peers[SHOW], np = 0;
   const wsp_comm_t *comm = NULL;
+  char why[160];
   for (int i = 0; i < n; i++) {
     wsp__sreq_t *r = reqs[i];
     if (r == NULL || r->done) continue;
     comm = r->st->comm;
+    snprintf(why, sizeof why, "no progress for %g s (WSP_TIMEOUT)", comm->cfg.timeout);
     if (np < SHOW) peers[np++] = r->peer;
     if (r->path == WSP__PATH_MPI) {
       if (!r->is_send) (void)MPI_Cancel(&r->mreq);
       (void)MPI_Request_free(&r->mreq);
-      wsp__req_finish(r->st, r, WSP_ERR_TIMEOUT);
     } else if (r->pair) {
-      wsp__pair_fail(r->st, r->pair, WSP_ERR_TIMEOUT, "no progress for %g s (WSP_TIMEOUT)",
-                     comm->cfg.timeout);
+      wsp__pair_fail(r->st, r->pair, WSP_ERR_TIMEOUT, "%s", why);
     }
-    wsp__req_finish(r->st, r, WSP_ERR_TIMEOUT);
+    wsp__req_finish(r->st, r, WSP_ERR_TIMEOUT, why);
   }
   return comm ? wsp__timeout_peers(comm, peers, np, "striped transfers") : WSP_ERR_TIMEOUT;
 }
@@ -388,10 +698,11 @@ int wsp_striped_waitall(int n, wsp_striped_request_t **reqs) {
   if (n < 0) return wsp__fail(NULL, WSP_ERR_ARG, "wsp_striped_waitall: n = %d < 0", n);
   if (n > 0 && reqs == NULL)
     return wsp__fail(NULL, WSP_ERR_ARG, "wsp_striped_waitall: reqs is NULL with n = %d", n);
+  /* Requests of a freed communicator (st NULL) are done already. */
   wsp__stripe_t *one = NULL;
   int several = 0;
   for (int i = 0; i < n; i++)
-    if (reqs[i]) {
+    if (reqs[i] && reqs[i]->st) {
       if (one && reqs[i]->st != one) several = 1;
       one = reqs[i]->st;
     }
@@ -435,34 +746,34 @@ int wsp_striped_waitall(int n, wsp_striped_request_t **reqs) {
         wsp__sreq_t *r = reqs[i];
         if (r == NULL || r->done) continue;
         int mrc = MPI_Wait(&r->mreq, MPI_STATUS_IGNORE);
-        wsp__req_finish(r->st, r,
-                        mrc == MPI_SUCCESS ? WSP_OK
-                                           : wsp__mpi_fail(r->st->comm, mrc, "MPI_Wait", WSP__WHERE));
+        if (mrc == MPI_SUCCESS) {
+          wsp__req_finish(r->st, r, WSP_OK, NULL);
+        } else {
+          int rc = wsp__mpi_fail(r->st->comm, mrc, "MPI_Wait", WSP__WHERE);
+          wsp__req_finish(r->st, r, rc, wsp_last_error());
+        }
       }
       break;
     }
     /* Only sockets to wait for: sleep in poll until one is ready. With
-     * MPI requests among them, poll without waiting and back off. */
+     * MPI requests among them, poll without waiting and back off. A pass
+     * that fails has failed every request on lanes (wsp__stripe_break),
+     * which leaves MPI ones to wait for. */
     int timeout = mpi || several ? 0 : 100;
     int progressed = 0;
     for (int i = 0; i < n; i++) {
       wsp__sreq_t *r = reqs[i];
       if (r == NULL || r->done || (several && i > 0 && reqs[i - 1] && reqs[i - 1]->st == r->st))
         continue;
-      int rc = wsp__stripe_progress(r->st, timeout);
-      if (rc != WSP_OK) {
-        for (int j = 0; j < n; j++)
-          if (reqs[j] && !reqs[j]->done) wsp__req_finish(reqs[j]->st, reqs[j], rc);
-        break;
-      }
+      if (wsp__stripe_progress(r->st, timeout) != WSP_OK) timeout = 0;
       progressed = 1;
       if (!several) break;
     }
     if (timeout == 0 && progressed) wsp__backoff_idle(&b);
   }
   for (int i = 0; i < n && timed_out == WSP_OK; i++)
-    if (reqs[i] && (i == 0 || !reqs[i - 1] || reqs[i - 1]->st != reqs[i]->st))
-      wsp__stripe_flush(reqs[i]->st, 10.0);
+    if (reqs[i] && reqs[i]->st && (i == 0 || !reqs[i - 1] || reqs[i - 1]->st != reqs[i]->st))
+      wsp__stripe_flush(reqs[i]->st, room_seconds(reqs[i]->st, 10.0));
   int rc = WSP_OK;
   for (int i = 0; i < n; i++)
     if (reqs[i]) {
@@ -508,7 +819,7 @@ int wsp_striped_info(const wsp_comm_t *comm, int peer, wsp_striped_info_t *info)
                 : pr->state == WSP__PAIR_NONE   ? WSP_STRIPED_NONE
                                                 : WSP_STRIPED_SETUP;
   info->lanes = pr->k;
-  info->lanes_open = pr->nlanes - 1;
+  info->lanes_open = pr->fallback ? 0 : pr->nlanes - 1;
   info->threshold = pr->threshold;
   info->rate_one = pr->rate1;
   info->rate_lanes = pr->ratek;

@@ -1,22 +1,39 @@
 /*
- * Striped point-to-point: the engine's state, shared by its three files.
+ * Striped point-to-point: the engine's state, shared by its files.
  *
- *   lane.c     TCP sockets: this rank's addresses, the listener, connects
- *              and accepts, socket options, the frame header's encoding.
- *   engine.c   the progress loop: frames in and out of every lane, chunks
- *              to whichever lane is free, the receiver-driven matching, the
- *              probe that chooses the number of lanes.
- *   striped.c  the public calls: argument checks, the choice between lanes
- *              and MPI, the pair set-up over MPI, requests, test and wait.
+ *   lane.c       TCP sockets: this rank's addresses, listeners, connects
+ *                and accepts, socket options, the frame header's encoding.
+ *   secure.c     the cryptography (OpenSSL): key agreement, proofs, sealing.
+ *   handshake.c  a pair's lanes coming up: connects and proofs on the
+ *                lower rank, the listener and the greetings on the higher.
+ *   engine.c     the progress loop: frames in and out of every lane, chunks
+ *                to whichever lane is free, the receiver-driven matching, the
+ *                probe that chooses the number of lanes.
+ *   striped.c    the public calls: argument checks, the choice between lanes
+ *                and MPI, the pair's set-up over MPI, requests, test and wait.
  *
- * How a message moves (docs/p2p.md has the user's view). Every pair of
- * ranks that stripes gets its own set of TCP connections ("lanes"), made at
- * the first striped call between them. A receive sends a CTS frame (tag,
- * size, receive id) to the sender; the sender matches CTS frames in the
- * receiver's posting order against its sends of the same tag in its own
- * posting order, which is MPI's non-overtaking rule for one pair. The
- * matched send cuts the message into chunks and gives the next chunk to a
- * lane whenever the kernel reports that lane writable; the socket option
+ * How a pair comes up (docs/p2p.md has the user's view, "Security" what it
+ * protects). At the first striped message of at least p2p_min bytes between
+ * two ranks, the lower rank sends the higher one, over MPI, a fresh X25519
+ * public key, its addresses and what identifies its host; the higher rank
+ * opens listeners on the addresses a peer of that host can use (loopback
+ * and container bridges only to a peer on the same host) and answers with
+ * its own key, those addresses and ports. Both derive the pair's keys
+ * (secure.c). The lower rank connects the lanes; each is proven in both
+ * directions by a challenge-response and counts as up when the higher
+ * rank acknowledges it (handshake.c). The lower rank then tells the higher
+ * one over MPI whether every lane came up: both use the lanes, or, if any
+ * step failed (no address, a refused or silent port, a stranger answering,
+ * the 15-s deadline), both send every message of the pair through MPI,
+ * with one warning. The higher rank's listeners close as soon as no pair
+ * is being set up.
+ *
+ * How a message moves. A receive sends a CTS frame (tag, size, receive
+ * id) to the sender; the sender matches CTS frames in the receiver's
+ * posting order against its sends of the same tag in its own posting
+ * order, which is MPI's non-overtaking rule for one pair. The matched send
+ * cuts the message into chunks and gives the next chunk to a lane whenever
+ * the kernel reports that lane writable; the socket option
  * TCP_NOTSENT_LOWAT keeps that report back until the lane's unsent backlog
  * is small, so a slow lane takes fewer chunks instead of a fixed share.
  * DATA frames carry (receive id, offset, length), and the receiver reads
@@ -28,12 +45,17 @@
  * every chunk of a send is handed out, a free lane may copy a chunk that
  * a much slower lane has not delivered yet (the endgame, engine.c); the
  * receiver keeps the first copy of each chunk and drops the other.
+ *
+ * Every frame read is checked against the state it may arrive in and every
+ * length against its bound (engine.c, on_header); one that fails them
+ * fails the pair.
  */
 #ifndef WSP_STRIPED_INTERNAL_H
 #define WSP_STRIPED_INTERNAL_H
 
 #include "wsp_internal.h"
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,25 +69,95 @@ struct pollfd;
  * WSP__SCRATCH bytes. */
 #define WSP__PROBE_FRAME (64 * 1024)
 #define WSP__SCRATCH (256 * 1024)
+/* CTS frames a sender keeps unmatched, and so receives on lanes a rank
+ * may have in flight from one peer (a post beyond it is refused). */
+#define WSP__CTS_MAX 65536
+/* The largest chunk a DATA frame may carry (cfg.p2p_chunk's bound). */
+#define WSP__CHUNK_MAX ((size_t)INT_MAX)
+/* The largest chunk of a sealed lane: its frames are sealed whole into a
+ * buffer of the lane's. */
+#define WSP__SEALED_CHUNK_MAX ((size_t)4 << 20)
+/* The lower rank's lanes must be up within this time of the start of the
+ * connects, else the pair goes through MPI. */
+#define WSP__CONNECT_SECONDS 15.0
+/* An accepted connection has this long to send its HELLO, and a greeted
+ * one the connect deadline to prove itself. */
+#define WSP__HELLO_SECONDS 2.0
+
+/* ---- cryptography (secure.c) ---- */
+enum {
+  WSP__KEY = 32,       /* X25519 keys, HMAC and AES-256 keys */
+  WSP__MAC = 32,       /* HMAC-SHA256 */
+  WSP__CHALLENGE = 32, /* a handshake's fresh random challenge */
+  WSP__TAG = 16,       /* AES-GCM's tag */
+  WSP__HOST_ID = 16    /* what identifies a host and network namespace */
+};
+/* The pair's keys: auth proves a lane's ends; up seals what the lower
+ * rank sends, down what the higher rank sends. */
+typedef struct wsp__keys {
+  unsigned char auth[WSP__KEY], up[WSP__KEY], down[WSP__KEY];
+} wsp__keys_t;
+/* One direction of one lane's sealing: a cipher context and the number of
+ * the next record (the nonce). */
+typedef struct wsp__seal {
+  void *ctx;
+  uint64_t seq;
+  uint32_t lane;
+  int encrypt;
+} wsp__seal_t;
+
+/* 0, or -1 when the system has no randomness to give. */
+int wsp__sec_random(void *buf, size_t n);
+/* A fresh X25519 key pair: the private half (opaque), NULL on failure. */
+void *wsp__sec_keypair(unsigned char pub[WSP__KEY]);
+void wsp__sec_keyfree(void *priv);
+/* The pair's keys from this rank's private key and the peer's public key;
+ * -1 when the peer's key is not a usable one. */
+int wsp__sec_derive(void *priv, const unsigned char peer_pub[WSP__KEY], int rank, int peer,
+                    const unsigned char my_pub[WSP__KEY], wsp__keys_t *out);
+void wsp__sec_cleanse(void *p, size_t n);
+/* The first WSP__HOST_ID bytes of SHA-256 of p. */
+void wsp__sec_digest(const void *p, size_t n, unsigned char out[WSP__HOST_ID]);
+/* A handshake proof: role 'A' the acceptor's, 'C' the connector's. */
+void wsp__sec_proof(const wsp__keys_t *k, char role, int lower, int higher, uint32_t lane,
+                    uint32_t nlanes, const unsigned char nc[WSP__CHALLENGE],
+                    const unsigned char na[WSP__CHALLENGE], unsigned char out[WSP__MAC]);
+/* 1 when a and b are equal (constant time), and a is not all zeros. */
+int wsp__sec_equal(const unsigned char *a, const unsigned char *b, size_t n);
+int wsp__seal_init(wsp__seal_t *s, const unsigned char key[WSP__KEY], uint32_t lane,
+                   int encrypt);
+void wsp__seal_free(wsp__seal_t *s);
+/* Seals n bytes of in into out (which may be in) and gives the tag. */
+int wsp__seal(wsp__seal_t *s, const unsigned char *in, unsigned char *out, size_t n,
+              unsigned char tag[WSP__TAG]);
+/* Opening a record: begin, the bytes in place as they arrive, the tag. */
+int wsp__open_begin(wsp__seal_t *s);
+int wsp__open_update(wsp__seal_t *s, unsigned char *buf, size_t n);
+int wsp__open_finish(wsp__seal_t *s, const unsigned char tag[WSP__TAG]);
 
 /* ---- frames ---- */
 enum {
   WSP__FRAME_HDR = 40,          /* bytes of an encoded header */
   WSP__INFLIGHT = 64,           /* chunks a lane remembers until delivered */
-  WSP__FRAME_MAGIC = 0x31505357 /* "WSP1" */
+  WSP__FRAME_MAGIC = 0x32505357 /* "WSP2" */
 };
 typedef enum wsp__ftype {
-  WSP__F_HELLO = 1, /* first frame of a connection: aux lane, id nonce, off rank */
-  WSP__F_CTS,       /* receiver: aux tag, id receive id, off size, len sequence */
-  WSP__F_DATA,      /* sender: id receive id, off offset, len payload, aux chunk size */
-  WSP__F_DONE,      /* receiver: id receive id, all bytes are in */
-  WSP__F_PGO,       /* probe, measurer: id phase, aux lanes to stream on */
-  WSP__F_PDATA,     /* probe, streamer: len payload bytes (discarded) */
-  WSP__F_PSTOP,     /* probe, measurer: id phase, stop streaming */
-  WSP__F_PEND,      /* probe, streamer, on each lane used: id phase */
-  WSP__F_RESULT,    /* probe, measurer: aux lanes, id threshold, off/len rates */
-  WSP__F_ERR,       /* either end: aux -status, the pair is unusable */
-  WSP__F_BYE,       /* either end, last on each lane: the communicator is freed */
+  /* The handshake (handshake.c), never sealed. */
+  WSP__F_HELLO = 1, /* connector: aux lane, id lanes, off rank; payload its challenge */
+  WSP__F_CHAL,      /* acceptor: aux lane; payload its challenge and proof */
+  WSP__F_PROOF,     /* connector: aux lane; payload its proof */
+  WSP__F_ACK,       /* acceptor: aux lane; the lane is up */
+  /* The lanes' traffic (engine.c). */
+  WSP__F_CTS,    /* receiver: aux tag, id receive id, off size, len sequence */
+  WSP__F_DATA,   /* sender: id receive id, off offset, len payload, aux chunk size */
+  WSP__F_DONE,   /* receiver: id receive id, all bytes are in */
+  WSP__F_PGO,    /* probe, measurer: id phase, aux lanes to stream on */
+  WSP__F_PDATA,  /* probe, streamer: len payload bytes (discarded) */
+  WSP__F_PSTOP,  /* probe, measurer: id phase, stop streaming */
+  WSP__F_PEND,   /* probe, streamer, on each lane used: id phase */
+  WSP__F_RESULT, /* probe, measurer: aux lanes, id threshold, off/len rates */
+  WSP__F_ERR,    /* either end: aux -status, the pair is unusable */
+  WSP__F_BYE,    /* either end, last on each lane: the communicator is freed */
   WSP__F_COUNT
 } wsp__ftype_t;
 
@@ -77,6 +169,9 @@ typedef struct wsp__frame {
 void wsp__frame_encode(const wsp__frame_t *f, unsigned char out[WSP__FRAME_HDR]);
 /* 0 when the bytes are a frame header of a known type, -1 otherwise. */
 int wsp__frame_decode(const unsigned char in[WSP__FRAME_HDR], wsp__frame_t *f);
+/* Whether frames of this type carry `len` bytes of payload after the
+ * header (for the others len is a field of its own). */
+int wsp__frame_has_payload(uint32_t type);
 
 /* ---- requests ---- */
 typedef enum wsp__req_path {
@@ -86,7 +181,7 @@ typedef enum wsp__req_path {
 } wsp__req_path_t;
 
 struct wsp_striped_request {
-  struct wsp__stripe *st;
+  struct wsp__stripe *st; /* NULL once the communicator was freed under it */
   struct wsp__pair *pair; /* NULL for the MPI path to self */
   int is_send, peer, tag;
   void *buf;
@@ -94,6 +189,7 @@ struct wsp_striped_request {
   wsp__req_path_t path;
   MPI_Request mreq;
   int done, status;
+  char why[160]; /* why it failed, kept with it (the pair may be gone) */
   /* Lanes, send: the matched receive id, chunking, bytes handed to lanes. */
   int matched;
   uint64_t rid;
@@ -104,21 +200,46 @@ struct wsp_striped_request {
   size_t got;
   unsigned char *have;
   struct wsp_striped_request *next; /* in the pair's queue it is on */
+  /* Every request of the communicator not yet reaped, so that freeing the
+   * communicator can let go of them. */
+  struct wsp_striped_request *all_prev, *all_next;
 };
 typedef struct wsp_striped_request wsp__sreq_t;
 
 /* ---- lanes ---- */
+typedef enum wsp__hs {
+  WSP__HS_UP = 0,     /* proven and acknowledged: frames flow */
+  WSP__HS_CONNECTING, /* the lower rank's connect is in progress */
+  WSP__HS_HELLO,      /* HELLO sent, the acceptor's CHAL awaited */
+  WSP__HS_PROOF       /* PROOF sent, the acceptor's ACK awaited */
+} wsp__hs_t;
+
+/* The largest handshake frame (CHAL: its challenge and proof). */
+#define WSP__HS_BUF (WSP__FRAME_HDR + WSP__CHALLENGE + WSP__MAC)
+
 typedef struct wsp__lane {
   int fd;
+  wsp__hs_t hs;
+  /* The lower rank's handshake: its challenge, the bytes read so far. */
+  unsigned char nc[WSP__CHALLENGE];
+  unsigned char hsbuf[WSP__HS_BUF];
+  size_t hsgot;
+  /* Sealing (WSP_P2P_ENCRYPT): each direction's context; frames are
+   * sealed into obuf. */
+  int sealed;
+  wsp__seal_t tx, rx;
+  unsigned char *obuf;
+  size_t obuf_cap;
   /* Output: the frame being written (header, then payload). */
-  unsigned char ohdr[WSP__FRAME_HDR];
-  size_t ohdr_done;
+  unsigned char ohdr[WSP__FRAME_HDR + WSP__TAG];
+  size_t ohdr_len, ohdr_done;
   const unsigned char *opay;
   size_t opay_len, opay_done;
   int obusy;
   /* The send whose chunk is being written (DATA frames), and whether the
    * rest of the payload comes from zeros (the send completed meanwhile:
-   * its buffer is the user's again; the receiver drops that copy). */
+   * its buffer is the user's again; the receiver drops that copy). A
+   * sealed lane writes from its own buffer and never needs the zeros. */
   struct wsp_striped_request *oreq;
   int ozero;
   /* Chunks written and maybe not yet delivered (acknowledged by TCP), in
@@ -134,34 +255,47 @@ typedef struct wsp__lane {
   double rate, rate_t;
   uint64_t rate_acked;
   int pend_pending; /* the probe's PEND must go out on this lane */
+  int pend_seen;    /* the probe's PEND came in on this lane (this phase) */
   int bye_pending, bye_sent, bye_seen;
-  /* Input: the frame being read. */
-  unsigned char ihdr[WSP__FRAME_HDR];
+  /* Input: the frame being read (header, payload, then a sealed
+   * payload's tag). */
+  unsigned char ihdr[WSP__FRAME_HDR + WSP__TAG];
   size_t ihdr_got;
   wsp__frame_t in;
   unsigned char *ipay; /* NULL: discard */
   size_t ipay_left;
   wsp__sreq_t *ireq; /* the receive the payload belongs to */
   int ireading;      /* header done, payload pending */
+  unsigned char itag[WSP__TAG];
+  size_t itag_got;
+  int itag_reading; /* a sealed payload is in, its tag pending */
   uint64_t bytes_out, bytes_in;
-  int connecting; /* a connect in progress (the lower rank's lanes) */
 } wsp__lane_t;
 
 /* ---- pairs ---- */
 typedef enum wsp__pair_state {
   WSP__PAIR_NONE = 0,
-  WSP__PAIR_XCHG,    /* addresses being exchanged over MPI */
-  WSP__PAIR_CONNECT, /* lanes being connected (lower rank) or accepted */
+  WSP__PAIR_XCHG,    /* keys and addresses being exchanged over MPI */
+  WSP__PAIR_CONNECT, /* lanes being connected and proven */
   WSP__PAIR_PROBE,   /* the probe is choosing k */
-  WSP__PAIR_READY,
+  WSP__PAIR_READY,   /* lanes up, or (fallback) every message through MPI */
   WSP__PAIR_FAILED
 } wsp__pair_state_t;
 
-/* What a rank tells a peer before they connect (over MPI). */
+/* What a rank tells a peer before they connect (over MPI, as bytes: the
+ * two ranks run the same build). Every field is checked on arrival. */
+enum { WSP__STRIPE_VERSION = 2 };
 typedef struct wsp__pair_info {
-  uint32_t version, port, naddr, lanes;
-  uint64_t nonce;
+  uint32_t version;
+  uint32_t status; /* 0, or -WSP_ERR_*: this rank cannot use lanes */
+  uint32_t lanes;  /* connections of the pair: the control lane and k */
+  uint32_t encrypt;
+  uint32_t naddr;
   uint32_t addr[WSP__ADDRS_MAX]; /* IPv4, network order */
+  uint16_t port[WSP__ADDRS_MAX]; /* the higher rank's listener on each */
+  uint8_t local[WSP__ADDRS_MAX]; /* 1: reaches only its own host */
+  unsigned char host[WSP__HOST_ID];
+  unsigned char pub[WSP__KEY]; /* this set-up's X25519 public key */
 } wsp__pair_info_t;
 
 typedef struct wsp__pair {
@@ -169,12 +303,26 @@ typedef struct wsp__pair {
   wsp__pair_state_t state;
   int lower; /* this rank is the lower of the two: it connects and streams */
   wsp__pair_info_t mine, theirs;
-  MPI_Request xreq[2];
+  MPI_Request xreq[2]; /* the exchange: [0] the send of mine, [1] the receive */
+  /* The lower rank's verdict on the lanes (0: all up, else -status),
+   * sent to the higher rank over MPI. */
+  MPI_Request vreq;
+  uint32_t verdict[2];
+  void *priv; /* this set-up's private key, until the keys are derived */
+  wsp__keys_t keys;
+  int have_keys;
+  int same_host; /* the peer runs on this host (and network namespace) */
+  /* The higher rank: the peer's addresses a lane may come from. */
+  uint32_t src[WSP__ADDRS_MAX];
+  int nsrc;
   /* Connecting (lower rank): the address being tried, the deadline. */
   int addr_idx;
   double connect_deadline;
-  int nlanes;   /* connections opened: the control lane and the data lanes */
-  int nconn;    /* lanes connected (and, accepting, greeted) */
+  double connect_at; /* tests only: connects wait until then (0: not) */
+  int retries;       /* lanes the current address closed before their ACK */
+  int fallback; /* the lanes could not be set up: everything through MPI */
+  int nlanes;   /* connections: the control lane and the data lanes */
+  int nconn;    /* lanes up */
   int k;        /* data lanes used: lane[1..k] */
   size_t threshold; /* smallest message on lanes; SIZE_MAX: none */
   double rate1, ratek, rtt;
@@ -195,13 +343,14 @@ typedef struct wsp__pair {
   uint64_t cts_next; /* the sequence number of the next CTS to match */
   /* Receive side: receives on lanes, in posting order. */
   wsp__sreq_t *recvs, *recvs_tail;
+  size_t nrecvs;
   uint64_t next_rid, cts_seq;
   /* Control frames waiting for a free lane. */
   wsp__frame_t *ctl;
   size_t nctl, ctl_cap;
   /* The probe (engine.c). */
   struct {
-    int phase, lanes, streaming, ends;
+    int phase, lanes, streaming, stopped, ends;
     double t_go, t_first, t_win, bytes_win;
     int in_window;
   } probe;
@@ -213,21 +362,39 @@ typedef struct wsp__pair {
 typedef struct wsp__stripe {
   wsp_comm_t *comm;
   MPI_Comm p2p; /* the user's tags live here: a duplicate of comm->mpi */
-  int listen_fd;
-  uint16_t port;
-  uint64_t nonce;
-  int naddr;
+  /* The higher rank's listeners, one per address offered, open only while
+   * a pair is being set up (handshake.c). */
+  struct wsp__listener {
+    int fd;
+    uint32_t addr;
+    uint16_t port;
+  } lst[WSP__ADDRS_MAX];
+  int nlst;
+  /* This rank's addresses (lane.c) and its host, found once. */
+  int addrs_known, naddr;
   uint32_t addr[WSP__ADDRS_MAX];
-  /* Accepted connections not yet greeted (HELLO not read yet). */
+  uint8_t addr_local[WSP__ADDRS_MAX];
+  unsigned char host[WSP__HOST_ID];
+  /* Accepted connections not yet proven: waiting for their HELLO, then
+   * (CHAL sent) for their PROOF. */
   struct wsp__greet {
     int fd;
-    unsigned char hdr[WSP__FRAME_HDR];
+    int proving; /* CHAL sent */
+    uint32_t src;
+    int rank;
+    uint32_t lane;
+    unsigned char nc[WSP__CHALLENGE], na[WSP__CHALLENGE];
+    unsigned char buf[WSP__HS_BUF];
     size_t got;
     double since;
   } *greet;
   size_t ngreet, greet_cap;
+  /* Connections dropped without becoming a lane (strangers, failed proofs,
+   * over the cap, late): counted, the first one logged as a warning. */
+  uint64_t refused;
   wsp__pair_t **pair; /* by peer rank; NULL until used */
   int live;           /* requests not yet completed */
+  wsp__sreq_t *reqs;  /* requests not yet reaped */
   unsigned char *scratch; /* where discarded payload goes */
   const unsigned char *zeros; /* the probe's payload */
   char *ifaces; /* WSP_P2P_IF, copied */
@@ -236,38 +403,100 @@ typedef struct wsp__stripe {
    * start a data frame after its pair's lanes have sent this many bytes is
    * reset as a broken connection would be (once); 0: never. */
   uint64_t fault_reset_after;
+  /* Tests only (WSP_P2P_FAULT_POLL=N): the N-th progress pass fails as a
+   * failed poll would; 0: never. */
+  uint64_t fault_poll;
+  /* Tests only (WSP_P2P_FAULT_SETUP_MS=MS): the lower rank waits this long
+   * before it connects, so that a test can meet the listener. */
+  double fault_setup_delay;
   /* Tests only (WSP_P2P_ENDGAME=always): the endgame copies every chunk it
    * can, whatever the lanes' rates, so that copies and late copies are
    * exercised on any machine. */
   int endgame_always;
+  int broken; /* a progress pass failed: the lanes are gone, MPI remains */
   /* The poll set, kept between passes. */
   struct pollfd *pfd;
   int *pfd_owner;
   size_t pfd_cap;
 } wsp__stripe_t;
 
-/* comm.c */
+/* striped.c */
 int wsp__stripe_create(wsp_comm_t *comm);
 int wsp__stripe_free(wsp_comm_t *comm);
+/* Advances a pair's exchange over MPI (keys, addresses, the verdict). */
+void wsp__pair_advance(wsp__stripe_t *st, wsp__pair_t *pr);
+/* The pair's lanes could not be set up: both ends send everything through
+ * MPI from now on (the lower rank decides and tells the higher one). */
+void wsp__pair_fallback(wsp__stripe_t *st, wsp__pair_t *pr, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
 
 /* lane.c */
-int wsp__lane_listen(wsp__stripe_t *st);
+/* A listening socket on addr (any port); the fd, or -1 (errno set). */
+int wsp__lane_listen(uint32_t addr, uint16_t *port);
+/* This rank's IPv4 addresses and whether each reaches only this host. */
 int wsp__lane_addrs(wsp__stripe_t *st);
-/* Starts a non-blocking connect to addr:port; the fd, or -1 (errno set). */
-int wsp__lane_connect(uint32_t addr, uint16_t port);
+/* What identifies this host and network namespace (two ranks with equal
+ * ids reach each other over loopback). */
+void wsp__lane_host_id(unsigned char id[WSP__HOST_ID]);
+/* The addresses of `addr` (with their `local` flags) that a peer may use:
+ * all of them for a peer on this host; otherwise those that reach beyond
+ * this host and that the peer does not have itself (an address on both
+ * hosts is each host's own, such as a container bridge). */
+int wsp__lane_usable(const uint32_t *addr, const uint8_t *local, int n, int same_host,
+                     const uint32_t *peer_addr, int peer_n, uint32_t *out, uint8_t *out_local);
+/* Starts a non-blocking connect to addr:port from source `from` (0: the
+ * system's choice); the fd, or -1 (errno set). */
+int wsp__lane_connect(uint32_t addr, uint16_t port, uint32_t from);
+/* The source address the system would use towards addr (0: unknown). */
+uint32_t wsp__lane_route_source(uint32_t addr);
 /* 1 connected, 0 still in progress, -1 failed (errno set). */
 int wsp__lane_connected(int fd);
+/* Accepts one connection (close-on-exec, non-blocking); its source. */
+int wsp__lane_accept(int lfd, uint32_t *src);
 /* Ends the sending side (FIN after what is queued). */
 void wsp__lane_shutdown(int fd);
 void wsp__lane_options(int fd, size_t lowat);
 /* Closes; `reset` makes the peer see a reset rather than an orderly end. */
 void wsp__lane_close(int fd, int reset);
+/* A lane with this fd, nothing in or out; `sealed` lanes are set up by
+ * wsp__lane_seal. */
 void wsp__lane_init(wsp__lane_t *l, int fd);
+/* Sets up lane li's sealing from the pair's keys (the direction of each
+ * key follows which end is the lower rank); 0 or -1. */
+int wsp__lane_seal(wsp__lane_t *l, const wsp__keys_t *k, int lower, uint32_t li);
+/* Closes the lane's socket and frees what it holds (its sealing). */
+void wsp__lane_release(wsp__lane_t *l, int reset);
+
+/* handshake.c */
+/* The lower rank: starts the connects of every lane (after the exchange). */
+void wsp__hs_connect(wsp__stripe_t *st, wsp__pair_t *pr);
+/* The lower rank: lane li's socket reported an event during its handshake. */
+void wsp__hs_lane_event(wsp__stripe_t *st, wsp__pair_t *pr, int li);
+/* The higher rank: listeners for the addresses in pr->mine (their ports
+ * into it); addresses that cannot be listened on are dropped from it. */
+int wsp__hs_listen(wsp__stripe_t *st, wsp__pair_t *pr);
+/* Closes the listeners and pending greetings when no pair is being set up
+ * by this rank as the higher one; drops the greetings of `rank` (-1: none). */
+void wsp__hs_idle(wsp__stripe_t *st, int rank);
+/* The higher rank: a listener is readable. */
+void wsp__hs_accept(wsp__stripe_t *st, int lfd);
+/* The higher rank: greeting g is readable; expired greetings. */
+void wsp__hs_greet_event(wsp__stripe_t *st, size_t g);
+void wsp__hs_expire(wsp__stripe_t *st, double now);
+/* Whether some pair of st is being set up by this rank as the higher one. */
+int wsp__hs_accepting(const wsp__stripe_t *st);
 
 /* engine.c */
-/* One pass: polls every lane, the listener and the greetings for at most
- * timeout_ms, moves what can move, advances set-ups. */
+/* One pass: polls every lane, the listeners and the greetings for at most
+ * timeout_ms, moves what can move, advances set-ups. A failure here
+ * (a failed poll) fails every pair with lanes (wsp__stripe_break). */
 int wsp__stripe_progress(wsp__stripe_t *st, int timeout_ms);
+/* Every pair with lanes fails with status; later striped transfers of the
+ * communicator go through MPI or fail at once. */
+void wsp__stripe_break(wsp__stripe_t *st, int status, const char *why);
 /* Fails the pair: every request on it completes with status, the peer is
  * told (best effort), its lanes are closed. */
 void wsp__pair_fail(wsp__stripe_t *st, wsp__pair_t *pr, int status, const char *fmt, ...)
@@ -282,16 +511,23 @@ int wsp__pair_ctl(wsp__pair_t *pr, const wsp__frame_t *f);
  * wirespeed (goes into MPI_Barrier) right after. */
 void wsp__stripe_flush(wsp__stripe_t *st, double seconds);
 /* Before the communicator is freed: sends what is queued and a BYE on
- * every lane, then ends the sending side, so that the peer reads every
- * frame (a DONE, say) before it sees the end (at most `seconds`). */
-void wsp__pair_close(wsp__stripe_t *st, wsp__pair_t *pr, double seconds);
+ * every lane of every pair, then ends the sending side, so that the peer
+ * reads every frame (a DONE, say) before it sees the end (at most
+ * `seconds` in all). */
+void wsp__stripe_close(wsp__stripe_t *st, double seconds);
 /* A lanes-path request ready to start: a send waits for its CTS, a receive
  * sends one. */
 void wsp__lanes_start(wsp__stripe_t *st, wsp__sreq_t *r);
-/* Sets a request done with status; st->live goes down. */
-void wsp__req_finish(wsp__stripe_t *st, wsp__sreq_t *r, int status);
+/* Sets a request done with status (and, failed, why); st->live goes down. */
+void wsp__req_finish(wsp__stripe_t *st, wsp__sreq_t *r, int status, const char *why);
+/* The pair's lanes are up: the probe, or READY when the lanes are forced. */
+void wsp__pair_connected(wsp__stripe_t *st, wsp__pair_t *pr);
 /* The pair's set-up reached READY (striped.c decides the waiting requests). */
 void wsp__pair_ready(wsp__stripe_t *st, wsp__pair_t *pr);
+/* Reads what lane li has (at most a budget per call). */
+void wsp__lane_read(wsp__stripe_t *st, wsp__pair_t *pr, int li);
+/* Queues frame f on lane l (sealed when the lane is), with payload. */
+int wsp__lane_set(wsp__lane_t *l, const wsp__frame_t *f, const void *pay, size_t len);
 double wsp__now(void);
 /* The probe's choice (engine.c says why): from one lane's rate, all
  * nlanes lanes' rate (bytes/s) and the round trip (s), the lanes a message

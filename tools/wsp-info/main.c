@@ -415,6 +415,8 @@ int main(int argc, char **argv) {
       printf("  WSP_P2P_PROBE_MS         %u\n", cfg.p2p_probe_ms);
       printf("  WSP_P2P_IF               %s\n",
              cfg.p2p_interfaces ? cfg.p2p_interfaces : "(unset: every interface that is up)");
+      printf("  WSP_P2P_ENCRYPT          %d%s\n", cfg.p2p_encrypt,
+             cfg.p2p_encrypt ? " (lanes sealed with AES-256-GCM)" : " (lanes authenticated, in clear)");
       printf("  WSP_SITES                %s\n",
              cfg.sites ? cfg.sites : "auto (the groups of a network map, if one is attached)");
       if (cfg.wan_connections)
