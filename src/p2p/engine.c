@@ -1096,9 +1096,15 @@ static void lane_account(wsp__lane_t *l, double now, int always) {
 
 int wsp__stripe_progress(wsp__stripe_t *st, int timeout_ms) {
   wsp_comm_t *comm = st->comm;
-  if (st->fault_poll && --st->fault_poll == 0) {
-    wsp__stripe_break(st, WSP_ERR_INTERNAL, "poll failed (injected fault, WSP_P2P_FAULT_POLL)");
-    return WSP_ERR_INTERNAL;
+  if (st->fault_poll) {
+    uint64_t in = 0;
+    for (int p = 0; p < comm->size; p++)
+      for (int i = 0; st->pair[p] && i < st->pair[p]->nlanes; i++) in += st->pair[p]->lane[i].bytes_in;
+    if (in >= st->fault_poll) {
+      st->fault_poll = 0;
+      wsp__stripe_break(st, WSP_ERR_INTERNAL, "poll failed (injected fault, WSP_P2P_FAULT_POLL)");
+      return WSP_ERR_INTERNAL;
+    }
   }
   size_t cap = (size_t)st->nlst + st->ngreet;
   for (int p = 0; p < comm->size; p++)

@@ -403,8 +403,9 @@ typedef struct wsp__stripe {
    * start a data frame after its pair's lanes have sent this many bytes is
    * reset as a broken connection would be (once); 0: never. */
   uint64_t fault_reset_after;
-  /* Tests only (WSP_P2P_FAULT_POLL=N): the N-th progress pass fails as a
-   * failed poll would; 0: never. */
+  /* Tests only (WSP_P2P_FAULT_POLL=BYTES): the first progress pass after
+   * this rank's lanes have received this many bytes fails as a failed
+   * poll would (once); 0: never. */
   uint64_t fault_poll;
   /* Tests only (WSP_P2P_FAULT_SETUP_MS=MS): the lower rank waits this long
    * before it connects, so that a test can meet the listener. */

@@ -4,7 +4,7 @@
  * makes for (sender, receiver, tag, index), which the receiver computes on
  * its own.
  *
- *   test_striped [--lanes K] [--mode data|fault|args]
+ *   test_striped [--lanes K] [--mode data|fault|args|pollfail|freeflight]
  *
  * data (default): sizes 0, 1, odd, k not dividing the size, fewer chunks
  *   than lanes, several MiB; every pair at once in both directions with
@@ -16,6 +16,16 @@
  *   error (not hang), later striped messages to the peer fail at once, and
  *   MPI still works.
  * args: bad arguments return WSP_ERR_ARG naming the argument.
+ * pollfail: rank 1's progress pass fails (WSP_P2P_FAULT_POLL, set here on
+ *   rank 1 only) in the middle of a receive over the lanes: its wait must
+ *   fail, and nothing may be written into the receive buffer afterwards
+ *   (it is the user's again) while rank 1 goes on calling the library;
+ *   rank 0's send fails too; MPI-path messages still work.
+ * freeflight: rank 1 frees its communicator with a receive over the lanes
+ *   and a receive through MPI in flight: the free says so
+ *   (WSP_ERR_ARG), and each request then completes with WSP_ERR_CONN
+ *   without touching freed memory (the sanitizer build); rank 0's send
+ *   fails, nobody hangs.
  */
 #include "wirespeed.h"
 
@@ -227,6 +237,85 @@ static void run_fault(void) {
   free(b);
 }
 
+static void run_pollfail(void) {
+  if (rank == 1) setenv("WSP_P2P_FAULT_POLL", "4000000", 1); /* after ~4 MB received */
+  wsp_comm_t *w = make_comm(4);
+  if (!w) return;
+  size_t n = 32u << 20;
+  unsigned char *b = malloc(n);
+  if (rank <= 1 && size > 1) {
+    fill(b, n, 0, 1, 5);
+    wsp_striped_request_t *q = NULL;
+    int rc = rank == 0 ? wsp_isend_striped(w, b, n, 1, 5, &q) : wsp_irecv_striped(w, b, n, 0, 5, &q);
+    CHECK(rc == WSP_OK, "post: %s", wsp_last_error());
+    rc = wsp_striped_wait(&q);
+    CHECK(rc != WSP_OK, "rank %d: the transfer succeeded although rank 1's pass failed", rank);
+    if (rank == 1) {
+      /* The buffer is the user's again: nothing may land in it while this
+       * rank keeps calling the library (rank 0 is still sending). */
+      memset(b, 0x5A, n);
+      wsp_striped_request_t *m = NULL;
+      unsigned char small[100];
+      rc = wsp_irecv_striped(w, small, sizeof small, 0, 7, &m);
+      int done = 0;
+      for (int i = 0; i < 2000 && rc == WSP_OK && !done; i++) rc = wsp_striped_test(&m, &done);
+      CHECK(rc == WSP_OK && done, "an MPI-path message after the failure: %s", wsp_last_error());
+      size_t moved = 0;
+      for (size_t i = 0; i < n; i++) moved += b[i] != 0x5A;
+      CHECK(moved == 0, "%zu bytes were written into the receive buffer after its wait failed",
+            moved);
+    } else {
+      unsigned char small[100] = {0};
+      rc = wsp_send_striped(w, small, sizeof small, 1, 7);
+      CHECK(rc == WSP_OK, "an MPI-path message after the failure: %s", wsp_last_error());
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  wsp_comm_free(&w);
+  free(b);
+}
+
+static void run_freeflight(void) {
+  wsp_comm_t *w = make_comm(4);
+  if (!w) return;
+  size_t n = 64u << 20;
+  unsigned char *b = malloc(n);
+  if (rank <= 1 && size > 1) {
+    fill(b, n, 0, 1, 5);
+    wsp_striped_request_t *q = NULL, *m = NULL;
+    int rc = rank == 0 ? wsp_isend_striped(w, b, n, 1, 5, &q) : wsp_irecv_striped(w, b, n, 0, 5, &q);
+    CHECK(rc == WSP_OK, "post: %s", wsp_last_error());
+    if (rank == 1) {
+      unsigned char small[100];
+      rc = wsp_irecv_striped(w, small, sizeof small, 0, 8, &m); /* never sent */
+      CHECK(rc == WSP_OK, "post: %s", wsp_last_error());
+      /* Until the lanes carry the message, then free under it. */
+      wsp_striped_info_t info = {0};
+      int done = 0;
+      for (int i = 0; i < 100000 && info.bytes_received < (4u << 20) && !done; i++) {
+        rc = wsp_striped_test(&q, &done);
+        wsp_striped_info(w, 0, &info);
+      }
+      CHECK(!done, "the receive completed before the free (make the message larger)");
+      rc = wsp_comm_free(&w);
+      CHECK(rc == WSP_ERR_ARG, "free with transfers in flight gave %s", wsp_err_name(rc));
+      rc = wsp_striped_wait(&q);
+      CHECK(rc == WSP_ERR_CONN, "the lanes receive after the free gave %s (%s)", wsp_err_name(rc),
+            wsp_last_error());
+      rc = wsp_striped_wait(&m);
+      CHECK(rc == WSP_ERR_CONN, "the MPI receive after the free gave %s (%s)", wsp_err_name(rc),
+            wsp_last_error());
+    } else {
+      rc = wsp_striped_wait(&q);
+      CHECK(rc == WSP_ERR_CONN || rc == WSP_ERR_REMOTE,
+            "the send to a rank that freed its communicator gave %s", wsp_err_name(rc));
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (w) wsp_comm_free(&w);
+  free(b);
+}
+
 #define ARG_CHECK(call, word)                                                          \
   do {                                                                                 \
     int rc_ = (call);                                                                  \
@@ -289,7 +378,7 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--mode") == 0 && i + 1 < argc)
       mode = argv[++i];
     else {
-      if (rank == 0) fprintf(stderr, "usage: test_striped [--lanes K] [--mode data|fault|args]\n");
+      if (rank == 0) fprintf(stderr, "usage: test_striped [--lanes K] [--mode data|fault|args|pollfail|freeflight]\n");
       MPI_Finalize();
       return 2;
     }
@@ -298,6 +387,10 @@ int main(int argc, char **argv) {
     run_data(lanes);
   else if (strcmp(mode, "fault") == 0)
     run_fault();
+  else if (strcmp(mode, "pollfail") == 0)
+    run_pollfail();
+  else if (strcmp(mode, "freeflight") == 0)
+    run_freeflight();
   else
     run_args();
   long all = 0;
