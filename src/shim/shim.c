@@ -30,6 +30,10 @@
  *     program frees the communicator. MPI_Finalize frees every one still
  *     cached before the MPI's own finalize, so no callback calls MPI
  *     while it shuts down.
+ *   - A failure that is local to one rank (the state's memory, making the
+ *     wsp_comm_t) is agreed on across the communicator before anything
+ *     depends on it, so that every rank takes the same path: the MPI's
+ *     own collective.
  *   - wirespeed itself calls MPI (its private communicators, its checks):
  *     a thread-local guard sends those calls straight to PMPI.
  *   - An argument wirespeed refuses (refused on every rank before any
@@ -77,6 +81,9 @@ static struct {
   unsigned colls; /* bit per wsp_coll_t */
   size_t min;
   int report;
+  /* Testing aid (WSP_SHIM_FAULT_NOMEM): allocations that fail on this
+   * rank, to show that every rank still takes the same path. */
+  int fault_state, fault_create;
   int keyval;
   int finalizing;
   atomic_uint gen; /* changes whenever a communicator's state is freed */
@@ -142,9 +149,10 @@ static void wsp__shim_warn(const char *fmt, const char *arg) {
   fputc('\n', stderr);
 }
 
-/* WSP_SHIM, WSP_SHIM_COLLS, WSP_SHIM_MIN, WSP_SHIM_REPORT. A value the
- * shim cannot read turns the shim off with a warning: a job that asked
- * for something else must not run differently than it thinks. */
+/* WSP_SHIM, WSP_SHIM_COLLS, WSP_SHIM_MIN, WSP_SHIM_REPORT and the testing
+ * aid WSP_SHIM_FAULT_NOMEM. A value the shim cannot read turns the shim
+ * off with a warning: a job that asked for something else must not run
+ * differently than it thinks. */
 static void wsp__shim_settings(void) {
   const char *v = getenv("WSP_SHIM");
   wsp__shim.mode = WSP__SHIM_AUTO;
@@ -185,6 +193,24 @@ static void wsp__shim_settings(void) {
   }
   v = getenv("WSP_SHIM_REPORT");
   wsp__shim.report = v && !strcmp(v, "1");
+  v = getenv("WSP_SHIM_FAULT_NOMEM");
+  if (v && *v) {
+    char buf[64], *save = NULL;
+    snprintf(buf, sizeof buf, "%s", v);
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+      if (!strcmp(t, "state")) {
+        wsp__shim.fault_state = 1;
+      } else if (!strcmp(t, "create")) {
+        wsp__shim.fault_create = 1;
+      } else {
+        wsp__shim_warn("WSP_SHIM_FAULT_NOMEM names \"%s\", which is not state or create; "
+                       "the shim is off",
+                       t);
+        wsp__shim.mode = WSP__SHIM_OFF;
+        break;
+      }
+    }
+  }
 }
 
 /* The shim's attribute key, made at the first need; MPI_KEYVAL_INVALID
@@ -245,7 +271,7 @@ static wsp__shim_entry_t *wsp__shim_first(MPI_Comm comm, int keyval) {
   int rank = 0;
   if (PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS) return NULL;
   wsp__shim_entry_t *e = NULL;
-  if (keyval != MPI_KEYVAL_INVALID && 1) e = calloc(1, sizeof *e);
+  if (keyval != MPI_KEYVAL_INVALID && !wsp__shim.fault_state) e = calloc(1, sizeof *e);
   if (e) {
     e->comm = comm;
     /* Linked first: a set attribute is always on the list MPI_Finalize
@@ -268,8 +294,8 @@ static wsp__shim_entry_t *wsp__shim_first(MPI_Comm comm, int keyval) {
     if (e) PMPI_Comm_delete_attr(comm, keyval);
     wsp__shim_say(mrc == MPI_SUCCESS && v[6] == rank, WSP__SHIM_SAID_STATE,
                   "out of memory for a communicator's state on rank %d of it; its calls go "
-                  "to the MPI on every rank until each can keep it",
-                  rank);
+                  "to the MPI on every rank until each can keep it%s",
+                  rank, wsp__shim.fault_state ? " (WSP_SHIM_FAULT_NOMEM=state)" : "");
     return NULL;
   }
   e->run = wsp__shim.mode != WSP__SHIM_OFF;
@@ -330,8 +356,9 @@ int wsp__shim_pass(wsp_coll_t coll, MPI_Comm comm) {
 }
 
 /* Makes e's wsp_comm_t, at the first call on e->comm that wirespeed runs
- * (collective: every rank of it is here in the same call); NULL for good
- * when making it failed (on every rank: wsp_comm_create agrees). */
+ * (collective: every rank of it is here in the same call), and agrees on
+ * the outcome: where it failed on any rank, no rank keeps one, and the
+ * MPI runs every collective of the communicator from now on. */
 static void wsp__shim_make(wsp__shim_entry_t *e) {
   double t0 = PMPI_Wtime();
   /* The defaults and the WSP_* environment; a bad setting fails on every
@@ -344,13 +371,33 @@ static void wsp__shim_make(wsp__shim_entry_t *e) {
   if (crc == WSP_OK) crc = wsp_config_from_env(&cfg);
   const char *log = getenv("WSP_LOG");
   if (crc == WSP_OK && (log == NULL || *log == 0)) cfg.log_level = WSP_LOG_OFF;
-  if (wsp_comm_create(e->comm, crc == WSP_OK ? &cfg : NULL, &w) != WSP_OK) {
-    int rank = 0;
-    PMPI_Comm_rank(e->comm, &rank);
-    wsp__shim_say(rank == 0, WSP__SHIM_SAID_CREATE,
-                  "a communicator could not be set up (%s); the MPI runs its collectives",
-                  wsp_last_error());
-    w = NULL;
+  int rc = wsp_comm_create(e->comm, crc == WSP_OK ? &cfg : NULL, &w);
+  char why[320];
+  snprintf(why, sizeof why, "%s", rc == WSP_OK ? "" : wsp_last_error());
+  if (rc == WSP_OK && wsp__shim.fault_create) {
+    rc = WSP_ERR_NOMEM;
+    snprintf(why, sizeof why, "out of memory (WSP_SHIM_FAULT_NOMEM=create)");
+  }
+  /* wsp_comm_create agrees on its own failures, but the shim does not
+   * count on every path of it doing so: a rank that went on with a
+   * communicator its partners do not have would wait for them forever.
+   * The lowest rank whose failure is its own (not "another rank
+   * failed"), else the lowest that failed, reports its reason. */
+  int rank = 0;
+  PMPI_Comm_rank(e->comm, &rank);
+  long long who = LLONG_MAX;
+  if (rc != WSP_OK) who = (rc == WSP_ERR_REMOTE ? (long long)INT_MAX + 1 : 0) + rank;
+  if (PMPI_Allreduce(MPI_IN_PLACE, &who, 1, MPI_LONG_LONG, MPI_MIN, e->comm) != MPI_SUCCESS) {
+    /* Nothing was agreed: this rank can only keep to the MPI. */
+    who = rank;
+    snprintf(why, sizeof why, "the shim's agreement on the outcome failed");
+  }
+  if (who != LLONG_MAX) {
+    if (w) (void)wsp_comm_free(&w);
+    wsp__shim_say(who % ((long long)INT_MAX + 1) == rank, WSP__SHIM_SAID_CREATE,
+                  "a communicator could not be set up on rank %d of it (%s); the MPI runs its "
+                  "collectives on every rank",
+                  rank, why);
   }
   e->w = w;
   e->made = 1;
