@@ -560,15 +560,39 @@ WSP__SHIM_API int MPI_Finalize(void) {
 /* Open MPI's Fortran bindings call its internals, not the C MPI_
  * functions, so the shim defines the Fortran entry points too (gen.py
  * --fortran). A Fortran MPI_IN_PLACE or MPI_BOTTOM is the address of a
- * common block that Open MPI's libmpi defines (mpif-sentinels.h); weak, so
- * that a library without them loads and simply has none. */
+ * common block that Open MPI's libmpi defines (mpif-sentinels.h), under
+ * the one name its Fortran compiler gives it: mpi_fortran_in_place_ for
+ * gfortran (Debian's; its use-mpi and mpi_f08 libraries define the same
+ * name, which the dynamic linker makes one object), and in Open MPI's
+ * list of the other manglings (ompi/mpi/fortran/base/constants.h) the
+ * plain, the two-underscore and the capitals' names. The shim is built
+ * once for any such libmpi, so it knows all four; each is weak, so that a
+ * library without it loads and simply has none. */
+extern int mpi_fortran_in_place __attribute__((weak));
 extern int mpi_fortran_in_place_ __attribute__((weak));
+extern int mpi_fortran_in_place__ __attribute__((weak));
+extern int MPI_FORTRAN_IN_PLACE __attribute__((weak));
+extern int mpi_fortran_bottom __attribute__((weak));
 extern int mpi_fortran_bottom_ __attribute__((weak));
+extern int mpi_fortran_bottom__ __attribute__((weak));
+extern int MPI_FORTRAN_BOTTOM __attribute__((weak));
+
+/* Whether buf is one of the names' addresses (an absent one is NULL,
+ * which a Fortran buffer never is). */
+static int wsp__shim_fis(const void *buf, int *const names[4]) {
+  for (int i = 0; i < 4; i++)
+    if (names[i] != NULL && buf == (const void *)names[i]) return 1;
+  return 0;
+}
 
 void *wsp__shim_fbuf(void *buf) {
-  if (&mpi_fortran_in_place_ != NULL && buf == (void *)&mpi_fortran_in_place_)
-    return MPI_IN_PLACE;
-  if (&mpi_fortran_bottom_ != NULL && buf == (void *)&mpi_fortran_bottom_) return MPI_BOTTOM;
+  int *const in_place[4] = {&mpi_fortran_in_place, &mpi_fortran_in_place_,
+                            &mpi_fortran_in_place__, &MPI_FORTRAN_IN_PLACE};
+  int *const bottom[4] = {&mpi_fortran_bottom, &mpi_fortran_bottom_, &mpi_fortran_bottom__,
+                          &MPI_FORTRAN_BOTTOM};
+  if (buf == NULL) return buf;
+  if (wsp__shim_fis(buf, in_place)) return MPI_IN_PLACE;
+  if (wsp__shim_fis(buf, bottom)) return MPI_BOTTOM;
   return buf;
 }
 
