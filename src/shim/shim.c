@@ -18,13 +18,22 @@
  *     decides, and the model cannot price the MPI's own algorithm, nor
  *     the scheduling a step pays where ranks share cores (docs/shim.md).
  *   - Those settings come from each rank's environment, so they are
- *     checked once, at the first intercepted call on MPI_COMM_WORLD (a
- *     call every rank makes, in any mode): where they differ between
- *     ranks, every rank turns the shim off, with a warning.
- *   - The wsp_comm_t of a communicator is cached in an attribute of it;
- *     the attribute's delete callback frees it when the program frees the
- *     communicator. MPI_Finalize frees every one still cached before the
- *     MPI's own finalize, so no callback calls MPI while it shuts down.
+ *     compared on each communicator, at the first intercepted call on it
+ *     (a call all its ranks make, in any mode and of any size, before
+ *     anything is decided): where they differ between its ranks, every
+ *     rank of it hands all its calls to the MPI, and its rank 0 warns.
+ *     The comparison is one small allreduce, which also agrees on whether
+ *     every rank could keep the state below (kept by all or by none).
+ *   - The state of a communicator (whether its settings agree, and its
+ *     wsp_comm_t once a call wirespeed runs made it) is cached in an
+ *     attribute of it; the attribute's delete callback frees it when the
+ *     program frees the communicator. MPI_Finalize frees every one still
+ *     cached before the MPI's own finalize, so no callback calls MPI
+ *     while it shuts down.
+ *   - A failure that is local to one rank (the state's memory, making the
+ *     wsp_comm_t) is agreed on across the communicator before anything
+ *     depends on it, so that every rank takes the same path: the MPI's
+ *     own collective.
  *   - wirespeed itself calls MPI (its private communicators, its checks):
  *     a thread-local guard sends those calls straight to PMPI.
  *   - An argument wirespeed refuses (refused on every rank before any
@@ -35,7 +44,9 @@
  */
 #include "shim.h"
 
+#include <limits.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,9 +55,12 @@
 enum { WSP__SHIM_OFF, WSP__SHIM_AUTO, WSP__SHIM_FORCE };
 enum { WSP__SHIM_ALGS = 32, WSP__SHIM_MIN_DEFAULT = 64 * 1024 };
 
-/* One communicator's entry in the cache (the attribute's value). */
+/* One communicator's state (the attribute's value), made at the first
+ * intercepted call on it by all its ranks in that call. */
 typedef struct wsp__shim_entry {
-  wsp_comm_t *w; /* NULL: making it failed on every rank; the MPI runs */
+  int run;       /* the settings agree on every rank and the shim is on */
+  int made;      /* making w was tried, and its outcome agreed on */
+  wsp_comm_t *w; /* NULL until made, and for good where making it failed */
   MPI_Comm comm;
   struct wsp__shim_entry *prev, *next;
 } wsp__shim_entry_t;
@@ -57,16 +71,24 @@ typedef struct {
   double seconds;
 } wsp__shim_count_t;
 
+/* Kinds of warning, each said at most once per process (a program that
+ * makes many communicators would otherwise repeat it for each). */
+enum { WSP__SHIM_SAID_SETTINGS, WSP__SHIM_SAID_STATE, WSP__SHIM_SAID_CREATE, WSP__SHIM_SAID_N };
+
 static struct {
   pthread_once_t once;
-  _Atomic int mode; /* the check below may turn it off while others read it */
-  atomic_int world_checked;
+  int mode;
   unsigned colls; /* bit per wsp_coll_t */
   size_t min;
   int report;
+  /* Testing aid (WSP_SHIM_FAULT_NOMEM): allocations that fail on this
+   * rank, to show that every rank still takes the same path. */
+  int fault_state, fault_create;
   int keyval;
   int finalizing;
-  pthread_mutex_t lock; /* the entry list and the counts */
+  atomic_uint gen; /* changes whenever a communicator's state is freed */
+  atomic_int said[WSP__SHIM_SAID_N];
+  pthread_mutex_t lock; /* the keyval, the entry list and the counts */
   wsp__shim_entry_t *entries;
   wsp__shim_count_t count[WSP_COLL_COUNT];
   unsigned long long comms;  /* communicators set up (report) */
@@ -75,9 +97,48 @@ static struct {
                .keyval = MPI_KEYVAL_INVALID,
                .lock = PTHREAD_MUTEX_INITIALIZER};
 
-/* Set while wirespeed runs on this thread: its own MPI calls go to PMPI. */
-static _Thread_local int wsp__shim_inside;
+/* The shim's thread-local variables live in the static TLS block: the
+ * library is preloaded or linked, so it is there at start-up, and every
+ * intercepted call reads them (the general model would call
+ * __tls_get_addr each time). */
+#if defined(__GNUC__)
+#define WSP__SHIM_TLS _Thread_local __attribute__((tls_model("initial-exec")))
+#else
+#define WSP__SHIM_TLS _Thread_local
+#endif
 
+/* Set while wirespeed runs on this thread: its own MPI calls go to PMPI. */
+static WSP__SHIM_TLS int wsp__shim_inside;
+
+/* The communicator this thread looked up last and its state, valid while
+ * no state was freed since (gen): most programs call one communicator
+ * again and again, and the attribute lookup costs more than the rest of
+ * a call the shim passes by. */
+static WSP__SHIM_TLS struct {
+  MPI_Comm comm;
+  unsigned gen;
+  wsp__shim_entry_t *e;
+} wsp__shim_last;
+
+/* A warning on stderr, from the rank of comm that passes `me_says` (the
+ * caller picks the one rank that knows), at most once per process for
+ * each kind. */
+static void wsp__shim_say(int me_says, int kind, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static void wsp__shim_say(int me_says, int kind, const char *fmt, ...) {
+  if (!me_says || atomic_exchange(&wsp__shim.said[kind], 1)) return;
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "wirespeed shim: ");
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+/* A setting the shim cannot read, from rank 0 of MPI_COMM_WORLD. */
 static void wsp__shim_warn(const char *fmt, const char *arg) {
   int rank = 0, init = 0;
   PMPI_Initialized(&init);
@@ -88,9 +149,10 @@ static void wsp__shim_warn(const char *fmt, const char *arg) {
   fputc('\n', stderr);
 }
 
-/* WSP_SHIM, WSP_SHIM_COLLS, WSP_SHIM_MIN, WSP_SHIM_REPORT. A value the
- * shim cannot read turns the shim off with a warning: a job that asked
- * for something else must not run differently than it thinks. */
+/* WSP_SHIM, WSP_SHIM_COLLS, WSP_SHIM_MIN, WSP_SHIM_REPORT and the testing
+ * aid WSP_SHIM_FAULT_NOMEM. A value the shim cannot read turns the shim
+ * off with a warning: a job that asked for something else must not run
+ * differently than it thinks. */
 static void wsp__shim_settings(void) {
   const char *v = getenv("WSP_SHIM");
   wsp__shim.mode = WSP__SHIM_AUTO;
@@ -131,60 +193,66 @@ static void wsp__shim_settings(void) {
   }
   v = getenv("WSP_SHIM_REPORT");
   wsp__shim.report = v && !strcmp(v, "1");
-}
-
-/* The settings the path of a call depends on, compared across
- * MPI_COMM_WORLD: one small allreduce of each value and its negation
- * under MPI_MIN gives every rank the least and the largest. */
-static void wsp__shim_check_world(void) {
-  static const char *const names[3] = {"WSP_SHIM", "WSP_SHIM_COLLS", "WSP_SHIM_MIN"};
-  long long v[6] = {wsp__shim.mode, wsp__shim.colls, (long long)wsp__shim.min};
-  for (int i = 0; i < 3; i++) v[3 + i] = -v[i];
-  if (PMPI_Allreduce(MPI_IN_PLACE, v, 6, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS)
-    return;
-  for (int i = 0; i < 3; i++) {
-    if (v[i] != -v[3 + i]) {
-      wsp__shim_warn("%s differs between the ranks of MPI_COMM_WORLD; the shim is off "
-                     "(calls would take different paths on different ranks)",
-                     names[i]);
-      wsp__shim.mode = WSP__SHIM_OFF;
-      return;
+  v = getenv("WSP_SHIM_FAULT_NOMEM");
+  if (v && *v) {
+    char buf[64], *save = NULL;
+    snprintf(buf, sizeof buf, "%s", v);
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+      if (!strcmp(t, "state")) {
+        wsp__shim.fault_state = 1;
+      } else if (!strcmp(t, "create")) {
+        wsp__shim.fault_create = 1;
+      } else {
+        wsp__shim_warn("WSP_SHIM_FAULT_NOMEM names \"%s\", which is not state or create; "
+                       "the shim is off",
+                       t);
+        wsp__shim.mode = WSP__SHIM_OFF;
+        break;
+      }
     }
   }
 }
 
-int wsp__shim_pass(wsp_coll_t coll, MPI_Comm comm) {
-  if (wsp__shim_inside) return 1;
-  pthread_once(&wsp__shim.once, wsp__shim_settings);
-  /* Collectives on one communicator are never concurrent, so only this
-   * thread can be here for MPI_COMM_WORLD. */
-  if (comm == MPI_COMM_WORLD &&
-      !atomic_load_explicit(&wsp__shim.world_checked, memory_order_relaxed)) {
-    atomic_store(&wsp__shim.world_checked, 1);
-    wsp__shim_check_world();
-  }
-  if (wsp__shim.report) {
-    pthread_mutex_lock(&wsp__shim.lock);
-    wsp__shim.count[coll].seen++;
-    pthread_mutex_unlock(&wsp__shim.lock);
-  }
-  if (wsp__shim.mode == WSP__SHIM_OFF || !(wsp__shim.colls & (1u << coll)) ||
-      comm == MPI_COMM_NULL || wsp__shim.finalizing)
-    return 1;
-  int inter = 1;
-  return PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter;
+/* The shim's attribute key, made at the first need; MPI_KEYVAL_INVALID
+ * when MPI could not make it (tried again at the next need). */
+static int wsp__shim_delete(MPI_Comm comm, int keyval, void *value, void *extra);
+static int wsp__shim_keyval(void) {
+  pthread_mutex_lock(&wsp__shim.lock);
+  if (wsp__shim.keyval == MPI_KEYVAL_INVALID &&
+      PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, wsp__shim_delete, &wsp__shim.keyval,
+                              NULL) != MPI_SUCCESS)
+    wsp__shim.keyval = MPI_KEYVAL_INVALID;
+  int keyval = wsp__shim.keyval;
+  pthread_mutex_unlock(&wsp__shim.lock);
+  return keyval;
 }
 
-/* The attribute's delete callback: the program freed the communicator
- * (or MPI_Finalize below deletes the attribute). */
-static int wsp__shim_delete(MPI_Comm comm, int keyval, void *value, void *extra) {
-  (void)comm, (void)keyval, (void)extra;
-  wsp__shim_entry_t *e = value;
+static void wsp__shim_link(wsp__shim_entry_t *e) {
+  pthread_mutex_lock(&wsp__shim.lock);
+  e->prev = NULL;
+  e->next = wsp__shim.entries;
+  if (e->next) e->next->prev = e;
+  wsp__shim.entries = e;
+  pthread_mutex_unlock(&wsp__shim.lock);
+}
+
+static void wsp__shim_unlink(wsp__shim_entry_t *e) {
   pthread_mutex_lock(&wsp__shim.lock);
   if (e->prev) e->prev->next = e->next;
   else wsp__shim.entries = e->next;
   if (e->next) e->next->prev = e->prev;
   pthread_mutex_unlock(&wsp__shim.lock);
+}
+
+/* The attribute's delete callback: the program freed the communicator
+ * (or MPI_Finalize below deletes the attribute, or the first call on the
+ * communicator found that another rank could not keep its state). */
+static int wsp__shim_delete(MPI_Comm comm, int keyval, void *value, void *extra) {
+  (void)comm, (void)keyval, (void)extra;
+  wsp__shim_entry_t *e = value;
+  wsp__shim_unlink(e);
+  /* No thread may take e from its last lookup any more. */
+  atomic_fetch_add_explicit(&wsp__shim.gen, 1, memory_order_acq_rel);
   int outer = wsp__shim_inside;
   wsp__shim_inside = 1;
   if (e->w) (void)wsp_comm_free(&e->w);
@@ -193,77 +261,167 @@ static int wsp__shim_delete(MPI_Comm comm, int keyval, void *value, void *extra)
   return MPI_SUCCESS;
 }
 
-/* comm's wsp_comm_t, made at its first use; NULL when making it failed
- * (on every rank: wsp_comm_create agrees), and from then on. */
-static wsp_comm_t *wsp__shim_comm(MPI_Comm comm) {
-  void *value = NULL;
-  int found = 0;
-  pthread_mutex_lock(&wsp__shim.lock);
-  if (wsp__shim.keyval == MPI_KEYVAL_INVALID &&
-      PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, wsp__shim_delete, &wsp__shim.keyval,
-                              NULL) != MPI_SUCCESS)
-    wsp__shim.keyval = MPI_KEYVAL_INVALID;
-  int keyval = wsp__shim.keyval;
-  pthread_mutex_unlock(&wsp__shim.lock);
-  if (keyval == MPI_KEYVAL_INVALID) return NULL;
-  if (PMPI_Comm_get_attr(comm, keyval, &value, &found) != MPI_SUCCESS) return NULL;
-  if (found) return ((wsp__shim_entry_t *)value)->w;
-  /* Collective from here: every rank of comm is here in the same call.
-   * The entry's memory is agreed on first (a rank without it would leave
-   * the others with a cached communicator it does not have). */
-  wsp__shim_entry_t *e = calloc(1, sizeof *e);
-  int ok = e != NULL;
-  if (PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS || !ok) {
-    free(e);
-    return NULL; /* not cached: the next call tries again, on every rank */
+/* The first intercepted call on comm, on every rank of it (collective):
+ * keeps the communicator's state in an attribute and compares the
+ * settings in one allreduce. NULL when some rank could not keep the state
+ * (nobody keeps it; this call goes to the MPI everywhere and the next one
+ * tries again). */
+static wsp__shim_entry_t *wsp__shim_first(MPI_Comm comm, int keyval) {
+  static const char *const names[3] = {"WSP_SHIM", "WSP_SHIM_COLLS", "WSP_SHIM_MIN"};
+  int rank = 0;
+  if (PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS) return NULL;
+  wsp__shim_entry_t *e = NULL;
+  if (keyval != MPI_KEYVAL_INVALID && !wsp__shim.fault_state) e = calloc(1, sizeof *e);
+  if (e) {
+    e->comm = comm;
+    /* Linked first: a set attribute is always on the list MPI_Finalize
+     * walks, and its delete callback unlinks it. */
+    wsp__shim_link(e);
+    if (PMPI_Comm_set_attr(comm, keyval, e) != MPI_SUCCESS) {
+      wsp__shim_unlink(e);
+      free(e);
+      e = NULL;
+    }
   }
+  /* The settings and their negations under MPI_MIN give every rank the
+   * least and the largest of each; the last value is the lowest rank
+   * that could not keep the state (LLONG_MAX: none). */
+  long long v[7] = {wsp__shim.mode, wsp__shim.colls, (long long)wsp__shim.min, 0, 0, 0,
+                    e ? LLONG_MAX : rank};
+  for (int i = 0; i < 3; i++) v[3 + i] = -v[i];
+  int mrc = PMPI_Allreduce(MPI_IN_PLACE, v, 7, MPI_LONG_LONG, MPI_MIN, comm);
+  if (mrc != MPI_SUCCESS || v[6] != LLONG_MAX) {
+    if (e) PMPI_Comm_delete_attr(comm, keyval);
+    wsp__shim_say(mrc == MPI_SUCCESS && v[6] == rank, WSP__SHIM_SAID_STATE,
+                  "out of memory for a communicator's state on rank %d of it; its calls go "
+                  "to the MPI on every rank until each can keep it%s",
+                  rank, wsp__shim.fault_state ? " (WSP_SHIM_FAULT_NOMEM=state)" : "");
+    return NULL;
+  }
+  e->run = wsp__shim.mode != WSP__SHIM_OFF;
+  for (int i = 0; i < 3; i++) {
+    if (v[i] != -v[3 + i]) {
+      wsp__shim_say(rank == 0, WSP__SHIM_SAID_SETTINGS,
+                    "%s differs between the ranks of a communicator; the MPI runs its "
+                    "collectives (calls would take different paths on different ranks)",
+                    names[i]);
+      e->run = 0;
+      break;
+    }
+  }
+  return e;
+}
+
+/* comm's state: from this thread's last lookup, from the attribute, or
+ * made now by wsp__shim_first. NULL when the call goes to the MPI as it
+ * is: an intercommunicator, a communicator MPI refuses (its own call
+ * then reports it), or a state some rank could not keep. */
+static wsp__shim_entry_t *wsp__shim_entry(MPI_Comm comm) {
+  unsigned gen = atomic_load_explicit(&wsp__shim.gen, memory_order_acquire);
+  if (wsp__shim_last.e && wsp__shim_last.comm == comm && wsp__shim_last.gen == gen)
+    return wsp__shim_last.e;
+  int keyval = wsp__shim_keyval();
+  wsp__shim_entry_t *e = NULL;
+  if (keyval != MPI_KEYVAL_INVALID) {
+    void *value = NULL;
+    int found = 0;
+    /* This fails only for a communicator MPI does not know. */
+    if (PMPI_Comm_get_attr(comm, keyval, &value, &found) != MPI_SUCCESS) return NULL;
+    if (found) e = value;
+  }
+  if (e == NULL) {
+    int inter = 1;
+    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return NULL;
+    /* A keyval that MPI could not make counts as state that could not be
+     * kept: this rank joins the agreement all the same. */
+    if ((e = wsp__shim_first(comm, keyval)) == NULL) return NULL;
+  }
+  wsp__shim_last.comm = comm;
+  wsp__shim_last.gen = gen;
+  wsp__shim_last.e = e;
+  return e;
+}
+
+int wsp__shim_pass(wsp_coll_t coll, MPI_Comm comm) {
+  if (wsp__shim_inside) return 1;
+  pthread_once(&wsp__shim.once, wsp__shim_settings);
+  if (wsp__shim.report) {
+    pthread_mutex_lock(&wsp__shim.lock);
+    wsp__shim.count[coll].seen++;
+    pthread_mutex_unlock(&wsp__shim.lock);
+  }
+  if (comm == MPI_COMM_NULL || wsp__shim.finalizing) return 1;
+  wsp__shim_entry_t *e = wsp__shim_entry(comm);
+  return e == NULL || !e->run || !(wsp__shim.colls & (1u << coll));
+}
+
+/* Makes e's wsp_comm_t, at the first call on e->comm that wirespeed runs
+ * (collective: every rank of it is here in the same call), and agrees on
+ * the outcome: where it failed on any rank, no rank keeps one, and the
+ * MPI runs every collective of the communicator from now on. */
+static void wsp__shim_make(wsp__shim_entry_t *e) {
+  double t0 = PMPI_Wtime();
   /* The defaults and the WSP_* environment; a bad setting fails on every
    * rank alike. wirespeed's log stays off unless WSP_LOG asks for it: an
    * argument it refuses goes to the MPI, which reports it, and a failure
    * the shim prints once itself. */
   wsp_comm_t *w = NULL;
-  double t0 = PMPI_Wtime();
   wsp_config_t cfg;
   int crc = wsp_config_init(&cfg);
   if (crc == WSP_OK) crc = wsp_config_from_env(&cfg);
   const char *log = getenv("WSP_LOG");
   if (crc == WSP_OK && (log == NULL || *log == 0)) cfg.log_level = WSP_LOG_OFF;
-  if (wsp_comm_create(comm, crc == WSP_OK ? &cfg : NULL, &w) != WSP_OK) {
-    wsp__shim_warn("the communicator could not be set up (%s); the MPI runs its collectives",
-                   wsp_last_error());
-    w = NULL;
+  int rc = wsp_comm_create(e->comm, crc == WSP_OK ? &cfg : NULL, &w);
+  char why[320];
+  snprintf(why, sizeof why, "%s", rc == WSP_OK ? "" : wsp_last_error());
+  if (rc == WSP_OK && wsp__shim.fault_create) {
+    rc = WSP_ERR_NOMEM;
+    snprintf(why, sizeof why, "out of memory (WSP_SHIM_FAULT_NOMEM=create)");
   }
+  /* wsp_comm_create agrees on its own failures, but the shim does not
+   * count on every path of it doing so: a rank that went on with a
+   * communicator its partners do not have would wait for them forever.
+   * The lowest rank whose failure is its own (not "another rank
+   * failed"), else the lowest that failed, reports its reason. */
+  int rank = 0;
+  PMPI_Comm_rank(e->comm, &rank);
+  long long who = LLONG_MAX;
+  if (rc != WSP_OK) who = (rc == WSP_ERR_REMOTE ? (long long)INT_MAX + 1 : 0) + rank;
+  if (PMPI_Allreduce(MPI_IN_PLACE, &who, 1, MPI_LONG_LONG, MPI_MIN, e->comm) != MPI_SUCCESS) {
+    /* Nothing was agreed: this rank can only keep to the MPI. */
+    who = rank;
+    snprintf(why, sizeof why, "the shim's agreement on the outcome failed");
+  }
+  if (who != LLONG_MAX) {
+    if (w) (void)wsp_comm_free(&w);
+    wsp__shim_say(who % ((long long)INT_MAX + 1) == rank, WSP__SHIM_SAID_CREATE,
+                  "a communicator could not be set up on rank %d of it (%s); the MPI runs its "
+                  "collectives on every rank",
+                  rank, why);
+  }
+  e->w = w;
+  e->made = 1;
   pthread_mutex_lock(&wsp__shim.lock);
   wsp__shim.comms++;
   wsp__shim.setup_seconds += PMPI_Wtime() - t0;
   pthread_mutex_unlock(&wsp__shim.lock);
-  e->w = w;
-  e->comm = comm;
-  if (PMPI_Comm_set_attr(comm, keyval, e) != MPI_SUCCESS) {
-    if (w) (void)wsp_comm_free(&e->w);
-    free(e);
-    return NULL;
-  }
-  pthread_mutex_lock(&wsp__shim.lock);
-  e->next = wsp__shim.entries;
-  if (e->next) e->next->prev = e;
-  wsp__shim.entries = e;
-  pthread_mutex_unlock(&wsp__shim.lock);
-  return e->w;
 }
 
 int wsp__shim_begin(wsp__shim_call_t *c, wsp_coll_t coll, MPI_Comm comm, size_t bytes,
                     int commutative) {
   if (wsp__shim.mode == WSP__SHIM_AUTO && bytes < wsp__shim.min) return 0;
+  /* The state wsp__shim_pass just looked up on this thread for comm. */
+  wsp__shim_entry_t *e = wsp__shim_last.e;
+  if (e == NULL || e->comm != comm) return 0;
   wsp__shim_inside = 1;
-  wsp_comm_t *w = wsp__shim_comm(comm);
-  if (w == NULL) {
+  if (!e->made) wsp__shim_make(e);
+  if (e->w == NULL) {
     wsp__shim_inside = 0;
     return 0;
   }
-  *c = (wsp__shim_call_t){.w = w, .comm = comm, .coll = coll, .alg = -1};
+  *c = (wsp__shim_call_t){.w = e->w, .comm = comm, .coll = coll, .alg = -1};
   if (wsp__shim.report) {
-    if (wsp_coll_select(w, coll, bytes, commutative, &c->alg) != WSP_OK) c->alg = -1;
+    if (wsp_coll_select(e->w, coll, bytes, commutative, &c->alg) != WSP_OK) c->alg = -1;
     c->t0 = PMPI_Wtime();
   }
   return 1;
@@ -402,15 +560,39 @@ WSP__SHIM_API int MPI_Finalize(void) {
 /* Open MPI's Fortran bindings call its internals, not the C MPI_
  * functions, so the shim defines the Fortran entry points too (gen.py
  * --fortran). A Fortran MPI_IN_PLACE or MPI_BOTTOM is the address of a
- * common block that Open MPI's libmpi defines (mpif-sentinels.h); weak, so
- * that a library without them loads and simply has none. */
+ * common block that Open MPI's libmpi defines (mpif-sentinels.h), under
+ * the one name its Fortran compiler gives it: mpi_fortran_in_place_ for
+ * gfortran (Debian's; its use-mpi and mpi_f08 libraries define the same
+ * name, which the dynamic linker makes one object), and in Open MPI's
+ * list of the other manglings (ompi/mpi/fortran/base/constants.h) the
+ * plain, the two-underscore and the capitals' names. The shim is built
+ * once for any such libmpi, so it knows all four; each is weak, so that a
+ * library without it loads and simply has none. */
+extern int mpi_fortran_in_place __attribute__((weak));
 extern int mpi_fortran_in_place_ __attribute__((weak));
+extern int mpi_fortran_in_place__ __attribute__((weak));
+extern int MPI_FORTRAN_IN_PLACE __attribute__((weak));
+extern int mpi_fortran_bottom __attribute__((weak));
 extern int mpi_fortran_bottom_ __attribute__((weak));
+extern int mpi_fortran_bottom__ __attribute__((weak));
+extern int MPI_FORTRAN_BOTTOM __attribute__((weak));
+
+/* Whether buf is one of the names' addresses (an absent one is NULL,
+ * which a Fortran buffer never is). */
+static int wsp__shim_fis(const void *buf, int *const names[4]) {
+  for (int i = 0; i < 4; i++)
+    if (names[i] != NULL && buf == (const void *)names[i]) return 1;
+  return 0;
+}
 
 void *wsp__shim_fbuf(void *buf) {
-  if (&mpi_fortran_in_place_ != NULL && buf == (void *)&mpi_fortran_in_place_)
-    return MPI_IN_PLACE;
-  if (&mpi_fortran_bottom_ != NULL && buf == (void *)&mpi_fortran_bottom_) return MPI_BOTTOM;
+  int *const in_place[4] = {&mpi_fortran_in_place, &mpi_fortran_in_place_,
+                            &mpi_fortran_in_place__, &MPI_FORTRAN_IN_PLACE};
+  int *const bottom[4] = {&mpi_fortran_bottom, &mpi_fortran_bottom_, &mpi_fortran_bottom__,
+                          &MPI_FORTRAN_BOTTOM};
+  if (buf == NULL) return buf;
+  if (wsp__shim_fis(buf, in_place)) return MPI_IN_PLACE;
+  if (wsp__shim_fis(buf, bottom)) return MPI_BOTTOM;
   return buf;
 }
 

@@ -6,7 +6,10 @@
  * MPI_IN_PLACE, and checks every result against values it computes
  * itself from the inputs (each rank's data is a function of its rank and
  * the index). It leaves communicators unfreed for MPI_Finalize.
- *   shim_colls [--big N]   (N: the largest count, default 40000)
+ *   shim_colls [--big N] [--pairs-first]
+ * N is the largest count (default 40000). --pairs-first makes the first
+ * collectives of the program run on a split into pairs of ranks ({0, 1},
+ * {2, 3}, ...), before any on MPI_COMM_WORLD.
  * Exit status 0 when every check passed on every rank.
  */
 #include <mpi.h>
@@ -209,20 +212,31 @@ static void check_colls(MPI_Comm comm, int n, const char *where) {
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
-  int big = 40000;
+  int big = 40000, pairs_first = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--big") && i + 1 < argc) {
       big = atoi(argv[++i]);
+    } else if (!strcmp(argv[i], "--pairs-first")) {
+      pairs_first = 1;
     } else {
-      fprintf(stderr, "usage: shim_colls [--big N]\n");
+      fprintf(stderr, "usage: shim_colls [--big N] [--pairs-first]\n");
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
+  }
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (pairs_first) {
+    /* Pairs of ranks: the program's first collectives, small and large,
+     * none on MPI_COMM_WORLD before them. */
+    MPI_Comm pair;
+    MPI_Comm_split(MPI_COMM_WORLD, rank / 2, rank, &pair);
+    check_colls(pair, 7, "pair");
+    check_colls(pair, big, "pair");
+    MPI_Comm_free(&pair);
   }
   int counts[] = {1, 7, 1000, big};
   for (int k = 0; k < 4; k++) check_colls(MPI_COMM_WORLD, counts[k], "world");
   /* A split: even and odd ranks. */
-  int rank;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm half;
   MPI_Comm_split(MPI_COMM_WORLD, rank % 2, -rank, &half);
   check_colls(half, big, "split");

@@ -1,5 +1,6 @@
 ! The shim's Fortran test: a program that knows nothing of wirespeed,
-! through `use mpi` (or `use mpi_f08` when built with -DWSP_F08). It calls
+! through `use mpi` (or `use mpi_f08` when built with -DWSP_F08, mpif.h
+! with -DWSP_MPIFH: each has its own MPI_IN_PLACE in MPICH). It calls
 ! bcast, reduce (MPI_IN_PLACE at the root), allreduce (plain and with
 ! MPI_IN_PLACE), allgather, gather and scatter (each plain and with
 ! MPI_IN_PLACE at the root) and alltoall on 20000 doubles (160 KB: above
@@ -7,12 +8,15 @@
 ! each result against values it computes itself. Exit status 1 on any
 ! failure.
 program shim_f
-#ifdef WSP_F08
+#if defined(WSP_F08)
   use mpi_f08
-#else
+#elif !defined(WSP_MPIFH)
   use mpi
 #endif
   implicit none
+#ifdef WSP_MPIFH
+  include 'mpif.h'
+#endif
   integer, parameter :: n = 20000
   double precision, allocatable :: a(:), b(:), want(:)
   integer :: ierr, rank, p, i, s, root, failures, all
