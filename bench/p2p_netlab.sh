@@ -3,7 +3,7 @@
 # wsp_send_striped (k = 1..16 and auto) and iperf3 -P k on the same path.
 # Needs root; every lab it makes is removed again on exit.
 #   bench/p2p_netlab.sh [outdir]            (default: results)
-# Parts (WSP_P2P_PARTS, default "sweep tuned slow cluster"):
+# Parts (WSP_P2P_PARTS, default "sweep tuned slow cluster headline sealed cpu"):
 #   sweep    twosite, 2 hosts (one per site), NIC and WAN 100mbit, per-flow
 #            cap 20mbit: 10M and 100M, every k, auto, iperf3, both MPIs.
 #   tuned    the same lab, Open MPI with --mca btl_tcp_links 8 (its only
@@ -15,16 +15,31 @@
 #            the data lanes' rates.
 #   cluster  a cluster of 2 hosts at 100mbit (no per-flow cap): auto must
 #            stay with MPI (within 2%).
-# Environment: WSP_MPIS ("openmpi mpich"), WSP_REPS (3), WSP_SIZES (10M,100M).
+#   headline the sweep's lab, 16M (WSP_HEADLINE_SIZES): auto beside
+#            MPI_Send under each MPI, then Open MPI again with --mca
+#            btl_tcp_links 8 (a setting of the whole job, so a job of its
+#            own, with auto timed beside it again).
+#   sealed   the sweep's lab: auto with lanes in clear and sealed
+#            (--encrypt 0,1) beside MPI_Send, 16M and 100M
+#            (WSP_SEALED_SIZES), both MPIs.
+#   cpu      2 hosts on one switch at 100gbit: netlab has no unshaped
+#            profile, and a tbf at 100 Gbit/s never binds on a machine
+#            whose cores move ~10 Gbit/s. Open MPI: MPI_Send, striped k = 1
+#            and 4 in clear and sealed, iperf3 -P 1 and 4, 64M and 256M
+#            (WSP_CPU_SIZES): rate and GB per CPU-second of both ends.
+# The new parts (headline, sealed, cpu) write $out/p2p-netlab-PART.json,
+# the others $out/p2p-netlab.json.
+# Environment: WSP_MPIS ("openmpi mpich"), WSP_REPS (3), WSP_SIZES (10M,100M),
+# WSP_LAB_NAME (the lab's netlab name; default wp2 and a number from the PID).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/results}
-parts=${WSP_P2P_PARTS:-sweep tuned slow cluster}
+parts=${WSP_P2P_PARTS:-sweep tuned slow cluster headline sealed cpu}
 mpis=${WSP_MPIS:-openmpi mpich}
 reps=${WSP_REPS:-3}
 sizes=${WSP_SIZES:-10M,100M}
 rate=100mbit wan=100mbit cap=20mbit
-name=wp2$(( $$ % 1000 ))
+name=${WSP_LAB_NAME:-wp2$(( $$ % 1000 ))}
 mkdir -p "$out"
 json="$out/p2p-netlab.json"
 "$root/scripts/deps.sh"
@@ -92,6 +107,39 @@ for part in $parts; do
         --sizes 100K,1M,10M,100M --lanes 2,4,auto --reps "$reps" --link-rate "$rate" \
         --label "$label" --json "$json"
     done
+    ;;
+  headline)
+    twosite_up
+    pj="$out/p2p-netlab-headline.json"
+    hs=${WSP_HEADLINE_SIZES:-16M}
+    for m in $mpis; do
+      label="netlab-twosite-W$wan-F$cap-$m-headline"
+      run "$m" "$label" -- "$root/build/$m/tools/wsp-bench" p2p --sizes "$hs" --lanes auto \
+        --encrypt 0 --methods mpi,striped --reps "$reps" --link-rate "$wan" --label "$label" \
+        --json "$pj"
+    done
+    label="netlab-twosite-W$wan-F$cap-openmpi-btl_tcp_links8-headline"
+    run openmpi "$label" --mpi-arg=--mca --mpi-arg=btl_tcp_links --mpi-arg=8 -- \
+      "$root/build/openmpi/tools/wsp-bench" p2p --sizes "$hs" --lanes auto --encrypt 0 \
+      --methods mpi,striped --reps "$reps" --link-rate "$wan" --label "$label" --json "$pj"
+    ;;
+  sealed)
+    twosite_up
+    for m in $mpis; do
+      label="netlab-twosite-W$wan-F$cap-$m-sealed"
+      run "$m" "$label" -- "$root/build/$m/tools/wsp-bench" p2p \
+        --sizes "${WSP_SEALED_SIZES:-16M,100M}" --lanes auto --encrypt 0,1 \
+        --methods mpi,striped --reps "$reps" --link-rate "$wan" --label "$label" \
+        --json "$out/p2p-netlab-sealed.json"
+    done
+    ;;
+  cpu)
+    lab_down
+    "$root/scripts/netlab" up cluster --name "$name" --hosts 2 --rate 100gbit
+    label="netlab-cluster2-100gbit-openmpi-cpu"
+    run openmpi "$label" -- "$root/build/openmpi/tools/wsp-bench" p2p \
+      --sizes "${WSP_CPU_SIZES:-64M,256M}" --lanes 1,4 --encrypt 0,1 --reps "$reps" \
+      --label "$label" --json "$out/p2p-netlab-cpu.json"
     ;;
   *) echo "p2p_netlab.sh: unknown part '$part'" >&2; exit 2 ;;
   esac
