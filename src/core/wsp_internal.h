@@ -158,6 +158,13 @@ void wsp__req_note(MPI_Request req, int peer, int is_recv);
  * caller's clean-up does not wait again), marks the communicator's owner
  * unusable, and returns WSP_ERR_TIMEOUT. */
 int wsp__timeout(const wsp_comm_t *comm, int n, MPI_Request *reqs, const char *what);
+/* The clean-up after a failure rc (already recorded) waited for the failed
+ * step's transfers (wsp__abandon), and none completed for cfg.timeout:
+ * lets go of them (the receives among them were cancelled), marks the
+ * communicator's owner unusable, adds the ranks it waited for to the
+ * recorded message, and returns rc. */
+int wsp__timeout_abandon(const wsp_comm_t *comm, int rc, int nrecv, MPI_Request *recvs,
+                         int nsend, MPI_Request *sends);
 /* The same for a polling loop that knows whom it waits for: peers[0..npeers)
  * (npeers < 0: any rank). Lets go of no request. */
 int wsp__timeout_peers(const wsp_comm_t *comm, const int *peers, int npeers,

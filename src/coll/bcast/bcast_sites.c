@@ -90,7 +90,7 @@ int wsp__bcast_sites(wsp_comm_t *comm, const wsp__coll_args_t *a) {
         nreq++;
     }
     if (rc) {
-      rc = wsp__abandon(rc, 0, NULL, nreq, req);
+      rc = wsp__abandon(comm, rc, 0, NULL, nreq, req);
       goto out;
     }
     if ((rc = wsp__waitall(comm, nreq, req, a->block))) goto out;
