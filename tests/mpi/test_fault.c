@@ -211,8 +211,11 @@ static int run(wsp_comm_t *w, int faulting) {
   if (strcmp(op, "bcast") == 0 || strcmp(op, "sites") == 0) {
     rc = run_bcast(w);
   } else if (strcmp(op, "wan") == 0 && faulting) {
-    wsp_comm_t *wan = wsp__sites_wan_with(w, 2);
-    rc = wan ? WSP_OK : WSP_ERR_TIMEOUT;
+    /* As a collective calls it: after the check that names the call. */
+    wsp_comm_t *wan = NULL;
+    if ((rc = wsp__usable(w, "wsp__sites_wan_with")) == WSP_OK)
+      wan = wsp__sites_wan_with(w, 2, &rc);
+    if (rc == WSP_OK && wan == NULL) die("wan: the lanes' communicator was not made");
   } else if (strcmp(op, "wan") == 0) {
     int64_t one = 1, sum = 0;
     rc = wsp_allreduce(w, &one, &sum, 1, MPI_INT64_T, MPI_SUM);
