@@ -75,7 +75,7 @@ static int wsp__site_ring_step(wsp_comm_t *comm, const wsp__site_view_t *w, void
       (rc = wsp__isend_typed(comm, wsp__at(w, buf, ss), sl, w->type, next, w->tag, &req[0])))
     return rc;
   if (rl && recv && (rc = wsp__irecv_typed(comm, dst, rl, w->type, prev, w->tag, &req[1])))
-    return wsp__abandon(rc, 0, NULL, 1, &req[0]);
+    return wsp__abandon(comm, rc, 0, NULL, 1, &req[0]);
   /* The two go opposite ways at once: the step lasts the longer one, and
    * a wait that expected their sum slept up to twice as long between
    * polls, noticing each step of the rings late. */
@@ -136,7 +136,8 @@ int wsp__site_group(wsp_comm_t *comm, const wsp__site_view_t *w, void *buf, int 
     if (rc == WSP_OK) posted++, bytes += l * (size_t)w->extent;
   }
   if (rc != WSP_OK)
-    rc = to_gateway ? wsp__abandon(rc, posted, req, 0, NULL) : wsp__abandon(rc, 0, NULL, posted, req);
+    rc = to_gateway ? wsp__abandon(comm, rc, posted, req, 0, NULL)
+                    : wsp__abandon(comm, rc, 0, NULL, posted, req);
   else
     rc = wsp__waitall(comm, posted, req, bytes);
   free(req);
@@ -185,12 +186,12 @@ static int wsp__wan_post_mpi(wsp_comm_t *comm, wsp__wan_move_t *mv, int i) {
 
 /* After an error: the MPI crossings among the first n abandoned
  * (wsp__abandon), the striped ones waited for. */
-static int wsp__wan_drop(wsp__wan_move_t *mv, int n, int rc) {
+static int wsp__wan_drop(const wsp_comm_t *comm, wsp__wan_move_t *mv, int n, int rc) {
   for (int i = 0; i < n; i++)
     if (mv->x[i].send)
-      (void)wsp__abandon(rc, 0, NULL, 1, &mv->mreq[i]);
+      (void)wsp__abandon(comm, rc, 0, NULL, 1, &mv->mreq[i]);
     else
-      (void)wsp__abandon(rc, 1, &mv->mreq[i], 0, NULL);
+      (void)wsp__abandon(comm, rc, 1, &mv->mreq[i], 0, NULL);
   (void)wsp_striped_waitall(n, mv->sreq);
   return rc;
 }
@@ -223,7 +224,7 @@ int wsp__wan_start(wsp_comm_t *comm, wsp__wan_move_t *mv) {
     else
       (void)wsp_irecv_striped(mv->wan, x->buf, bytes, x->peer, mv->tag, &mv->sreq[i]);
   }
-  return rc != WSP_OK ? wsp__wan_drop(mv, mv->nx, rc) : WSP_OK;
+  return rc != WSP_OK ? wsp__wan_drop(comm, mv, mv->nx, rc) : WSP_OK;
 }
 
 int wsp__wan_finish(wsp_comm_t *comm, wsp__wan_move_t *mv, size_t bytes) {
@@ -241,7 +242,7 @@ int wsp__wan_finish(wsp_comm_t *comm, wsp__wan_move_t *mv, size_t bytes) {
                                &mv->mreq[nc++])) ||
         (rc = wsp__irecv_typed(comm, &mv->flag[i], 1, MPI_INT, mv->x[i].peer,
                                WSP__TAG_SITES_LANES, &mv->mreq[nc++])))
-      return wsp__abandon(rc, 0, NULL, nc, mv->mreq);
+      return wsp__abandon(comm, rc, 0, NULL, nc, mv->mreq);
   }
   if ((rc = wsp__waitall(comm, nc, mv->mreq, 0))) return rc;
   /* Where either end of a pair saw a failure, both move the pair's
@@ -259,7 +260,7 @@ int wsp__wan_finish(wsp_comm_t *comm, wsp__wan_move_t *mv, size_t bytes) {
                mv->x[i].peer);
     comm->sites.wan_off[mv->x[i].peer] = 1;
     again++;
-    if ((rc = wsp__wan_post_mpi(comm, mv, i))) return wsp__wan_drop(mv, i, rc);
+    if ((rc = wsp__wan_post_mpi(comm, mv, i))) return wsp__wan_drop(comm, mv, i, rc);
   }
   if (nc)
     wsp__log(comm, WSP_LOG_TRACE, "sites: %d crossings over lanes, %d again through MPI", nx,

@@ -52,7 +52,7 @@ int wsp__measure_stream(const wsp_comm_t *comm, int peer, int tag, char *buf, in
                                  &rreq[nr])) == WSP_OK)
         nr++;
     }
-    if (rc != WSP_OK) return wsp__abandon(rc, nr, rreq, ns, sreq);
+    if (rc != WSP_OK) return wsp__abandon(comm, rc, nr, rreq, ns, sreq);
     if ((rc = wsp__waitall(comm, ns, sreq, 0)) || (rc = wsp__waitall(comm, nr, rreq, 0)) ||
         (!both && (rc = wsp__xfer(comm, ack, (int)sizeof ack, peer, tag, !first))))
       return rc;

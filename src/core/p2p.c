@@ -280,22 +280,70 @@ int wsp__allreduce_wait(const wsp_comm_t *comm, void *buf, int count, MPI_Dataty
 #endif
 }
 
-int wsp__abandon(int rc, int nrecv, MPI_Request *recvs, int nsend,
+#ifndef WSP_SIMGRID
+/* Whether every request of reqs[0..n) is done; completes (and frees)
+ * those that are, and reports a completion as progress. */
+static int wsp__abandon_test(int n, MPI_Request *reqs, int *progress) {
+  int left = 0;
+  for (int i = 0; i < n; i++) {
+    if (reqs[i] == MPI_REQUEST_NULL) continue;
+    int done = 0;
+    if (MPI_Test(&reqs[i], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+      /* A transfer that failed is over; its request, if MPI left it, is
+       * let go. */
+      if (reqs[i] != MPI_REQUEST_NULL) (void)MPI_Request_free(&reqs[i]);
+      done = 1;
+    }
+    if (done) *progress = 1;
+    else left++;
+  }
+  return left == 0;
+}
+#endif
+
+int wsp__abandon(const wsp_comm_t *comm, int rc, int nrecv, MPI_Request *recvs, int nsend,
                  MPI_Request *sends) {
   for (int i = 0; i < nrecv; i++)
     if (recvs[i] != MPI_REQUEST_NULL) (void)MPI_Cancel(&recvs[i]);
-  if (rc == WSP_ERR_TIMEOUT) {
+  const wsp_comm_t *owner = comm->owner ? comm->owner : comm;
+  if (rc == WSP_ERR_TIMEOUT || comm->broken || owner->broken) {
     /* A peer stopped answering: waiting for its transfers could last
-     * forever. They are let go instead (src/core/timeout.c). */
+     * forever. They are let go instead (src/core/timeout.c), as are those
+     * of a clean-up after the communicator became unusable (an earlier
+     * clean-up of the same call waited out the limit). */
     for (int i = 0; i < nrecv; i++)
       if (recvs[i] != MPI_REQUEST_NULL) (void)MPI_Request_free(&recvs[i]);
     for (int i = 0; i < nsend; i++)
       if (sends[i] != MPI_REQUEST_NULL) (void)MPI_Request_free(&sends[i]);
     return rc;
   }
+#ifdef WSP_SIMGRID
+  /* The simulated build ignores the limit (docs/faults.md). */
   if (nrecv > 0) (void)MPI_Waitall(nrecv, recvs, MPI_STATUSES_IGNORE);
   if (nsend > 0) (void)MPI_Waitall(nsend, sends, MPI_STATUSES_IGNORE);
   return rc;
+#else
+  /* The cancelled receives complete at once, or deliver what had begun to
+   * arrive. The sends complete when their receivers take them; a stopped
+   * receiver never does, so this wait obeys the limit like every other:
+   * when it passes with nothing completing, the rest is let go, and the
+   * communicator is unusable, since the peers may still receive what was
+   * let go. Waiting (not freeing at once) keeps the caller's buffers, which
+   * it may free as soon as this returns, out of MPI's hands. The sizes are
+   * not known here, so a single send that moves for longer than the limit
+   * is let go as well: the call has failed already. */
+  wsp__backoff_t b;
+  wsp__backoff_init(&b, comm);
+  for (;;) {
+    int progress = 0;
+    int all = wsp__abandon_test(nrecv, recvs, &progress);
+    all &= wsp__abandon_test(nsend, sends, &progress);
+    if (all) return rc;
+    if (progress) wsp__backoff_reset(&b);
+    else if (wsp__backoff_idle(&b))
+      return wsp__timeout_abandon(comm, rc, nrecv, recvs, nsend, sends);
+  }
+#endif
 }
 
 /* Bytes of count elements of type, for the back-off's estimate (0 when
@@ -326,6 +374,6 @@ int wsp__sendrecv_typed(const wsp_comm_t *comm, const void *sbuf, size_t scount,
   MPI_Request r[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL}; /* receive, send */
   int rc = wsp__isend_typed(comm, sbuf, scount, type, dst, tag, &r[1]);
   if (rc == WSP_OK) rc = wsp__irecv_typed(comm, rbuf, rcount, type, src, tag, &r[0]);
-  if (rc != WSP_OK) return wsp__abandon(rc, 1, &r[0], 1, &r[1]);
+  if (rc != WSP_OK) return wsp__abandon(comm, rc, 1, &r[0], 1, &r[1]);
   return wsp__waitall(comm, 2, r, wsp__type_bytes(type, scount > rcount ? scount : rcount));
 }

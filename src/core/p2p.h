@@ -11,7 +11,8 @@
  *   (src/core/backoff.c) instead of spinning in MPI_Waitall.
  * - One cleanup for error paths: wsp__abandon cancels the receives a
  *   failed step had posted and lets its sends complete (MPI-4 deprecates
- *   cancelling sends, and the peer's receive for them is posted anyway).
+ *   cancelling sends, and the peer's receive for them is posted anyway),
+ *   waiting for them no longer than the time limit.
  */
 #ifndef WSP_P2P_H
 #define WSP_P2P_H
@@ -105,9 +106,12 @@ int wsp__allreduce_wait(const wsp_comm_t *comm, void *buf, int count, MPI_Dataty
 
 /* After an error: cancels the posted receives among recvs, lets the sends
  * complete, and completes all of them, so that no request is left behind.
- * After a timeout (rc WSP_ERR_TIMEOUT) nothing is waited for: receives are
- * cancelled and freed, sends freed. Returns rc unchanged. */
-int wsp__abandon(int rc, int nrecv, MPI_Request *recvs, int nsend,
+ * That wait obeys comm's time limit: when nothing completes for
+ * cfg.timeout (a stopped receiver), the rest is let go and the
+ * communicator is unusable (wsp__timeout_abandon). After a timeout (rc
+ * WSP_ERR_TIMEOUT) nothing is waited for: receives are cancelled and
+ * freed, sends freed. Returns rc unchanged. */
+int wsp__abandon(const wsp_comm_t *comm, int rc, int nrecv, MPI_Request *recvs, int nsend,
                  MPI_Request *sends);
 
 /* Blocking forms, built on the above (they wait with wsp__waitall). */

@@ -316,10 +316,54 @@ void wsp__sites_from_map(wsp_comm_t *comm, const int *node_of, const int *group)
   if (st->count < 2) st->count = 0;
 }
 
+/* Under a time limit, a barrier that obeys it: the lazily made
+ * communicators below are made with MPI calls that have no non-blocking
+ * form (MPI_Comm_split; the striped engine's MPI_Comm_dup), so they start
+ * only once every rank is in the call that makes them. A rank that stopped
+ * before it ends the wait with WSP_ERR_TIMEOUT instead of hanging those
+ * calls; one that stops in the moment between still hangs them
+ * (docs/faults.md). */
+static int wsp__sites_gate(const wsp_comm_t *comm) {
+#ifdef WSP_SIMGRID
+  (void)comm;
+  return WSP_OK; /* the simulated build ignores the limit */
+#else
+  if (!(comm->cfg.timeout > 0)) return WSP_OK;
+  MPI_Request r = MPI_REQUEST_NULL;
+  int mrc = MPI_Ibarrier(comm->mpi, &r);
+  return mrc != MPI_SUCCESS ? wsp__mpi_fail(comm, mrc, "MPI_Ibarrier", WSP__WHERE)
+                            : wsp__coll_wait(comm, &r);
+#endif
+}
+
+/* MPI_Comm_dup of comm->mpi, as MPI_Comm_idup waited for under the time
+ * limit when there is one. */
+static int wsp__sites_dup(const wsp_comm_t *comm, MPI_Comm *out) {
+  *out = MPI_COMM_NULL;
+#ifndef WSP_SIMGRID
+  if (comm->cfg.timeout > 0) {
+    MPI_Request r = MPI_REQUEST_NULL;
+    int mrc = MPI_Comm_idup(comm->mpi, out, &r);
+    if (mrc != MPI_SUCCESS) {
+      *out = MPI_COMM_NULL;
+      return wsp__mpi_fail(comm, mrc, "MPI_Comm_idup", WSP__WHERE);
+    }
+    int rc = wsp__coll_wait(comm, &r);
+    /* After a timeout MPI may still fill in *out: it is dropped with the
+     * request, as MPI forbids freeing either before the call completes. */
+    if (rc != WSP_OK) *out = MPI_COMM_NULL;
+    return rc;
+  }
+#endif
+  int mrc = MPI_Comm_dup(comm->mpi, out);
+  return mrc != MPI_SUCCESS ? wsp__mpi_fail(comm, mrc, "MPI_Comm_dup", WSP__WHERE) : WSP_OK;
+}
+
 wsp_comm_t *wsp__sites_comm(wsp_comm_t *comm, int *rc) {
   wsp__sites_t *st = &comm->sites;
   *rc = WSP_OK;
   if (st->comm) return st->comm;
+  if ((*rc = wsp__sites_gate(comm)) != WSP_OK) return NULL;
   MPI_Comm mc = MPI_COMM_NULL;
   int mrc = MPI_Comm_split(comm->mpi, st->site_of[comm->rank], comm->rank, &mc);
   if (mrc != MPI_SUCCESS) {
@@ -343,24 +387,44 @@ wsp_comm_t *wsp__sites_comm(wsp_comm_t *comm, int *rc) {
 
 /* The lanes' communicator: a duplicate of comm->mpi wrapped with the
  * parent's configuration, its lanes forced to `lanes` (no probe: the model
- * already measured the connections between sites). */
-wsp_comm_t *wsp__sites_wan_with(wsp_comm_t *comm, int lanes) {
+ * already measured the connections between sites). Every wait here obeys
+ * the time limit; after a timeout nothing is agreed (that would wait for
+ * the same stopped rank again): the call fails with it on every rank that
+ * waited. */
+wsp_comm_t *wsp__sites_wan_with(wsp_comm_t *comm, int lanes, int *rc) {
   wsp__sites_t *st = &comm->sites;
+  *rc = WSP_OK;
   if (st->wan || st->wan_failed) return st->wan;
   if (lanes <= 1) return NULL;
   MPI_Comm mc = MPI_COMM_NULL;
-  int mrc = MPI_Comm_dup(comm->mpi, &mc), rc = WSP_OK;
-  wsp_comm_t *w = mrc == MPI_SUCCESS ? wsp__comm_wrap(comm, mc) : NULL;
+  int drc = wsp__sites_dup(comm, &mc), src = WSP_OK;
+  if (drc == WSP_ERR_TIMEOUT) {
+    *rc = drc;
+    return NULL;
+  }
+  wsp_comm_t *w = drc == WSP_OK ? wsp__comm_wrap(comm, mc) : NULL;
   if (w == NULL && mc != MPI_COMM_NULL) MPI_Comm_free(&mc);
   st->wan_off = calloc((size_t)comm->size, 1);
   if (w) {
     w->cfg.p2p_lanes = (unsigned)lanes;
-    rc = wsp__stripe_create(w);
+    /* Its agreement obeys the limit and gates its MPI_Comm_dup. */
+    src = wsp__stripe_create(w);
   }
-  int any = 0, failed = w == NULL || rc != WSP_OK || st->wan_off == NULL;
-  mrc = MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, comm->mpi);
-  if (mrc != MPI_SUCCESS || any) {
-    if (w && rc == WSP_OK) wsp__stripe_free(w);
+  int any = 0, failed = w == NULL || src != WSP_OK || st->wan_off == NULL;
+  if (src != WSP_ERR_TIMEOUT)
+    WSP__MPI_COLL_GOTO(comm, *rc, out, Allreduce, &failed, &any, 1, MPI_INT, MPI_MAX,
+                       comm->mpi);
+out:
+  if (src == WSP_ERR_TIMEOUT || *rc == WSP_ERR_TIMEOUT) {
+    if (*rc == WSP_OK) *rc = src;
+    if (w && src == WSP_OK) wsp__stripe_free(w);
+    wsp__comm_unwrap(&w);
+    free(st->wan_off);
+    st->wan_off = NULL;
+    return NULL;
+  }
+  if (*rc != WSP_OK || any) {
+    if (w && src == WSP_OK) wsp__stripe_free(w);
     wsp__comm_unwrap(&w);
     free(st->wan_off);
     st->wan_off = NULL;
@@ -368,15 +432,17 @@ wsp_comm_t *wsp__sites_wan_with(wsp_comm_t *comm, int lanes) {
     wsp__log(comm, WSP_LOG_WARN,
              "sites: the lanes between sites could not be set up (%s); crossings go "
              "through MPI",
-             !failed ? "on another rank" : rc != WSP_OK ? wsp_last_error() : "out of memory");
+             !failed ? "on another rank" : src != WSP_OK || drc != WSP_OK ? wsp_last_error()
+                                                                          : "out of memory");
+    *rc = WSP_OK;
     return NULL;
   }
   st->wan = w;
   return w;
 }
 
-wsp_comm_t *wsp__sites_wan(wsp_comm_t *comm) {
-  return wsp__sites_wan_with(comm, wsp__sites_lanes(comm));
+wsp_comm_t *wsp__sites_wan(wsp_comm_t *comm, int *rc) {
+  return wsp__sites_wan_with(comm, wsp__sites_lanes(comm), rc);
 }
 
 void wsp__sites_free(wsp_comm_t *comm) {

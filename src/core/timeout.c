@@ -14,7 +14,8 @@
  *   table; a request that has fallen out of the table (more than
  *   WSP__NOTES requests posted since) is reported as "an unknown rank".
  * - It lets go of the pending requests, so that the caller's clean-up
- *   (wsp__abandon, which would wait for sends to complete) returns at once:
+ *   (wsp__abandon, which otherwise waits for sends to complete) returns
+ *   at once:
  *   receives are cancelled and freed, sends are freed (MPI completes or
  *   drops them in the background), and requests of MPI's non-blocking
  *   collectives, which MPI forbids freeing or cancelling, are dropped (as
@@ -105,10 +106,14 @@ static void wsp__peers_text(char *buf, size_t len, const int *peers, int npeers)
   }
 }
 
-static int wsp__timeout_fail(const wsp_comm_t *comm, const char *peers, const char *what) {
+static void wsp__mark_broken(const wsp_comm_t *comm) {
   wsp_comm_t *o = comm->owner ? comm->owner : (wsp_comm_t *)comm;
   o->broken = 1;
   ((wsp_comm_t *)comm)->broken = 1; /* callers' communicators are never const objects */
+}
+
+static int wsp__timeout_fail(const wsp_comm_t *comm, const char *peers, const char *what) {
+  wsp__mark_broken(comm);
   return wsp__fail(comm, WSP_ERR_TIMEOUT,
                    "%s: no progress for %g s (WSP_TIMEOUT) waiting for %s (%s); the "
                    "communicator is unusable from now on",
@@ -136,6 +141,31 @@ int wsp__timeout(const wsp_comm_t *comm, int n, MPI_Request *reqs, const char *w
   if (np == 0) snprintf(text, sizeof text, "nothing pending");
   else wsp__peers_text(text, sizeof text, peers, np);
   return wsp__timeout_fail(comm, text, what);
+}
+
+int wsp__timeout_abandon(const wsp_comm_t *comm, int rc, int nrecv, MPI_Request *recvs,
+                         int nsend, MPI_Request *sends) {
+  enum { SHOW = 16 };
+  int peers[SHOW], np = 0;
+  for (int k = 0; k < 2; k++) {
+    int n = k ? nsend : nrecv;
+    MPI_Request *reqs = k ? sends : recvs;
+    for (int i = 0; i < n; i++) {
+      if (reqs[i] == MPI_REQUEST_NULL) continue;
+      const wsp__note_t *e = wsp__note_find(reqs[i]);
+      if (np < SHOW) peers[np++] = e ? e->peer : -1;
+      (void)MPI_Request_free(&reqs[i]); /* the receives were cancelled */
+      reqs[i] = MPI_REQUEST_NULL;
+    }
+  }
+  wsp__mark_broken(comm);
+  char text[256] = "rank(s) ";
+  wsp__peers_text(text, sizeof text, peers, np);
+  /* The first failure stays the call's status and leads the message. */
+  return wsp__fail(comm, rc,
+                   "%s; then its transfers made no progress for %g s (WSP_TIMEOUT) waiting "
+                   "for %s and were let go: the communicator is unusable from now on",
+                   wsp_last_error(), comm->cfg.timeout, text);
 }
 
 int wsp__timeout_peers(const wsp_comm_t *comm, const int *peers, int npeers,

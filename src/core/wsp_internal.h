@@ -158,6 +158,13 @@ void wsp__req_note(MPI_Request req, int peer, int is_recv);
  * caller's clean-up does not wait again), marks the communicator's owner
  * unusable, and returns WSP_ERR_TIMEOUT. */
 int wsp__timeout(const wsp_comm_t *comm, int n, MPI_Request *reqs, const char *what);
+/* The clean-up after a failure rc (already recorded) waited for the failed
+ * step's transfers (wsp__abandon), and none completed for cfg.timeout:
+ * lets go of them (the receives among them were cancelled), marks the
+ * communicator's owner unusable, adds the ranks it waited for to the
+ * recorded message, and returns rc. */
+int wsp__timeout_abandon(const wsp_comm_t *comm, int rc, int nrecv, MPI_Request *recvs,
+                         int nsend, MPI_Request *sends);
 /* The same for a polling loop that knows whom it waits for: peers[0..npeers)
  * (npeers < 0: any rank). Lets go of no request. */
 int wsp__timeout_peers(const wsp_comm_t *comm, const int *peers, int npeers,
@@ -298,17 +305,19 @@ int wsp__sites_lanes_rule(const wsp_model_t *m);
 /* The communicator whose lanes carry the crossings, made on first use
  * with cfg.p2p_lanes = wsp__sites_lanes (no probe), or `lanes` for
  * wsp__sites_wan_with (the calibration makes it early to measure the
- * link over it). Collective over comm, as wsp__sites_comm. NULL when the
- * crossings go through MPI: one lane, or making it failed on some rank
- * (then on every rank, logged once, and wsp__sites_lanes gives 1 from
- * then on). */
-wsp_comm_t *wsp__sites_wan(wsp_comm_t *comm);
-wsp_comm_t *wsp__sites_wan_with(wsp_comm_t *comm, int lanes);
+ * link over it). Collective over comm, as wsp__sites_comm. NULL with *rc
+ * WSP_OK when the crossings go through MPI: one lane, or making it failed
+ * on some rank (then on every rank, logged once, and wsp__sites_lanes
+ * gives 1 from then on). NULL with *rc WSP_ERR_TIMEOUT when making it
+ * waited out the time limit: the call fails. */
+wsp_comm_t *wsp__sites_wan(wsp_comm_t *comm, int *rc);
+wsp_comm_t *wsp__sites_wan_with(wsp_comm_t *comm, int lanes, int *rc);
 /* This rank's site as a wsp_comm_t (ranks in rank order, the parent's
  * configuration and model, nodes of one rank each), made on first use.
  * Collective over comm: every rank of comm calls it in the same call (the
  * algorithms that need it do). NULL with *rc set, alike on every rank,
- * after a failure. */
+ * after a failure; after a timeout (its waits obey the limit), on the
+ * ranks that waited. */
 wsp_comm_t *wsp__sites_comm(wsp_comm_t *comm, int *rc);
 
 /* A wsp_comm_t around an existing communicator, taken over (freed with

@@ -139,9 +139,11 @@ static int wsp__calibrate_wan_lanes(wsp_comm_t *comm, char *buf, wsp_model_t *ou
   int nw = st->start[1] - st->start[0];
   if (st->start[2] - st->start[1] < nw) nw = st->start[2] - st->start[1];
   if (nw < 2 || out->beta_wan_link <= 0 || wsp__sites_lanes_rule(out) <= 1) return WSP_OK;
-  wsp_comm_t *wan = wsp__sites_wan_with(comm, wsp__sites_lanes_of(comm, out));
-  if (wan == NULL) return WSP_OK; /* one lane configured, or making them failed (logged) */
-  int me = comm->rank, s = st->site_of[me], i = st->index[me], rc = WSP_OK;
+  int rc = WSP_OK;
+  wsp_comm_t *wan = wsp__sites_wan_with(comm, wsp__sites_lanes_of(comm, out), &rc);
+  /* NULL with WSP_OK: one lane configured, or making them failed (logged). */
+  if (wan == NULL) return rc;
+  int me = comm->rank, s = st->site_of[me], i = st->index[me];
   int peer = s <= 1 && i < nw ? st->rank[st->start[1 - s] + i] : -1;
   size_t len = (size_t)WSP__CAL_WINDOW * WSP__CAL_LARGE;
   /* [0]: pairs that failed; [1]: the sum of the senders' rates. */

@@ -197,13 +197,18 @@ static int wsp__eager_try(wsp__probe_t *pr, int peer, size_t n, double watch, in
     int done = 0;
     for (double t0 = wsp__backoff_now(); !done && wsp__backoff_now() - t0 < watch;) {
       int mrc = MPI_Test(&r, &done, MPI_STATUS_IGNORE);
-      if (mrc != MPI_SUCCESS) return wsp__mpi_fail(c, mrc, "MPI_Test", WSP__WHERE);
+      if (mrc != MPI_SUCCESS)
+        return wsp__abandon(c, wsp__mpi_fail(c, mrc, "MPI_Test", WSP__WHERE), 0, NULL, 1, &r);
       if (!done) wsp__backoff_idle(&bo);
     }
     verdict = (unsigned char)done;
-    if ((rc = wsp__send_bytes(c, &verdict, 1, peer, WSP__TAG_PROBE_VERDICT)) ||
-        (rc = wsp__waitall(c, 1, &r, n)))
-      return rc;
+    /* The message may still be in flight: on failure it is completed or
+     * let go (wsp__abandon) before its buffer can be freed. The peer posts
+     * its receive only after a verdict, so without one it waits for the
+     * limit. */
+    if ((rc = wsp__send_bytes(c, &verdict, 1, peer, WSP__TAG_PROBE_VERDICT)))
+      return wsp__abandon(c, rc, 0, NULL, 1, &r);
+    if ((rc = wsp__waitall(c, 1, &r, n))) return rc;
   } else {
     if ((rc = wsp__recv_bytes(c, &verdict, 1, peer, WSP__TAG_PROBE_VERDICT)) ||
         (rc = wsp__recv_bytes(c, pr->ebuf, n, peer, WSP__TAG_PROBE_EAGER)))

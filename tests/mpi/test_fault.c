@@ -3,13 +3,27 @@
  * return an error within WSP_TIMEOUT plus a margin, and a later call must
  * fail at once (docs/faults.md).
  *
- *   test_fault --op allreduce|alltoall|sparse|shuffle|striped
+ *   test_fault --op allreduce|alltoall|sparse|shuffle|striped|bcast|sites|wan
  *              --fault kill|stop|none [--victim R] [--margin S] [--requests N]
+ *              [--fail-isend N]
  *
  * --fault none runs the operation once, checked, with nobody failing: for
  * faults injected from outside (a link dropped by netlab, tests/lab).
  * --requests: the shuffle's requests per pair of ranks (default 200);
  * --resp: the size of its responses (default 512 bytes), every byte checked.
+ *
+ * bcast: a broadcast of 4 MiB from rank 0 by the pipelined chain, whose
+ * first hop is the victim. --fail-isend N makes rank 0's N-th MPI_Isend of
+ * the faulting call fail (tests/mpi/inject.h): the chain then abandons the
+ * segments it already sent to the stopped victim, and that clean-up must
+ * obey the limit too; the communicator is unusable afterwards, as after a
+ * timeout, since those sends were let go.
+ * sites: a broadcast by "far_first" with WSP_SITES set, the first call that
+ * needs the site communicator: it is made inside the faulting call. The
+ * run with every rank alive uses "binomial", which does not make it.
+ * wan: the lanes' communicator of the multi-site collectives
+ * (wsp__sites_wan_with, 2 lanes), made in the faulting call; the run with
+ * every rank alive is a small allreduce.
  *
  * Every rank first runs the operation once with every rank alive and
  * checks its result against an independent reference, so the fault hits a
@@ -33,6 +47,9 @@
  */
 #include "wirespeed.h"
 
+#include "inject.h"
+#include "wsp_internal.h"
+
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -42,7 +59,7 @@
 #include <unistd.h>
 
 static int rank, size, victim = 1, sig = SIGKILL;
-static long per_peer = 200;
+static long per_peer = 200, fail_isend = 0;
 static const char *op = "allreduce";
 
 static void die(const char *what) {
@@ -158,13 +175,52 @@ static int run_striped(wsp_comm_t *w, int faulting) {
   return rc;
 }
 
+/* Forces the broadcast's algorithm on w (the same on every rank). */
+static void bcast_alg(wsp_comm_t *w, const char *name) {
+  int alg = 0;
+  if (wsp_coll_alg_from_name(WSP_COLL_BCAST, name, &alg) != WSP_OK ||
+      wsp_coll_set_alg(w, WSP_COLL_BCAST, alg) != WSP_OK)
+    die(wsp_last_error());
+}
+
+/* A broadcast of 4 MiB from rank 0, checked on every rank. */
+static int run_bcast(wsp_comm_t *w) {
+  const size_t n = (size_t)4 << 20;
+  unsigned char *buf = malloc(n);
+  if (buf == NULL) die("out of memory");
+  for (size_t i = 0; i < n; i++) buf[i] = rank == 0 ? (unsigned char)(i * 13 + 5) : 0;
+  int rc = wsp_bcast(w, buf, n, MPI_BYTE, 0);
+  for (size_t i = 0; rc == WSP_OK && i < n; i++)
+    if (buf[i] != (unsigned char)(i * 13 + 5)) die("bcast: wrong data");
+  free(buf);
+  return rc;
+}
+
 /* ---- one run of the operation ---- */
 static int run(wsp_comm_t *w, int faulting) {
   if (strcmp(op, "shuffle") == 0) return run_shuffle(w, faulting);
   if (strcmp(op, "striped") == 0) return run_striped(w, faulting);
+  if (strcmp(op, "sites") == 0) bcast_alg(w, faulting ? "far_first" : "binomial");
+  if (strcmp(op, "bcast") == 0) bcast_alg(w, "chain");
   if (faulting && rank == victim) fault_now();
+  if (faulting && rank == 0 && fail_isend > 0) {
+    inject.fail_tag = MPI_ANY_TAG;
+    inject.fail_in = fail_isend;
+  }
   int rc = WSP_OK;
-  if (strcmp(op, "allreduce") == 0) {
+  if (strcmp(op, "bcast") == 0 || strcmp(op, "sites") == 0) {
+    rc = run_bcast(w);
+  } else if (strcmp(op, "wan") == 0 && faulting) {
+    /* As a collective calls it: after the check that names the call. */
+    wsp_comm_t *wan = NULL;
+    if ((rc = wsp__usable(w, "wsp__sites_wan_with")) == WSP_OK)
+      wan = wsp__sites_wan_with(w, 2, &rc);
+    if (rc == WSP_OK && wan == NULL) die("wan: the lanes' communicator was not made");
+  } else if (strcmp(op, "wan") == 0) {
+    int64_t one = 1, sum = 0;
+    rc = wsp_allreduce(w, &one, &sum, 1, MPI_INT64_T, MPI_SUM);
+    if (rc == WSP_OK && sum != size) die("wan: the allreduce is wrong");
+  } else if (strcmp(op, "allreduce") == 0) {
     const size_t n = 1 << 18; /* 2 MiB of int64: wirespeed's algorithms */
     int64_t *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
     if (!a || !b) die("out of memory");
@@ -224,13 +280,14 @@ int main(int argc, char **argv) {
     } else if (strcmp(argv[i], "--victim") == 0 && i + 1 < argc) victim = atoi(argv[++i]);
     else if (strcmp(argv[i], "--margin") == 0 && i + 1 < argc) margin = atof(argv[++i]);
     else if (strcmp(argv[i], "--requests") == 0 && i + 1 < argc) per_peer = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--fail-isend") == 0 && i + 1 < argc) fail_isend = atol(argv[++i]);
     else if (strcmp(argv[i], "--resp") == 0 && i + 1 < argc) {
       long b = atol(argv[++i]);
       if (b < 8 || b % 8 || b > (4L << 20)) die("--resp: expected a multiple of 8 in [8, 4M]");
       resp_words = (size_t)b / 8;
     }
     else die("usage: test_fault --op OP --fault kill|stop|none [--victim R] [--margin S] "
-             "[--requests N] [--resp BYTES]");
+             "[--requests N] [--resp BYTES] [--fail-isend N]");
   }
   if (size < 2 || victim < 1 || victim >= size) die("needs 2+ ranks and a victim in [1, p)");
   if (per_peer < 1 || per_peer >= (1 << 20)) die("--requests: expected a count in [1, 2^20)");
@@ -264,11 +321,19 @@ int main(int argc, char **argv) {
   /* Rank 0 sends nothing to the victim in some runs, and may finish. */
   printf("FAULT rank %d op %s status %s after %.2f s: %s\n", rank, op, wsp_err_name(rc), t,
          rc == WSP_OK ? "" : wsp_last_error());
-  /* WSP_ERR_MPI: the MPI noticed the death; WSP_ERR_CONN: a striped lane's
-   * socket was closed by the dead rank's kernel. Both are errors in time. */
+  /* WSP_ERR_MPI: the MPI noticed the death, or a failure was injected;
+   * WSP_ERR_CONN: a striped lane's socket was closed by the dead rank's
+   * kernel. All are errors in time. */
   int ok = (rc == WSP_ERR_TIMEOUT || rc == WSP_ERR_MPI || rc == WSP_ERR_CONN) &&
            t <= cfg.timeout + margin;
-  if (rc == WSP_ERR_TIMEOUT) {
+  /* An injected failure must have happened, or this run tested nothing. */
+  if (rank == 0 && fail_isend > 0 && inject.fired != 1) {
+    printf("rank %d: the failure of MPI_Isend %ld was not injected\n", rank, fail_isend);
+    ok = 0;
+  }
+  /* After an injected failure the sends already made to the stopped
+   * victim were let go: the communicator is unusable, as after a timeout. */
+  if (rc == WSP_ERR_TIMEOUT || (rank == 0 && inject.fired)) {
     int64_t x = 1, y = 0;
     double t1 = MPI_Wtime();
     int rc2 = wsp_allreduce(w, &x, &y, 1, MPI_INT64_T, MPI_SUM);

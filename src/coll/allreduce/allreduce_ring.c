@@ -109,7 +109,7 @@ int wsp__allreduce_ring(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   CHK(wsp__waitall(comm, (int)(4 * nmax), req, 0));
   goto out;
 fail:
-  wsp__abandon(rc, (int)(2 * nmax), req, (int)(2 * nmax), req + 2 * nmax);
+  wsp__abandon(comm, rc, (int)(2 * nmax), req, (int)(2 * nmax), req + 2 * nmax);
 out:
 #undef BLK
 #undef NSEG

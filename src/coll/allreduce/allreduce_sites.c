@@ -77,7 +77,8 @@ int wsp__allreduce_sites(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   if ((rc = wsp__agree_alloc(comm, comm->mpi, failed, "allreduce/sites"))) goto out;
   /* Crossings over lanes when the cost chose them (the same on every
    * rank); every rank takes part in making them (collective). */
-  wsp_comm_t *wan = a->tune.lanes > 1 ? wsp__sites_wan(comm) : NULL;
+  wsp_comm_t *wan = a->tune.lanes > 1 ? wsp__sites_wan(comm, &rc) : NULL;
+  if (rc != WSP_OK) goto out; /* a timeout: the lanes' set-up waited in vain */
   size_t stride = maxblk * (size_t)a->extent;
   if ((rc = wsp__copy_typed(comm, a, a->sendbuf, a->recvbuf, a->count))) goto out;
   /* 1, 2. The site's sums, piece by piece, then block g at the gateway. */

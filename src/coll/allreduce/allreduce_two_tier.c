@@ -85,7 +85,7 @@ int wsp__allreduce_two_tier(wsp_comm_t *comm, const wsp__coll_args_t *a) {
         nr++;
     }
     if (rc) {
-      wsp__abandon(rc, nr, rreq, ns, sreq);
+      wsp__abandon(comm, rc, nr, rreq, ns, sreq);
       goto out;
     }
     /* Every send must be done before the combine writes into the last

@@ -79,7 +79,7 @@ int wsp__alltoall_linear(wsp_comm_t *comm, const wsp__coll_args_t *a) {
     }
   }
   if (rc != WSP_OK) {
-    for (int s = 0; s < W; s++) wsp__abandon(rc, 1, &req[2 * s], 1, &req[2 * s + 1]);
+    for (int s = 0; s < W; s++) wsp__abandon(comm, rc, 1, &req[2 * s], 1, &req[2 * s + 1]);
   }
   return rc;
 }

@@ -119,5 +119,5 @@ int wsp__bcast_path(wsp_comm_t *comm, const wsp__coll_args_t *a, int prev, int n
   if ((rc = wsp__waitall(comm, (int)ahead, sreq, 0))) goto fail;
   return WSP_OK;
 fail:
-  return wsp__abandon(rc, WSP__BCAST_MAX_AHEAD, rreq, WSP__BCAST_MAX_AHEAD, sreq);
+  return wsp__abandon(comm, rc, WSP__BCAST_MAX_AHEAD, rreq, WSP__BCAST_MAX_AHEAD, sreq);
 }

@@ -47,7 +47,7 @@ int wsp__bcast_far_first(wsp_comm_t *comm, const wsp__coll_args_t *a) {
       if (t == rs) continue;
       if ((rc = wsp__isend_bytes(comm, a->recvbuf, a->block, st->rank[st->start[t]], a->tag, 0,
                                  &req[nreq])))
-        return wsp__abandon(rc, 0, NULL, nreq, req);
+        return wsp__abandon(comm, rc, 0, NULL, nreq, req);
       if (++nreq == (int)(sizeof req / sizeof req[0])) {
         if ((rc = wsp__waitall(comm, nreq, req, a->block * (size_t)nreq))) return rc;
         nreq = 0;

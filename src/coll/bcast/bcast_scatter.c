@@ -60,7 +60,7 @@ int wsp__bcast_step(wsp_comm_t *comm, const wsp__coll_args_t *a,
     if (len && (rc = wsp__isend_typed(comm, buf + off, len, MPI_BYTE,
                                       wsp__tree_abs(send.peer, a->root, p),
                                       a->tag, &req[1]))) {
-      return wsp__abandon(rc, 1, &req[0], 0, NULL);
+      return wsp__abandon(comm, rc, 1, &req[0], 0, NULL);
     }
   }
   return wsp__waitall(comm, 2, req, 0);

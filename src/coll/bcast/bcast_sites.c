@@ -76,7 +76,8 @@ int wsp__bcast_sites(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   if ((rc = wsp__agree_alloc(comm, comm->mpi, failed, "bcast/sites"))) goto out;
   /* Crossings over lanes when the cost chose them (the same on every
    * rank); every rank takes part in making them (collective). */
-  mv.wan = a->tune.lanes > 1 ? wsp__sites_wan(comm) : NULL;
+  mv.wan = a->tune.lanes > 1 ? wsp__sites_wan(comm, &rc) : NULL;
+  if (rc != WSP_OK) goto out; /* a timeout: the lanes' set-up waited in vain */
   mv.tag = a->tag;
   int nreq = 0;
   /* 1. The root's blocks to its site's gateways. */
@@ -90,7 +91,7 @@ int wsp__bcast_sites(wsp_comm_t *comm, const wsp__coll_args_t *a) {
         nreq++;
     }
     if (rc) {
-      rc = wsp__abandon(rc, 0, NULL, nreq, req);
+      rc = wsp__abandon(comm, rc, 0, NULL, nreq, req);
       goto out;
     }
     if ((rc = wsp__waitall(comm, nreq, req, a->block))) goto out;

@@ -231,7 +231,7 @@ int wsp__bcast_sites_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   free(req);
   return rc;
 fail:
-  rc = wsp__abandon(rc, (int)nreq, rreq, (int)nreq, sreq);
+  rc = wsp__abandon(comm, rc, (int)nreq, rreq, (int)nreq, sreq);
   free(link);
   free(ahead);
   free(req);

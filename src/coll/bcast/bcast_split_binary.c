@@ -143,6 +143,6 @@ int wsp__bcast_split_binary(wsp_comm_t *comm, const wsp__coll_args_t *a) {
     goto fail;
   return WSP_OK;
 fail:
-  wsp__abandon(rc, WSP__BCAST_MAX_AHEAD, rreq, 2 * WSP__BCAST_MAX_AHEAD, sreq);
-  return wsp__abandon(rc, 1, &xreq[1], 1, &xreq[0]);
+  wsp__abandon(comm, rc, WSP__BCAST_MAX_AHEAD, rreq, 2 * WSP__BCAST_MAX_AHEAD, sreq);
+  return wsp__abandon(comm, rc, 1, &xreq[1], 1, &xreq[0]);
 }

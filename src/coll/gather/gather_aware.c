@@ -44,7 +44,7 @@ int wsp__gather_aware(wsp_comm_t *comm, const wsp__coll_args_t *a) {
       break;
   }
   if (rc != WSP_OK) {
-    wsp__abandon(rc, posted, req, 0, NULL);
+    wsp__abandon(comm, rc, posted, req, 0, NULL);
     goto out;
   }
   if ((rc = wsp__waitall(comm, posted, req, 0))) goto out;

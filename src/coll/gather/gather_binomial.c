@@ -86,7 +86,7 @@ int wsp__gather_binomial(wsp_comm_t *comm, const wsp__coll_args_t *a) {
     }
   }
   if (rc != WSP_OK) {
-    wsp__abandon(rc, nch, req, 0, NULL);
+    wsp__abandon(comm, rc, nch, req, 0, NULL);
     goto out;
   }
   if ((rc = wsp__waitall(comm, nch, req, 0))) goto out;

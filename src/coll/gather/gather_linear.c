@@ -44,7 +44,7 @@ int wsp__gather_linear(wsp_comm_t *comm, const wsp__coll_args_t *a) {
     if (rc == WSP_OK) nreq++;
   }
   if (rc != WSP_OK) {
-    wsp__abandon(rc, nreq, req, 0, NULL);
+    wsp__abandon(comm, rc, nreq, req, 0, NULL);
   } else {
     wsp__copy_bytes(out + (size_t)root * n, a->sendbuf, n);
     rc = wsp__waitall(comm, nreq, req, 0);

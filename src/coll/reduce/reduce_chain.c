@@ -175,8 +175,8 @@ int wsp__reduce_path(wsp_comm_t *comm, const wsp__coll_args_t *a, int prev, int 
   if (freq) CHK(wsp__waitall(comm, (int)c.ns, freq, 0));
   goto out;
 fail:
-  wsp__abandon(rc, 2, rreq, 2, sreq);
-  if (freq) wsp__abandon(rc, (int)c.ns, freq, 0, NULL);
+  wsp__abandon(comm, rc, 2, rreq, 2, sreq);
+  if (freq) wsp__abandon(comm, rc, (int)c.ns, freq, 0, NULL);
 out:
 #undef SEG
 #undef CHK

@@ -30,7 +30,7 @@ static inline int wsp__red_exchange(wsp_comm_t *comm, const wsp__coll_args_t *a,
   if (sn && (rc = wsp__isend_typed(comm, sbuf, sn, a->dtype, peer, a->tag, &r[1])))
     return rc;
   if (rn && (rc = wsp__irecv_typed(comm, rbuf, rn, a->dtype, peer, a->tag, &r[0])))
-    return wsp__abandon(rc, 1, &r[0], 1, &r[1]);
+    return wsp__abandon(comm, rc, 1, &r[0], 1, &r[1]);
   return wsp__waitall(comm, 2, r, (sn > rn ? sn : rn) * a->type_size);
 }
 
