@@ -507,7 +507,9 @@ typedef struct wsp__inbox {
  * buffer of exactly the message's size, an MPI_Irecv into it, the message
  * queued on its source's queue. Stops after WSP__PROBES_PER_PASS messages,
  * when nothing more has arrived, when the share is full or when memory
- * runs out (the message then stays queued in MPI). */
+ * runs out (the message then stays queued in MPI, and the pieces of the
+ * response chunks being assembled, which free the share, are received by
+ * their sources). */
 int wsp__shuffle_receive(wsp_shuffle_t *sh, const wsp__inbox_t *box,
                          int *progress);
 

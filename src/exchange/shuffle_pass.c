@@ -211,10 +211,11 @@ static int wsp__piece_post(wsp_shuffle_t *sh, const wsp__inbox_t *box, int src, 
   return WSP_OK;
 }
 
-/* While an announcement waits for room: receives the pieces of the chunks
- * already let in, source by source (MPI_Iprobe from any source may keep
- * returning the waiting source's next piece), so that they complete and
- * free the share. */
+/* While an announcement or a whole chunk waits for room or memory:
+ * receives the pieces of the chunks already let in, source by source
+ * (MPI_Iprobe from any source may keep returning the waiting message, or
+ * the waiting source's next piece), so that they complete and free the
+ * share. A piece needs no memory but its queue element. */
 static int wsp__pieces_only(wsp_shuffle_t *sh, const wsp__inbox_t *box, int *progress) {
   int budget = WSP__PROBES_PER_PASS, rc = WSP_OK;
   for (int q = 0; q < sh->p && budget > 0; q++)
@@ -275,13 +276,24 @@ int wsp__shuffle_receive(wsp_shuffle_t *sh, const wsp__inbox_t *box,
       }
       continue;
     }
-    if (*box->held > 0 && *box->held + bytes > box->limit) break;
-    wsp__imsg_t *m = wsp__shuffle_calloc(sh, box->elem);
-    unsigned char *buf = m ? wsp__shuffle_malloc(sh, bytes) : NULL;
-    if (buf == NULL) { /* the message stays queued in MPI until memory frees */
+    /* A whole message that does not fit the share, or finds no memory,
+     * stays queued in MPI until the share drains or memory frees. What
+     * drains the response share may be queued behind it: the pieces of
+     * chunks already let in, which hold the share for their whole length
+     * and are received into it. A probe on any source may keep returning
+     * this message first (MPICH matches in arrival order), so those pieces
+     * are received by their sources instead; stopping here, as the engine
+     * once did, left the share full for good and the shuffle stalled. */
+    wsp__imsg_t *m = NULL;
+    unsigned char *buf = NULL;
+    int fits = *box->held == 0 || *box->held + bytes <= box->limit;
+    if (fits && (m = wsp__shuffle_calloc(sh, box->elem)) != NULL)
+      buf = wsp__shuffle_malloc(sh, bytes);
+    if (buf == NULL) {
+      if (fits) wsp__shuffle_nomem_wait(sh);
       free(m);
-      wsp__shuffle_nomem_wait(sh);
-      break;
+      if (box->pieces) rc = wsp__pieces_only(sh, box, progress);
+      goto out;
     }
     m->buf = buf;
     if ((rc = wsp__recv_post(sh, box, src, m, bytes)) != WSP_OK) {

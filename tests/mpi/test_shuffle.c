@@ -26,7 +26,10 @@
  * WSP_ERR_ARG (or the documented code) with a message naming it, no hang,
  * and a handler failure that every rank learns about.
  *
- * usage: test_shuffle [--requests N] [--phase all|basic|args]
+ * Phases not part of all: pieces (responses on both sides of the piece
+ * size into a small response share, on a communicator with a time limit).
+ *
+ * usage: test_shuffle [--requests N] [--phase all|basic|args|pieces]
  */
 #include <limits.h>
 #include <stdio.h>
@@ -670,6 +673,133 @@ static void phase_nomem(wsp_comm_t *comm, long base, int thread_ok) {
   unsetenv("WSP_SHUFFLE_FAULT_NOMEM");
 }
 
+/* ---- responses on both sides of the piece size (--phase pieces) ----
+ * Rank 0 asks every other rank `n` times. Ranks 1 .. p-2 answer every
+ * request with the largest response allowed (stats.max_response), so that
+ * each of their chunks is exactly a quarter of rank 0's resp_in share and
+ * travels as an announcement and pieces; rank p-1 answers with a few
+ * hundred bytes, whole chunks below the piece size. So rank 0's share is
+ * full with four chunks being assembled, while whole chunks keep arriving
+ * between their pieces. Request k from 0 to d is 8 bytes (d << 32 | k);
+ * response byte i is a pure function of (d, k, i), and its size of (d, k):
+ * every byte and exactly one response per request are checked. */
+
+typedef struct {
+  size_t big;          /* the largest response */
+  unsigned char *buf;  /* room for it */
+  unsigned char **seen; /* per destination: k answered */
+  long n, answered, bad;
+} pieces_t;
+
+static size_t pieces_size(const pieces_t *u, int who, uint64_t k) {
+  if (who == size - 1) return 1 + (size_t)(mix(7, (uint64_t)who, k, 1) % 400);
+  return u->big;
+}
+
+static void pieces_fill(int who, uint64_t k, unsigned char *buf, size_t n) {
+  fill(mix(8, (uint64_t)who, k, 2), buf, n);
+}
+
+static int pieces_on_request(void *user, int src, const void *req, size_t n,
+                             wsp_shuffle_reply_t *reply) {
+  pieces_t *u = user;
+  uint64_t key = 0;
+  CHECK(src == 0 && n == sizeof key, "pieces: request of %zu bytes from %d", n, src);
+  if (n != sizeof key) return 1;
+  memcpy(&key, req, sizeof key);
+  CHECK((int)(key >> 32) == rank, "pieces: request for rank %d reached %d", (int)(key >> 32),
+        rank);
+  uint64_t k = key & 0xffffffffu;
+  size_t m = pieces_size(u, rank, k);
+  pieces_fill(rank, k, u->buf, m);
+  return wsp_shuffle_reply(reply, u->buf, m) == WSP_OK ? 0 : 2;
+}
+
+static int pieces_on_response(void *user, int dst, const void *req, size_t n,
+                              const void *resp, size_t m) {
+  pieces_t *u = user;
+  uint64_t key = 0;
+  if (n == sizeof key) memcpy(&key, req, sizeof key);
+  uint64_t k = key & 0xffffffffu;
+  size_t want = pieces_size(u, dst, k);
+  int ok = n == sizeof key && (int)(key >> 32) == dst && k < (uint64_t)u->n && m == want;
+  if (ok) {
+    pieces_fill(dst, k, u->buf, want);
+    ok = memcmp(resp, u->buf, want) == 0 && !u->seen[dst][k];
+    u->seen[dst][k] = 1;
+  }
+  if (!ok && u->bad++ < 5)
+    CHECK(0, "pieces: response from %d to request %llu: %zu bytes, expected %zu (or its "
+          "bytes differ, or it came twice)", dst, (unsigned long long)k, m, want);
+  u->answered++;
+  return 0;
+}
+
+static void phase_pieces(long n) {
+  if (size < 3) {
+    if (rank == 0) printf("pieces: skipped (needs 3 ranks)\n");
+    return;
+  }
+  /* Its own communicator with a time limit: a shuffle that stops making
+   * progress fails with WSP_ERR_TIMEOUT instead of hanging the test. */
+  wsp_config_t wc;
+  wsp_config_init(&wc);
+  wsp_config_from_env(&wc);
+  if (!(wc.timeout > 0)) wc.timeout = 5;
+  wsp_comm_t *comm = NULL;
+  if (wsp_comm_create(MPI_COMM_WORLD, &wc, &comm) != WSP_OK) {
+    fprintf(stderr, "wsp_comm_create: %s\n", wsp_last_error());
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  const wsp_shuffle_handlers_t h = {pieces_on_request, pieces_on_response};
+  wsp_shuffle_config_t cfg;
+  wsp_shuffle_config_init(&cfg);
+  cfg.mem_limit = (size_t)1 << 20; /* resp_in 128 KiB, the largest chunk 32 KiB */
+  cfg.piece_bytes = 1024;
+  pieces_t u = {.n = n};
+  wsp_shuffle_t *sh = NULL;
+  int rc = wsp_shuffle_open(comm, &cfg, &h, &u, &sh);
+  CHECK(rc == WSP_OK, "pieces: open: %s", wsp_last_error());
+  if (rc != WSP_OK) MPI_Abort(MPI_COMM_WORLD, 3);
+  wsp_shuffle_stats_t st;
+  wsp_shuffle_stats(sh, &st);
+  u.big = st.max_response;
+  u.buf = malloc(u.big);
+  u.seen = calloc((size_t)size, sizeof *u.seen);
+  for (int d = 0; u.seen && d < size; d++) u.seen[d] = calloc((size_t)n, 1);
+  if (u.buf == NULL || u.seen == NULL || u.seen[size - 1] == NULL) MPI_Abort(MPI_COMM_WORLD, 2);
+  /* A chunk of one response: its header and the response's length, 24
+   * bytes, then the response (docs/shuffle.md, memory). */
+  CHECK(u.big + 24 == cfg.mem_limit / 32,
+        "pieces: the largest response, %zu bytes, does not make a chunk of a quarter of "
+        "resp_in", u.big);
+  double t0 = MPI_Wtime();
+  for (long k = 0; rank == 0 && k < n && rc == WSP_OK; k++)
+    for (int d = 1; d < size && rc == WSP_OK; d++) {
+      uint64_t key = (uint64_t)d << 32 | (uint64_t)k;
+      rc = wsp_shuffle_post(sh, d, &key, sizeof key);
+      CHECK(rc == WSP_OK, "pieces: post: %s", wsp_last_error());
+    }
+  rc = wsp_shuffle_close(sh, &st);
+  CHECK(rc == WSP_OK, "pieces: close: %s: %s", wsp_err_name(rc), wsp_last_error());
+  double t = MPI_Wtime() - t0;
+  if (rank == 0)
+    CHECK(u.answered == n * (size - 1), "pieces: %ld responses for %ld requests", u.answered,
+          n * (size - 1));
+  if (rc == WSP_OK) check_memory(&st, cfg.mem_limit, 0, "pieces");
+  unsigned long long pieces = st.chunks_in_pieces, all = 0;
+  MPI_Allreduce(&pieces, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  CHECK(all > 0, "pieces: no chunk went in pieces");
+  if (rank == 0)
+    printf("pieces: %ld requests, %llu chunks in pieces of %zu bytes, %.2f s\n",
+           n * (size - 1), all, st.piece_bytes, t);
+  wsp_shuffle_free(&sh);
+  for (int d = 0; d < size; d++) free(u.seen[d]);
+  free(u.seen);
+  free(u.buf);
+  wsp_comm_free(&comm);
+}
+
 /* Every rank opens; `culprit` passes something bad. */
 static void phase_args(wsp_comm_t *comm) {
   traffic_t t = {.seed = 8, .max_req = 50, .max_resp = 50};
@@ -854,6 +984,7 @@ int main(int argc, char **argv) {
     phase_nomem(comm, base, thread_ok);
   }
   if (!strcmp(phase, "all") || !strcmp(phase, "args")) phase_args(comm);
+  if (!strcmp(phase, "pieces")) phase_pieces(base);
   long total = 0;
   MPI_Allreduce(&failures, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0)
