@@ -593,9 +593,18 @@ int wsp_shuffle_close(wsp_shuffle_t *sh, wsp_shuffle_stats_t *stats) {
   }
   sh->state = WSP__ST_CLOSING;
   uint64_t failed_ranks = 0;
-  /* A communicator a timeout made unusable: nothing to wait for. */
+  /* A communicator a timeout made unusable: nothing to wait for. The
+   * progress thread is stopped and joined all the same (wsp__terminate
+   * does it otherwise), which also lets go of the lock taken above: it
+   * runs passes on this handle until told to stop, and the handle's
+   * communicator and memory are released below and by wsp_shuffle_free.
+   * (Returning without it, as close once did, kept the lock and left the
+   * thread to wake up in freed memory.) */
   int rc = wsp__usable(&sh->c, fn);
-  if (rc == WSP_OK) rc = wsp__terminate(sh, &failed_ranks);
+  if (rc == WSP_OK)
+    rc = wsp__terminate(sh, &failed_ranks);
+  else
+    wsp__shuffle_thread_stop(sh);
   wsp_shuffle_stats_t s;
   wsp__fill_stats(sh, &s); /* before release: mem_current as it ended */
   if (rc == WSP_OK) wsp__release(sh); /* else MPI may still own buffers */

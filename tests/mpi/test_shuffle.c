@@ -27,9 +27,11 @@
  * and a handler failure that every rank learns about.
  *
  * Phases not part of all: pieces (responses on both sides of the piece
- * size into a small response share, on a communicator with a time limit).
+ * size into a small response share, on a communicator with a time limit),
+ * unusable (close with a progress thread after a timeout made the
+ * communicator unusable).
  *
- * usage: test_shuffle [--requests N] [--phase all|basic|args|pieces]
+ * usage: test_shuffle [--requests N] [--phase all|basic|args|pieces|unusable]
  */
 #include <limits.h>
 #include <stdio.h>
@@ -800,6 +802,79 @@ static void phase_pieces(long n) {
   wsp_comm_free(&comm);
 }
 
+/* ---- close on a communicator a timeout made unusable (--phase unusable) ----
+ * Two ranks open a shuffle with a progress thread on a communicator with a
+ * time limit of 0.5 s, then make the communicator unusable: each enters a
+ * bcast rooted at the other, which therefore never sends, and both time
+ * out. Close must then return WSP_ERR_TIMEOUT at once, and it must have
+ * stopped and joined the progress thread: the process's thread count
+ * (from the kernel, /proc/self/status) must be back where it was before
+ * open, and freeing the shuffle must not leave a thread that touches the
+ * freed handle (AddressSanitizer reports that; the test waits a little
+ * after the free so that such a thread would wake up). */
+
+static int thread_count(void) {
+  FILE *f = fopen("/proc/self/status", "r");
+  char line[256];
+  int n = -1;
+  while (f && fgets(line, sizeof line, f))
+    if (sscanf(line, "Threads: %d", &n) == 1) break;
+  if (f) fclose(f);
+  return n;
+}
+
+static void phase_unusable(int thread_ok) {
+  if (size != 2 || !thread_ok) {
+    if (rank == 0) printf("unusable: skipped (needs 2 ranks and MPI_THREAD_MULTIPLE)\n");
+    return;
+  }
+  wsp_config_t wc;
+  wsp_config_init(&wc);
+  wc.timeout = 0.5;
+  /* A bcast of wirespeed's own, whose receive the timeout can cancel (an
+   * abandoned MPI_Ibcast would stay pending until MPI_Finalize). */
+  CHECK(wsp_coll_alg_from_name(WSP_COLL_BCAST, "binomial", &wc.coll_alg[WSP_COLL_BCAST]) ==
+            WSP_OK,
+        "unusable: bcast algorithm binomial: %s", wsp_last_error());
+  wsp_comm_t *comm = NULL;
+  if (wsp_comm_create(MPI_COMM_WORLD, &wc, &comm) != WSP_OK) {
+    fprintf(stderr, "wsp_comm_create: %s\n", wsp_last_error());
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  traffic_t t = {.seed = 12, .max_req = 50, .max_resp = 50};
+  ctx_t c;
+  ctx_init(&c, &t);
+  wsp_shuffle_config_t cfg;
+  wsp_shuffle_config_init(&cfg);
+  cfg.progress_thread = 1;
+  int before = thread_count();
+  int rc = wsp_shuffle_open(comm, &cfg, &handlers, &c, &c.sh);
+  CHECK(rc == WSP_OK, "unusable: open: %s", wsp_last_error());
+  if (rc != WSP_OK) MPI_Abort(MPI_COMM_WORLD, 3);
+  CHECK(thread_count() == before + 1, "unusable: %d threads with the shuffle open, %d before",
+        thread_count(), before);
+  {
+    char b = 0;
+    rc = wsp_bcast(comm, &b, 1, MPI_CHAR, 1 - rank);
+    CHECK(rc == WSP_ERR_TIMEOUT, "unusable: a bcast from a rank that never sends returned %s",
+          wsp_err_name(rc));
+  }
+  wsp_shuffle_stats_t st;
+  rc = wsp_shuffle_close(c.sh, &st);
+  CHECK(rc == WSP_ERR_TIMEOUT, "unusable: close returned %s: %s", wsp_err_name(rc),
+        wsp_last_error());
+  CHECK(thread_count() == before,
+        "unusable: %d threads after close, %d before open: the progress thread still runs",
+        thread_count(), before);
+  CHECK(wsp_shuffle_free(&c.sh) == WSP_OK && c.sh == NULL, "unusable: free: %s",
+        wsp_last_error());
+  struct timespec ts = {0, 50L * 1000 * 1000};
+  nanosleep(&ts, NULL);
+  ctx_free(&c);
+  CHECK(wsp_comm_free(&comm) == WSP_OK, "unusable: comm free: %s", wsp_last_error());
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* Every rank opens; `culprit` passes something bad. */
 static void phase_args(wsp_comm_t *comm) {
   traffic_t t = {.seed = 8, .max_req = 50, .max_resp = 50};
@@ -972,19 +1047,20 @@ int main(int argc, char **argv) {
     fprintf(stderr, "wsp_comm_create: %s\n", wsp_last_error());
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
+#ifdef WSP_SIMGRID
+  int thread_ok = 0; /* no progress thread under SimGrid (documented) */
+#else
+  int thread_ok = provided == MPI_THREAD_MULTIPLE;
+#endif
   if (!strcmp(phase, "all") || !strcmp(phase, "basic"))
   {
-#ifdef WSP_SIMGRID
-    int thread_ok = 0; /* no progress thread under SimGrid (documented) */
-#else
-    int thread_ok = provided == MPI_THREAD_MULTIPLE;
-#endif
     phase_basic(comm, base, thread_ok);
     phase_backpressure(comm);
     phase_nomem(comm, base, thread_ok);
   }
   if (!strcmp(phase, "all") || !strcmp(phase, "args")) phase_args(comm);
   if (!strcmp(phase, "pieces")) phase_pieces(base);
+  if (!strcmp(phase, "unusable")) phase_unusable(thread_ok);
   long total = 0;
   MPI_Allreduce(&failures, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0)
