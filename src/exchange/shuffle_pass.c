@@ -428,18 +428,22 @@ void wsp__shuffle_backoff_init(wsp_shuffle_t *sh, wsp__backoff_t *bo) {
 }
 
 /* No progress for cfg.timeout: names the peers whose answers are missing
- * (none: this rank waits for the others to close) and fails the shuffle. */
-static int wsp__shuffle_timeout(wsp_shuffle_t *sh) {
+ * (none: this rank waits for the others to close, or, for_memory, for the
+ * memory its serving would give back) and fails the shuffle. */
+static int wsp__shuffle_timeout(wsp_shuffle_t *sh, int for_memory) {
   enum { SHOW = 16 };
   int peers[SHOW], n = 0;
   for (int r = 0; r < sh->p && n < SHOW; r++)
     if (sh->peers[r].fly_head) peers[n++] = r;
+  const char *what = for_memory ? "memory for a request, which serving the other ranks "
+                                  "would give back as they take its responses"
+                                : "the other ranks to serve and close";
   return wsp__shuffle_fatal(
       sh, n ? wsp__timeout_peers(&sh->c, peers, n, "answers to the requests sent to them")
-            : wsp__timeout_peers(&sh->c, NULL, -1, "the other ranks to serve and close"));
+            : wsp__timeout_peers(&sh->c, NULL, -1, what));
 }
 
-int wsp__shuffle_wait_step(wsp_shuffle_t *sh, wsp__backoff_t *bo) {
+int wsp__shuffle_wait_step(wsp_shuffle_t *sh, wsp__backoff_t *bo, int for_memory) {
   wsp__sleep_cap(sh, bo);
   int progress = 0, expired = 0;
   int rc = wsp__shuffle_pass(sh, &progress);
@@ -452,11 +456,18 @@ int wsp__shuffle_wait_step(wsp_shuffle_t *sh, wsp__backoff_t *bo) {
   }
   wsp__shuffle_lock(sh);
   /* Idle time counts only while this rank waits for others: answers to its
-   * requests, or their close. A progress thread idling while the
-   * application computes is waiting for nobody. */
+   * requests, their close, or, for a post waiting for memory with nothing
+   * of its own queued or in flight, the serving of their requests, which
+   * is all that can give memory back then (what serving holds goes when
+   * they take the responses). A progress thread idling while the
+   * application computes is waiting for nobody, nor is a post whose
+   * batches the pacing or the batch delay holds back (that ends by
+   * itself). */
   if (expired && rc == WSP_OK) {
     if (sh->n_fly || sh->state == WSP__ST_CLOSING)
-      rc = wsp__shuffle_timeout(sh);
+      rc = wsp__shuffle_timeout(sh, 0);
+    else if (for_memory && !sh->n_open && !sh->n_ready)
+      rc = wsp__shuffle_timeout(sh, 1);
     else
       bo->idle_since = 0;
   }
@@ -476,7 +487,7 @@ static void *wsp__progress_thread(void *arg) {
   wsp__shuffle_lock(sh);
   int rc = WSP_OK;
   while (rc == WSP_OK && !sh->thread_stop && !sh->fatal)
-    rc = wsp__shuffle_wait_step(sh, &bo);
+    rc = wsp__shuffle_wait_step(sh, &bo, 0);
   wsp__shuffle_unlock(sh);
   return NULL;
 }

@@ -29,9 +29,12 @@
  * Phases not part of all: pieces (responses on both sides of the piece
  * size into a small response share, on a communicator with a time limit),
  * unusable (close with a progress thread after a timeout made the
- * communicator unusable).
+ * communicator unusable), post-nomem and post-nomem-serving (a post that no
+ * memory can hold, with nothing held, and with memory held that only
+ * another rank can give back).
  *
- * usage: test_shuffle [--requests N] [--phase all|basic|args|pieces|unusable]
+ * usage: test_shuffle [--requests N] [--phase all|basic|args|pieces|unusable|
+ *                                             post-nomem|post-nomem-serving]
  */
 #include <limits.h>
 #include <stdio.h>
@@ -132,6 +135,7 @@ typedef struct ctx {
   uint64_t rng;
   long followups; /* follow-up posts the response handler may still make */
   long again;     /* follow-ups refused with WSP_ERR_AGAIN */
+  long nomem_posts; /* posts refused with WSP_ERR_NOMEM, posted again */
   int sleepy;     /* random short sleeps in handlers */
   int skip_empty_reply; /* answer empty responses by not replying */
   int fail_in;    /* 1: on_request fails once, 2: on_response fails once */
@@ -160,6 +164,13 @@ static int post_next(ctx_t *c, int dst) {
   uint64_t k = c->posted[dst]++;
   size_t n = make_request(&c->t, rank, dst, k, buf);
   int rc = wsp_shuffle_post(c->sh, dst, n ? buf : NULL, n);
+  /* Without memory while the shuffle holds none it could give back
+   * (WSP_SHUFFLE_FAULT_NOMEM), a post outside handlers returns
+   * WSP_ERR_NOMEM and posts nothing: the same request is posted again. */
+  for (int tries = 0; rc == WSP_ERR_NOMEM && !c->in_handler && tries < 1000; tries++) {
+    c->nomem_posts++;
+    rc = wsp_shuffle_post(c->sh, dst, n ? buf : NULL, n);
+  }
   /* A follow-up refused for want of memory was not posted: its index is
    * free again (no post can have run inside a handler's post). */
   if (rc == WSP_ERR_AGAIN && c->in_handler) c->posted[dst]--;
@@ -505,10 +516,11 @@ static void run_traffic(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
   CHECK(rc == WSP_OK, "%s: close: %s: %s", what, wsp_err_name(rc), wsp_last_error());
   check_counts(&c, &st, what);
   check_memory(&st, cfg ? cfg->mem_limit : ((size_t)64 << 20), followups > 0, what);
-  long again = 0;
-  MPI_Allreduce(&c.again, &again, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-  if (rank == 0 && again > 0)
-    printf("%s: %ld follow-ups refused with WSP_ERR_AGAIN and posted again later\n", what, again);
+  long again[2] = {c.again, c.nomem_posts}, all[2] = {0, 0};
+  MPI_Allreduce(again, all, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0 && (all[0] > 0 || all[1] > 0))
+    printf("%s: %ld follow-ups refused with WSP_ERR_AGAIN and posted again later, %ld posts "
+           "refused with WSP_ERR_NOMEM and posted again\n", what, all[0], all[1]);
   int tried = 0;
   MPI_Allreduce(&c.stale_tried, &tried, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   CHECK(tried || batched, "%s: no rank tried a reply context from an earlier call", what);
@@ -875,6 +887,152 @@ static void phase_unusable(int thread_ok) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* The same post while the shuffle holds memory that only another rank can
+ * give back (--phase post-nomem-serving): rank 0 has served rank 1 a
+ * response of 256 KiB, whose send waits for rank 1 (a rendezvous: the
+ * pieces are 1 GiB), and rank 1 waits in an MPI_Recv of its own for a
+ * message that rank 0 sends only after its post returned. Rank 0's post
+ * must end with WSP_ERR_TIMEOUT after the limit, naming the memory it
+ * waited for (before, nothing of its own being in flight, its idle time
+ * did not count and the two ranks waited for each other for good). Rank 1
+ * then closes and times out waiting for rank 0. Both shuffles keep their
+ * buffers after the timeout, as MPI may still use them (docs/faults.md). */
+#define SERVED_BYTES ((size_t)256 << 10)
+
+static int served_on_request(void *user, int src, const void *req, size_t n,
+                             wsp_shuffle_reply_t *reply) {
+  unsigned char *buf = user;
+  (void)src, (void)req, (void)n;
+  fill(77, buf, SERVED_BYTES);
+  return wsp_shuffle_reply(reply, buf, SERVED_BYTES) == WSP_OK ? 0 : 1;
+}
+
+static int served_on_response(void *user, int dst, const void *req, size_t n,
+                              const void *resp, size_t m) {
+  unsigned char *buf = user;
+  (void)dst, (void)req, (void)n;
+  fill(77, buf, SERVED_BYTES);
+  CHECK(m == SERVED_BYTES && memcmp(resp, buf, m) == 0,
+        "post-nomem: the served response has %zu bytes (or they differ)", m);
+  return 0;
+}
+
+static void phase_post_nomem_serving(void) {
+  if (size < 2) {
+    if (rank == 0) printf("post-nomem-serving: skipped (needs 2 ranks)\n");
+    return;
+  }
+  wsp_config_t wc;
+  wsp_config_init(&wc);
+  wc.timeout = 1;
+  wsp_comm_t *comm = NULL;
+  if (wsp_comm_create(MPI_COMM_WORLD, &wc, &comm) != WSP_OK) {
+    fprintf(stderr, "wsp_comm_create: %s\n", wsp_last_error());
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  const wsp_shuffle_handlers_t h = {served_on_request, served_on_response};
+  wsp_shuffle_config_t cfg;
+  wsp_shuffle_config_init(&cfg);
+  cfg.mem_limit = (size_t)1 << 44;
+  cfg.piece_bytes = (size_t)1 << 30;
+  unsigned char *buf = malloc(SERVED_BYTES);
+  if (buf == NULL) MPI_Abort(MPI_COMM_WORLD, 2);
+  wsp_shuffle_t *sh = NULL;
+  int rc = wsp_shuffle_open(comm, &cfg, &h, buf, &sh);
+  CHECK(rc == WSP_OK, "post-nomem: open: %s", wsp_last_error());
+  if (rc != WSP_OK) MPI_Abort(MPI_COMM_WORLD, 3);
+  wsp_shuffle_stats_t st;
+  int token = 0;
+  if (rank == 1) {
+    char key[8] = {1};
+    CHECK(wsp_shuffle_post(sh, 0, key, sizeof key) == WSP_OK, "post-nomem: post: %s",
+          wsp_last_error());
+    do wsp_shuffle_progress(sh), wsp_shuffle_stats(sh, &st);
+    while (st.batches_sent == 0);
+    MPI_Recv(&token, 1, MPI_INT, 0, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  } else if (rank == 0) {
+    do wsp_shuffle_progress(sh), wsp_shuffle_stats(sh, &st);
+    while (st.requests_served == 0);
+    char small[8] = {0};
+    rc = wsp_shuffle_post(sh, 1, small, (size_t)1 << 40);
+    CHECK(rc == WSP_ERR_TIMEOUT && strstr(wsp_last_error(), "memory for a request"),
+          "post-nomem: a post waiting for memory that only rank 1 can give back: %s: %s",
+          wsp_err_name(rc), wsp_last_error());
+    MPI_Send(&token, 1, MPI_INT, 1, 99, MPI_COMM_WORLD);
+  }
+  rc = wsp_shuffle_close(sh, &st);
+  CHECK(rc == WSP_ERR_TIMEOUT || rank > 1, "post-nomem: close after the timeout: %s",
+        wsp_err_name(rc));
+  wsp_shuffle_free(&sh);
+  wsp_comm_free(&comm);
+  free(buf);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* ---- a post no memory can hold (--phase post-nomem) ----
+ * Rank 0 posts, as its first request, one of a TiB (the largest request
+ * of a shuffle of the largest mem_limit at p = 2 is 4 TiB), whose copy no
+ * allocation can hold: the system refuses that much, which the test checks
+ * first with malloc of its own (and skips where it does not). Nothing is
+ * queued, in flight or being served, so no pass could give memory back:
+ * the post must return WSP_ERR_NOMEM, naming the request, instead of
+ * waiting forever (before, it waited, and WSP_TIMEOUT did not end that
+ * wait: the test's time limit caught it). The shuffle must then still
+ * work: every rank posts to every rank, and everything is answered once.
+ * The pieces are 1 GiB, so that serving's send slots, counted per piece of
+ * the largest chunk, stay few at this mem_limit. */
+static void phase_post_nomem(void) {
+  const size_t huge = (size_t)1 << 40;
+  void *probe = malloc(huge + 64);
+  int refused = probe == NULL, all = 0;
+  free(probe);
+  MPI_Allreduce(&refused, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+  if (!all) {
+    if (rank == 0) printf("post-nomem: skipped (this system lets a process allocate 1 TiB)\n");
+    return;
+  }
+  wsp_config_t wc;
+  wsp_config_init(&wc);
+  wsp_config_from_env(&wc);
+  if (!(wc.timeout > 0)) wc.timeout = 2;
+  wsp_comm_t *comm = NULL;
+  if (wsp_comm_create(MPI_COMM_WORLD, &wc, &comm) != WSP_OK) {
+    fprintf(stderr, "wsp_comm_create: %s\n", wsp_last_error());
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  traffic_t t = {.seed = 13, .max_req = 100, .max_resp = 500};
+  ctx_t c;
+  ctx_init(&c, &t);
+  wsp_shuffle_config_t cfg;
+  wsp_shuffle_config_init(&cfg);
+  cfg.mem_limit = (size_t)1 << 44;
+  cfg.piece_bytes = (size_t)1 << 30;
+  int rc = wsp_shuffle_open(comm, &cfg, &handlers, &c, &c.sh);
+  CHECK(rc == WSP_OK, "post-nomem: open: %s", wsp_last_error());
+  if (rc != WSP_OK) MPI_Abort(MPI_COMM_WORLD, 3);
+  wsp_shuffle_stats_t st;
+  wsp_shuffle_stats(c.sh, &st);
+  CHECK(st.max_request >= huge, "post-nomem: the largest request is %zu bytes", st.max_request);
+  if (rank == 0) {
+    char small[8] = {0}; /* never read: the copy fails first */
+    printf("post-nomem: posting a request of %zu bytes\n", huge);
+    fflush(stdout);
+    rc = wsp_shuffle_post(c.sh, size - 1, small, huge);
+    CHECK(rc == WSP_ERR_NOMEM && strstr(wsp_last_error(), "no memory for a request of"),
+          "post-nomem: a request no memory can hold: %s: %s", wsp_err_name(rc),
+          wsp_last_error());
+  }
+  for (int d = 0; d < size; d++)
+    for (int k = 0; k < 4; k++) CHECK(post_next(&c, d) == WSP_OK, "post-nomem: post: %s",
+                                      wsp_last_error());
+  rc = wsp_shuffle_close(c.sh, &st);
+  CHECK(rc == WSP_OK, "post-nomem: close: %s", wsp_last_error());
+  check_counts(&c, &st, "post-nomem");
+  CHECK(wsp_shuffle_free(&c.sh) == WSP_OK, "post-nomem: free");
+  ctx_free(&c);
+  wsp_comm_free(&comm);
+}
+
 /* Every rank opens; `culprit` passes something bad. */
 static void phase_args(wsp_comm_t *comm) {
   traffic_t t = {.seed = 8, .max_req = 50, .max_resp = 50};
@@ -1061,6 +1219,8 @@ int main(int argc, char **argv) {
   if (!strcmp(phase, "all") || !strcmp(phase, "args")) phase_args(comm);
   if (!strcmp(phase, "pieces")) phase_pieces(base);
   if (!strcmp(phase, "unusable")) phase_unusable(thread_ok);
+  if (!strcmp(phase, "post-nomem")) phase_post_nomem();
+  if (!strcmp(phase, "post-nomem-serving")) phase_post_nomem_serving();
   long total = 0;
   MPI_Allreduce(&failures, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0)
