@@ -325,7 +325,11 @@ int wsp_shuffle_post(wsp_shuffle_t *sh, int dest, const void *data,
    * come in). A follow-up from a response handler cannot wait (the answers
    * it would wait for are being handled): it goes past a full backlog, and
    * without memory it is refused with WSP_ERR_AGAIN, to be posted again
-   * later. */
+   * later. A post without memory while the shuffle holds none (nothing of
+   * this rank's queued or in flight, nothing being received, served or
+   * sent) fails with WSP_ERR_NOMEM instead of waiting: no pass could give
+   * any back, only the program can, so the wait would never end, and it
+   * waits for no other rank, so no time limit applies to it either. */
   for (int waited = 0;; waited = 1) {
     /* Passes may have sealed the open batch or (handlers) added to it. */
     int fits = wsp__shuffle_batch_room(sh, dest, bytes, &cost);
@@ -339,12 +343,22 @@ int wsp_shuffle_post(wsp_shuffle_t *sh, int dest, const void *data,
                      fn);
       break;
     }
-    if (fits) wsp__shuffle_nomem_wait(sh);
+    if (fits) {
+      wsp__shuffle_nomem_wait(sh);
+      if (sh->m_backlog + sh->m_inflight + sh->m_intake + sh->m_resp_out + sh->m_resp_in == 0) {
+        rc = wsp__fail(&sh->c, WSP_ERR_NOMEM,
+                       "%s: no memory for a request of %zu bytes, and the shuffle holds "
+                       "none it could give back (nothing of this rank's is queued or in "
+                       "flight, nothing is being served): free memory and post it again",
+                       fn, bytes);
+        break;
+      }
+    }
     if (!waited) {
       sh->st.post_waits++;
       t0 = MPI_Wtime();
     }
-    if ((rc = wsp__shuffle_wait_step(sh, &bo)) != WSP_OK) {
+    if ((rc = wsp__shuffle_wait_step(sh, &bo, fits)) != WSP_OK) {
       wsp__shuffle_unlock(sh);
       return sh->fatal ? wsp__shuffle_refail(sh) : rc;
     }
@@ -528,7 +542,7 @@ static int wsp__terminate(wsp_shuffle_t *sh, uint64_t *failed_ranks) {
   /* 1. Everything of this rank's own answered and handled. */
   while (rc == WSP_OK && !sh->fatal &&
          (sh->n_open || sh->n_ready || sh->n_fly || sh->n_rin))
-    rc = wsp__shuffle_wait_step(sh, &bo);
+    rc = wsp__shuffle_wait_step(sh, &bo, 0);
 
   /* 2. The termination sum, serving others until it completes. What a rank
    * has posted is final when it enters; what it has served is not (it keeps
@@ -547,12 +561,12 @@ static int wsp__terminate(wsp_shuffle_t *sh, uint64_t *failed_ranks) {
         sum_pending = 0;
         break;
       }
-      rc = wsp__shuffle_wait_step(sh, &bo);
+      rc = wsp__shuffle_wait_step(sh, &bo, 0);
     }
   }
   /* 3. Response sends complete (their requesters have all they need). */
   while (rc == WSP_OK && !sh->fatal && sh->n_osend)
-    rc = wsp__shuffle_wait_step(sh, &bo);
+    rc = wsp__shuffle_wait_step(sh, &bo, 0);
   if (rc == WSP_OK && sh->fatal) rc = sh->fatal;
   wsp__shuffle_thread_stop(sh);
   /* 4. Nothing is in flight any more: the served requests and the handler
@@ -593,9 +607,18 @@ int wsp_shuffle_close(wsp_shuffle_t *sh, wsp_shuffle_stats_t *stats) {
   }
   sh->state = WSP__ST_CLOSING;
   uint64_t failed_ranks = 0;
-  /* A communicator a timeout made unusable: nothing to wait for. */
+  /* A communicator a timeout made unusable: nothing to wait for. The
+   * progress thread is stopped and joined all the same (wsp__terminate
+   * does it otherwise), which also lets go of the lock taken above: it
+   * runs passes on this handle until told to stop, and the handle's
+   * communicator and memory are released below and by wsp_shuffle_free.
+   * (Returning without it, as close once did, kept the lock and left the
+   * thread to wake up in freed memory.) */
   int rc = wsp__usable(&sh->c, fn);
-  if (rc == WSP_OK) rc = wsp__terminate(sh, &failed_ranks);
+  if (rc == WSP_OK)
+    rc = wsp__terminate(sh, &failed_ranks);
+  else
+    wsp__shuffle_thread_stop(sh);
   wsp_shuffle_stats_t s;
   wsp__fill_stats(sh, &s); /* before release: mem_current as it ended */
   if (rc == WSP_OK) wsp__release(sh); /* else MPI may still own buffers */

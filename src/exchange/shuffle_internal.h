@@ -507,7 +507,9 @@ typedef struct wsp__inbox {
  * buffer of exactly the message's size, an MPI_Irecv into it, the message
  * queued on its source's queue. Stops after WSP__PROBES_PER_PASS messages,
  * when nothing more has arrived, when the share is full or when memory
- * runs out (the message then stays queued in MPI). */
+ * runs out (the message then stays queued in MPI, and the pieces of the
+ * response chunks being assembled, which free the share, are received by
+ * their sources). */
 int wsp__shuffle_receive(wsp_shuffle_t *sh, const wsp__inbox_t *box,
                          int *progress);
 
@@ -517,8 +519,10 @@ int wsp__shuffle_receive(wsp_shuffle_t *sh, const wsp__inbox_t *box,
 int wsp__shuffle_pass(wsp_shuffle_t *sh, int *progress);
 /* The back-off a waiting loop of the shuffle starts with. */
 void wsp__shuffle_backoff_init(wsp_shuffle_t *sh, wsp__backoff_t *bo);
-/* Called with the lock held: a pass, then the back-off outside the lock. */
-int wsp__shuffle_wait_step(wsp_shuffle_t *sh, wsp__backoff_t *bo);
+/* Called with the lock held: a pass, then the back-off outside the lock.
+ * for_memory: a post waits for memory for its request (shuffle_pass.c says
+ * when its idle time counts towards cfg.timeout). */
+int wsp__shuffle_wait_step(wsp_shuffle_t *sh, wsp__backoff_t *bo, int for_memory);
 /* Starts the progress thread (cfg.progress_thread); 0 if it could not. */
 int wsp__shuffle_thread_start(wsp_shuffle_t *sh);
 /* Called with the lock held: stops the thread, if one runs, and joins it;

@@ -211,10 +211,11 @@ static int wsp__piece_post(wsp_shuffle_t *sh, const wsp__inbox_t *box, int src, 
   return WSP_OK;
 }
 
-/* While an announcement waits for room: receives the pieces of the chunks
- * already let in, source by source (MPI_Iprobe from any source may keep
- * returning the waiting source's next piece), so that they complete and
- * free the share. */
+/* While an announcement or a whole chunk waits for room or memory:
+ * receives the pieces of the chunks already let in, source by source
+ * (MPI_Iprobe from any source may keep returning the waiting message, or
+ * the waiting source's next piece), so that they complete and free the
+ * share. A piece needs no memory but its queue element. */
 static int wsp__pieces_only(wsp_shuffle_t *sh, const wsp__inbox_t *box, int *progress) {
   int budget = WSP__PROBES_PER_PASS, rc = WSP_OK;
   for (int q = 0; q < sh->p && budget > 0; q++)
@@ -275,13 +276,24 @@ int wsp__shuffle_receive(wsp_shuffle_t *sh, const wsp__inbox_t *box,
       }
       continue;
     }
-    if (*box->held > 0 && *box->held + bytes > box->limit) break;
-    wsp__imsg_t *m = wsp__shuffle_calloc(sh, box->elem);
-    unsigned char *buf = m ? wsp__shuffle_malloc(sh, bytes) : NULL;
-    if (buf == NULL) { /* the message stays queued in MPI until memory frees */
+    /* A whole message that does not fit the share, or finds no memory,
+     * stays queued in MPI until the share drains or memory frees. What
+     * drains the response share may be queued behind it: the pieces of
+     * chunks already let in, which hold the share for their whole length
+     * and are received into it. A probe on any source may keep returning
+     * this message first (MPICH matches in arrival order), so those pieces
+     * are received by their sources instead; stopping here, as the engine
+     * once did, left the share full for good and the shuffle stalled. */
+    wsp__imsg_t *m = NULL;
+    unsigned char *buf = NULL;
+    int fits = *box->held == 0 || *box->held + bytes <= box->limit;
+    if (fits && (m = wsp__shuffle_calloc(sh, box->elem)) != NULL)
+      buf = wsp__shuffle_malloc(sh, bytes);
+    if (buf == NULL) {
+      if (fits) wsp__shuffle_nomem_wait(sh);
       free(m);
-      wsp__shuffle_nomem_wait(sh);
-      break;
+      if (box->pieces) rc = wsp__pieces_only(sh, box, progress);
+      goto out;
     }
     m->buf = buf;
     if ((rc = wsp__recv_post(sh, box, src, m, bytes)) != WSP_OK) {
@@ -416,18 +428,22 @@ void wsp__shuffle_backoff_init(wsp_shuffle_t *sh, wsp__backoff_t *bo) {
 }
 
 /* No progress for cfg.timeout: names the peers whose answers are missing
- * (none: this rank waits for the others to close) and fails the shuffle. */
-static int wsp__shuffle_timeout(wsp_shuffle_t *sh) {
+ * (none: this rank waits for the others to close, or, for_memory, for the
+ * memory its serving would give back) and fails the shuffle. */
+static int wsp__shuffle_timeout(wsp_shuffle_t *sh, int for_memory) {
   enum { SHOW = 16 };
   int peers[SHOW], n = 0;
   for (int r = 0; r < sh->p && n < SHOW; r++)
     if (sh->peers[r].fly_head) peers[n++] = r;
+  const char *what = for_memory ? "memory for a request, which serving the other ranks "
+                                  "would give back as they take its responses"
+                                : "the other ranks to serve and close";
   return wsp__shuffle_fatal(
       sh, n ? wsp__timeout_peers(&sh->c, peers, n, "answers to the requests sent to them")
-            : wsp__timeout_peers(&sh->c, NULL, -1, "the other ranks to serve and close"));
+            : wsp__timeout_peers(&sh->c, NULL, -1, what));
 }
 
-int wsp__shuffle_wait_step(wsp_shuffle_t *sh, wsp__backoff_t *bo) {
+int wsp__shuffle_wait_step(wsp_shuffle_t *sh, wsp__backoff_t *bo, int for_memory) {
   wsp__sleep_cap(sh, bo);
   int progress = 0, expired = 0;
   int rc = wsp__shuffle_pass(sh, &progress);
@@ -440,11 +456,18 @@ int wsp__shuffle_wait_step(wsp_shuffle_t *sh, wsp__backoff_t *bo) {
   }
   wsp__shuffle_lock(sh);
   /* Idle time counts only while this rank waits for others: answers to its
-   * requests, or their close. A progress thread idling while the
-   * application computes is waiting for nobody. */
+   * requests, their close, or, for a post waiting for memory with nothing
+   * of its own queued or in flight, the serving of their requests, which
+   * is all that can give memory back then (what serving holds goes when
+   * they take the responses). A progress thread idling while the
+   * application computes is waiting for nobody, nor is a post whose
+   * batches the pacing or the batch delay holds back (that ends by
+   * itself). */
   if (expired && rc == WSP_OK) {
     if (sh->n_fly || sh->state == WSP__ST_CLOSING)
-      rc = wsp__shuffle_timeout(sh);
+      rc = wsp__shuffle_timeout(sh, 0);
+    else if (for_memory && !sh->n_open && !sh->n_ready)
+      rc = wsp__shuffle_timeout(sh, 1);
     else
       bo->idle_since = 0;
   }
@@ -464,7 +487,7 @@ static void *wsp__progress_thread(void *arg) {
   wsp__shuffle_lock(sh);
   int rc = WSP_OK;
   while (rc == WSP_OK && !sh->thread_stop && !sh->fatal)
-    rc = wsp__shuffle_wait_step(sh, &bo);
+    rc = wsp__shuffle_wait_step(sh, &bo, 0);
   wsp__shuffle_unlock(sh);
   return NULL;
 }

@@ -26,7 +26,15 @@
  * WSP_ERR_ARG (or the documented code) with a message naming it, no hang,
  * and a handler failure that every rank learns about.
  *
- * usage: test_shuffle [--requests N] [--phase all|basic|args]
+ * Phases not part of all: pieces (responses on both sides of the piece
+ * size into a small response share, on a communicator with a time limit),
+ * unusable (close with a progress thread after a timeout made the
+ * communicator unusable), post-nomem and post-nomem-serving (a post that no
+ * memory can hold, with nothing held, and with memory held that only
+ * another rank can give back).
+ *
+ * usage: test_shuffle [--requests N] [--phase all|basic|args|pieces|unusable|
+ *                                             post-nomem|post-nomem-serving]
  */
 #include <limits.h>
 #include <stdio.h>
@@ -127,6 +135,7 @@ typedef struct ctx {
   uint64_t rng;
   long followups; /* follow-up posts the response handler may still make */
   long again;     /* follow-ups refused with WSP_ERR_AGAIN */
+  long nomem_posts; /* posts refused with WSP_ERR_NOMEM, posted again */
   int sleepy;     /* random short sleeps in handlers */
   int skip_empty_reply; /* answer empty responses by not replying */
   int fail_in;    /* 1: on_request fails once, 2: on_response fails once */
@@ -155,6 +164,13 @@ static int post_next(ctx_t *c, int dst) {
   uint64_t k = c->posted[dst]++;
   size_t n = make_request(&c->t, rank, dst, k, buf);
   int rc = wsp_shuffle_post(c->sh, dst, n ? buf : NULL, n);
+  /* Without memory while the shuffle holds none it could give back
+   * (WSP_SHUFFLE_FAULT_NOMEM), a post outside handlers returns
+   * WSP_ERR_NOMEM and posts nothing: the same request is posted again. */
+  for (int tries = 0; rc == WSP_ERR_NOMEM && !c->in_handler && tries < 1000; tries++) {
+    c->nomem_posts++;
+    rc = wsp_shuffle_post(c->sh, dst, n ? buf : NULL, n);
+  }
   /* A follow-up refused for want of memory was not posted: its index is
    * free again (no post can have run inside a handler's post). */
   if (rc == WSP_ERR_AGAIN && c->in_handler) c->posted[dst]--;
@@ -500,10 +516,11 @@ static void run_traffic(wsp_comm_t *comm, const wsp_shuffle_config_t *cfg,
   CHECK(rc == WSP_OK, "%s: close: %s: %s", what, wsp_err_name(rc), wsp_last_error());
   check_counts(&c, &st, what);
   check_memory(&st, cfg ? cfg->mem_limit : ((size_t)64 << 20), followups > 0, what);
-  long again = 0;
-  MPI_Allreduce(&c.again, &again, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-  if (rank == 0 && again > 0)
-    printf("%s: %ld follow-ups refused with WSP_ERR_AGAIN and posted again later\n", what, again);
+  long again[2] = {c.again, c.nomem_posts}, all[2] = {0, 0};
+  MPI_Allreduce(again, all, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0 && (all[0] > 0 || all[1] > 0))
+    printf("%s: %ld follow-ups refused with WSP_ERR_AGAIN and posted again later, %ld posts "
+           "refused with WSP_ERR_NOMEM and posted again\n", what, all[0], all[1]);
   int tried = 0;
   MPI_Allreduce(&c.stale_tried, &tried, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   CHECK(tried || batched, "%s: no rank tried a reply context from an earlier call", what);
@@ -668,6 +685,352 @@ static void phase_nomem(wsp_comm_t *comm, long base, int thread_ok) {
   }
   MPI_Barrier(MPI_COMM_WORLD);
   unsetenv("WSP_SHUFFLE_FAULT_NOMEM");
+}
+
+/* ---- responses on both sides of the piece size (--phase pieces) ----
+ * Rank 0 asks every other rank `n` times. Ranks 1 .. p-2 answer every
+ * request with the largest response allowed (stats.max_response), so that
+ * each of their chunks is exactly a quarter of rank 0's resp_in share and
+ * travels as an announcement and pieces; rank p-1 answers with a few
+ * hundred bytes, whole chunks below the piece size. So rank 0's share is
+ * full with four chunks being assembled, while whole chunks keep arriving
+ * between their pieces. Request k from 0 to d is 8 bytes (d << 32 | k);
+ * response byte i is a pure function of (d, k, i), and its size of (d, k):
+ * every byte and exactly one response per request are checked. */
+
+typedef struct {
+  size_t big;          /* the largest response */
+  unsigned char *buf;  /* room for it */
+  unsigned char **seen; /* per destination: k answered */
+  long n, answered, bad;
+} pieces_t;
+
+static size_t pieces_size(const pieces_t *u, int who, uint64_t k) {
+  if (who == size - 1) return 1 + (size_t)(mix(7, (uint64_t)who, k, 1) % 400);
+  return u->big;
+}
+
+static void pieces_fill(int who, uint64_t k, unsigned char *buf, size_t n) {
+  fill(mix(8, (uint64_t)who, k, 2), buf, n);
+}
+
+static int pieces_on_request(void *user, int src, const void *req, size_t n,
+                             wsp_shuffle_reply_t *reply) {
+  pieces_t *u = user;
+  uint64_t key = 0;
+  CHECK(src == 0 && n == sizeof key, "pieces: request of %zu bytes from %d", n, src);
+  if (n != sizeof key) return 1;
+  memcpy(&key, req, sizeof key);
+  CHECK((int)(key >> 32) == rank, "pieces: request for rank %d reached %d", (int)(key >> 32),
+        rank);
+  uint64_t k = key & 0xffffffffu;
+  size_t m = pieces_size(u, rank, k);
+  pieces_fill(rank, k, u->buf, m);
+  return wsp_shuffle_reply(reply, u->buf, m) == WSP_OK ? 0 : 2;
+}
+
+static int pieces_on_response(void *user, int dst, const void *req, size_t n,
+                              const void *resp, size_t m) {
+  pieces_t *u = user;
+  uint64_t key = 0;
+  if (n == sizeof key) memcpy(&key, req, sizeof key);
+  uint64_t k = key & 0xffffffffu;
+  size_t want = pieces_size(u, dst, k);
+  int ok = n == sizeof key && (int)(key >> 32) == dst && k < (uint64_t)u->n && m == want;
+  if (ok) {
+    pieces_fill(dst, k, u->buf, want);
+    ok = memcmp(resp, u->buf, want) == 0 && !u->seen[dst][k];
+    u->seen[dst][k] = 1;
+  }
+  if (!ok && u->bad++ < 5)
+    CHECK(0, "pieces: response from %d to request %llu: %zu bytes, expected %zu (or its "
+          "bytes differ, or it came twice)", dst, (unsigned long long)k, m, want);
+  u->answered++;
+  return 0;
+}
+
+static void phase_pieces(long n) {
+  if (size < 3) {
+    if (rank == 0) printf("pieces: skipped (needs 3 ranks)\n");
+    return;
+  }
+  /* Its own communicator with a time limit: a shuffle that stops making
+   * progress fails with WSP_ERR_TIMEOUT instead of hanging the test. */
+  wsp_config_t wc;
+  wsp_config_init(&wc);
+  wsp_config_from_env(&wc);
+  if (!(wc.timeout > 0)) wc.timeout = 5;
+  wsp_comm_t *comm = NULL;
+  if (wsp_comm_create(MPI_COMM_WORLD, &wc, &comm) != WSP_OK) {
+    fprintf(stderr, "wsp_comm_create: %s\n", wsp_last_error());
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  const wsp_shuffle_handlers_t h = {pieces_on_request, pieces_on_response};
+  wsp_shuffle_config_t cfg;
+  wsp_shuffle_config_init(&cfg);
+  cfg.mem_limit = (size_t)1 << 20; /* resp_in 128 KiB, the largest chunk 32 KiB */
+  cfg.piece_bytes = 1024;
+  pieces_t u = {.n = n};
+  wsp_shuffle_t *sh = NULL;
+  int rc = wsp_shuffle_open(comm, &cfg, &h, &u, &sh);
+  CHECK(rc == WSP_OK, "pieces: open: %s", wsp_last_error());
+  if (rc != WSP_OK) MPI_Abort(MPI_COMM_WORLD, 3);
+  wsp_shuffle_stats_t st;
+  wsp_shuffle_stats(sh, &st);
+  u.big = st.max_response;
+  u.buf = malloc(u.big);
+  u.seen = calloc((size_t)size, sizeof *u.seen);
+  for (int d = 0; u.seen && d < size; d++) u.seen[d] = calloc((size_t)n, 1);
+  if (u.buf == NULL || u.seen == NULL || u.seen[size - 1] == NULL) MPI_Abort(MPI_COMM_WORLD, 2);
+  /* A chunk of one response: its header and the response's length, 24
+   * bytes, then the response (docs/shuffle.md, memory). */
+  CHECK(u.big + 24 == cfg.mem_limit / 32,
+        "pieces: the largest response, %zu bytes, does not make a chunk of a quarter of "
+        "resp_in", u.big);
+  double t0 = MPI_Wtime();
+  for (long k = 0; rank == 0 && k < n && rc == WSP_OK; k++)
+    for (int d = 1; d < size && rc == WSP_OK; d++) {
+      uint64_t key = (uint64_t)d << 32 | (uint64_t)k;
+      rc = wsp_shuffle_post(sh, d, &key, sizeof key);
+      CHECK(rc == WSP_OK, "pieces: post: %s", wsp_last_error());
+    }
+  rc = wsp_shuffle_close(sh, &st);
+  CHECK(rc == WSP_OK, "pieces: close: %s: %s", wsp_err_name(rc), wsp_last_error());
+  double t = MPI_Wtime() - t0;
+  if (rank == 0)
+    CHECK(u.answered == n * (size - 1), "pieces: %ld responses for %ld requests", u.answered,
+          n * (size - 1));
+  if (rc == WSP_OK) check_memory(&st, cfg.mem_limit, 0, "pieces");
+  unsigned long long pieces = st.chunks_in_pieces, all = 0;
+  MPI_Allreduce(&pieces, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  CHECK(all > 0, "pieces: no chunk went in pieces");
+  if (rank == 0)
+    printf("pieces: %ld requests, %llu chunks in pieces of %zu bytes, %.2f s\n",
+           n * (size - 1), all, st.piece_bytes, t);
+  wsp_shuffle_free(&sh);
+  for (int d = 0; d < size; d++) free(u.seen[d]);
+  free(u.seen);
+  free(u.buf);
+  wsp_comm_free(&comm);
+}
+
+/* ---- close on a communicator a timeout made unusable (--phase unusable) ----
+ * Two ranks open a shuffle with a progress thread on a communicator with a
+ * time limit of 0.5 s, then make the communicator unusable: each enters a
+ * bcast rooted at the other, which therefore never sends, and both time
+ * out. Close must then return WSP_ERR_TIMEOUT at once, and it must have
+ * stopped and joined the progress thread: the process's thread count
+ * (from the kernel, /proc/self/status) must be back where it was before
+ * open, and freeing the shuffle must not leave a thread that touches the
+ * freed handle (AddressSanitizer reports that; the test waits a little
+ * after the free so that such a thread would wake up). */
+
+static int thread_count(void) {
+  FILE *f = fopen("/proc/self/status", "r");
+  char line[256];
+  int n = -1;
+  while (f && fgets(line, sizeof line, f))
+    if (sscanf(line, "Threads: %d", &n) == 1) break;
+  if (f) fclose(f);
+  return n;
+}
+
+static void phase_unusable(int thread_ok) {
+  if (size != 2 || !thread_ok) {
+    if (rank == 0) printf("unusable: skipped (needs 2 ranks and MPI_THREAD_MULTIPLE)\n");
+    return;
+  }
+  wsp_config_t wc;
+  wsp_config_init(&wc);
+  wc.timeout = 0.5;
+  /* A bcast of wirespeed's own, whose receive the timeout can cancel (an
+   * abandoned MPI_Ibcast would stay pending until MPI_Finalize). */
+  CHECK(wsp_coll_alg_from_name(WSP_COLL_BCAST, "binomial", &wc.coll_alg[WSP_COLL_BCAST]) ==
+            WSP_OK,
+        "unusable: bcast algorithm binomial: %s", wsp_last_error());
+  wsp_comm_t *comm = NULL;
+  if (wsp_comm_create(MPI_COMM_WORLD, &wc, &comm) != WSP_OK) {
+    fprintf(stderr, "wsp_comm_create: %s\n", wsp_last_error());
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  traffic_t t = {.seed = 12, .max_req = 50, .max_resp = 50};
+  ctx_t c;
+  ctx_init(&c, &t);
+  wsp_shuffle_config_t cfg;
+  wsp_shuffle_config_init(&cfg);
+  cfg.progress_thread = 1;
+  int before = thread_count();
+  int rc = wsp_shuffle_open(comm, &cfg, &handlers, &c, &c.sh);
+  CHECK(rc == WSP_OK, "unusable: open: %s", wsp_last_error());
+  if (rc != WSP_OK) MPI_Abort(MPI_COMM_WORLD, 3);
+  CHECK(thread_count() == before + 1, "unusable: %d threads with the shuffle open, %d before",
+        thread_count(), before);
+  {
+    char b = 0;
+    rc = wsp_bcast(comm, &b, 1, MPI_CHAR, 1 - rank);
+    CHECK(rc == WSP_ERR_TIMEOUT, "unusable: a bcast from a rank that never sends returned %s",
+          wsp_err_name(rc));
+  }
+  wsp_shuffle_stats_t st;
+  rc = wsp_shuffle_close(c.sh, &st);
+  CHECK(rc == WSP_ERR_TIMEOUT, "unusable: close returned %s: %s", wsp_err_name(rc),
+        wsp_last_error());
+  CHECK(thread_count() == before,
+        "unusable: %d threads after close, %d before open: the progress thread still runs",
+        thread_count(), before);
+  CHECK(wsp_shuffle_free(&c.sh) == WSP_OK && c.sh == NULL, "unusable: free: %s",
+        wsp_last_error());
+  struct timespec ts = {0, 50L * 1000 * 1000};
+  nanosleep(&ts, NULL);
+  ctx_free(&c);
+  CHECK(wsp_comm_free(&comm) == WSP_OK, "unusable: comm free: %s", wsp_last_error());
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* The same post while the shuffle holds memory that only another rank can
+ * give back (--phase post-nomem-serving): rank 0 has served rank 1 a
+ * response of 256 KiB, whose send waits for rank 1 (a rendezvous: the
+ * pieces are 1 GiB), and rank 1 waits in an MPI_Recv of its own for a
+ * message that rank 0 sends only after its post returned. Rank 0's post
+ * must end with WSP_ERR_TIMEOUT after the limit, naming the memory it
+ * waited for (before, nothing of its own being in flight, its idle time
+ * did not count and the two ranks waited for each other for good). Rank 1
+ * then closes and times out waiting for rank 0. Both shuffles keep their
+ * buffers after the timeout, as MPI may still use them (docs/faults.md). */
+#define SERVED_BYTES ((size_t)256 << 10)
+
+static int served_on_request(void *user, int src, const void *req, size_t n,
+                             wsp_shuffle_reply_t *reply) {
+  unsigned char *buf = user;
+  (void)src, (void)req, (void)n;
+  fill(77, buf, SERVED_BYTES);
+  return wsp_shuffle_reply(reply, buf, SERVED_BYTES) == WSP_OK ? 0 : 1;
+}
+
+static int served_on_response(void *user, int dst, const void *req, size_t n,
+                              const void *resp, size_t m) {
+  unsigned char *buf = user;
+  (void)dst, (void)req, (void)n;
+  fill(77, buf, SERVED_BYTES);
+  CHECK(m == SERVED_BYTES && memcmp(resp, buf, m) == 0,
+        "post-nomem: the served response has %zu bytes (or they differ)", m);
+  return 0;
+}
+
+static void phase_post_nomem_serving(void) {
+  if (size < 2) {
+    if (rank == 0) printf("post-nomem-serving: skipped (needs 2 ranks)\n");
+    return;
+  }
+  wsp_config_t wc;
+  wsp_config_init(&wc);
+  wc.timeout = 1;
+  wsp_comm_t *comm = NULL;
+  if (wsp_comm_create(MPI_COMM_WORLD, &wc, &comm) != WSP_OK) {
+    fprintf(stderr, "wsp_comm_create: %s\n", wsp_last_error());
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  const wsp_shuffle_handlers_t h = {served_on_request, served_on_response};
+  wsp_shuffle_config_t cfg;
+  wsp_shuffle_config_init(&cfg);
+  cfg.mem_limit = (size_t)1 << 44;
+  cfg.piece_bytes = (size_t)1 << 30;
+  unsigned char *buf = malloc(SERVED_BYTES);
+  if (buf == NULL) MPI_Abort(MPI_COMM_WORLD, 2);
+  wsp_shuffle_t *sh = NULL;
+  int rc = wsp_shuffle_open(comm, &cfg, &h, buf, &sh);
+  CHECK(rc == WSP_OK, "post-nomem: open: %s", wsp_last_error());
+  if (rc != WSP_OK) MPI_Abort(MPI_COMM_WORLD, 3);
+  wsp_shuffle_stats_t st;
+  int token = 0;
+  if (rank == 1) {
+    char key[8] = {1};
+    CHECK(wsp_shuffle_post(sh, 0, key, sizeof key) == WSP_OK, "post-nomem: post: %s",
+          wsp_last_error());
+    do wsp_shuffle_progress(sh), wsp_shuffle_stats(sh, &st);
+    while (st.batches_sent == 0);
+    MPI_Recv(&token, 1, MPI_INT, 0, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  } else if (rank == 0) {
+    do wsp_shuffle_progress(sh), wsp_shuffle_stats(sh, &st);
+    while (st.requests_served == 0);
+    char small[8] = {0};
+    rc = wsp_shuffle_post(sh, 1, small, (size_t)1 << 40);
+    CHECK(rc == WSP_ERR_TIMEOUT && strstr(wsp_last_error(), "memory for a request"),
+          "post-nomem: a post waiting for memory that only rank 1 can give back: %s: %s",
+          wsp_err_name(rc), wsp_last_error());
+    MPI_Send(&token, 1, MPI_INT, 1, 99, MPI_COMM_WORLD);
+  }
+  rc = wsp_shuffle_close(sh, &st);
+  CHECK(rc == WSP_ERR_TIMEOUT || rank > 1, "post-nomem: close after the timeout: %s",
+        wsp_err_name(rc));
+  wsp_shuffle_free(&sh);
+  wsp_comm_free(&comm);
+  free(buf);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* ---- a post no memory can hold (--phase post-nomem) ----
+ * Rank 0 posts, as its first request, one of a TiB (the largest request
+ * of a shuffle of the largest mem_limit at p = 2 is 4 TiB), whose copy no
+ * allocation can hold: the system refuses that much, which the test checks
+ * first with malloc of its own (and skips where it does not). Nothing is
+ * queued, in flight or being served, so no pass could give memory back:
+ * the post must return WSP_ERR_NOMEM, naming the request, instead of
+ * waiting forever (before, it waited, and WSP_TIMEOUT did not end that
+ * wait: the test's time limit caught it). The shuffle must then still
+ * work: every rank posts to every rank, and everything is answered once.
+ * The pieces are 1 GiB, so that serving's send slots, counted per piece of
+ * the largest chunk, stay few at this mem_limit. */
+static void phase_post_nomem(void) {
+  const size_t huge = (size_t)1 << 40;
+  void *probe = malloc(huge + 64);
+  int refused = probe == NULL, all = 0;
+  free(probe);
+  MPI_Allreduce(&refused, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+  if (!all) {
+    if (rank == 0) printf("post-nomem: skipped (this system lets a process allocate 1 TiB)\n");
+    return;
+  }
+  wsp_config_t wc;
+  wsp_config_init(&wc);
+  wsp_config_from_env(&wc);
+  if (!(wc.timeout > 0)) wc.timeout = 2;
+  wsp_comm_t *comm = NULL;
+  if (wsp_comm_create(MPI_COMM_WORLD, &wc, &comm) != WSP_OK) {
+    fprintf(stderr, "wsp_comm_create: %s\n", wsp_last_error());
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  traffic_t t = {.seed = 13, .max_req = 100, .max_resp = 500};
+  ctx_t c;
+  ctx_init(&c, &t);
+  wsp_shuffle_config_t cfg;
+  wsp_shuffle_config_init(&cfg);
+  cfg.mem_limit = (size_t)1 << 44;
+  cfg.piece_bytes = (size_t)1 << 30;
+  int rc = wsp_shuffle_open(comm, &cfg, &handlers, &c, &c.sh);
+  CHECK(rc == WSP_OK, "post-nomem: open: %s", wsp_last_error());
+  if (rc != WSP_OK) MPI_Abort(MPI_COMM_WORLD, 3);
+  wsp_shuffle_stats_t st;
+  wsp_shuffle_stats(c.sh, &st);
+  CHECK(st.max_request >= huge, "post-nomem: the largest request is %zu bytes", st.max_request);
+  if (rank == 0) {
+    char small[8] = {0}; /* never read: the copy fails first */
+    printf("post-nomem: posting a request of %zu bytes\n", huge);
+    fflush(stdout);
+    rc = wsp_shuffle_post(c.sh, size - 1, small, huge);
+    CHECK(rc == WSP_ERR_NOMEM && strstr(wsp_last_error(), "no memory for a request of"),
+          "post-nomem: a request no memory can hold: %s: %s", wsp_err_name(rc),
+          wsp_last_error());
+  }
+  for (int d = 0; d < size; d++)
+    for (int k = 0; k < 4; k++) CHECK(post_next(&c, d) == WSP_OK, "post-nomem: post: %s",
+                                      wsp_last_error());
+  rc = wsp_shuffle_close(c.sh, &st);
+  CHECK(rc == WSP_OK, "post-nomem: close: %s", wsp_last_error());
+  check_counts(&c, &st, "post-nomem");
+  CHECK(wsp_shuffle_free(&c.sh) == WSP_OK, "post-nomem: free");
+  ctx_free(&c);
+  wsp_comm_free(&comm);
 }
 
 /* Every rank opens; `culprit` passes something bad. */
@@ -842,18 +1205,22 @@ int main(int argc, char **argv) {
     fprintf(stderr, "wsp_comm_create: %s\n", wsp_last_error());
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
+#ifdef WSP_SIMGRID
+  int thread_ok = 0; /* no progress thread under SimGrid (documented) */
+#else
+  int thread_ok = provided == MPI_THREAD_MULTIPLE;
+#endif
   if (!strcmp(phase, "all") || !strcmp(phase, "basic"))
   {
-#ifdef WSP_SIMGRID
-    int thread_ok = 0; /* no progress thread under SimGrid (documented) */
-#else
-    int thread_ok = provided == MPI_THREAD_MULTIPLE;
-#endif
     phase_basic(comm, base, thread_ok);
     phase_backpressure(comm);
     phase_nomem(comm, base, thread_ok);
   }
   if (!strcmp(phase, "all") || !strcmp(phase, "args")) phase_args(comm);
+  if (!strcmp(phase, "pieces")) phase_pieces(base);
+  if (!strcmp(phase, "unusable")) phase_unusable(thread_ok);
+  if (!strcmp(phase, "post-nomem")) phase_post_nomem();
+  if (!strcmp(phase, "post-nomem-serving")) phase_post_nomem_serving();
   long total = 0;
   MPI_Allreduce(&failures, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0)
