@@ -154,20 +154,24 @@ def plot_p2p(rows, a, plt):
             if r.get("kind") != "transfer":
                 continue
             name = "MPI_Send" if r["method"] == "mpi" else "striped %s" % r["lanes"]
+            if r.get("encrypt"):
+                name += " sealed"
             series.setdefault(name, {}).setdefault(r["bytes"], []).append(r["rate_Bps"])
         cmap = plt.get_cmap("viridis")
-        ks = sorted(int(k.split()[1]) for k in series if k.split()[-1].isdigit())
+        ks = sorted({int(k.split()[1]) for k in series if k.split()[1].isdigit()})
         for name, pts in series.items():
             xs = sorted(pts)
             ys = [statistics.median(pts[x]) * scale for x in xs]
             style = dict(marker="o", markersize=3, linewidth=1.2)
             if name == "MPI_Send":
                 style.update(color="black", linewidth=2)
-            elif name.endswith("auto"):
+            elif name.split()[1] == "auto":
                 style.update(color="red", linewidth=2.2)
             else:
                 k = int(name.split()[1])
                 style.update(color=cmap(ks.index(k) / max(1, len(ks) - 1)), alpha=0.8)
+            if name.endswith(" sealed"):
+                style.update(linestyle="--")
             ax.plot(xs, ys, label=name, **style)
         for r in rs:
             if r.get("kind") == "iperf" and r["lanes"] in (1, max(ks or [1])):
