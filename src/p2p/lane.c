@@ -19,7 +19,9 @@
  * every interface) and use TCP_DEFER_ACCEPT, so a connection that sends
  * nothing is not even handed to the engine.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1 /* accept4; getifaddrs, TCP_NOTSENT_LOWAT */
+#endif
 #include "striped_internal.h"
 
 #include <arpa/inet.h>

@@ -27,7 +27,9 @@
  * lane's payload pointer stays inside its receive's buffer; the CTS list
  * stays within its bound; k stays within the lanes.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
+#endif
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -35,7 +35,9 @@
  * and both ranks have as many descriptors after the last round as before
  * the first. Rank 0 prints the table of what happened.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
+#endif
 #include "wirespeed.h"
 
 #include "mpi_check.h"

@@ -4,7 +4,7 @@
  * makes for (sender, receiver, tag, index), which the receiver computes on
  * its own.
  *
- *   test_striped [--lanes K] [--mode data|fault|args|pollfail|freeflight]
+ *   test_striped [--lanes K] [--mode data|fault|args|pollfail|freeflight|fallback|late]
  *
  * data (default): sizes 0, 1, odd, k not dividing the size, fewer chunks
  *   than lanes, several MiB; every pair at once in both directions with
@@ -21,6 +21,14 @@
  *   fail, and nothing may be written into the receive buffer afterwards
  *   (it is the user's again) while rank 1 goes on calling the library;
  *   rank 0's send fails too; MPI-path messages still work.
+ * fallback: rank 1 offers no address (WSP_P2P_IF names no interface, set
+ *   here on rank 1 only): the pair's set-up fails on one side, and both
+ *   ends must send the message through MPI, correctly, without an error.
+ * late: rank 1 answers the set-up, then computes for 16 s (more than the
+ *   lanes' 15-s deadline) before it waits, while rank 0 connects (after
+ *   0.5 s: WSP_P2P_FAULT_SETUP_MS, set here on rank 0): both ends must
+ *   complete, over MPI, without an error and without waiting for each
+ *   other for ever.
  * freeflight: rank 1 frees its communicator with a receive over the lanes
  *   and a receive through MPI in flight: the free says so
  *   (WSP_ERR_ARG), and each request then completes with WSP_ERR_CONN
@@ -34,6 +42,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Bytes this rank sent to each peer in messages that take the lanes
  * (forced lanes: at least p2p_min, 64 KiB). */
@@ -275,6 +284,57 @@ static void run_pollfail(void) {
   free(b);
 }
 
+/* A message of n bytes from rank 0 to rank 1 after `before` on rank 1;
+ * both must succeed with the data right and report no lanes. */
+static void one_message(wsp_comm_t *w, size_t n, void (*before)(wsp_comm_t *, wsp_striped_request_t **)) {
+  unsigned char *b = malloc(n);
+  if (rank == 0) fill(b, n, 0, 1, 5);
+  wsp_striped_request_t *q = NULL;
+  int rc = rank == 0 ? wsp_isend_striped(w, b, n, 1, 5, &q) : wsp_irecv_striped(w, b, n, 0, 5, &q);
+  CHECK(rc == WSP_OK, "post: %s", wsp_last_error());
+  if (rank == 1 && before) before(w, &q);
+  rc = wsp_striped_wait(&q);
+  CHECK(rc == WSP_OK, "rank %d: %s", rank, wsp_last_error());
+  if (rank == 1) CHECK(first_bad(b, n, 0, 1, 5) == SIZE_MAX, "data differs");
+  wsp_striped_info_t info;
+  wsp_striped_info(w, 1 - rank, &info);
+  CHECK(info.state == WSP_STRIPED_READY && info.lanes_open == 0 && info.threshold == SIZE_MAX,
+        "rank %d: state %d, %d lanes open, threshold %zu: expected the pair on MPI", rank,
+        (int)info.state, info.lanes_open, info.threshold);
+  free(b);
+}
+
+static void run_fallback(void) {
+  if (rank == 1) setenv("WSP_P2P_IF", "wsp-no-such-interface", 1);
+  wsp_comm_t *w = make_comm(4);
+  if (!w) return;
+  if (rank <= 1 && size > 1) one_message(w, 8u << 20, NULL);
+  MPI_Barrier(MPI_COMM_WORLD);
+  wsp_comm_free(&w);
+}
+
+static void away_16s(wsp_comm_t *w, wsp_striped_request_t **q) {
+  (void)w;
+  int done = 0;
+  /* 0.2 s of calls (the answer to the set-up), then away. */
+  for (int i = 0; i < 200 && !done; i++) {
+    (void)wsp_striped_test(q, &done);
+    struct timespec ms = {0, 1000000};
+    nanosleep(&ms, NULL);
+  }
+  struct timespec ts = {16, 0};
+  nanosleep(&ts, NULL);
+}
+
+static void run_late(void) {
+  if (rank == 0) setenv("WSP_P2P_FAULT_SETUP_MS", "500", 1);
+  wsp_comm_t *w = make_comm(4);
+  if (!w) return;
+  if (rank <= 1 && size > 1) one_message(w, 8u << 20, away_16s);
+  MPI_Barrier(MPI_COMM_WORLD);
+  wsp_comm_free(&w);
+}
+
 static void run_freeflight(void) {
   wsp_comm_t *w = make_comm(4);
   if (!w) return;
@@ -378,7 +438,7 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--mode") == 0 && i + 1 < argc)
       mode = argv[++i];
     else {
-      if (rank == 0) fprintf(stderr, "usage: test_striped [--lanes K] [--mode data|fault|args|pollfail|freeflight]\n");
+      if (rank == 0) fprintf(stderr, "usage: test_striped [--lanes K] [--mode data|fault|args|pollfail|freeflight|fallback|late]\n");
       MPI_Finalize();
       return 2;
     }
@@ -391,6 +451,10 @@ int main(int argc, char **argv) {
     run_pollfail();
   else if (strcmp(mode, "freeflight") == 0)
     run_freeflight();
+  else if (strcmp(mode, "fallback") == 0)
+    run_fallback();
+  else if (strcmp(mode, "late") == 0)
+    run_late();
   else
     run_args();
   long all = 0;
