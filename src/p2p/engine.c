@@ -118,9 +118,7 @@ static void fail_queue(wsp__stripe_t *st, wsp__sreq_t **head, wsp__sreq_t **tail
   *tail = NULL;
 }
 
-/* Lets go of the pair's MPI requests of its set-up: receives are
- * cancelled, sends left to complete when the peer takes them. */
-static void drop_setup_requests(wsp__pair_t *pr) {
+void wsp__pair_drop_setup(wsp__pair_t *pr) {
   if (pr->xreq[1] != MPI_REQUEST_NULL) {
     MPI_Cancel(&pr->xreq[1]);
     MPI_Wait(&pr->xreq[1], MPI_STATUS_IGNORE);
@@ -163,7 +161,7 @@ void wsp__pair_fail(wsp__stripe_t *st, wsp__pair_t *pr, int status, const char *
     l->ipay = NULL;
     l->obusy = 0;
   }
-  drop_setup_requests(pr);
+  wsp__pair_drop_setup(pr);
   if (pr->priv) {
     wsp__sec_keyfree(pr->priv);
     pr->priv = NULL;

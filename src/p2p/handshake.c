@@ -21,7 +21,7 @@
  * connected again (its pending connections may have been over the cap
  * while a stranger flooded the port), a few times per address. Whatever
  * fails, and the 15-s deadline, ends in the lower rank's verdict over MPI
- * (striped.c): both ends then use MPI for the pair.
+ * (wsp__hs_failed): both ends then use MPI for the pair.
  *
  * The higher rank listens only while it sets a pair up (wsp__hs_idle
  * closes the listeners as soon as none is), on the addresses it offered,
@@ -73,29 +73,26 @@ static void frame_with(unsigned char *out, const wsp__frame_t *f, const unsigned
 
 /* ---- the lower rank ---- */
 
-/* The lanes cannot come up: the lower rank tells the higher one over MPI
- * and both go through MPI (wsp__pair_fallback). */
-static void setup_failed(wsp__stripe_t *st, wsp__pair_t *pr, int status, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
-static void setup_failed(wsp__stripe_t *st, wsp__pair_t *pr, int status, const char *fmt, ...) {
+/* The lower rank's verdict on the lanes to the higher one, over MPI: 0,
+ * or -1 when it could not be sent (the pair failed). */
+static int send_verdict(wsp__stripe_t *st, wsp__pair_t *pr, int status) {
+  pr->verdict[0] = (uint32_t)(-status);
+  int mrc = MPI_Isend(pr->verdict, 2, MPI_UINT32_T, pr->peer, WSP__TAG_STRIPE_SETUP,
+                      st->comm->mpi, &pr->vreq);
+  if (mrc == MPI_SUCCESS) return 0;
+  wsp__pair_fail(st, pr, WSP_ERR_MPI, "the set-up's verdict to rank %d could not be sent",
+                 pr->peer);
+  return -1;
+}
+
+void wsp__hs_failed(wsp__stripe_t *st, wsp__pair_t *pr, int status, const char *fmt, ...) {
   char why[160];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(why, sizeof why, fmt, ap);
   va_end(ap);
   for (int i = 0; i < pr->nlanes; i++) wsp__lane_release(&pr->lane[i], 1);
-  pr->verdict[0] = (uint32_t)(-status);
-  int mrc = MPI_Isend(pr->verdict, 2, MPI_UINT32_T, pr->peer, WSP__TAG_STRIPE_SETUP,
-                      st->comm->mpi, &pr->vreq);
-  if (mrc != MPI_SUCCESS) {
-    wsp__pair_fail(st, pr, WSP_ERR_MPI, "the set-up's verdict to rank %d could not be sent",
-                   pr->peer);
-    return;
-  }
-  wsp__pair_fallback(st, pr, "%s", why);
+  if (send_verdict(st, pr, status) == 0) wsp__pair_fallback(st, pr, "%s", why);
 }
 
 /* The source for connects to addr: the system's choice when it is an
@@ -133,7 +130,7 @@ static const char *addr_text(uint32_t a, char *buf, size_t n) {
 static void try_address(wsp__stripe_t *st, wsp__pair_t *pr) {
   for (;; pr->addr_idx++) {
     if (pr->addr_idx >= (int)pr->theirs.naddr) {
-      setup_failed(st, pr, WSP_ERR_CONN,
+      wsp__hs_failed(st, pr, WSP_ERR_CONN,
                    "no lane could be connected to rank %d on any of its %u addresses", pr->peer,
                    pr->theirs.naddr);
       return;
@@ -175,6 +172,21 @@ static void lane_retry(wsp__stripe_t *st, wsp__pair_t *pr, int li) {
   if (lane_connect(pr, li) != 0) next_address(st, pr, strerror(errno));
 }
 
+/* The lower rank's next handshake frame on lane li (f->len bytes of
+ * payload), then the lane waits in stage `next`; a lane whose socket does
+ * not take it is connected again. */
+static void hs_send(wsp__stripe_t *st, wsp__pair_t *pr, int li, const wsp__frame_t *f,
+                    const unsigned char *pay, wsp__hs_t next) {
+  unsigned char b[WSP__HS_BUF];
+  frame_with(b, f, pay, (size_t)f->len, NULL, 0);
+  if (send_now(pr->lane[li].fd, b, WSP__FRAME_HDR + (size_t)f->len) != 0) {
+    lane_retry(st, pr, li);
+    return;
+  }
+  pr->lane[li].hs = next;
+  pr->lane[li].hsgot = 0;
+}
+
 void wsp__hs_lane_event(wsp__stripe_t *st, wsp__pair_t *pr, int li) {
   wsp__lane_t *l = &pr->lane[li];
   const int rank = st->comm->rank;
@@ -187,19 +199,12 @@ void wsp__hs_lane_event(wsp__stripe_t *st, wsp__pair_t *pr, int li) {
     }
     wsp__lane_options(l->fd, st->lowat);
     if (wsp__sec_random(l->nc, sizeof l->nc) != 0) {
-      setup_failed(st, pr, WSP_ERR_UNSUPPORTED, "no randomness for a lane's challenge");
+      wsp__hs_failed(st, pr, WSP_ERR_UNSUPPORTED, "no randomness for a lane's challenge");
       return;
     }
-    unsigned char b[WSP__FRAME_HDR + WSP__CHALLENGE];
     wsp__frame_t f = {.type = WSP__F_HELLO, .aux = (uint32_t)li, .id = (uint64_t)pr->nlanes,
                       .off = (uint64_t)rank, .len = WSP__CHALLENGE};
-    frame_with(b, &f, l->nc, sizeof l->nc, NULL, 0);
-    if (send_now(l->fd, b, sizeof b) != 0) {
-      lane_retry(st, pr, li);
-      return;
-    }
-    l->hs = WSP__HS_HELLO;
-    l->hsgot = 0;
+    hs_send(st, pr, li, &f, l->nc, WSP__HS_HELLO);
     return;
   }
   const size_t want =
@@ -232,32 +237,18 @@ void wsp__hs_lane_event(wsp__stripe_t *st, wsp__pair_t *pr, int li) {
     }
     wsp__sec_proof(&pr->keys, 'C', rank, pr->peer, (uint32_t)li, (uint32_t)pr->nlanes, l->nc, na,
                    mac);
-    unsigned char b[WSP__FRAME_HDR + WSP__MAC];
     wsp__frame_t p = {.type = WSP__F_PROOF, .aux = (uint32_t)li, .len = WSP__MAC};
-    frame_with(b, &p, mac, sizeof mac, NULL, 0);
-    if (send_now(l->fd, b, sizeof b) != 0) {
-      lane_retry(st, pr, li);
-      return;
-    }
-    l->hs = WSP__HS_PROOF;
-    l->hsgot = 0;
+    hs_send(st, pr, li, &p, mac, WSP__HS_PROOF);
     return;
   }
   /* ACK: the lane is up; its frames are sealed from here on. */
   l->hs = WSP__HS_UP;
   if (pr->mine.encrypt && wsp__lane_seal(l, &pr->keys, 1, (uint32_t)li) != 0) {
-    setup_failed(st, pr, WSP_ERR_NOMEM, "a lane's cipher could not be set up");
+    wsp__hs_failed(st, pr, WSP_ERR_NOMEM, "a lane's cipher could not be set up");
     return;
   }
   if (++pr->nconn < pr->nlanes) return;
-  pr->verdict[0] = 0;
-  int mrc = MPI_Isend(pr->verdict, 2, MPI_UINT32_T, pr->peer, WSP__TAG_STRIPE_SETUP,
-                      st->comm->mpi, &pr->vreq);
-  if (mrc != MPI_SUCCESS) {
-    wsp__pair_fail(st, pr, WSP_ERR_MPI, "the set-up's verdict to rank %d could not be sent",
-                   pr->peer);
-    return;
-  }
+  if (send_verdict(st, pr, WSP_OK) != 0) return;
   wsp__sec_cleanse(pr->keys.auth, sizeof pr->keys.auth); /* no more proofs */
   wsp__pair_connected(st, pr);
 }

@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- the communicator's state ---- */
@@ -84,19 +85,7 @@ int wsp__stripe_create(wsp_comm_t *comm) {
 
 static void pair_free(wsp__pair_t *pr) {
   for (int i = 0; i < pr->nlanes; i++) wsp__lane_release(&pr->lane[i], 0);
-  if (pr->xreq[1] != MPI_REQUEST_NULL) {
-    MPI_Cancel(&pr->xreq[1]);
-    MPI_Wait(&pr->xreq[1], MPI_STATUS_IGNORE);
-  }
-  if (pr->xreq[0] != MPI_REQUEST_NULL) MPI_Request_free(&pr->xreq[0]);
-  if (pr->vreq != MPI_REQUEST_NULL) {
-    if (!pr->lower) {
-      MPI_Cancel(&pr->vreq);
-      MPI_Wait(&pr->vreq, MPI_STATUS_IGNORE);
-    } else {
-      MPI_Request_free(&pr->vreq);
-    }
-  }
+  wsp__pair_drop_setup(pr);
   if (pr->priv) wsp__sec_keyfree(pr->priv);
   wsp__sec_cleanse(&pr->keys, sizeof pr->keys);
   free(pr->cts);
@@ -127,6 +116,32 @@ static double room_seconds(const wsp__stripe_t *st, double plain) {
   return t > 0 && t < plain ? t : plain;
 }
 
+/* A set-up message sent as the communicator goes away: from a copy that
+ * stays until MPI has taken it (a small message goes at once; one that
+ * has not gone after the wait for room is left to MPI, with its copy). */
+static void last_word(wsp__stripe_t *st, int peer, const void *msg, size_t n) {
+  void *copy = malloc(n);
+  MPI_Request q = MPI_REQUEST_NULL;
+  if (copy == NULL) return;
+  memcpy(copy, msg, n);
+  if (MPI_Isend(copy, (int)n, MPI_BYTE, peer, WSP__TAG_STRIPE_SETUP, st->comm->mpi, &q) !=
+      MPI_SUCCESS) {
+    free(copy);
+    return;
+  }
+  int done = 0;
+  const double end = wsp__now() + room_seconds(st, 2.0);
+  while (MPI_Test(&q, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done && wsp__now() < end) {
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
+  if (done) {
+    free(copy);
+  } else if (q != MPI_REQUEST_NULL) {
+    (void)MPI_Request_free(&q); /* `copy` stays MPI's */
+  }
+}
+
 int wsp__stripe_free(wsp_comm_t *comm) {
   wsp__stripe_t *st = comm->stripe;
   if (st == NULL) return WSP_OK;
@@ -152,6 +167,23 @@ int wsp__stripe_free(wsp_comm_t *comm) {
     r->all_prev = r->all_next = NULL;
   }
   st->reqs = NULL;
+  /* A peer waiting for this rank's part of a set-up learns that it will
+   * not come: the higher rank's answer, or the lower rank's verdict, says
+   * so (its requests then fail with WSP_ERR_CONN rather than wait). */
+  for (int p = 0; p < comm->size; p++) {
+    wsp__pair_t *pr = st->pair[p];
+    if (pr == NULL) continue;
+    if (!pr->lower && pr->state == WSP__PAIR_XCHG && pr->xreq[0] == MPI_REQUEST_NULL) {
+      pr->mine.freed = 1;
+      pr->mine.status = (uint32_t)(-WSP_ERR_CONN);
+      last_word(st, pr->peer, &pr->mine, sizeof pr->mine);
+    } else if (pr->lower && (pr->state == WSP__PAIR_XCHG || pr->state == WSP__PAIR_CONNECT) &&
+               pr->vreq == MPI_REQUEST_NULL) {
+      pr->verdict[0] = (uint32_t)(-WSP_ERR_CONN);
+      pr->verdict[1] = 1;
+      last_word(st, pr->peer, pr->verdict, sizeof pr->verdict);
+    }
+  }
   for (int p = 0; p < comm->size; p++) {
     wsp__pair_t *pr = st->pair[p];
     if (pr == NULL) continue;
@@ -388,6 +420,11 @@ static void heard(wsp__stripe_t *st, wsp__pair_t *pr) {
     wsp__pair_fail(st, pr, WSP_ERR_CONFIG, "%s", why);
     return;
   }
+  if (t->freed) {
+    wsp__pair_fail(st, pr, WSP_ERR_CONN, "rank %d freed its communicator during the set-up",
+                   pr->peer);
+    return;
+  }
   if (t->status != 0 || pr->mine.status != 0) {
     /* The higher rank fell back already; no verdict is sent. */
     wsp__pair_fallback(st, pr, "%s",
@@ -402,16 +439,9 @@ static void heard(wsp__stripe_t *st, wsp__pair_t *pr) {
   pr->state = WSP__PAIR_CONNECT;
   for (uint32_t i = 0; drc == 0 && i < t->naddr; i++)
     if (t->port[i] == 0) drc = -1;
-  if (drc != 0 || t->naddr == 0) {
-    /* The higher rank waits for a verdict: it gets a failure. */
-    pr->verdict[0] = (uint32_t)(-WSP_ERR_UNSUPPORTED);
-    int mrc = MPI_Isend(pr->verdict, 2, MPI_UINT32_T, pr->peer, WSP__TAG_STRIPE_SETUP,
-                        st->comm->mpi, &pr->vreq);
-    if (mrc != MPI_SUCCESS)
-      wsp__pair_fail(st, pr, WSP_ERR_MPI, "the set-up's verdict to rank %d could not be sent",
-                     pr->peer);
-    else
-      wsp__pair_fallback(st, pr, "the key agreement failed, or rank %d offered no port", pr->peer);
+  if (drc != 0 || t->naddr == 0) { /* the higher rank waits for a verdict: a failure */
+    wsp__hs_failed(st, pr, WSP_ERR_UNSUPPORTED,
+                   "the key agreement failed, or rank %d offered no port", pr->peer);
     return;
   }
   if (st->fault_setup_delay > 0)
@@ -450,19 +480,9 @@ void wsp__pair_advance(wsp__stripe_t *st, wsp__pair_t *pr) {
   if (pr->lower) {
     if (pr->connect_at > 0 && wsp__now() >= pr->connect_at) wsp__hs_connect(st, pr);
     if (pr->connect_at == 0 && pr->state == WSP__PAIR_CONNECT &&
-        wsp__now() > pr->connect_deadline) {
-      /* setup_failed's way, from here: close, tell, fall back. */
-      for (int i = 0; i < pr->nlanes; i++) wsp__lane_release(&pr->lane[i], 1);
-      pr->verdict[0] = (uint32_t)(-WSP_ERR_CONN);
-      int mrc = MPI_Isend(pr->verdict, 2, MPI_UINT32_T, pr->peer, WSP__TAG_STRIPE_SETUP,
-                          st->comm->mpi, &pr->vreq);
-      if (mrc != MPI_SUCCESS)
-        wsp__pair_fail(st, pr, WSP_ERR_MPI, "the set-up's verdict to rank %d could not be sent",
-                       pr->peer);
-      else
-        wsp__pair_fallback(st, pr, "%d of %d lanes to rank %d were up after %.0f s", pr->nconn,
-                           pr->nlanes, pr->peer, WSP__CONNECT_SECONDS);
-    }
+        wsp__now() > pr->connect_deadline)
+      wsp__hs_failed(st, pr, WSP_ERR_CONN, "%d of %d lanes to rank %d were up after %.0f s",
+                     pr->nconn, pr->nlanes, pr->peer, WSP__CONNECT_SECONDS);
     return;
   }
   int done = 0;
@@ -471,6 +491,11 @@ void wsp__pair_advance(wsp__stripe_t *st, wsp__pair_t *pr) {
     return;
   }
   if (!done) return;
+  if (pr->verdict[1] == 1) {
+    wsp__pair_fail(st, pr, WSP_ERR_CONN, "rank %d freed its communicator during the set-up",
+                   pr->peer);
+    return;
+  }
   if (pr->verdict[0] != 0) {
     const int known = pr->verdict[0] <= 1000;
     wsp__pair_fallback(st, pr, "rank %d could not bring the lanes up (%s; see its log)", pr->peer,

@@ -290,6 +290,7 @@ typedef struct wsp__pair_info {
   uint32_t status; /* 0, or -WSP_ERR_*: this rank cannot use lanes */
   uint32_t lanes;  /* connections of the pair: the control lane and k */
   uint32_t encrypt;
+  uint32_t freed; /* the higher rank freed its communicator before it answered */
   uint32_t naddr;
   uint32_t addr[WSP__ADDRS_MAX]; /* IPv4, network order */
   uint16_t port[WSP__ADDRS_MAX]; /* the higher rank's listener on each */
@@ -304,8 +305,9 @@ typedef struct wsp__pair {
   int lower; /* this rank is the lower of the two: it connects and streams */
   wsp__pair_info_t mine, theirs;
   MPI_Request xreq[2]; /* the exchange: [0] the send of mine, [1] the receive */
-  /* The lower rank's verdict on the lanes (0: all up, else -status),
-   * sent to the higher rank over MPI. */
+  /* The lower rank's verdict on the lanes (0: all up, else -status; [1]
+   * 1: the lower rank freed its communicator during the set-up), sent to
+   * the higher rank over MPI. */
   MPI_Request vreq;
   uint32_t verdict[2];
   void *priv; /* this set-up's private key, until the keys are derived */
@@ -476,6 +478,13 @@ void wsp__lane_release(wsp__lane_t *l, int reset);
 void wsp__hs_connect(wsp__stripe_t *st, wsp__pair_t *pr);
 /* The lower rank: lane li's socket reported an event during its handshake. */
 void wsp__hs_lane_event(wsp__stripe_t *st, wsp__pair_t *pr, int li);
+/* The lower rank: the lanes cannot come up. Closes them, sends the higher
+ * rank the verdict (status) over MPI, and falls back to MPI. */
+void wsp__hs_failed(wsp__stripe_t *st, wsp__pair_t *pr, int status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
 /* The higher rank: listeners for the addresses in pr->mine (their ports
  * into it); addresses that cannot be listened on are dropped from it. */
 int wsp__hs_listen(wsp__stripe_t *st, wsp__pair_t *pr);
@@ -506,6 +515,9 @@ void wsp__pair_fail(wsp__stripe_t *st, wsp__pair_t *pr, int status, const char *
 #endif
     ;
 int wsp__pair_ctl(wsp__pair_t *pr, const wsp__frame_t *f);
+/* Lets go of the MPI requests of the pair's set-up: receives are
+ * cancelled, sends left to complete when the peer takes them. */
+void wsp__pair_drop_setup(wsp__pair_t *pr);
 /* Writes the control frames waiting (a DONE, say) onto the control lanes,
  * waiting up to `seconds` for room: a wait that completes a receive calls
  * it, so that the sender learns it even if this rank stops calling

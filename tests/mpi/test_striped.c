@@ -4,7 +4,7 @@
  * makes for (sender, receiver, tag, index), which the receiver computes on
  * its own.
  *
- *   test_striped [--lanes K] [--mode data|fault|args|pollfail|freeflight|fallback|late]
+ *   test_striped [--lanes K] [--mode data|fault|args|pollfail|freeflight|freesetup|fallback|late]
  *
  * data (default): sizes 0, 1, odd, k not dividing the size, fewer chunks
  *   than lanes, several MiB; every pair at once in both directions with
@@ -34,6 +34,8 @@
  *   (WSP_ERR_ARG), and each request then completes with WSP_ERR_CONN
  *   without touching freed memory (the sanitizer build); rank 0's send
  *   fails, nobody hangs.
+ * freesetup: the same, but rank 1 frees before it answered the pair's
+ *   set-up: rank 0 learns it from the answer and its send fails.
  */
 #include "wirespeed.h"
 
@@ -335,7 +337,7 @@ static void run_late(void) {
   wsp_comm_free(&w);
 }
 
-static void run_freeflight(void) {
+static void run_freeflight(int early) {
   wsp_comm_t *w = make_comm(4);
   if (!w) return;
   size_t n = 64u << 20;
@@ -349,14 +351,17 @@ static void run_freeflight(void) {
       unsigned char small[100];
       rc = wsp_irecv_striped(w, small, sizeof small, 0, 8, &m); /* never sent */
       CHECK(rc == WSP_OK, "post: %s", wsp_last_error());
-      /* Until the lanes carry the message, then free under it. */
+      /* Until the lanes carry the message (at most 30 s), then free under
+       * it; or (early) at once, before this rank answered the set-up. */
       wsp_striped_info_t info = {0};
       int done = 0;
-      for (int i = 0; i < 100000 && info.bytes_received < (4u << 20) && !done; i++) {
+      double end = MPI_Wtime() + 30;
+      while (!early && info.bytes_received < (4u << 20) && !done && MPI_Wtime() < end) {
         rc = wsp_striped_test(&q, &done);
         wsp_striped_info(w, 0, &info);
       }
       CHECK(!done, "the receive completed before the free (make the message larger)");
+      CHECK(early || info.bytes_received >= (4u << 20), "the lanes carried nothing in 30 s");
       rc = wsp_comm_free(&w);
       CHECK(rc == WSP_ERR_ARG, "free with transfers in flight gave %s", wsp_err_name(rc));
       rc = wsp_striped_wait(&q);
@@ -438,7 +443,7 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--mode") == 0 && i + 1 < argc)
       mode = argv[++i];
     else {
-      if (rank == 0) fprintf(stderr, "usage: test_striped [--lanes K] [--mode data|fault|args|pollfail|freeflight|fallback|late]\n");
+      if (rank == 0) fprintf(stderr, "usage: test_striped [--lanes K] [--mode data|fault|args|pollfail|freeflight|freesetup|fallback|late]\n");
       MPI_Finalize();
       return 2;
     }
@@ -450,7 +455,9 @@ int main(int argc, char **argv) {
   else if (strcmp(mode, "pollfail") == 0)
     run_pollfail();
   else if (strcmp(mode, "freeflight") == 0)
-    run_freeflight();
+    run_freeflight(0);
+  else if (strcmp(mode, "freesetup") == 0)
+    run_freeflight(1);
   else if (strcmp(mode, "fallback") == 0)
     run_fallback();
   else if (strcmp(mode, "late") == 0)
