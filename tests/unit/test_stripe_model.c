@@ -38,14 +38,14 @@ int main(void) {
   choice(0, 12e6, 0.024, 16, 65536, 1, SIZE_MAX);
   choice(2.4e6, 12e6, 0.024, 1, 65536, 1, SIZE_MAX);
 
-  /* The header: magic "WSP1", type, aux, a zero word, id, off, len, all
+  /* The header: magic "WSP2", type, aux, a zero word, id, off, len, all
    * little-endian. */
   wsp__frame_t f = {.type = WSP__F_DATA, .aux = 0x01020304u, .id = 0x1122334455667788ull,
                     .off = 5, .len = 0xa0b0c0d0e0f00011ull};
   unsigned char h[WSP__FRAME_HDR];
   wsp__frame_encode(&f, h);
   const unsigned char want[WSP__FRAME_HDR] = {
-      'W', 'S', 'P', '1', WSP__F_DATA, 0, 0, 0, 4, 3, 2, 1, 0, 0, 0, 0,
+      'W', 'S', 'P', '2', WSP__F_DATA, 0, 0, 0, 4, 3, 2, 1, 0, 0, 0, 0,
       0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11, 5, 0, 0, 0, 0, 0, 0, 0,
       0x11, 0x00, 0xf0, 0xe0, 0xd0, 0xc0, 0xb0, 0xa0};
   CHECK(memcmp(h, want, sizeof h) == 0, "encoded header differs from the layout");
@@ -62,5 +62,13 @@ int main(void) {
   CHECK(wsp__frame_decode(bad, &g) != 0, "an unknown frame type was accepted");
   bad[4] = 0;
   CHECK(wsp__frame_decode(bad, &g) != 0, "frame type 0 was accepted");
+  memcpy(bad, h, sizeof bad);
+  bad[13] = 1;
+  CHECK(wsp__frame_decode(bad, &g) != 0, "a header with its reserved word set was accepted");
+  /* Which frames carry payload (the sealed records follow it). */
+  CHECK(wsp__frame_has_payload(WSP__F_DATA) && wsp__frame_has_payload(WSP__F_PDATA) &&
+            wsp__frame_has_payload(WSP__F_HELLO) && !wsp__frame_has_payload(WSP__F_CTS) &&
+            !wsp__frame_has_payload(WSP__F_RESULT) && !wsp__frame_has_payload(WSP__F_ACK),
+        "payload-carrying frame types");
   return check_summary("test_stripe_model");
 }
