@@ -414,20 +414,19 @@ wsp_comm_t *wsp__sites_wan_with(wsp_comm_t *comm, int lanes, int *rc) {
   if (src != WSP_ERR_TIMEOUT)
     WSP__MPI_COLL_GOTO(comm, *rc, out, Allreduce, &failed, &any, 1, MPI_INT, MPI_MAX,
                        comm->mpi);
-out:
-  if (src == WSP_ERR_TIMEOUT || *rc == WSP_ERR_TIMEOUT) {
-    if (*rc == WSP_OK) *rc = src;
+out:;
+  const int timed_out = src == WSP_ERR_TIMEOUT || *rc == WSP_ERR_TIMEOUT;
+  if (timed_out || *rc != WSP_OK || any) {
     if (w && src == WSP_OK) wsp__stripe_free(w);
     wsp__comm_unwrap(&w);
     free(st->wan_off);
     st->wan_off = NULL;
+  }
+  if (timed_out) {
+    if (*rc == WSP_OK) *rc = src;
     return NULL;
   }
   if (*rc != WSP_OK || any) {
-    if (w && src == WSP_OK) wsp__stripe_free(w);
-    wsp__comm_unwrap(&w);
-    free(st->wan_off);
-    st->wan_off = NULL;
     st->wan_failed = 1;
     wsp__log(comm, WSP_LOG_WARN,
              "sites: the lanes between sites could not be set up (%s); crossings go "

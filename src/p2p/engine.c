@@ -107,6 +107,13 @@ void wsp__req_finish(wsp__stripe_t *st, wsp__sreq_t *r, int status, const char *
 
 /* ---- failure ---- */
 
+const char *wsp__peer_status_name(uint32_t negated) {
+  /* Named only when it is one of ours: negating any other value could
+   * overflow. */
+  return negated >= 1 && negated <= WSP__STATUS_MAX ? wsp_err_name(-(int)negated)
+                                                    : "an unknown status";
+}
+
 static void fail_queue(wsp__stripe_t *st, wsp__sreq_t **head, wsp__sreq_t **tail, int status,
                        const char *why) {
   while (*head) {
@@ -627,14 +634,10 @@ static int on_header(wsp__stripe_t *st, wsp__pair_t *pr, wsp__lane_t *l) {
     /* Every lane said goodbye, after every frame the peer had for us. */
     pair_closed(st, pr);
     return -1;
-  case WSP__F_ERR: {
-    /* Status codes are small negative numbers; anything else is named
-     * as unknown rather than negated. */
-    const int known = f->aux >= 1 && f->aux <= 1000;
+  case WSP__F_ERR:
     wsp__pair_fail(st, pr, WSP_ERR_REMOTE, "rank %d failed the striped transfer (%s)",
-                   pr->peer, known ? wsp_err_name(-(int)f->aux) : "an unknown status");
+                   pr->peer, wsp__peer_status_name(f->aux));
     return -1;
-  }
   default: /* frame_refused took every other type */
     wsp__pair_fail(st, pr, WSP_ERR_INTERNAL, "frame type %u was let through", (unsigned)f->type);
     return -1;

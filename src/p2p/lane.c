@@ -26,7 +26,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -84,11 +83,6 @@ int wsp__frame_decode(const unsigned char in[WSP__FRAME_HDR], wsp__frame_t *f) {
 int wsp__frame_has_payload(uint32_t type) {
   return type == WSP__F_HELLO || type == WSP__F_CHAL || type == WSP__F_PROOF ||
          type == WSP__F_DATA || type == WSP__F_PDATA;
-}
-
-static int set_nonblock(int fd) {
-  int fl = fcntl(fd, F_GETFL, 0);
-  return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 }
 
 static void close_keep_errno(int fd) {
@@ -278,7 +272,6 @@ void wsp__lane_options(int fd, size_t lowat) {
   (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   int lw = lowat > (size_t)1 << 30 ? 1 << 30 : (int)lowat;
   (void)setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lw, sizeof lw);
-  (void)set_nonblock(fd);
 }
 
 void wsp__lane_shutdown(int fd) {

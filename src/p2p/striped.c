@@ -343,7 +343,7 @@ static int info_mismatch(const wsp__pair_t *pr, char *why, size_t n) {
              "WSP_P2P_MAX_LANES and WSP_P2P_ENCRYPT must agree)",
              pr->peer, t->lanes, t->encrypt ? " sealed" : "", pr->mine.lanes,
              pr->mine.encrypt ? " sealed" : "");
-  else if (t->naddr > WSP__ADDRS_MAX || t->status > 1000)
+  else if (t->naddr > WSP__ADDRS_MAX || t->status > WSP__STATUS_MAX)
     snprintf(why, n, "rank %d sent a malformed set-up", pr->peer);
   else
     return 0;
@@ -497,9 +497,8 @@ void wsp__pair_advance(wsp__stripe_t *st, wsp__pair_t *pr) {
     return;
   }
   if (pr->verdict[0] != 0) {
-    const int known = pr->verdict[0] <= 1000;
     wsp__pair_fallback(st, pr, "rank %d could not bring the lanes up (%s; see its log)", pr->peer,
-                       known ? wsp_err_name(-(int)pr->verdict[0]) : "an unknown status");
+                       wsp__peer_status_name(pr->verdict[0]));
     return;
   }
   if (pr->nconn != pr->nlanes) {

@@ -135,6 +135,12 @@ int wsp__open_begin(wsp__seal_t *s);
 int wsp__open_update(wsp__seal_t *s, unsigned char *buf, size_t n);
 int wsp__open_finish(wsp__seal_t *s, const unsigned char tag[WSP__TAG]);
 
+/* Statuses travel negated (ERR frames, the set-up's status and verdict);
+ * a value above this is no status of ours. */
+#define WSP__STATUS_MAX 1000u
+/* The name of a status sent negated by a peer, or "an unknown status". */
+const char *wsp__peer_status_name(uint32_t negated);
+
 /* ---- frames ---- */
 enum {
   WSP__FRAME_HDR = 40,          /* bytes of an encoded header */
@@ -312,7 +318,6 @@ typedef struct wsp__pair {
   uint32_t verdict[2];
   void *priv; /* this set-up's private key, until the keys are derived */
   wsp__keys_t keys;
-  int have_keys;
   int same_host; /* the peer runs on this host (and network namespace) */
   /* The higher rank: the peer's addresses a lane may come from. */
   uint32_t src[WSP__ADDRS_MAX];

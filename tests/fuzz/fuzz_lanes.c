@@ -112,7 +112,6 @@ static int setup(rig_t *g, int scenario, int sealed, const uint8_t *data, size_t
   pr->threshold = 65536;
   pr->mine.encrypt = (uint32_t)sealed;
   pr->keys = keys;
-  pr->have_keys = 1;
   if (scenario == 5) {
     /* A pair being set up, no lane up yet; a connection from its address. */
     pr->state = WSP__PAIR_CONNECT;
