@@ -79,6 +79,24 @@ static void test_config(void) {
           "WSP_CHECK=%s rejected naming it", bad_checks[i]);
   }
   unsetenv("WSP_CHECK");
+  /* WSP_P2P_ENCRYPT: 0 or 1, nothing else; the config field likewise. */
+  CHECK(c.p2p_encrypt == 0, "WSP_P2P_ENCRYPT off by default");
+  setenv("WSP_P2P_ENCRYPT", "1", 1);
+  CHECK(wsp_config_from_env(&c) == WSP_OK && c.p2p_encrypt == 1, "WSP_P2P_ENCRYPT=1: %s",
+        wsp_last_error());
+  for (int i = 0; i < 4; i++) {
+    setenv("WSP_P2P_ENCRYPT", bad_checks[i], 1);
+    CHECK(wsp_config_from_env(&c) == WSP_ERR_CONFIG && strstr(wsp_last_error(), "WSP_P2P_ENCRYPT"),
+          "WSP_P2P_ENCRYPT=%s rejected naming it", bad_checks[i]);
+  }
+  unsetenv("WSP_P2P_ENCRYPT");
+  c.p2p_encrypt = 2;
+  CHECK(wsp__config_check(&c) == WSP_ERR_ARG && strstr(wsp_last_error(), "cfg->p2p_encrypt"),
+        "cfg.p2p_encrypt = 2 refused naming it");
+  c.p2p_encrypt = -1;
+  CHECK(wsp__config_check(&c) == WSP_ERR_ARG && strstr(wsp_last_error(), "cfg->p2p_encrypt"),
+        "cfg.p2p_encrypt = -1 refused naming it");
+  c.p2p_encrypt = 0;
   /* WSP_TIMEOUT: seconds with an optional unit, 0 to 1e6. */
   CHECK(c.timeout == 0, "WSP_TIMEOUT off by default");
   const struct {
