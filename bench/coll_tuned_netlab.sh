@@ -14,7 +14,8 @@
 #   classes, seed 1, where busbw / B is over the NIC rate, not the pair's)
 #   WSP_OMPI_TUNED, WSP_MPICH_TUNED: the hand tunings, one per line,
 #     "label: NAME VALUE NAME VALUE ..." (Open MPI MCA parameters; MPICH
-#     environment variables, CVARs and UCX's); defaults below
+#     environment variables, CVARs and UCX's); default: those of
+#     bench/tunings for the collectives measured (one list for every script)
 #   WSP_BENCH_OLD: another wsp-bench binary (built for Open MPI) to run beside
 #     this one at the default settings, labelled "old" (to re-measure a change)
 #   WSP_NETMAP_RUN (1): 1 probes the lab with wsp-probe under each MPI first
@@ -22,7 +23,8 @@
 #     (WSP_NETMAP), labelled "default-map": the eager limit it measured
 #     bounds the pipelined segments (docs/netmap.md); 0 leaves it out
 # In the tuning lists, a NAME starting with WSP_ is an environment variable
-# of wirespeed's, not a setting of the MPI's.
+# of wirespeed's, not a setting of the MPI's. Every job runs auto beside the
+# MPI's call, so each ratio in the summary divides two figures of one job.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/bench/netlab_map.sh"
@@ -36,23 +38,6 @@ colls=${WSP_COLLS:-allreduce,bcast}
 sizes=${WSP_SIZES:-16M}
 reps=${WSP_REPS:-3}
 mpis=${WSP_MPIS:-openmpi mpich}
-# Open MPI 4.1's tuned component: allreduce 4 ring, 5 segmented ring, 6
-# Rabenseifner; bcast 3 pipeline, 4 split binary tree, 9 scatter + ring
-# allgather; btl_tcp_links opens several TCP connections per pair.
-default_ompi="links2: btl_tcp_links 2
-allreduce-ring: coll_tuned_use_dynamic_rules 1 coll_tuned_allreduce_algorithm 4
-allreduce-segring-1M: coll_tuned_use_dynamic_rules 1 coll_tuned_allreduce_algorithm 5 coll_tuned_allreduce_algorithm_segmentsize 1048576
-allreduce-rabenseifner: coll_tuned_use_dynamic_rules 1 coll_tuned_allreduce_algorithm 6
-bcast-pipeline-128K: coll_tuned_use_dynamic_rules 1 coll_tuned_bcast_algorithm 3 coll_tuned_bcast_algorithm_segmentsize 131072
-bcast-splitbin-64K: coll_tuned_use_dynamic_rules 1 coll_tuned_bcast_algorithm 4 coll_tuned_bcast_algorithm_segmentsize 65536
-bcast-scatter-ring: coll_tuned_use_dynamic_rules 1 coll_tuned_bcast_algorithm 9"
-# MPICH 4.0.2 (ch4:ucx): its algorithm CVARs and UCX's rendezvous threshold.
-# Its blocking allreduce has no ring; the non-blocking one does (nb +
-# tsp_ring), and it is MPICH's best at 16 MiB on 4 x 1 (docs/results/python.md).
-default_mpich="rndv-256K: UCX_RNDV_THRESH 262144
-allreduce-ring: MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM nb MPIR_CVAR_IALLREDUCE_INTRA_ALGORITHM tsp_ring
-allreduce-rsag: MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM reduce_scatter_allgather UCX_RNDV_THRESH 262144
-bcast-scatter-ring: MPIR_CVAR_BCAST_INTRA_ALGORITHM scatter_ring_allgather UCX_RNDV_THRESH 262144"
 mkdir -p "$out"
 "$root/scripts/deps.sh"
 for m in $mpis; do "$root/scripts/build.sh" "$m" >/dev/null; done
@@ -95,7 +80,8 @@ for m in $mpis; do
   if [ "$m" = openmpi ] && [ -n "${WSP_BENCH_OLD:-}" ]; then
     run "$m" "$m-default-old" "$WSP_BENCH_OLD"
   fi
-  if [ "$m" = openmpi ]; then list=${WSP_OMPI_TUNED-$default_ompi}; else list=${WSP_MPICH_TUNED-$default_mpich}; fi
+  if [ "$m" = openmpi ]; then list=${WSP_OMPI_TUNED-$(wsp_tunings "$m" "$colls")}
+  else list=${WSP_MPICH_TUNED-$(wsp_tunings "$m" "$colls")}; fi
   while IFS= read -r line; do
     [ -n "$line" ] || continue
     tlabel=${line%%:*}
@@ -125,7 +111,8 @@ for (l, c, s) in keys:
     if not a or not m:
         continue
     print(f"| {l[:-len(stamp) - 1]} | {c} | {s} | {frac(a):.3f} ({a['ran']}) | {frac(m):.3f} | {m['time_s'] / a['time_s']:.2f} |")
-print("\nsummary: auto at each MPI's defaults against that MPI's default call and its best hand-tuned call")
+print("\nsummary: auto against each MPI's default call and its best hand-tuned call; each ratio")
+print("divides the MPI's time by auto's in the same job (the tuned MPI's settings apply to both)")
 for mpi in ("openmpi", "mpich"):
     for c in sorted({k[1] for k in keys}):
         for s in sorted({k[2] for k in keys if k[1] == c}):
@@ -133,21 +120,19 @@ for mpi in ("openmpi", "mpich"):
             a, md = rows.get((d, c, s, "auto")), rows.get((d, c, s, "mpi"))
             if not a or not md:
                 continue
-            tuned = [(rows[k], k[0]) for k in rows if k[1] == c and k[2] == s and k[3] == "mpi"
-                     and k[0].startswith(mpi + "-") and not k[0].startswith(mpi + "-default")]
+            # The best tuning is the job whose MPI call ran fastest, the defaults included.
+            jobs = [k[0] for k in rows if k[1] == c and k[2] == s and k[3] == "mpi"
+                    and k[0].startswith(mpi + "-") and "-default-map-" not in k[0]
+                    and "-default-old-" not in k[0] and (k[0], c, s, "auto") in rows]
+            bl = max(jobs, key=lambda l: rows[(l, c, s, "mpi")]["busbw_GBps"])
+            bt, ba = rows[(bl, c, s, "mpi")], rows[(bl, c, s, "auto")]
+            print(f"  {mpi} {c} {s}: defaults: auto {frac(a):.3f} B ({a['ran']}), MPI {frac(md):.3f} B "
+                  f"-> {md['time_s'] / a['time_s']:.2f}x; best tuning {bl[len(mpi) + 1:-len(stamp) - 1]}: "
+                  f"MPI {frac(bt):.3f} B, auto {frac(ba):.3f} B ({ba['ran']}) -> {bt['time_s'] / ba['time_s']:.2f}x")
             am = rows.get((f"{mpi}-default-map-{stamp}", c, s, "auto"))
             mm = rows.get((f"{mpi}-default-map-{stamp}", c, s, "mpi"))
             if am and mm:
-                # The MPI default of the same job; the tuned MPIs ran in jobs of their own.
-                print(f"  {mpi} {c} {s}: auto with the network map {frac(am):.3f} B ({am['ran']}), "
-                      f"without {frac(a):.3f} B; with the map: MPI default "
-                      f"-> {mm['time_s'] / am['time_s']:.2f}x, best MPI "
-                      f"-> {min(md['time_s'], min((t[0]['time_s'] for t in tuned), default=md['time_s'])) / am['time_s']:.2f}x")
-            best, bl = max(tuned, key=lambda t: t[0]["busbw_GBps"]) if tuned else (md, d)
-            if md["busbw_GBps"] >= best["busbw_GBps"]:
-                best, bl = md, d
-            print(f"  {mpi} {c} {s}: auto {frac(a):.3f} B ({a['ran']}); MPI default {frac(md):.3f} B "
-                  f"-> {md['time_s'] / a['time_s']:.2f}x; best MPI {frac(best):.3f} B "
-                  f"({bl[len(mpi) + 1:-len(stamp) - 1]}) -> {best['time_s'] / a['time_s']:.2f}x")
+                print(f"  {mpi} {c} {s}: with the network map: auto {frac(am):.3f} B ({am['ran']}), "
+                      f"MPI {frac(mm):.3f} B -> {mm['time_s'] / am['time_s']:.2f}x (same job)")
 PY
 echo "# JSON lines appended to $json (labels end in -$stamp)"

@@ -22,3 +22,35 @@ wsp_setting_args() {
     shift 2
   done
 }
+
+#   wsp_tunings MPI WHAT
+#       prints the hand tunings of bench/tunings for MPI whose FOR names any
+#       of WHAT (a comma list: collectives, sites, p2p, shuffle), one per
+#       line as "LABEL: NAME VALUE ...", the form the scripts' WSP_*_TUNED
+#       overrides take.
+#   wsp_tuning_best MPI COLL@SHAPE
+#       prints the one tuning marked best for COLL on netlab SHAPE (4x1, 8x1)
+#       in the same form, or nothing.
+wsp_tunings() {
+  awk -v mpi="$1" -v what="$2" '
+    /^[[:space:]]*(#|$)/ { next }
+    $1 == mpi {
+      n = split($3, f, ","); m = split(what, w, ","); hit = 0
+      for (i = 1; i <= n; i++) for (j = 1; j <= m; j++) if (f[i] == w[j]) hit = 1
+      if (!hit) next
+      line = $2 ":"; for (i = 5; i <= NF; i++) line = line " " $i
+      print line
+    }' "$(dirname "${BASH_SOURCE[0]}")/tunings"
+}
+
+wsp_tuning_best() {
+  awk -v mpi="$1" -v want="$2" '
+    /^[[:space:]]*(#|$)/ { next }
+    $1 == mpi {
+      n = split($4, b, ","); hit = 0
+      for (i = 1; i <= n; i++) if (b[i] == want) hit = 1
+      if (!hit) next
+      line = $2 ":"; for (i = 5; i <= NF; i++) line = line " " $i
+      print line; exit
+    }' "$(dirname "${BASH_SOURCE[0]}")/tunings"
+}

@@ -4,7 +4,7 @@
 # cap on the WAN (F = W), then with F = B/2. wsp-bench coll --sites runs
 # bcast and allreduce with the multi-site algorithms, the baselines
 # far_first and two_tier, auto and the MPI's own call (MPI_COMM_WORLD), and
-# then the MPI's call tuned by hand (one job per setting; the lists below).
+# then the MPI's call tuned by hand (one job per setting of bench/tunings).
 # A summary per run: each algorithm's busbw / B, sites(_chain) against the
 # baselines, and the measured time against the model's prediction.
 # Needs root; every lab it makes is removed again on exit.
@@ -13,7 +13,8 @@
 #   WSP_SITES_PARTS ("nocap cap"; "lanes": with the cap and n = 4, sites
 #   over the model's lanes, then with WSP_WAN_LANES=1), WSP_MPIS ("openmpi
 #   mpich"), WSP_SIZES (1M,4M,16M), WSP_REPS (1),
-#   WSP_TUNED (1: add the hand-tuned MPI runs at the largest size),
+#   WSP_TUNED (1: add the hand-tuned MPI runs at the largest size: the
+#   tunings of bench/tunings for "sites"),
 #   WSP_ALGS (sites,sites_chain,far_first,two_tier,auto,mpi)
 # In the tuning lists, a NAME starting with WSP_ is an environment variable
 # of wirespeed's, not a setting of the MPI's.
@@ -35,18 +36,6 @@ case $sizes in
     echo "sites_netlab.sh: WSP_SIZES must be sizes separated by commas (e.g. 16M,64M), not '$sizes'" >&2
     exit 2 ;;
 esac
-# Open MPI 4.1's tuned component: bcast 3 pipeline, 9 scatter + ring
-# allgather; allreduce 4 ring, 6 Rabenseifner; btl_tcp_links opens several
-# TCP connections per pair of ranks.
-tuned_ompi="links4: btl_tcp_links 4
-bcast-pipeline-32K: coll_tuned_use_dynamic_rules 1 coll_tuned_bcast_algorithm 3 coll_tuned_bcast_algorithm_segmentsize 32768
-bcast-scatter-ring: coll_tuned_use_dynamic_rules 1 coll_tuned_bcast_algorithm 9
-allreduce-ring: coll_tuned_use_dynamic_rules 1 coll_tuned_allreduce_algorithm 4
-allreduce-rabenseifner: coll_tuned_use_dynamic_rules 1 coll_tuned_allreduce_algorithm 6"
-# MPICH 4.0.2 (ch4:ucx): its algorithm CVARs and UCX's rendezvous threshold.
-tuned_mpich="bcast-scatter-ring: MPIR_CVAR_BCAST_INTRA_ALGORITHM scatter_ring_allgather UCX_RNDV_THRESH 262144
-bcast-scatter-rdb: MPIR_CVAR_BCAST_INTRA_ALGORITHM scatter_recursive_doubling_allgather UCX_RNDV_THRESH 262144
-allreduce-rsag: MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM reduce_scatter_allgather UCX_RNDV_THRESH 262144"
 mkdir -p "$out"
 json="$out/sites-netlab.json"
 "$root/scripts/deps.sh"
@@ -94,7 +83,7 @@ for part in $parts; do
     fi
     run "$m" "$part-$m" "$algs" "$sizes"
     [ "${WSP_TUNED:-1}" = 1 ] || continue
-    if [ "$m" = openmpi ]; then list=$tuned_ompi; else list=$tuned_mpich; fi
+    list=$(wsp_tunings "$m" sites)
     while IFS= read -r line; do
       [ -n "$line" ] || continue
       read -r -a kv <<< "${line#*:}"
