@@ -3,7 +3,8 @@
 # is for. As root it builds a small netlab cluster (4 hosts, one rank each,
 # NIC 100 Mbit/s, Open MPI over TCP through the shaped links) and measures,
 # side by side in one run, wirespeed against the MPI's own way of doing the
-# same: allreduce and bcast of 16 MiB (busbw / B), the sparse exchange, and a
+# same: allreduce and bcast of 16 MiB (busbw / B; against the MPI at its
+# defaults and tuned by hand, bench/tunings), the sparse exchange, and a
 # 20-second shuffle beside synchronous rounds; it ends with a summary table
 # and writes results/demo-netlab.png. The lab is removed on exit, also after
 # a failure or Ctrl-C. Without root (or where namespaces do not work) it runs
@@ -21,12 +22,14 @@ Installs what is missing (scripts/deps.sh), builds wirespeed with Open MPI
 
   as root: a netlab cluster of 4 hosts, one rank each, NIC B = 100 Mbit/s;
     raw TCP ring check (iperf3), then wirespeed beside the MPI's own call:
-      allreduce, bcast 16 MiB    wsp-bench coll: auto vs MPI_Allreduce/MPI_Bcast
+      allreduce, bcast 16 MiB    wsp-bench coll: auto vs MPI_Allreduce/MPI_Bcast,
+                                 at Open MPI's defaults and, one more job each,
+                                 under its best hand tuning (bench/tunings)
       sparse exchange 64 KiB     wsp-bench sparse: auto vs MPI_Alltoall+Alltoallv
       shuffle, 20 s each         wsp-bench shuffle: adaptive vs synchronous rounds
     a summary table (ratio wirespeed / MPI) and results/demo-netlab.png
     (shuffle goodput over time); JSON lines in results/demo-netlab-*.json.
-    Takes about two minutes. The lab is removed on exit, whatever happens.
+    Takes about three minutes. The lab is removed on exit, whatever happens.
 
   without root, or with --loopback: wsp-bench sparse on loopback, N ranks
     (--np, default 16), NBX, PEX, alltoallv and auto side by side; further
@@ -110,6 +113,22 @@ echo "== allreduce, bcast 16 MiB: wirespeed (auto) and the MPI's own call (mpi)"
   "$bench" coll --colls allreduce,bcast --sizes 16M --algs auto,mpi \
   --reps 2 --iters 1 --warmup 0 --label "$label" --json "$coll_json"
 
+# The same against the MPI tuned by hand: per collective, one job under the
+# tuning bench/tunings marks best for it on this lab's shape, auto beside the
+# MPI's call in that job (the settings apply to both).
+. "$root/bench/netlab_args.sh"
+for coll in allreduce bcast; do
+  tuned=$(wsp_tuning_best openmpi "$coll@${hosts}x1")
+  [ -n "$tuned" ] || continue
+  # shellcheck disable=SC2086  (the settings are words)
+  wsp_setting_args openmpi ${tuned#*: }
+  echo
+  echo "== $coll 16 MiB, Open MPI tuned by hand (${tuned%%:*}: ${tuned#*: })"
+  "$netlab" run --name "$name" --timeout 300 "${setting_args[@]}" -- \
+    "$bench" coll --colls "$coll" --sizes 16M --algs auto,mpi \
+    --reps 2 --iters 1 --warmup 0 --label "$label-tuned-${tuned%%:*}" --json "$coll_json"
+done
+
 echo
 echo "== sparse exchange, 64 KiB to 1 or 2 of the 3 other ranks: auto against alltoallv"
 echo "   (MPI_Alltoall of the counts + MPI_Alltoallv), NBX and PEX"
@@ -150,12 +169,20 @@ def rows(path):
 
 ring = json.load(open(cal))["results"][0]
 out = [("what", "measure", "wirespeed", "MPI", "wirespeed/MPI")]
-c = {(r["coll"], r["alg"]): r for r in rows(coll)}
+# Each ratio divides two figures of one job: auto and the MPI's call at the
+# MPI's defaults, then auto and the MPI's call under the hand tuning.
+c = {(r["coll"], r["alg"], "-tuned-" in r["label"]): r for r in rows(coll)}
 for name, call in (("allreduce", "MPI_Allreduce"), ("bcast", "MPI_Bcast")):
-    a, m = c[(name, "auto")], c[(name, "mpi")]
-    fa, fm = a["busbw_GBps"] * 8e9 / B, m["busbw_GBps"] * 8e9 / B
-    out.append(("%s 16 MiB" % name, "busbw / B", "%.2f %s" % (fa, a.get("chosen") or ""),
-                "%.2f %s" % (fm, call), "%.2f" % (fa / fm)))
+    for tuned in (False, True):
+        if (name, "auto", tuned) not in c:
+            continue
+        a, m = c[(name, "auto", tuned)], c[(name, "mpi", tuned)]
+        fa, fm = a["busbw_GBps"] * 8e9 / B, m["busbw_GBps"] * 8e9 / B
+        what = "%s 16 MiB" % name
+        if tuned:
+            what += ", MPI tuned (%s)" % a["label"].split("-tuned-", 1)[1]
+        out.append((what, "busbw / B", "%.2f %s" % (fa, a.get("chosen") or ""),
+                    "%.2f %s" % (fm, call), "%.2f" % (fa / fm)))
 s = {(r["k"], r["bytes"], r["alg"]): r for r in rows(sparse)}
 for k, size in sorted({(k, b) for k, b, _ in s}):
     a, m = s[(k, size, "auto")], s[(k, size, "alltoallv")]
