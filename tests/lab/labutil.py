@@ -1,6 +1,8 @@
 """Shared helpers for the netlab tests (tests/lab/test_*.py).
 
-Exit codes follow ctest: 0 pass, 1 fail, 77 skip (printed reason).
+Exit codes follow ctest: 0 pass, 1 fail, 77 skip (printed reason). In CI (WSP_CI=1, set by
+.ci/run) a test that cannot run fails instead of skipping: the lab tests are the only tests of
+the network-level claims, and CI runs as root, so a skip there means they were lost.
 Every test uses its own lab name, so it only ever removes its own lab.
 """
 import ipaddress
@@ -17,7 +19,17 @@ NETLAB = os.path.join(ROOT, "scripts", "netlab")   # launcher of the lab/netlab 
 SKIP = 77
 
 
+def in_ci():
+    """Whether this is a CI run: WSP_CI=1 (unset, empty or 0: not)."""
+    v = os.environ.get("WSP_CI", "")
+    if v not in ("", "0", "1"):
+        fail("WSP_CI=%r: expected 0 or 1" % v)
+    return v == "1"
+
+
 def skip(reason):
+    if in_ci():
+        fail("skipped in CI: " + reason)
     print("SKIP: " + reason, flush=True)
     sys.exit(SKIP)
 

@@ -3,14 +3,19 @@
 the new rate on both ends of its link); a host's link dropped for 2 s (no connection gets through
 meanwhile, one does after); a host's process killed by its command line. Then a shuffle
 (tests/mpi/test_fault.c --fault none: every rank asks every rank 8000 times, each answer
-checked against the request, every request answered exactly once) on 4 hosts at 20 Mbit/s,
-about 8 s long, with one host's link dropped for 3 s in its middle, under Open MPI. Runtime
-~30 s.
+checked against the request, every request answered exactly once) on 4 hosts at 20 Mbit/s
+under Open MPI, with one host's link dropped for 3 s in its middle: the drop starts 2 s after
+every rank has begun the shuffle, and the host's switch port, sampled while every rank is
+inside it, must be seen down, with the shuffle's bytes through it before, none while down and
+more after. Runtime ~30 s.
 
 usage: test_fault.py PATH/TO/test_fault"""
+import json
 import os
+import re
 import subprocess
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -21,7 +26,6 @@ HOSTS = 4
 
 
 def state(name):
-    import json
     p = netlab("status", "--name", name, "--json")
     return json.loads(p.stdout)
 
@@ -45,6 +49,106 @@ PROBE = ("import socket, sys\n"
 def ping(ns, ip):
     return subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c", PROBE, ip],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE).returncode == 0
+
+
+def port(h):
+    """Whether h's switch port is up (administratively) and the bytes it has carried."""
+    p = subprocess.run(["ip", "-n", h["sw_ns"], "-s", "-j", "link", "show", "dev", h["swdev"]],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    e = json.loads(p.stdout)[0]
+    return "UP" in e["flags"], e["stats64"]["rx"]["bytes"] + e["stats64"]["tx"]["bytes"]
+
+
+def shuffle_over_drop(name, prog, victim):
+    """The shuffle on every host with the victim's link dropped for 3 s once every rank has
+    begun it (the program prints START, flushed, before it and RUN after it). While every
+    rank is inside the shuffle (all START lines read, no RUN line yet) the victim's switch
+    port is sampled: it must be seen down, having carried bytes before that and none while
+    down, and carry bytes again once it is back, before any rank ends the shuffle. Returns
+    the errors found."""
+    errors = []
+    cmd = [sys.executable, NETLAB, "run", "--name", name, "--mpi", "openmpi", "--timeout",
+           "120", "--", prog, "--op", "shuffle", "--fault", "none", "--requests", "8000"]
+    t0 = time.time()
+    job = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = [], []
+    starts, ends = set(), set()
+
+    def read_out():
+        for line in job.stdout:
+            out.append(line)
+            m = re.match(r"(START|RUN) rank (\d+) ", line)
+            if m:
+                (starts if m.group(1) == "START" else ends).add(int(m.group(2)))
+
+    readers = [threading.Thread(target=read_out, daemon=True),
+               threading.Thread(target=lambda: err.extend(job.stderr), daemon=True)]
+    for r in readers:
+        r.start()
+    # The fault starts 2 s into the shuffle (its arguments are checked first), so that the
+    # link carries the shuffle's traffic before it drops.
+    fault = None
+    samples = []   # (up, bytes) while every rank is inside the shuffle
+    while job.poll() is None and time.time() - t0 < 180:
+        inside = len(starts) == HOSTS and not ends
+        if inside and fault is None:
+            fault = subprocess.Popen([sys.executable, NETLAB, "fault", "down", victim["name"],
+                                      "--for", "3", "--after", "2", "--name", name],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if inside:
+            sample = port(victim)
+            if len(starts) == HOSTS and not ends:  # still inside after the sample was taken
+                samples.append(sample)
+        time.sleep(0.1)
+    if job.poll() is None:
+        job.kill()
+        errors.append("the shuffle with a link dropped did not end in 180 s")
+    job.wait()
+    for r in readers:
+        r.join(timeout=10)
+    out, err = "".join(out), "".join(err)
+    print("$ netlab %s  -> %d (%.1fs)" % (" ".join(cmd[2:]), job.returncode, time.time() - t0),
+          flush=True)
+    print(out[-2000:])
+    ok = out.count("VERDICT rank") == HOSTS and "FAILED" not in out
+    if job.returncode != 0 or not ok:
+        print(err[-3000:])
+        errors.append("the shuffle with a link dropped failed (exit %d)" % job.returncode)
+    if fault is None:
+        return errors + ["the shuffle never had every rank inside it: no fault injected"]
+    try:
+        frc = fault.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        fault.kill()
+        frc = fault.wait()
+    ferr = fault.stderr.read()
+    what = "%s: link down for 3 s" % victim["name"]
+    if frc != 0 or what not in ferr or "%s: link up" % victim["name"] not in ferr:
+        errors.append("fault down %s: exit %d, %r" % (victim["name"], frc, ferr.strip()))
+    down = [i for i, (up, _) in enumerate(samples) if not up]
+    print("%d samples of %s's port inside the shuffle, %d of them down" %
+          (len(samples), victim["name"], len(down)), flush=True)
+    if not down:
+        errors.append("%s's link was never seen down while the shuffle ran (%d samples): the "
+                      "drop missed the shuffle" % (victim["name"], len(samples)))
+        return errors
+    first, last = down[0], down[-1]
+    before = samples[first][1] - samples[0][1]
+    during = samples[last][1] - samples[first][1]
+    after = samples[-1][1] - samples[last][1]
+    print("bytes through %s's port inside the shuffle: %d before the drop, %d while down, %d "
+          "after" % (victim["name"], before, during, after), flush=True)
+    if before <= 0:
+        errors.append("no shuffle traffic through %s's link before it dropped" % victim["name"])
+    if during != 0 or last - first + 1 != len(down):
+        errors.append("%s's link carried %d bytes while down, or came back in between" %
+                      (victim["name"], during))
+    if after <= 0:
+        errors.append("the shuffle ended before %s's link came back (or sent nothing after): "
+                      "make it longer (--requests)" % victim["name"])
+    if not errors:
+        print("ok: shuffle over a dropped link, %.1f s" % (time.time() - t0), flush=True)
+    return errors
 
 
 def main():
@@ -117,25 +221,7 @@ def main():
         print("ok: process killed", flush=True)
 
         # The shuffle with h2's link down for 3 s in its middle.
-        down = subprocess.Popen([sys.executable, NETLAB, "fault", "down", "h2", "--for", "3",
-                                 "--after", "3", "--name", name],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        t0 = time.time()
-        p = netlab("run", "--name", name, "--mpi", "openmpi", "--timeout", "120", "--",
-                   prog, "--op", "shuffle", "--fault", "none", "--requests", "8000",
-                   check=False, timeout=180)
-        took = time.time() - t0
-        down.wait(timeout=60)
-        print(p.stdout[-2000:])
-        ok = p.stdout.count("VERDICT rank") == HOSTS and "FAILED" not in p.stdout
-        if p.returncode != 0 or not ok:
-            print(p.stderr[-3000:])
-            errors.append("the shuffle with a link dropped failed (exit %d)" % p.returncode)
-        elif took < 6:
-            errors.append("the shuffle ended after %.1f s, before the link came back: make "
-                          "it longer (--requests)" % took)
-        else:
-            print("ok: shuffle over a dropped link, %.1f s" % took, flush=True)
+        errors += shuffle_over_drop(name, prog, h["h2"])
     finally:
         cleanup(name)
     return conclude(errors, before, name)

@@ -8,12 +8,16 @@ extra calls have to move, within TCP/IP and MPI framing:
     bcast (sites, far_first)        A->B: 4 M, B->A: acknowledgements only (< 5% of 4 M)
     allreduce (sites, two_tier)     A->B and B->A: 4 M each
 with M = 4 MiB. Everything else the runs do (start-up, calibration, the checked call) is the
-same in both and cancels. Runtime ~60 s.
+same in both and cancels. On this 2 + 2 layout a flat fallback moves the same bytes across the
+WAN, so each run also reads the library's trace log (WSP_LOG=trace: one line per collective call
+naming the algorithm it runs) and requires every rank to have run the requested algorithm on each
+of its calls: the checked call and the timed ones. Runtime ~60 s.
 
     test_sites.py PATH/TO/wsp-bench
 """
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -39,6 +43,18 @@ def wan_bytes(path):
     return out["wan-a-to-b"], out["wan-b-to-a"]
 
 
+def calls_run(stderr, coll, alg):
+    """How many calls of `coll` each rank ran with `alg`, by the library's trace lines
+    "[wsp trace rank R] <coll>: <alg>, ...". The algorithms inside a site run on the site's
+    communicator and log their own names, never a multi-site one."""
+    n = {}
+    for m in re.finditer(r"^\[wsp trace rank (\d+)\] (\w+): (\w+), ", stderr, re.M):
+        if m.group(2) == coll and m.group(3) == alg:
+            r = int(m.group(1))
+            n[r] = n.get(r, 0) + 1
+    return n
+
+
 def main(bench):
     require_lab(("mpirun",))
     name = lab_name("st")
@@ -52,14 +68,21 @@ def main(bench):
             got = []
             for iters in (1, 1 + EXTRA):
                 counters = os.path.join(tmp, "%s-%s-%d.json" % (coll, alg, iters))
-                netlab("run", "--name", name, "--mpi", "openmpi", "--ppn", "1", "--timeout",
-                       "200", "--json-counters", counters,
-                       "--mpi-arg=-x", "--mpi-arg=WSP_SITES=ranks:0-1;2-3",
-                       "--mpi-arg=-x", "--mpi-arg=WSP_WAN_CONNECTIONS=2", "--",
-                       bench, "coll", "--colls", coll, "--algs", alg, "--sizes", str(M),
-                       "--iters", str(iters), "--reps", "1", "--warmup", "0", "--quiet",
-                       timeout=220)
+                p = netlab("run", "--name", name, "--mpi", "openmpi", "--ppn", "1",
+                           "--timeout", "200", "--json-counters", counters,
+                           "--mpi-arg=-x", "--mpi-arg=WSP_SITES=ranks:0-1;2-3",
+                           "--mpi-arg=-x", "--mpi-arg=WSP_WAN_CONNECTIONS=2",
+                           "--mpi-arg=-x", "--mpi-arg=WSP_LOG=trace", "--",
+                           bench, "coll", "--colls", coll, "--algs", alg, "--sizes", str(M),
+                           "--iters", str(iters), "--reps", "1", "--warmup", "0", "--quiet",
+                           timeout=220)
                 got.append(wan_bytes(counters))
+                # The checked call before timing and the timed ones (no warmup).
+                ran = calls_run(p.stderr, coll, alg)
+                if ran != {r: 1 + iters for r in range(HOSTS)}:
+                    errors.append("%s/%s with %d timed call(s): calls that ran %s, by rank: %s "
+                                  "(expected %d on each of %d ranks)" %
+                                  (coll, alg, iters, alg, ran, 1 + iters, HOSTS))
             ab = got[1][0] - got[0][0]
             ba = got[1][1] - got[0][1]
             exp = EXTRA * M

@@ -8,7 +8,9 @@
  *              [--fail-isend N]
  *
  * --fault none runs the operation once, checked, with nobody failing: for
- * faults injected from outside (a link dropped by netlab, tests/lab).
+ * faults injected from outside (a link dropped by netlab, tests/lab). Each
+ * rank prints "START rank R op OP" before it and "RUN rank R ..." after it,
+ * each flushed at once.
  * --requests: the shuffle's requests per pair of ranks (default 200);
  * --resp: the size of its responses (default 512 bytes), every byte checked.
  *
@@ -295,12 +297,17 @@ int main(int argc, char **argv) {
   wsp_comm_t *w = NULL;
   if (wsp_comm_create(MPI_COMM_WORLD, NULL, &w) != WSP_OK) die(wsp_last_error());
   if (sig == 0) {
-    /* No fault from here: the operation must succeed and be right. */
+    /* No fault from here: the operation must succeed and be right. The
+     * lines that mark its start and its end go out as they happen, so that
+     * a fault injected from outside can be placed between them. */
+    printf("START rank %d op %s\n", rank, op);
+    fflush(stdout);
     double t0 = MPI_Wtime();
     int rc = run(w, 0);
     printf("RUN rank %d op %s status %s after %.2f s\n", rank, op, wsp_err_name(rc),
            MPI_Wtime() - t0);
     printf("VERDICT rank %d %s\n", rank, rc == WSP_OK ? "ok" : "FAILED");
+    fflush(stdout);
     wsp_comm_free(&w);
     MPI_Finalize();
     return rc == WSP_OK ? 0 : 1;
