@@ -88,8 +88,10 @@ int main(int argc, char **argv) {
     if (bad) fprintf(stderr, "rank %d: bcast from MPI_BOTTOM, %s: wrong\n", rank, mangling[m].name);
     failures += bad;
   }
+  /* The verdict goes past the shim (PMPI_Allreduce), so that it does not
+   * depend on a call under test. */
   int all = 0;
-  MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  PMPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0) printf("shim_fsentinel: %d failures\n", all);
   free(a);
   MPI_Finalize();

@@ -1,9 +1,10 @@
 /*
  * The shim under MPI_THREAD_MULTIPLE: a plain MPI program whose threads
- * each run collectives on a communicator of their own at the same time
- * (the shim then makes and caches several wirespeed communicators at once,
- * and its re-entry guard is per thread). Every result is checked against
- * values computed here. Exit status 0 when every check passed.
+ * each run the seven collectives the shim takes on a communicator of their
+ * own at the same time (the shim then makes and caches several wirespeed
+ * communicators at once, and its re-entry guard is per thread). Every
+ * result is checked against values computed here. Exit status 0 when every
+ * check passed.
  *   shim_threads [--threads T] [--rounds R]
  */
 #include <mpi.h>
@@ -44,6 +45,28 @@ static void *run(void *arg) {
     MPI_Allgather(a, N, MPI_DOUBLE, b, N, MPI_DOUBLE, j->comm);
     for (int s = 0; s < p; s++)
       for (long i = 0; i < N; i++) j->failures += b[(long)s * N + i] != val(s, t + 1, i);
+    /* reduce and gather to the root, scatter from it */
+    for (long i = 0; i < N; i++) a[i] = val(r, t + 2, i);
+    MPI_Reduce(a, b, N, MPI_DOUBLE, MPI_SUM, root, j->comm);
+    for (long i = 0; i < N && r == root; i++) {
+      double want = 0;
+      for (int s = 0; s < p; s++) want += val(s, t + 2, i);
+      j->failures += b[i] != want;
+    }
+    MPI_Gather(a, N, MPI_DOUBLE, b, N, MPI_DOUBLE, root, j->comm);
+    for (int s = 0; s < p && r == root; s++)
+      for (long i = 0; i < N; i++) j->failures += b[(long)s * N + i] != val(s, t + 2, i);
+    for (int s = 0; s < p && r == root; s++)
+      for (long i = 0; i < N; i++) b[(long)s * N + i] = val(s, t + 3, i);
+    MPI_Scatter(b, N, MPI_DOUBLE, a, N, MPI_DOUBLE, root, j->comm);
+    for (long i = 0; i < N; i++) j->failures += a[i] != val(r, t + 3, i);
+    /* alltoall: rank r's block for rank s holds val(r.p + s) */
+    long m = N / p;
+    for (int s = 0; s < p; s++)
+      for (long i = 0; i < m; i++) a[s * m + i] = val(r * p + s, t, i);
+    MPI_Alltoall(a, (int)m, MPI_DOUBLE, b, (int)m, MPI_DOUBLE, j->comm);
+    for (int s = 0; s < p; s++)
+      for (long i = 0; i < m; i++) j->failures += b[s * m + i] != val(s * p + r, t, i);
   }
   free(a);
   free(b);
@@ -84,8 +107,11 @@ int main(int argc, char **argv) {
     failures += job[t].failures;
     MPI_Comm_free(&job[t].comm);
   }
+  /* The verdict goes past the shim (PMPI_Allreduce): through it, it would
+   * be one more call under test, and an allreduce that returned success
+   * without writing would report no failures. */
   int all = 0;
-  MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  PMPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0) printf("shim_threads: %d threads, %d failures\n", threads, all);
   MPI_Finalize();
   return all ? 1 : 0;
