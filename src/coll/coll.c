@@ -17,6 +17,8 @@ int wsp__coll_run(wsp_comm_t *comm, wsp__coll_args_t *a,
   int fell = 0;
   int alg = wsp__coll_choose(comm, t, shape, &fell);
   const wsp__coll_alg_t *r = &t->algs[alg];
+  comm->coll_ran[a->coll].calls++;
+  comm->coll_ran[a->coll].alg = alg;
   if (fell && comm->rank == 0)
     wsp__log(comm, WSP_LOG_INFO,
              "%s: the requested algorithm's preconditions do not hold; "

@@ -25,7 +25,10 @@
  *
  * Adding an algorithm: one row here and one file. tests/unit/test_registry.c
  * checks every table; tests/mpi/test_coll.c runs every row at many rank
- * counts against the MPI library's result.
+ * counts against the MPI library's result and checks that a forced row
+ * ran wherever its conditions hold (by its own list of conditions, which a
+ * row with preconditions joins), and mpi.coll_coverage fails unless every
+ * row ran in one of those tests.
  */
 #ifndef WSP_COLL_REGISTRY_H
 #define WSP_COLL_REGISTRY_H

@@ -87,6 +87,15 @@ struct wsp_comm {
   /* Collectives: the algorithm of each (WSP_ALG_AUTO or a table index),
    * the cost model, and the parsed rules file (NULL if none). */
   int coll_alg[WSP_COLL_COUNT];
+  /* Which algorithm each collective ran last on this communicator (a
+   * table index) and how many of its calls reached an algorithm, set by
+   * wsp__coll_run. Nothing in the library reads it: it lets the tests see
+   * that a forced algorithm really ran rather than a fallback
+   * (tests/mpi/test_coll.c). */
+  struct {
+    unsigned long calls;
+    int alg;
+  } coll_ran[WSP_COLL_COUNT];
   wsp_model_t model;
   struct wsp__rules *rules;
   wsp__topo_t topo;

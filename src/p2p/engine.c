@@ -372,6 +372,11 @@ static void probe_end(wsp__stripe_t *st, wsp__pair_t *pr) {
     probe_phase(st, pr, 2);
     return;
   }
+  if (st->probe_as[0] > 0) { /* a test's figures (WSP_P2P_PROBE_FIGURES) */
+    pr->rate1 = st->probe_as[0];
+    pr->ratek = st->probe_as[1];
+    pr->rtt = st->probe_as[2];
+  }
   wsp__stripe_choose(pr->rate1, pr->ratek, pr->rtt, pr->nlanes - 1, st->comm->cfg.p2p_min, &pr->k,
          &pr->threshold);
   uint64_t b1, bk;

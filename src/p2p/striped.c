@@ -75,6 +75,19 @@ int wsp__stripe_create(wsp_comm_t *comm) {
   v = 0;
   if (wsp__env_size("WSP_P2P_FAULT_SETUP_MS", 0, 600000, &v) == WSP_OK)
     st->fault_setup_delay = 1e-3 * (double)v;
+  const char *pf = getenv("WSP_P2P_PROBE_FIGURES");
+  if (pf && *pf) {
+    double f[3];
+    char end;
+    if (sscanf(pf, "%lf,%lf,%lf%c", &f[0], &f[1], &f[2], &end) == 3 && f[0] > 0 && f[1] > 0 &&
+        f[2] >= 0)
+      memcpy(st->probe_as, f, sizeof f);
+    else
+      wsp__log(comm, WSP_LOG_WARN,
+               "WSP_P2P_PROBE_FIGURES=\"%s\" is not RATE1,RATEK,RTT (two rates above 0 in "
+               "bytes/s, a round trip in s); the probe's own figures are used",
+               pf);
+  }
   const char *eg = getenv("WSP_P2P_ENDGAME");
   st->endgame_always = eg && strcmp(eg, "always") == 0;
   /* Unsent backlog at which a lane counts as free (lane.c). */

@@ -417,6 +417,12 @@ typedef struct wsp__stripe {
   /* Tests only (WSP_P2P_FAULT_SETUP_MS=MS): the lower rank waits this long
    * before it connects, so that a test can meet the listener. */
   double fault_setup_delay;
+  /* Tests only (WSP_P2P_PROBE_FIGURES=R1,RK,RTT): auto chooses from these
+   * figures (one lane's rate and all lanes' rate in bytes/s, the round
+   * trip in seconds) instead of those its probe measured, so that a test
+   * knows what it must choose; the probe still runs. probe_as[0] = 0:
+   * the measured figures. */
+  double probe_as[3];
   /* Tests only (WSP_P2P_ENDGAME=always): the endgame copies every chunk it
    * can, whatever the lanes' rates, so that copies and late copies are
    * exercised on any machine. */

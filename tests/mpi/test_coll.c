@@ -24,8 +24,24 @@
  * along a path in segments (checked, at three ranks or more). Without a
  * map, `aware` falls back to binomial.
  *
+ * After every case the test reads which algorithm ran (the communicator
+ * records it) and compares it with what this file expects, written here
+ * from each algorithm's documented conditions (docs/coll.md) rather than
+ * read from the registry, whose declarations are part of what is tested:
+ * a forced algorithm whose conditions hold must run, one whose conditions
+ * do not hold must not, and whatever runs (a fallback, auto's choice) must
+ * have its conditions met. Each algorithm's line says in how many cases it
+ * ran and what ran in the others.
+ *
+ * --record FILE writes which algorithms ran (one "collective algorithm"
+ * line each); --coverage FILE... (no MPI) fails unless every algorithm of
+ * every collective in the registry ran in one of the recorded runs, which
+ * is how the test list shows that each algorithm is tested somewhere
+ * (mpi.coll_coverage in tests/CMakeLists.txt).
+ *
  * usage: test_coll [--coll NAME] [--alg NAME] [--quick] [--big-bytes B]
- *                  [--map probe|random|uniform]
+ *                  [--map probe|random|uniform] [--record FILE]
+ *        test_coll --coverage FILE...
  */
 #include <math.h>
 #include <stdint.h>
@@ -40,6 +56,9 @@
 static int rank, size;
 static long failures, cases;
 static const char *map_mode; /* --map */
+/* Which algorithms ran in this run, by collective and table index. */
+#define MAX_ALGS 64
+static unsigned char ran_here[WSP_COLL_COUNT][MAX_ALGS];
 
 #define FAIL(...)                                                           \
   do {                                                                      \
@@ -207,6 +226,64 @@ static void *xmalloc(size_t n) {
 static void check_rc(const char *what, int rc) {
   if (rc != WSP_OK) FAIL("%s: %s: %s", what, wsp_err_name(rc), wsp_last_error());
 }
+
+/* ---- what each algorithm needs to run ----
+ * Written from docs/coll.md's descriptions, independently of the
+ * registry's precondition flags (src/coll/registry.h), which are part of
+ * what this test checks. An algorithm not listed needs nothing. A new
+ * algorithm with conditions must be added here: until it is, the test
+ * fails wherever those conditions do not hold, since it expects the
+ * algorithm to run. */
+enum {
+  NEED_MAP = 1,          /* a network map attached */
+  NEED_SITES = 2,        /* two sites or more */
+  NEED_COMMUTATIVE = 4,  /* a commutative op */
+  NEED_POW2 = 8,         /* a power-of-two number of ranks */
+  NEED_SHARED_NODES = 16, /* two nodes or more, one of them with two ranks */
+  NEED_NODE_ORDER = 32,  /* a commutative op, or every node's ranks consecutive */
+  NEED_DENSE = 64        /* a datatype without holes */
+};
+static const struct {
+  wsp_coll_t coll;
+  const char *alg;
+  unsigned needs;
+} needs_table[] = {
+    {WSP_COLL_BCAST, "aware", NEED_MAP},
+    {WSP_COLL_BCAST, "sites", NEED_SITES},
+    {WSP_COLL_BCAST, "sites_chain", NEED_SITES},
+    {WSP_COLL_BCAST, "far_first", NEED_SITES},
+    {WSP_COLL_REDUCE, "aware", NEED_MAP | NEED_COMMUTATIVE},
+    {WSP_COLL_ALLREDUCE, "ring", NEED_COMMUTATIVE},
+    {WSP_COLL_ALLREDUCE, "hier", NEED_SHARED_NODES | NEED_NODE_ORDER | NEED_DENSE},
+    {WSP_COLL_ALLREDUCE, "sites", NEED_SITES | NEED_COMMUTATIVE},
+    {WSP_COLL_ALLREDUCE, "two_tier", NEED_SITES | NEED_COMMUTATIVE | NEED_DENSE},
+    {WSP_COLL_GATHER, "aware", NEED_MAP},
+    {WSP_COLL_SCATTER, "aware", NEED_MAP},
+    {WSP_COLL_ALLGATHER, "recursive_doubling", NEED_POW2},
+};
+
+static unsigned needs_of(wsp_coll_t coll, int alg) {
+  const char *name = wsp_coll_alg_info(coll, alg)->name;
+  for (size_t i = 0; i < sizeof needs_table / sizeof needs_table[0]; i++)
+    if (needs_table[i].coll == coll && !strcmp(needs_table[i].alg, name))
+      return needs_table[i].needs;
+  return 0;
+}
+
+static void needs_text(unsigned n, char *buf, size_t len) {
+  static const char *const what[] = {"a map", "sites", "a commutative op", "power-of-two p",
+                                     "shared nodes", "node order", "a dense type"};
+  buf[0] = 0;
+  for (int b = 0; b < 7; b++)
+    if (n & (1u << b)) {
+      size_t used = strlen(buf);
+      snprintf(buf + used, len - used, "%s%s", used ? ", " : "", what[b]);
+    }
+}
+
+/* What the communicator offers every case (set once in main). */
+static unsigned have_comm;
+static int nodes_in_blocks;
 
 /* One case. Returns nothing; failures are counted. */
 static void run_case(wsp_comm_t *w, wsp_coll_t coll, const char *alg,
@@ -379,6 +456,66 @@ static int is_rooted(wsp_coll_t c) {
          c == WSP_COLL_SCATTER;
 }
 
+/* Which algorithms ran in the cases of one run_alg: by table index, and
+ * the cases that had nothing to move (no algorithm runs there). */
+typedef struct {
+  int ran[MAX_ALGS];
+  int moved, nothing;
+  unsigned unmet; /* the conditions that failed where the requested one did not run */
+} tally_t;
+
+/* One case, then what ran in it against what must have: the requested
+ * algorithm where its conditions hold, something else where they do not,
+ * and never an algorithm whose conditions fail. */
+static void run_checked(wsp_comm_t *w, wsp_coll_t coll, int alg, const char *name,
+                        const dtype_t *d, const op_t *op, size_t count, int root, int inplace,
+                        tally_t *t) {
+  unsigned long before = w->coll_ran[coll].calls;
+  run_case(w, coll, name, d, op, count, root, inplace);
+  int commutative = op == NULL || op->op != affine;
+  unsigned have = have_comm | (commutative ? NEED_COMMUTATIVE : 0) |
+                  (commutative || nodes_in_blocks ? NEED_NODE_ORDER : 0) |
+                  (is_reduction(coll) && d->size != d->extent ? 0 : NEED_DENSE);
+  char what[160];
+  snprintf(what, sizeof what, "%s/%s type %s%s%s count %zu root %d%s", wsp_coll_name(coll), name,
+           d->name, op ? " op " : "", op ? op->name : "", count, root,
+           inplace ? " in-place" : "");
+  if (w->coll_ran[coll].calls == before) {
+    /* Only a case with nothing to move (no data, or one rank) reaches no
+     * algorithm. */
+    if (count > 0 && size > 1) FAIL("%s: no algorithm ran", what);
+    t->nothing++;
+    return;
+  }
+  if (w->coll_ran[coll].calls != before + 1)
+    FAIL("%s: %lu algorithms ran for one call", what, w->coll_ran[coll].calls - before);
+  int ran = w->coll_ran[coll].alg;
+  if (ran < 0 || ran >= wsp_coll_alg_count(coll) || ran >= MAX_ALGS) {
+    FAIL("%s: the algorithm that ran, %d, is not in the table", what, ran);
+    return;
+  }
+  const char *ran_name = wsp_coll_alg_info(coll, ran)->name;
+  t->moved++;
+  t->ran[ran]++;
+  ran_here[coll][ran] = 1;
+  char txt[128];
+  unsigned unmet = needs_of(coll, ran) & ~have;
+  if (unmet) {
+    needs_text(unmet, txt, sizeof txt);
+    FAIL("%s: %s ran, which needs %s", what, ran_name, txt);
+  }
+  if (alg == WSP_ALG_AUTO) return;
+  unsigned want = needs_of(coll, alg) & ~have;
+  if (want == 0 && ran != alg)
+    FAIL("%s: %s ran instead, although the requested algorithm's conditions hold", what,
+         ran_name);
+  if (want != 0 && ran == alg) {
+    needs_text(want, txt, sizeof txt);
+    FAIL("%s: it ran, although it needs %s", what, txt);
+  }
+  if (ran != alg) t->unmet |= want;
+}
+
 static void run_alg(wsp_comm_t *w, wsp_coll_t coll, int alg, int quick,
                     size_t big_bytes) {
   const char *name = alg == WSP_ALG_AUTO ? "auto" : wsp_coll_alg_info(coll, alg)->name;
@@ -388,6 +525,7 @@ static void run_alg(wsp_comm_t *w, wsp_coll_t coll, int alg, int quick,
   int roots[4] = {0, size - 1, size / 2, (size / 2 + 1) % size};
   int nroots = is_rooted(coll) ? 4 : 1;
   long before = failures;
+  tally_t t = {{0}, 0, 0, 0};
   for (int di = 0; di < ndtypes; di++) {
     const dtype_t *d = &dtypes[di];
     if (d->movement_only && is_reduction(coll)) continue;
@@ -406,7 +544,7 @@ static void run_alg(wsp_comm_t *w, wsp_coll_t coll, int alg, int quick,
           /* In place has one type per buffer: not with mixed types. */
           int can_inplace = coll != WSP_COLL_BCAST && d->rmul == 1;
           for (int ip = 0; ip <= can_inplace; ip++)
-            run_case(w, coll, name, d, op, counts[ci], roots[ri], ip);
+            run_checked(w, coll, alg, name, d, op, counts[ci], roots[ri], ip, &t);
         }
     }
   }
@@ -424,10 +562,41 @@ static void run_alg(wsp_comm_t *w, wsp_coll_t coll, int alg, int quick,
         (coll == WSP_COLL_BCAST || coll == WSP_COLL_REDUCE) && paths == 0)
       FAIL("%s aware on a uniform map: no path in segments was built", wsp_coll_name(coll));
   }
+  /* What ran: the requested algorithm in how many of the cases that moved
+   * data, and what ran in the others (the same on every rank, since every
+   * rank chooses alike; rank 0's count is printed). */
+  char ran[512];
+  size_t used = 0;
+  int n = wsp_coll_alg_count(coll);
+  if (alg == WSP_ALG_AUTO) {
+    used += (size_t)snprintf(ran, sizeof ran, "chose");
+    for (int a = 0, first = 1; a < n && a < MAX_ALGS; a++)
+      if (t.ran[a] && used < sizeof ran) {
+        used += (size_t)snprintf(ran + used, sizeof ran - used, "%s %s %d", first ? "" : ",",
+                                 wsp_coll_alg_info(coll, a)->name, t.ran[a]);
+        first = 0;
+      }
+    if (used < sizeof ran)
+      used += (size_t)snprintf(ran + used, sizeof ran - used, " of %d cases", t.moved);
+  } else {
+    used += (size_t)snprintf(ran, sizeof ran, "ran in %d of %d cases", t.ran[alg], t.moved);
+    for (int a = 0; a < n && a < MAX_ALGS; a++)
+      if (a != alg && t.ran[a] && used < sizeof ran)
+        used += (size_t)snprintf(ran + used, sizeof ran - used, ", %s in %d",
+                                 wsp_coll_alg_info(coll, a)->name, t.ran[a]);
+    if (t.unmet && used < sizeof ran) {
+      char txt[128];
+      needs_text(t.unmet, txt, sizeof txt);
+      used += (size_t)snprintf(ran + used, sizeof ran - used, " (unmet: %s)", txt);
+    }
+  }
+  if (t.nothing && used < sizeof ran)
+    snprintf(ran + used, sizeof ran - used, "; %d with nothing to move", t.nothing);
   long mine = failures - before, all = 0;
   MPI_Allreduce(&mine, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0)
-    printf("  %-9s %-20s %s%s\n", wsp_coll_name(coll), name, all ? "FAILED" : "ok", forms);
+    printf("  %-9s %-20s %s: %s%s\n", wsp_coll_name(coll), name, all ? "FAILED" : "ok", ran,
+           forms);
 }
 
 /* A map of seeded random figures per pair of nodes: latencies 1 to 300 us
@@ -475,11 +644,71 @@ static void attach_map(wsp_comm_t *w, const char *mode) {
   check_rc("wsp_netmap_free", wsp_netmap_free(&m));
 }
 
+/* --coverage: every algorithm of every collective in the registry must
+ * appear in one of the records. None is exempt: the test list provides
+ * what each needs (maps in mpi.coll_aware, nodes in mpi.coll_nodes, sites
+ * in mpi.coll_sites, powers of two in mpi.coll). An algorithm that the
+ * list cannot give what it needs would be named here, with the reason. */
+static const struct {
+  wsp_coll_t coll;
+  const char *alg, *why;
+} not_covered[] = {{WSP_COLL_COUNT, NULL, NULL}}; /* the end */
+
+static int coverage(int nfiles, char **files) {
+  static unsigned char seen[WSP_COLL_COUNT][MAX_ALGS];
+  int bad = 0;
+  for (int f = 0; f < nfiles; f++) {
+    FILE *in = fopen(files[f], "r");
+    if (in == NULL) {
+      /* test_coll removes its record first and writes it at the end. */
+      fprintf(stderr, "coverage: %s: no record (that test did not run to its end)\n", files[f]);
+      bad = 1;
+      continue;
+    }
+    char cname[64], aname[64];
+    while (fscanf(in, "%63s %63s", cname, aname) == 2) {
+      wsp_coll_t c;
+      int a;
+      if (wsp_coll_from_name(cname, &c) != WSP_OK ||
+          wsp_coll_alg_from_name(c, aname, &a) != WSP_OK || a < 0 || a >= MAX_ALGS) {
+        fprintf(stderr, "coverage: %s: \"%s %s\" is not an algorithm\n", files[f], cname, aname);
+        bad = 1;
+        continue;
+      }
+      seen[c][a] = 1;
+    }
+    fclose(in);
+  }
+  int algs = 0, missing = 0;
+  for (int c = 0; c < WSP_COLL_COUNT; c++)
+    for (int a = 0; a < wsp_coll_alg_count((wsp_coll_t)c) && a < MAX_ALGS; a++) {
+      const char *name = wsp_coll_alg_info((wsp_coll_t)c, a)->name;
+      const char *why = NULL;
+      for (int k = 0; not_covered[k].alg; k++)
+        if (not_covered[k].coll == (wsp_coll_t)c && !strcmp(not_covered[k].alg, name))
+          why = not_covered[k].why;
+      algs++;
+      if (seen[c][a]) continue;
+      if (why) {
+        printf("coverage: %s %s is not run by the test list: %s\n", wsp_coll_name((wsp_coll_t)c),
+               name, why);
+        continue;
+      }
+      fprintf(stderr, "coverage: %s %s ran in none of the %d runs\n", wsp_coll_name((wsp_coll_t)c),
+              name, nfiles);
+      missing++;
+    }
+  printf("coverage: %d algorithms of %d collectives, %d never ran, over %d runs\n", algs,
+         (int)WSP_COLL_COUNT, missing, nfiles);
+  return bad || missing || nfiles == 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc >= 2 && !strcmp(argv[1], "--coverage")) return coverage(argc - 2, argv + 2);
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  const char *only_coll = NULL, *only_alg = NULL, *map = NULL;
+  const char *only_coll = NULL, *only_alg = NULL, *map = NULL, *record = NULL;
   int quick = 0;
   size_t big = 100000;
   for (int i = 1; i < argc; i++) {
@@ -491,10 +720,13 @@ int main(int argc, char **argv) {
              (!strcmp(argv[i + 1], "probe") || !strcmp(argv[i + 1], "random") ||
               !strcmp(argv[i + 1], "uniform")))
       map = map_mode = argv[++i];
+    else if (!strcmp(argv[i], "--record") && i + 1 < argc)
+      record = argv[++i];
     else {
       if (rank == 0)
         fprintf(stderr, "usage: test_coll [--coll NAME] [--alg NAME] [--quick] [--big-bytes B] "
-                        "[--map probe|random|uniform]\n");
+                        "[--map probe|random|uniform] [--record FILE]\n"
+                        "       test_coll --coverage FILE...\n");
       MPI_Finalize();
       return 2;
     }
@@ -507,6 +739,17 @@ int main(int argc, char **argv) {
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   if (map) attach_map(w, map);
+  /* A record from an earlier run must not stand for this one. */
+  if (record && rank == 0) remove(record);
+  /* What the communicator offers every case: its topology as the
+   * library reports it (WSP_NODES, WSP_SITES), the map this test attached,
+   * and the number of ranks. */
+  wsp_topology_t topo;
+  check_rc("wsp_comm_topology", wsp_comm_topology(w, &topo));
+  have_comm = (map ? NEED_MAP : 0) | (topo.sites >= 2 ? NEED_SITES : 0) |
+              ((size & (size - 1)) == 0 ? NEED_POW2 : 0) |
+              (topo.nodes >= 2 && topo.max_node_ranks >= 2 ? NEED_SHARED_NODES : 0);
+  nodes_in_blocks = topo.blocks;
   int ran = 0;
   for (int c = 0; c < WSP_COLL_COUNT; c++) {
     wsp_coll_t coll = (wsp_coll_t)c;
@@ -526,6 +769,18 @@ int main(int argc, char **argv) {
   if (rank == 0)
     printf("test_coll: np %d, %d algorithms, %ld cases, %ld failures\n", size,
            ran, all_cases / size, all_fail);
+  if (record && rank == 0) {
+    FILE *out = fopen(record, "w");
+    for (int c = 0; out && c < WSP_COLL_COUNT; c++)
+      for (int a = 0; a < wsp_coll_alg_count((wsp_coll_t)c) && a < MAX_ALGS; a++)
+        if (ran_here[c][a])
+          fprintf(out, "%s %s\n", wsp_coll_name((wsp_coll_t)c),
+                  wsp_coll_alg_info((wsp_coll_t)c, a)->name);
+    if (out == NULL || fclose(out) != 0) {
+      fprintf(stderr, "test_coll: --record %s: cannot write it\n", record);
+      all_fail++;
+    }
+  }
   MPI_Op_free(&affine);
   MPI_Type_free(&dtypes[2].type);
   MPI_Type_free(&dtypes[3].type);

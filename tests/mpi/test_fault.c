@@ -5,14 +5,20 @@
  *
  *   test_fault --op allreduce|alltoall|sparse|shuffle|striped|bcast|sites|wan
  *              --fault kill|stop|none [--victim R] [--margin S] [--requests N]
- *              [--fail-isend N]
+ *              [--fail-isend N] [--pieces]
  *
  * --fault none runs the operation once, checked, with nobody failing: for
  * faults injected from outside (a link dropped by netlab, tests/lab). Each
  * rank prints "START rank R op OP" before it and "RUN rank R ..." after it,
  * each flushed at once.
  * --requests: the shuffle's requests per pair of ranks (default 200);
- * --resp: the size of its responses (default 512 bytes), every byte checked.
+ * --resp: the size of its responses (default 512 bytes), every byte checked;
+ * --pieces: they must have travelled in pieces. A response chunk longer
+ * than the shuffle's piece size goes as an announcement and pieces
+ * (src/exchange/shuffle_serve.c); the piece size is the configuration's,
+ * else a network map's eager limit, else 16 KiB. With neither set, as in
+ * mpi.shuffle.defaults.*, a chunk holds at least one whole response, so
+ * responses above 16 KiB put every chunk sent to another rank in pieces.
  *
  * bcast: a broadcast of 4 MiB from rank 0 by the pipelined chain, whose
  * first hop is the victim. --fail-isend N makes rank 0's N-th MPI_Isend of
@@ -62,6 +68,7 @@
 
 static int rank, size, victim = 1, sig = SIGKILL;
 static long per_peer = 200, fail_isend = 0;
+static int want_pieces; /* --pieces */
 static const char *op = "allreduce";
 
 static void die(const char *what) {
@@ -134,10 +141,15 @@ static int run_shuffle(wsp_comm_t *w, int faulting) {
   if (rc == WSP_OK && u.answered != per_peer * size)
     die("shuffle: not every request was answered exactly once");
   if (rc == WSP_OK && !faulting)
-    printf("SHUFFLE rank %d: %d requests answered, responses of %zu bytes, %llu chunks in "
-           "pieces of %zu bytes\n",
+    printf("SHUFFLE rank %d: %d requests answered, responses of %zu bytes, %llu of %llu chunks "
+           "in pieces of %zu bytes\n",
            rank, u.answered, resp_words * sizeof(int64_t),
-           (unsigned long long)st.chunks_in_pieces, st.piece_bytes);
+           (unsigned long long)st.chunks_in_pieces, (unsigned long long)st.chunks_sent,
+           st.piece_bytes);
+  if (rc == WSP_OK && !faulting && want_pieces &&
+      (st.chunks_sent == 0 || st.chunks_in_pieces != st.chunks_sent ||
+       st.piece_bytes == 0 || st.piece_bytes >= resp_words * sizeof(int64_t)))
+    die("shuffle: the responses did not all travel in pieces smaller than a response");
   if (rc == WSP_OK) wsp_shuffle_free(&sh);
   free(u.seen);
   return rc;
@@ -283,13 +295,14 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--margin") == 0 && i + 1 < argc) margin = atof(argv[++i]);
     else if (strcmp(argv[i], "--requests") == 0 && i + 1 < argc) per_peer = atoi(argv[++i]);
     else if (strcmp(argv[i], "--fail-isend") == 0 && i + 1 < argc) fail_isend = atol(argv[++i]);
+    else if (strcmp(argv[i], "--pieces") == 0) want_pieces = 1;
     else if (strcmp(argv[i], "--resp") == 0 && i + 1 < argc) {
       long b = atol(argv[++i]);
       if (b < 8 || b % 8 || b > (4L << 20)) die("--resp: expected a multiple of 8 in [8, 4M]");
       resp_words = (size_t)b / 8;
     }
     else die("usage: test_fault --op OP --fault kill|stop|none [--victim R] [--margin S] "
-             "[--requests N] [--resp BYTES] [--fail-isend N]");
+             "[--requests N] [--resp BYTES] [--fail-isend N] [--pieces]");
   }
   if (size < 2 || victim < 1 || victim >= size) die("needs 2+ ranks and a victim in [1, p)");
   if (per_peer < 1 || per_peer >= (1 << 20)) die("--requests: expected a count in [1, 2^20)");

@@ -10,7 +10,14 @@
  *   than lanes, several MiB; every pair at once in both directions with
  *   several messages per pair, some with equal tags (their order is
  *   MPI's); receives posted before the sends and after; the blocking and
- *   the non-blocking calls. --lanes 0 runs auto (the probe chooses).
+ *   the non-blocking calls. --lanes 0 runs auto three times, a round of
+ *   sizes on both sides of the threshold each: with the probe's figures
+ *   replaced (WSP_P2P_PROBE_FIGURES) by ones where lanes pay, by ones
+ *   where one lane is as good, and as measured. Auto must choose what
+ *   docs/p2p.md's rule gives for the figures, and the messages must take
+ *   the path it chose: at or above the pair's threshold over the lanes
+ *   (their bytes counted there), below it through MPI (no byte on the
+ *   lanes).
  * fault: run with WSP_P2P_FAULT_RESET=BYTES; a lane is reset in the
  *   middle of a transfer between ranks 0 and 1: both ends must return an
  *   error (not hang), later striped messages to the peer fail at once, and
@@ -41,16 +48,61 @@
 
 #include "mpi_check.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-/* Bytes this rank sent to each peer in messages that take the lanes
- * (forced lanes: at least p2p_min, 64 KiB). */
-static double lane_bytes[64];
+/* The sizes of the messages this rank sent to each peer (peers below
+ * 64), to compare the bytes over the lanes with the messages at or above
+ * the pair's threshold once it is known. */
+static size_t *sent[64];
+static int nsent[64];
 static void count_sent(int peer, size_t n) {
-  if (n >= 65536 && peer < 64) lane_bytes[peer] += (double)n;
+  if (peer >= 64) return;
+  size_t *g = realloc(sent[peer], (size_t)(nsent[peer] + 1) * sizeof *g);
+  if (g == NULL) return;
+  g[nsent[peer]++] = n;
+  sent[peer] = g;
+}
+static double lane_bytes(int peer, size_t threshold) {
+  double b = 0;
+  for (int i = 0; peer < 64 && i < nsent[peer]; i++)
+    if (sent[peer][i] >= threshold) b += (double)sent[peer][i];
+  return b;
+}
+static void forget_sent(void) {
+  for (int j = 0; j < 64; j++) free(sent[j]), sent[j] = NULL, nsent[j] = 0;
+}
+
+/* Thresholds equal in whole bytes: both are computed in floating point
+ * (here and in the library), so they may differ by one. */
+static int same_threshold(size_t a, size_t b) {
+  if (a == SIZE_MAX || b == SIZE_MAX) return a == b;
+  return a + 1 >= b && a <= b + 1;
+}
+
+/* The configuration's lanes opened by auto and smallest striped message. */
+static int max_lanes;
+static size_t p2p_min;
+
+/* Auto's choice from the probe's figures, as docs/p2p.md states it
+ * (written here again, not taken from src/p2p): where all lanes carried at
+ * least 1.3x one lane, ceil(1.5 x ratio) lanes, at most those opened,
+ * from the size where the CTS's round trip is paid back by the faster
+ * rate, never below p2p_min; otherwise one lane and no message striped
+ * (SIZE_MAX): everything through MPI. */
+static void auto_rule(double r1, double rk, double rtt, int *k, size_t *threshold) {
+  if (!(r1 > 0) || rk < 1.3 * r1 || max_lanes < 2) {
+    *k = 1;
+    *threshold = SIZE_MAX;
+    return;
+  }
+  double want = ceil(1.5 * rk / r1);
+  *k = want > max_lanes ? max_lanes : (int)want;
+  double from = rtt / (1.0 / r1 - 1.0 / rk);
+  *threshold = from > (double)p2p_min ? (size_t)from : p2p_min;
 }
 
 static unsigned char expect_byte(int from, int to, int tag, size_t i) {
@@ -78,6 +130,8 @@ static wsp_comm_t *make_comm(int lanes) {
   wsp_config_from_env(&c);
   c.p2p_lanes = (unsigned)lanes;
   c.model_alpha = 1e-5, c.model_beta = 1e-9, c.model_gamma = 1e-10; /* no calibration */
+  max_lanes = (int)c.p2p_max_lanes;
+  p2p_min = c.p2p_min;
   wsp_comm_t *w = NULL;
   int rc = wsp_comm_create(MPI_COMM_WORLD, &c, &w);
   CHECK(rc == WSP_OK, "wsp_comm_create: %s", wsp_last_error());
@@ -139,47 +193,114 @@ static void round_all(wsp_comm_t *w, int nmsg, const size_t *sizes, const int *t
   free(sb), free(rb), free(sr), free(rr);
 }
 
-static void run_data(int lanes) {
+/* Messages the pair's threshold leaves to MPI go through MPI: one message
+ * each way per pair, at least p2p_min long (so that the lanes could take
+ * it) and below the threshold, moves no byte over the lanes. Nothing to
+ * check where the threshold is p2p_min (forced lanes). */
+static void check_under_threshold(wsp_comm_t *w, const char *what) {
+  int n = 0;
+  size_t len[64] = {0};
+  uint64_t out0[64], in0[64];
+  unsigned char *sb[64] = {0}, *rb[64] = {0};
+  wsp_striped_request_t *q[128] = {0};
+  for (int j = 0; j < size && j < 64; j++) {
+    wsp_striped_info_t info;
+    if (j == rank || wsp_striped_info(w, j, &info) != WSP_OK || info.state != WSP_STRIPED_READY)
+      continue;
+    /* The threshold is the same on both ends (the probe's result). */
+    size_t m = info.threshold == SIZE_MAX ? (1u << 20) + 3 : info.threshold - 1;
+    if (m < p2p_min) continue;
+    len[j] = m;
+    out0[j] = info.bytes_sent, in0[j] = info.bytes_received;
+    sb[j] = malloc(m), rb[j] = malloc(m);
+    fill(sb[j], m, rank, j, 21);
+    CHECK(wsp_irecv_striped(w, rb[j], m, j, 21, &q[n++]) == WSP_OK, "%s: recv: %s", what,
+          wsp_last_error());
+    CHECK(wsp_isend_striped(w, sb[j], m, j, 21, &q[n++]) == WSP_OK, "%s: send: %s", what,
+          wsp_last_error());
+  }
+  CHECK(wsp_striped_waitall(n, q) == WSP_OK, "%s: under the threshold: %s", what,
+        wsp_last_error());
+  for (int j = 0; j < size && j < 64; j++) {
+    if (len[j] == 0) continue;
+    wsp_striped_info_t info;
+    CHECK(wsp_striped_info(w, j, &info) == WSP_OK, "info");
+    CHECK(first_bad(rb[j], len[j], j, rank, 21) == SIZE_MAX, "%s: under the threshold: data",
+          what);
+    CHECK(info.bytes_sent == out0[j] && info.bytes_received == in0[j],
+          "%s: pair %d: messages of %zu bytes, below the threshold %zu, moved %llu bytes out "
+          "and %llu in over the lanes (expected none: MPI's)",
+          what, j, len[j], info.threshold, (unsigned long long)(info.bytes_sent - out0[j]),
+          (unsigned long long)(info.bytes_received - in0[j]));
+    free(sb[j]), free(rb[j]);
+  }
+}
+
+/* One communicator's data run. lanes > 0 forces them; 0 is auto, with the
+ * probe's figures replaced by `figures` ("R1,RK,RTT", then the expected
+ * choice is known beforehand) or as measured (NULL). `full`: every kind of
+ * round; else one round of a few sizes. */
+static void run_data_with(int lanes, const char *figures, int full) {
+  const char *what = lanes > 0 ? "forced" : figures ? figures : "measured";
+  if (figures)
+    setenv("WSP_P2P_PROBE_FIGURES", figures, 1);
+  else
+    unsetenv("WSP_P2P_PROBE_FIGURES");
   wsp_comm_t *w = make_comm(lanes);
   if (!w) return;
+  forget_sent();
+  /* What auto must choose for the given figures. */
+  int want_k = lanes;
+  size_t want_threshold = p2p_min;
+  if (lanes == 0 && figures) {
+    double f[3] = {0, 0, 0};
+    sscanf(figures, "%lf,%lf,%lf", &f[0], &f[1], &f[2]);
+    auto_rule(f[0], f[1], f[2], &want_k, &want_threshold);
+  }
   /* Sizes: zero, one, under p2p_min, p2p_min exactly (one chunk: fewer
    * chunks than lanes), odd sizes that no lane count divides, MiBs. */
   const size_t sizes[] = {0, 1, 1000, 65536, 65537, 300007, 1048576 + 13, 4194304 + 7};
   const int tags[] = {1, 2, 3, 4, 4, 4, 5, 0};
   int nmsg = (int)(sizeof sizes / sizeof sizes[0]);
-  round_all(w, nmsg, sizes, tags, 1, "recv first");
-  round_all(w, nmsg, sizes, tags, 0, "send first");
-  /* Equal tags and equal sizes, many at once: order must hold. */
-  const size_t same[] = {200003, 200003, 200003, 200003};
-  const int sametag[] = {7, 7, 7, 7};
-  round_all(w, 4, same, sametag, 1, "same tag");
-  /* Blocking calls between ranks 2i and 2i+1: the even one sends first. */
-  int partner = rank % 2 == 0 ? rank + 1 : rank - 1;
-  if (partner < size) {
-    size_t n = 3 * 1048576 + 5;
-    unsigned char *s = malloc(n), *r = malloc(n);
-    fill(s, n, rank, partner, 9);
-    for (int ph = 0; ph < 2; ph++) {
-      if (rank % 2 == ph) count_sent(partner, n);
-      int rc = (rank % 2 == ph) ? wsp_send_striped(w, s, n, partner, 9)
-                                : wsp_recv_striped(w, r, n, partner, 9);
-      CHECK(rc == WSP_OK, "blocking phase %d: %s", ph, wsp_last_error());
+  if (!full) {
+    const size_t few[] = {0, 1000, 65536, 100003, 300007, 4194304 + 7};
+    const int fewtags[] = {1, 2, 3, 4, 5, 6};
+    round_all(w, 6, few, fewtags, 1, what);
+  } else {
+    round_all(w, nmsg, sizes, tags, 1, "recv first");
+    round_all(w, nmsg, sizes, tags, 0, "send first");
+    /* Equal tags and equal sizes, many at once: order must hold. */
+    const size_t same[] = {200003, 200003, 200003, 200003};
+    const int sametag[] = {7, 7, 7, 7};
+    round_all(w, 4, same, sametag, 1, "same tag");
+    /* Blocking calls between ranks 2i and 2i+1: the even one sends first. */
+    int partner = rank % 2 == 0 ? rank + 1 : rank - 1;
+    if (partner < size) {
+      size_t n = 3 * 1048576 + 5;
+      unsigned char *s = malloc(n), *r = malloc(n);
+      fill(s, n, rank, partner, 9);
+      for (int ph = 0; ph < 2; ph++) {
+        if (rank % 2 == ph) count_sent(partner, n);
+        int rc = (rank % 2 == ph) ? wsp_send_striped(w, s, n, partner, 9)
+                                  : wsp_recv_striped(w, r, n, partner, 9);
+        CHECK(rc == WSP_OK, "blocking phase %d: %s", ph, wsp_last_error());
+      }
+      CHECK(first_bad(r, n, partner, rank, 9) == SIZE_MAX, "blocking: data differs");
+      free(s), free(r);
     }
-    CHECK(first_bad(r, n, partner, rank, 9) == SIZE_MAX, "blocking: data differs");
-    free(s), free(r);
-  }
-  /* To oneself (always MPI). */
-  {
-    unsigned char a[300000], b[300000];
-    fill(a, sizeof a, rank, rank, 3);
-    wsp_striped_request_t *rq = NULL, *sq = NULL;
-    int rc = wsp_irecv_striped(w, b, sizeof b, rank, 3, &rq);
-    rc |= wsp_isend_striped(w, a, sizeof a, rank, 3, &sq);
-    int done = 0;
-    while (!done && rc == WSP_OK) rc = wsp_striped_test(&rq, &done);
-    rc |= wsp_striped_wait(&sq);
-    CHECK(rc == WSP_OK && first_bad(b, sizeof b, rank, rank, 3) == SIZE_MAX, "self: %s",
-          wsp_last_error());
+    /* To oneself (always MPI). */
+    {
+      unsigned char a[300000], b[300000];
+      fill(a, sizeof a, rank, rank, 3);
+      wsp_striped_request_t *rq = NULL, *sq = NULL;
+      int rc = wsp_irecv_striped(w, b, sizeof b, rank, 3, &rq);
+      rc |= wsp_isend_striped(w, a, sizeof a, rank, 3, &sq);
+      int done = 0;
+      while (!done && rc == WSP_OK) rc = wsp_striped_test(&rq, &done);
+      rc |= wsp_striped_wait(&sq);
+      CHECK(rc == WSP_OK && first_bad(b, sizeof b, rank, rank, 3) == SIZE_MAX, "self: %s",
+            wsp_last_error());
+    }
   }
   /* Nobody frees (and closes its lanes) before everybody has looked. */
   MPI_Barrier(MPI_COMM_WORLD);
@@ -192,27 +313,51 @@ static void run_data(int lanes) {
           "pair %d: state %d under SimGrid", j, (int)info.state);
     continue;
 #endif
-    if (j != rank && size > 1 && lanes > 0)
-      CHECK(info.state == WSP_STRIPED_READY && info.lanes == lanes,
-            "pair %d: state %d lanes %d, forced %d", j, (int)info.state, info.lanes, lanes);
-    /* Every byte of a lanes message went over the lanes, with headers;
-     * with the endgame copying all it can, a good deal more. */
+    if (j == rank) {
+      CHECK(info.state == WSP_STRIPED_NONE, "self has lanes");
+      continue;
+    }
+    CHECK(info.state == WSP_STRIPED_READY, "%s: pair %d: state %d", what, j, (int)info.state);
+    if (lanes > 0 || figures) {
+      CHECK(info.lanes == want_k, "%s: pair %d: %d lanes, expected %d", what, j, info.lanes,
+            want_k);
+      CHECK(same_threshold(info.threshold, want_threshold),
+            "%s: pair %d: threshold %zu, expected %zu", what, j, info.threshold,
+            want_threshold);
+    }
+    if (lanes == 0) {
+      /* Whatever the figures, auto's choice follows from them (the round
+       * trip is known on the higher rank of the pair only). */
+      int k;
+      size_t thr;
+      auto_rule(info.rate_one, info.rate_lanes, info.rtt, &k, &thr);
+      CHECK(info.lanes == k, "%s: pair %d: %d lanes for rates %.4g and %.4g B/s, the rule gives %d",
+            what, j, info.lanes, info.rate_one, info.rate_lanes, k);
+      CHECK(j > rank || same_threshold(info.threshold, thr),
+            "%s: pair %d: threshold %zu, the rule gives %zu", what, j, info.threshold, thr);
+    }
+    /* Every byte of a message at or above the threshold went over the
+     * lanes, with headers; with the endgame copying all it can, a good
+     * deal more. */
     const char *eg = getenv("WSP_P2P_ENDGAME");
-    double want = lane_bytes[j] * (eg && strcmp(eg, "always") == 0 ? 1.05 : 1.0);
-    if (j != rank && size > 1 && lanes > 0)
-      CHECK((double)info.bytes_sent >= want,
-            "pair %d: %llu bytes went over the lanes, expected at least %.0f", j,
-            (unsigned long long)info.bytes_sent, want);
-    if (j == rank) CHECK(info.state == WSP_STRIPED_NONE, "self has lanes");
+    double want = lane_bytes(j, info.threshold > p2p_min ? info.threshold : p2p_min) *
+                  (eg && strcmp(eg, "always") == 0 ? 1.05 : 1.0);
+    CHECK((double)info.bytes_sent >= want,
+          "%s: pair %d: %llu bytes went over the lanes, expected at least %.0f", what, j,
+          (unsigned long long)info.bytes_sent, want);
     if (rank == 0 && j == 1 && lanes == 0)
-      printf("auto: lanes %d of %d, threshold %zu, one lane %.3g MB/s, all %.3g MB/s, rtt %.3g ms\n",
-             info.lanes, info.lanes_open, info.threshold, info.rate_one / 1e6,
-             info.rate_lanes / 1e6, info.rtt * 1e3);
+      printf("auto (%s): lanes %d of %d, threshold %zu, one lane %.3g MB/s, all %.3g MB/s, "
+             "rtt %.3g ms; %llu bytes over the lanes with the probe's, %.0f in messages at the "
+             "threshold or above\n",
+             what, info.lanes, info.lanes_open, info.threshold, info.rate_one / 1e6,
+             info.rate_lanes / 1e6, info.rtt * 1e3, (unsigned long long)info.bytes_sent,
+             lane_bytes(j, info.threshold));
   }
+  if (lanes == 0) check_under_threshold(w, what);
   /* The receiver frees its communicator right after its last receive,
    * while the sender may still be reading the DONE on one lane and the
    * end of another: the send must still succeed. */
-  if (size > 1 && rank <= 1) {
+  if (full && size > 1 && rank <= 1) {
     size_t n = 8u << 20;
     unsigned char *b = malloc(n);
     fill(b, n, 0, 1, 11);
@@ -221,7 +366,25 @@ static void run_data(int lanes) {
     if (rank == 1) CHECK(first_bad(b, n, 0, 1, 11) == SIZE_MAX, "last message: data differs");
     free(b);
   }
+  MPI_Barrier(MPI_COMM_WORLD);
   CHECK(wsp_comm_free(&w) == WSP_OK, "free: %s", wsp_last_error());
+  forget_sent();
+}
+
+/* Forced lanes: the whole run. Auto (whose data paths are the forced
+ * lanes' and MPI's): a round where the figures say lanes pay (one lane
+ * 100 MB/s, all 400 MB/s, 1 ms: 6 lanes from 133 333 bytes, so that the
+ * sizes fall on both sides), a round where one lane is as good (110 MB/s
+ * over all: MPI), and a round as measured (on loopback usually MPI too;
+ * whichever it is, the rule and the paths are checked). */
+static void run_data(int lanes) {
+  if (lanes > 0) {
+    run_data_with(lanes, NULL, 1);
+    return;
+  }
+  run_data_with(0, "1e8,4e8,1e-3", 0);
+  run_data_with(0, "1e8,1.1e8,1e-3", 0);
+  run_data_with(0, NULL, 0);
 }
 
 static void run_fault(void) {
