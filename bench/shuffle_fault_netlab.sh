@@ -19,6 +19,7 @@
 # (bench/shuffle_fault_summary.py).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/netlab_args.sh"
 out=${1:-$root/results}
 hosts=${2:-16}
 rate=${3:-25mbit}
@@ -54,14 +55,12 @@ for m in $mpis; do
     tune=()
     if [ "$c" = tuned ]; then
       label="netlab-cluster${hosts}x1-${rate}-$m-tuned-eager256k-whole-chunks"
-      if [ "$m" = openmpi ]; then
-        tune=(--mpi-arg=--mca --mpi-arg=btl_tcp_eager_limit --mpi-arg=262144
-              --mpi-arg=--mca --mpi-arg=btl_tcp_max_send_size --mpi-arg=262144
-              --mpi-arg=-x --mpi-arg=WSP_SHUFFLE_PIECE=1G)
-      else
-        tune=(--mpi-arg=-genv --mpi-arg=UCX_RNDV_THRESH --mpi-arg=262144
-              --mpi-arg=-genv --mpi-arg=WSP_SHUFFLE_PIECE --mpi-arg=1G)
-      fi
+      # The MPI's tuning for the shuffle from bench/tunings (the list every
+      # script shares), and the engine's chunks whole.
+      sh_tuning=$(wsp_tunings "$m" shuffle | head -n 1)
+      # shellcheck disable=SC2086  (the settings are words)
+      wsp_setting_args "$m" ${sh_tuning#*: } WSP_SHUFFLE_PIECE 1G
+      tune=("${setting_args[@]}")
     fi
     echo "== $label"
     labels+=("$label")

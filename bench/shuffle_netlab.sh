@@ -10,8 +10,9 @@
 # (1K), WSP_FOLD (100), WSP_CALIBRATE (1: netlab calibrate ring,a2a first, to
 # show that the CPU is not the limit), WSP_BENCH_ARGS (more options),
 # WSP_OMPI_MCA (Open MPI MCA settings for every strategy, as name value
-# pairs; empty for Open MPI's defaults; default "btl_tcp_eager_limit 262144
-# btl_tcp_max_send_size 262144"). Why: the responses (100 KiB at the default
+# pairs; empty for Open MPI's defaults; default: Open MPI's shuffle tuning
+# in bench/tunings, "btl_tcp_eager_limit 262144 btl_tcp_max_send_size
+# 262144"). Why: the responses (100 KiB at the default
 # fold) are above Open MPI's TCP eager limit of 64 KiB, so each one waits
 # for a rendezvous answer that queues behind the requester's own outgoing
 # data; that held every strategy, and a plain MPI stream of 100 KiB
@@ -25,13 +26,15 @@
 # whole responses and still do, so the setting stays for a fair comparison.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/netlab_args.sh"
 out=${1:-$root/results}
 hosts=${2:-16}
 ppn=${3:-1}
 rate=${4:-25mbit}
 duration=${5:-60}
 name=${WSP_LAB_NAME:-shuf}
-default_mca="btl_tcp_eager_limit 262144 btl_tcp_max_send_size 262144"
+default_mca=$(wsp_tunings openmpi shuffle | head -n 1)
+default_mca=${default_mca#*: }
 mkdir -p "$out"
 "$root/scripts/deps.sh"
 mpis=${WSP_MPIS:-openmpi}
