@@ -12,6 +12,7 @@
 #   scripts/demo.sh [--loopback] [--np N] [wsp-bench sparse options]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/netlab_args.sh"   # wsp_tuning_best, wsp_setting_args
 
 usage() {
   cat <<'EOF'
@@ -116,7 +117,6 @@ echo "== allreduce, bcast 16 MiB: wirespeed (auto) and the MPI's own call (mpi)"
 # The same against the MPI tuned by hand: per collective, one job under the
 # tuning bench/tunings marks best for it on this lab's shape, auto beside the
 # MPI's call in that job (the settings apply to both).
-. "$root/bench/netlab_args.sh"
 for coll in allreduce bcast; do
   tuned=$(wsp_tuning_best openmpi "$coll@${hosts}x1")
   [ -n "$tuned" ] || continue
