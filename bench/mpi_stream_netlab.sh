@@ -8,10 +8,13 @@
 # lab is removed again on exit.
 #   bench/mpi_stream_netlab.sh [outdir] [hosts] [rate] [duration]
 #   (defaults: results 16 25mbit 30)
-# Environment: WSP_STREAM_CASES, a list of "label:bytes:window:mca..." (mca as
-# name=value pairs joined by commas); the default runs the five cases below.
+# Environment: WSP_STREAM_CASES, a list of "label:bytes:window:tuning", where
+# tuning is the label of an Open MPI tuning in bench/tunings (the one list of
+# hand tunings) or empty for the defaults; the default runs the five cases
+# below.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/netlab_args.sh"
 out=${1:-$root/results}
 hosts=${2:-16}
 rate=${3:-25mbit}
@@ -26,12 +29,15 @@ fi
 if [ "$duration" -le 5 ]; then
   echo "mpi_stream_netlab.sh: duration must be above 5 s (the first 3 are left out)" >&2; exit 2
 fi
-eager="btl_tcp_eager_limit=262144,btl_tcp_max_send_size=262144"
-cases=${WSP_STREAM_CASES:-"default-100K:102400:16: links2-100K:102400:16:btl_tcp_links=2 eager256K-100K:102400:16:$eager default-32K:32768:32: links2-32K:32768:32:btl_tcp_links=2"}
+cases=${WSP_STREAM_CASES:-"default-100K:102400:16: links2-100K:102400:16:links2 eager256K-100K:102400:16:eager256K default-32K:32768:32: links2-32K:32768:32:links2"}
 for c in $cases; do
-  IFS=: read -r label bytes window mca <<<"$c"
+  IFS=: read -r label bytes window tuning <<<"$c"
   if [ -z "$label" ] || ! [[ $bytes =~ ^[1-9][0-9]*$ && $window =~ ^[1-9][0-9]*$ ]]; then
-    echo "mpi_stream_netlab.sh: case '$c' in WSP_STREAM_CASES is not label:bytes:window:mca" >&2
+    echo "mpi_stream_netlab.sh: case '$c' in WSP_STREAM_CASES is not label:bytes:window:tuning" >&2
+    exit 2
+  fi
+  if [ -n "$tuning" ] && ! wsp_tuning openmpi "$tuning" >/dev/null; then
+    echo "mpi_stream_netlab.sh: case '$label' in WSP_STREAM_CASES names an unknown tuning" >&2
     exit 2
   fi
 done
@@ -44,18 +50,13 @@ trap '"$root/scripts/netlab" down --name "$name" >/dev/null 2>&1 || true' EXIT
 "$root/scripts/netlab" calibrate --name "$name" --only a2a --seconds 10 \
   --json "$out/mpi-stream-calibrate.json"
 for c in $cases; do
-  IFS=: read -r label bytes window mca <<<"$c"
-  args=()
-  IFS=, read -r -a pairs <<<"$mca"
-  for kv in "${pairs[@]}"; do
-    [ -n "$kv" ] || continue
-    case "$kv" in
-      *=*) args+=(--mpi-arg=--mca --mpi-arg="${kv%%=*}" --mpi-arg="${kv#*=}") ;;
-      *) echo "mpi_stream_netlab.sh: '$kv' in case '$label' is not name=value" >&2; exit 2 ;;
-    esac
-  done
+  IFS=: read -r label bytes window tuning <<<"$c"
+  setting_args=()
+  # shellcheck disable=SC2046 # the settings are NAME VALUE words
+  [ -z "$tuning" ] || wsp_setting_args openmpi $(wsp_tuning openmpi "$tuning")
   echo "== $label"
-  "$root/scripts/netlab" run --name "$name" --timeout $(( duration * 4 + 120 )) "${args[@]}" -- \
+  "$root/scripts/netlab" run --name "$name" --timeout $(( duration * 4 + 120 )) \
+    "${setting_args[@]}" -- \
     "$root/build/probes/mpi_stream-openmpi" --bytes "$bytes" --window "$window" \
     --duration "$duration" --link-mbit "$mbit" \
     --label "netlab-cluster${hosts}x1-$rate-openmpi-$label" --json "$out/mpi-stream.json"

@@ -28,6 +28,9 @@ wsp_setting_args() {
 #       of WHAT (a comma list: collectives, sites, p2p, shuffle), one per
 #       line as "LABEL: NAME VALUE ...", the form the scripts' WSP_*_TUNED
 #       overrides take.
+#   wsp_tuning MPI LABEL
+#       prints the settings (NAME VALUE ...) of the tuning LABEL of MPI in
+#       bench/tunings; fails, naming it, when there is none.
 #   wsp_tuning_best MPI COLL@SHAPE
 #       prints the one tuning marked best for COLL on netlab SHAPE (4x1, 8x1)
 #       in the same form, or nothing.
@@ -53,4 +56,17 @@ wsp_tuning_best() {
       line = $2 ":"; for (i = 5; i <= NF; i++) line = line " " $i
       print line; exit
     }' "$(dirname "${BASH_SOURCE[0]}")/tunings"
+}
+
+wsp_tuning() {
+  local line
+  line=$(awk -v mpi="$1" -v label="$2" '
+    /^[[:space:]]*(#|$)/ { next }
+    $1 == mpi && $2 == label {
+      line = ""; for (i = 5; i <= NF; i++) line = line (i > 5 ? " " : "") $i
+      print line; found = 1; exit
+    }
+    END { exit !found }' "$(dirname "${BASH_SOURCE[0]}")/tunings") || {
+    echo "bench/tunings has no tuning '$2' for $1" >&2; return 1; }
+  printf '%s\n' "$line"
 }

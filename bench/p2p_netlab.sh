@@ -6,8 +6,9 @@
 # Parts (WSP_P2P_PARTS, default "sweep tuned slow cluster headline sealed cpu"):
 #   sweep    twosite, 2 hosts (one per site), NIC and WAN 100mbit, per-flow
 #            cap 20mbit: 10M and 100M, every k, auto, iperf3, both MPIs.
-#   tuned    the same lab, Open MPI with --mca btl_tcp_links 8 (its only
-#            setting for several connections per pair) beside auto.
+#   tuned    the same lab, each MPI under each of its p2p tunings in
+#            bench/tunings (Open MPI: btl_tcp_links 8, its only setting for
+#            several connections per pair; MPICH has none) beside auto.
 #   slow     the same lab, one data lane of each striped communicator (4
 #            lanes forced; auto) slowed to a quarter of the cap by its
 #            flow's htb class in the router, after the set-up (wsp-bench
@@ -16,9 +17,9 @@
 #   cluster  a cluster of 2 hosts at 100mbit (no per-flow cap): auto must
 #            stay with MPI (within 2%).
 #   headline the sweep's lab, 16M (WSP_HEADLINE_SIZES): auto beside
-#            MPI_Send under each MPI, then Open MPI again with --mca
-#            btl_tcp_links 8 (a setting of the whole job, so a job of its
-#            own, with auto timed beside it again).
+#            MPI_Send under each MPI, then each MPI again under each of its
+#            p2p tunings (settings of the whole job, so a job each, with
+#            auto timed beside it again).
 #   sealed   the sweep's lab: auto with lanes in clear and sealed
 #            (--encrypt 0,1) beside MPI_Send, 16M and 100M
 #            (WSP_SEALED_SIZES), both MPIs.
@@ -33,6 +34,7 @@
 # WSP_LAB_NAME (the lab's netlab name; default wp2 and a number from the PID).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/netlab_args.sh"
 out=${1:-$root/results}
 parts=${WSP_P2P_PARTS:-sweep tuned slow cluster headline sealed cpu}
 mpis=${WSP_MPIS:-openmpi mpich}
@@ -76,10 +78,17 @@ for part in $parts; do
     ;;
   tuned)
     twosite_up
-    label="netlab-twosite-W$wan-F$cap-openmpi-btl_tcp_links8"
-    run openmpi "$label" --mpi-arg=--mca --mpi-arg=btl_tcp_links --mpi-arg=8 -- \
-      "$root/build/openmpi/tools/wsp-bench" p2p --sizes "$sizes" --lanes auto \
-      --methods mpi,striped --reps "$reps" --link-rate "$wan" --label "$label" --json "$json"
+    for m in $mpis; do
+      while IFS=: read -r tlabel settings; do
+        [ -n "$tlabel" ] || continue
+        # shellcheck disable=SC2086 # the settings are NAME VALUE words
+        wsp_setting_args "$m" $settings
+        label="netlab-twosite-W$wan-F$cap-$m-$tlabel"
+        run "$m" "$label" "${setting_args[@]}" -- \
+          "$root/build/$m/tools/wsp-bench" p2p --sizes "$sizes" --lanes auto \
+          --methods mpi,striped --reps "$reps" --link-rate "$wan" --label "$label" --json "$json"
+      done < <(wsp_tunings "$m" p2p)
+    done
     ;;
   slow)
     twosite_up
@@ -118,10 +127,17 @@ for part in $parts; do
         --encrypt 0 --methods mpi,striped --reps "$reps" --link-rate "$wan" --label "$label" \
         --json "$pj"
     done
-    label="netlab-twosite-W$wan-F$cap-openmpi-btl_tcp_links8-headline"
-    run openmpi "$label" --mpi-arg=--mca --mpi-arg=btl_tcp_links --mpi-arg=8 -- \
-      "$root/build/openmpi/tools/wsp-bench" p2p --sizes "$hs" --lanes auto --encrypt 0 \
-      --methods mpi,striped --reps "$reps" --link-rate "$wan" --label "$label" --json "$pj"
+    for m in $mpis; do
+      while IFS=: read -r tlabel settings; do
+        [ -n "$tlabel" ] || continue
+        # shellcheck disable=SC2086 # the settings are NAME VALUE words
+        wsp_setting_args "$m" $settings
+        label="netlab-twosite-W$wan-F$cap-$m-$tlabel-headline"
+        run "$m" "$label" "${setting_args[@]}" -- \
+          "$root/build/$m/tools/wsp-bench" p2p --sizes "$hs" --lanes auto --encrypt 0 \
+          --methods mpi,striped --reps "$reps" --link-rate "$wan" --label "$label" --json "$pj"
+      done < <(wsp_tunings "$m" p2p)
+    done
     ;;
   sealed)
     twosite_up
