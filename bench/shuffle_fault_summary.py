@@ -74,7 +74,11 @@ def main():
         row = [lab, sgy, "%.3f" % s["frac_B_mean"], "", "", "", ""]
         f = fault.get(lab)
         sec = seconds[(lab, sgy)]
-        if f and sec:
+        if f and sec and "start_epoch_ms" not in s:
+            # Older files kept only start_epoch_s, which is not the strategy's
+            # start on the fault's clock: the change cannot be placed.
+            row[3] = "n/a (no start_epoch_ms)"
+        elif f and sec:
             series = [sec[t][0] for t in sorted(sec)]
             pace = [sec[t][1] for t in sorted(sec)]
             tc = int(f.get("epoch_done_s", f["epoch_s"]) - s["start_epoch_ms"] / 1e3)
