@@ -37,7 +37,9 @@
  *                trees with a cycle, a rank listed twice, a wrong parent.
  *
  * An argument (a number) sets the seed; the default is fixed so that runs
- * repeat.
+ * repeat. --quick checks the same properties on fewer maps and fewer large
+ * p: the sanitizer build runs it so, where the exact search is several
+ * times slower and the memory checks need each path, not each map.
  */
 #include <math.h>
 #include <stdint.h>
@@ -718,7 +720,21 @@ static void bad(void) {
 }
 
 int main(int argc, char **argv) {
-  rng_state = argc > 1 ? strtoull(argv[1], NULL, 0) : 20240312;
+  int quick = 0;
+  rng_state = 20240312;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--quick") == 0) {
+      quick = 1;
+    } else {
+      char *end;
+      rng_state = strtoull(argv[i], &end, 0);
+      if (*argv[i] == '\0' || *end != '\0') {
+        fprintf(stderr, "test_aware_tree: argument \"%s\" is neither a seed nor --quick\n",
+                argv[i]);
+        return 2;
+      }
+    }
+  }
   printf("seed %llu\n", (unsigned long long)rng_state);
   work_[0] = malloc(wsp__aware_work_size(4));
   if (work_[0] == NULL) return 1;
@@ -729,12 +745,15 @@ int main(int argc, char **argv) {
   for (int k = 0; k < NKIND; k++) min_vs_bin[k] = INFINITY;
   /* Every p up to 16, then a few larger ones around powers of two. */
   static const int big[] = {17, 24, 31, 32, 33, 48, 64};
-  int nbig = (int)(sizeof big / sizeof big[0]);
+  static const int big_quick[] = {17, 32, 64};
+  const int *bigs = quick ? big_quick : big;
+  int nbig = quick ? 3 : (int)(sizeof big / sizeof big[0]);
   for (int q = 0; q < 16 + nbig; q++) {
-    int p = q < 16 ? q + 1 : big[q - 16];
+    int p = q < 16 ? q + 1 : bigs[q - 16];
     /* Fewer maps where a problem takes long (the exact search at 9 and 10,
      * the improvement step at the largest p). */
     int maps = p <= ASSERT_PMAX ? 30 : p <= OPT_PMAX ? 3 : p <= 16 ? 6 : p <= 33 ? 2 : 1;
+    if (quick) maps = p <= ASSERT_PMAX ? 6 : 1;
     for (int kind = 0; kind < NKIND; kind++)
       for (int m = 0; m < maps; m++) {
         make_map(kind, p);
