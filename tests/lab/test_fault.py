@@ -159,6 +159,13 @@ def main():
     name = lab_name("f")
     before = machine_objects()
     errors = []
+    shown = [0]
+
+    def done(what):
+        # "ok" only for a part that added no error; the errors are listed at the end.
+        print("%s: %s" % ("ok" if len(errors) == shown[0] else "FAILED", what), flush=True)
+        shown[0] = len(errors)
+
     try:
         netlab("up", "cluster", "--name", name, "--hosts", str(HOSTS), "--rate", "20mbit")
         st = state(name)
@@ -175,7 +182,7 @@ def main():
             if p.returncode != 2 or words not in p.stderr or time.time() - t0 > 10:
                 errors.append("fault %s: exit %d, %r" % (" ".join(args), p.returncode,
                                                          p.stderr.strip()))
-        print("ok: bad arguments refused", flush=True)
+        done("bad arguments refused")
 
         # The rate, on both ends of h1's link.
         netlab("fault", "rate", "h1", "--rate", "5mbit", "--name", name)
@@ -186,7 +193,7 @@ def main():
         if "rate 20Mbit" not in qdisc(h["h2"]["ns"], "eth0"):
             errors.append("fault rate h1 changed h2: %s" % qdisc(h["h2"]["ns"], "eth0"))
         netlab("fault", "rate", "h1", "--rate", "20mbit", "--name", name)
-        print("ok: rate changed and restored", flush=True)
+        done("rate changed and restored")
 
         # The link down for 2 s.
         if not ping(h["h0"]["ns"], h["h1"]["ip"]):
@@ -200,7 +207,7 @@ def main():
             errors.append("fault down exited %d" % down.returncode)
         if not ping(h["h0"]["ns"], h["h1"]["ip"]):
             errors.append("h0 cannot ping h1 after the link came back")
-        print("ok: link dropped and restored", flush=True)
+        done("link dropped and restored")
 
         # A process killed by its command line; others on the host left alone.
         victim = subprocess.Popen(["ip", "netns", "exec", h["h1"]["ns"], "sleep", "317"])
@@ -218,7 +225,7 @@ def main():
             errors.append("fault kill also ended another process")
         bystander.kill()
         bystander.wait()
-        print("ok: process killed", flush=True)
+        done("process killed")
 
         # The shuffle with h2's link down for 3 s in its middle.
         errors += shuffle_over_drop(name, prog, h["h2"])
