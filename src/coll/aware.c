@@ -173,7 +173,7 @@ int wsp_comm_set_netmap(wsp_comm_t *comm, const wsp_netmap_t *map) {
                        "%s: map has %d ranks; trees are built for at most %d", fn, map->p,
                        WSP__AWARE_MAX_P);
     struct wsp__aware *aw = wsp__aware_new(map);
-    if ((rc = wsp__agree_alloc(comm, comm->mpi, aw == NULL, fn)) != WSP_OK) {
+    if ((rc = wsp__agree_alloc(comm, aw == NULL, fn)) != WSP_OK) {
       wsp__aware_free(aw);
       return rc;
     }

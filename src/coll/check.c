@@ -219,7 +219,7 @@ int wsp__coll_check(wsp_comm_t *comm, const char *fn, const wsp__check_args_t *c
                     : wsp__fail(comm, WSP_ERR_ARG, "%s: the datatype is not valid", fn);
   /* They differ: every rank's values, to name the first that differs. */
   int64_t *all = malloc(sizeof(int64_t) * WSP__CHECK_N * (size_t)comm->size);
-  rc = wsp__agree_alloc(comm, comm->mpi, all == NULL, fn);
+  rc = wsp__agree_alloc(comm, all == NULL, fn);
   if (rc != WSP_OK) {
     free(all);
     return rc;

@@ -22,6 +22,7 @@
 #include "wsp_internal.h"
 #include "tags.h"
 #include "../model/model.h"
+#include "../p2p/wan.h"
 
 #include <stddef.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /*
- * What the communicator (src/core/comm.c) needs from selection: reading
+ * What the communicator (src/comm/comm.c) needs from selection: reading
  * the rules file when a wsp_comm_t is created, comparing it across ranks,
  * and freeing it; freeing the network map's trees (src/coll/aware.h). The rest of selection is internal to src/coll
  * (coll_internal.h).

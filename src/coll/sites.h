@@ -1,8 +1,9 @@
 /*
  * What the multi-site collectives share (bcast and allreduce "sites",
  * bcast "far_first", allreduce "two_tier"; docs/sites.md). The sites
- * themselves are src/core/sites.c's; the layout of blocks, groups and
- * pieces is src/patterns/sites_sched.h's.
+ * themselves are src/core/sites.c's, the lanes between them
+ * src/p2p/wan.c's; the layout of blocks, groups and pieces is
+ * src/patterns/sites_sched.h's.
  *
  * The view a call takes: for each site its q ranks in rank order
  * (comm->sites), n connections between every two sites (wsp__sites_conns,

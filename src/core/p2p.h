@@ -73,6 +73,7 @@ int wsp__coll_wait(const wsp_comm_t *comm, MPI_Request *req);
  * always the blocking call (SMPI's non-blocking collectives, p2p.c). On
  * failure stores the status in rc and jumps to label. */
 #define WSP__I_Allreduce MPI_Iallreduce
+#define WSP__I_Barrier MPI_Ibarrier
 #define WSP__I_Reduce MPI_Ireduce
 #define WSP__I_Bcast MPI_Ibcast
 #define WSP__I_Gather MPI_Igather

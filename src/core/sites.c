@@ -32,8 +32,6 @@
  */
 #include "wsp_internal.h"
 
-#include "../p2p/striped_internal.h"
-
 #include <ctype.h>
 #include <fnmatch.h>
 #include <math.h>
@@ -247,7 +245,7 @@ int wsp__sites_create(wsp_comm_t *comm) {
   int *mem = malloc((size_t)(4 * p + 1) * sizeof *mem);
   int *raw = malloc((size_t)p * sizeof *raw);
   if (spec) st->spec = strdup(spec);
-  rc = wsp__agree_alloc(comm, comm->mpi, mem == NULL || raw == NULL || (spec && !st->spec),
+  rc = wsp__agree_alloc(comm, mem == NULL || raw == NULL || (spec && !st->spec),
                         "wsp_comm_create: sites");
   if (rc != WSP_OK) {
     free(mem);
@@ -272,7 +270,7 @@ int wsp__sites_create(wsp_comm_t *comm) {
     int len = 0, mine;
     WSP__MPI_GOTO(comm, MPI_Get_processor_name(name, &len), rc, out);
     mine = wsp__sites_match_host(spec + 6, name);
-    WSP__MPI_GOTO(comm, MPI_Allgather(&mine, 1, MPI_INT, raw, 1, MPI_INT, comm->mpi), rc, out);
+    WSP__MPI_COLL_GOTO(comm, rc, out, Allgather, &mine, 1, MPI_INT, raw, 1, MPI_INT, comm->mpi);
     int first = -1;
     for (int r = 0; r < p && first < 0; r++)
       if (raw[r] < 0) first = r;
@@ -316,12 +314,11 @@ void wsp__sites_from_map(wsp_comm_t *comm, const int *node_of, const int *group)
   if (st->count < 2) st->count = 0;
 }
 
-/* Under a time limit, a barrier that obeys it: the lazily made
- * communicators below are made with MPI calls that have no non-blocking
- * form (MPI_Comm_split; the striped engine's MPI_Comm_dup), so they start
- * only once every rank is in the call that makes them. A rank that stopped
- * before it ends the wait with WSP_ERR_TIMEOUT instead of hanging those
- * calls; one that stops in the moment between still hangs them
+/* Under a time limit, a barrier that obeys it: the site's communicator
+ * below is made with MPI_Comm_split, which has no non-blocking form, so it
+ * starts only once every rank is in the call that makes it. A rank that
+ * stopped before it ends the wait with WSP_ERR_TIMEOUT instead of hanging
+ * that call; one that stops in the moment between still hangs it
  * (docs/faults.md). */
 static int wsp__sites_gate(const wsp_comm_t *comm) {
 #ifdef WSP_SIMGRID
@@ -334,29 +331,6 @@ static int wsp__sites_gate(const wsp_comm_t *comm) {
   return mrc != MPI_SUCCESS ? wsp__mpi_fail(comm, mrc, "MPI_Ibarrier", WSP__WHERE)
                             : wsp__coll_wait(comm, &r);
 #endif
-}
-
-/* MPI_Comm_dup of comm->mpi, as MPI_Comm_idup waited for under the time
- * limit when there is one. */
-static int wsp__sites_dup(const wsp_comm_t *comm, MPI_Comm *out) {
-  *out = MPI_COMM_NULL;
-#ifndef WSP_SIMGRID
-  if (comm->cfg.timeout > 0) {
-    MPI_Request r = MPI_REQUEST_NULL;
-    int mrc = MPI_Comm_idup(comm->mpi, out, &r);
-    if (mrc != MPI_SUCCESS) {
-      *out = MPI_COMM_NULL;
-      return wsp__mpi_fail(comm, mrc, "MPI_Comm_idup", WSP__WHERE);
-    }
-    int rc = wsp__coll_wait(comm, &r);
-    /* After a timeout MPI may still fill in *out: it is dropped with the
-     * request, as MPI forbids freeing either before the call completes. */
-    if (rc != WSP_OK) *out = MPI_COMM_NULL;
-    return rc;
-  }
-#endif
-  int mrc = MPI_Comm_dup(comm->mpi, out);
-  return mrc != MPI_SUCCESS ? wsp__mpi_fail(comm, mrc, "MPI_Comm_dup", WSP__WHERE) : WSP_OK;
 }
 
 wsp_comm_t *wsp__sites_comm(wsp_comm_t *comm, int *rc) {
@@ -372,7 +346,7 @@ wsp_comm_t *wsp__sites_comm(wsp_comm_t *comm, int *rc) {
   }
   wsp_comm_t *w = wsp__comm_wrap(comm, mc);
   if (w == NULL) MPI_Comm_free(&mc);
-  if ((*rc = wsp__agree_alloc(comm, comm->mpi, w == NULL, "sites: site communicator"))) {
+  if ((*rc = wsp__agree_alloc(comm, w == NULL, "sites: site communicator"))) {
     wsp__comm_unwrap(&w);
     return NULL;
   }
@@ -385,70 +359,9 @@ wsp_comm_t *wsp__sites_comm(wsp_comm_t *comm, int *rc) {
   return w;
 }
 
-/* The lanes' communicator: a duplicate of comm->mpi wrapped with the
- * parent's configuration, its lanes forced to `lanes` (no probe: the model
- * already measured the connections between sites). Every wait here obeys
- * the time limit; after a timeout nothing is agreed (that would wait for
- * the same stopped rank again): the call fails with it on every rank that
- * waited. */
-wsp_comm_t *wsp__sites_wan_with(wsp_comm_t *comm, int lanes, int *rc) {
-  wsp__sites_t *st = &comm->sites;
-  *rc = WSP_OK;
-  if (st->wan || st->wan_failed) return st->wan;
-  if (lanes <= 1) return NULL;
-  MPI_Comm mc = MPI_COMM_NULL;
-  int drc = wsp__sites_dup(comm, &mc), src = WSP_OK;
-  if (drc == WSP_ERR_TIMEOUT) {
-    *rc = drc;
-    return NULL;
-  }
-  wsp_comm_t *w = drc == WSP_OK ? wsp__comm_wrap(comm, mc) : NULL;
-  if (w == NULL && mc != MPI_COMM_NULL) MPI_Comm_free(&mc);
-  st->wan_off = calloc((size_t)comm->size, 1);
-  if (w) {
-    w->cfg.p2p_lanes = (unsigned)lanes;
-    /* Its agreement obeys the limit and gates its MPI_Comm_dup. */
-    src = wsp__stripe_create(w);
-  }
-  int any = 0, failed = w == NULL || src != WSP_OK || st->wan_off == NULL;
-  if (src != WSP_ERR_TIMEOUT)
-    WSP__MPI_COLL_GOTO(comm, *rc, out, Allreduce, &failed, &any, 1, MPI_INT, MPI_MAX,
-                       comm->mpi);
-out:;
-  const int timed_out = src == WSP_ERR_TIMEOUT || *rc == WSP_ERR_TIMEOUT;
-  if (timed_out || *rc != WSP_OK || any) {
-    if (w && src == WSP_OK) wsp__stripe_free(w);
-    wsp__comm_unwrap(&w);
-    free(st->wan_off);
-    st->wan_off = NULL;
-  }
-  if (timed_out) {
-    if (*rc == WSP_OK) *rc = src;
-    return NULL;
-  }
-  if (*rc != WSP_OK || any) {
-    st->wan_failed = 1;
-    wsp__log(comm, WSP_LOG_WARN,
-             "sites: the lanes between sites could not be set up (%s); crossings go "
-             "through MPI",
-             !failed ? "on another rank" : src != WSP_OK || drc != WSP_OK ? wsp_last_error()
-                                                                          : "out of memory");
-    *rc = WSP_OK;
-    return NULL;
-  }
-  st->wan = w;
-  return w;
-}
-
-wsp_comm_t *wsp__sites_wan(wsp_comm_t *comm, int *rc) {
-  return wsp__sites_wan_with(comm, wsp__sites_lanes(comm), rc);
-}
-
 void wsp__sites_free(wsp_comm_t *comm) {
   wsp__sites_t *st = &comm->sites;
-  if (st->wan) wsp__stripe_free(st->wan);
-  wsp__comm_unwrap(&st->wan);
-  free(st->wan_off);
+  /* The lanes' communicator is p2p's (wsp__sites_wan_free), freed first. */
   wsp__comm_unwrap(&st->comm);
   free(st->site_of);
   free(st->spec);
@@ -471,41 +384,3 @@ int wsp__sites_conns(const wsp_comm_t *comm) {
   return n < 1 ? 1 : n;
 }
 
-int wsp__sites_lanes_rule(const wsp_model_t *m) {
-  /* One connection between sites slower than a NIC (a window over a long
-   * round trip, a per-flow cap): lanes, by the striped engine's own rule
-   * for what its probe measured, one connection against what lanes can
-   * reach (here a NIC). */
-  int k = 1;
-  size_t threshold;
-  if (m->beta_wan > 0 && m->beta > 0)
-    wsp__stripe_choose(1 / m->beta_wan, 1 / m->beta, 2 * m->alpha_wan, WSP__LANES_MAX, 0, &k,
-                       &threshold);
-  return k;
-}
-
-int wsp__sites_lanes_of(const wsp_comm_t *comm, const wsp_model_t *m) {
-  const wsp__sites_t *st = &comm->sites;
-  if (st->count < 2) return 0;
-#ifdef WSP_SIMGRID
-  (void)m;
-  return 1; /* no sockets in a simulation */
-#else
-  if (st->wan_failed) return 1;
-  if (st->wan) return (int)st->wan->cfg.p2p_lanes;
-  if (comm->cfg.wan_lanes > 0) return (int)comm->cfg.wan_lanes;
-  return wsp__sites_lanes_rule(m);
-#endif
-}
-
-int wsp__sites_lanes(const wsp_comm_t *comm) { return wsp__sites_lanes_of(comm, &comm->model); }
-
-int wsp_comm_site(const wsp_comm_t *comm, int rank, int *site) {
-  if (comm == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "wsp_comm_site: comm is NULL");
-  if (site == NULL) return wsp__fail(comm, WSP_ERR_ARG, "wsp_comm_site: site is NULL");
-  if (rank < 0 || rank >= comm->size)
-    return wsp__fail(comm, WSP_ERR_ARG,
-                     "wsp_comm_site: rank = %d is out of range [0, %d)", rank, comm->size);
-  *site = comm->sites.count > 0 ? comm->sites.site_of[rank] : -1;
-  return WSP_OK;
-}

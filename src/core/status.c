@@ -83,14 +83,3 @@ int wsp__mpi_fail(const wsp_comm_t *comm, int mpi_rc, const char *call,
   wsp__errmpi = mpi_rc;
   return WSP_ERR_MPI;
 }
-
-int wsp__agree_alloc(const wsp_comm_t *comm, MPI_Comm mc, int failed,
-                     const char *what) {
-  int any = 0, rc = WSP_OK;
-  WSP__MPI_COLL_GOTO(comm, rc, out, Allreduce, &failed, &any, 1, MPI_INT, MPI_MAX, mc);
-  if (!any) return WSP_OK;
-  return wsp__fail(comm, failed ? WSP_ERR_NOMEM : WSP_ERR_REMOTE, "%s: %s", what,
-                   failed ? "out of memory" : "another rank ran out of memory");
-out:
-  return rc;
-}

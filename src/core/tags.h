@@ -13,6 +13,8 @@
 #define WSP_TAGS_H
 
 enum {
+  /* The agreement (src/core/agree.c): reports up a tree, the verdict down. */
+  WSP__TAG_AGREE = 0x5a00,
   /* The model's calibration (src/model), during
    * wsp_comm_create only. */
   WSP__TAG_CALIBRATE = 0x5b00,

@@ -104,7 +104,7 @@ int wsp__topo_create(wsp_comm_t *comm) {
   int *lead = malloc((size_t)p * sizeof *lead), failed = 0;
   comm->topo.node_of = malloc((size_t)p * sizeof *comm->topo.node_of);
   /* Nobody goes on alone after a local allocation failure. */
-  rc = wsp__agree_alloc(comm, comm->mpi, lead == NULL || comm->topo.node_of == NULL,
+  rc = wsp__agree_alloc(comm, lead == NULL || comm->topo.node_of == NULL,
                         WSP__TOPO_WHAT);
   if (rc != WSP_OK) goto out;
   /* Every rank's leader (its node's lowest rank), the same map on all. */
@@ -114,15 +114,16 @@ int wsp__topo_create(wsp_comm_t *comm) {
     WSP__MPI_GOTO(comm, MPI_Get_processor_name(name, &len), rc, out);
     uint64_t h = wsp__fnv(WSP__FNV_INIT, name, (size_t)len), *all = NULL;
     all = malloc((size_t)p * (sizeof *all + sizeof(wsp__keyrank_t)));
-    rc = wsp__agree_alloc(comm, comm->mpi, all == NULL, WSP__TOPO_WHAT);
+    rc = wsp__agree_alloc(comm, all == NULL, WSP__TOPO_WHAT);
     if (rc != WSP_OK) {
       free(all);
       goto out;
     }
-    int mrc = MPI_Allgather(&h, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, comm->mpi);
-    if (mrc != MPI_SUCCESS) {
+    WSP__MPI_COLL_GOTO(comm, rc, gathered, Allgather, &h, 1, MPI_UINT64_T, all, 1,
+                       MPI_UINT64_T, comm->mpi);
+  gathered:
+    if (rc != WSP_OK) {
       free(all);
-      rc = wsp__mpi_fail(comm, mrc, "MPI_Allgather", WSP__WHERE);
       goto out;
     }
     wsp__leaders_by_key(all, p, lead, (wsp__keyrank_t *)(all + p));
@@ -160,7 +161,7 @@ int wsp__topo_create(wsp_comm_t *comm) {
   }
   free(count);
   t->node_ranks = lsize;
-  rc = wsp__agree_alloc(comm, comm->mpi, failed, WSP__TOPO_WHAT);
+  rc = wsp__agree_alloc(comm, failed, WSP__TOPO_WHAT);
   if (rc != WSP_OK) goto out;
   if (t->nodes < 2 || t->max_node_ranks < 2) goto out; /* nothing to split */
   WSP__MPI_GOTO(comm, MPI_Comm_split(comm->mpi, lrank == 0 ? 0 : MPI_UNDEFINED, me, &leaders),
@@ -172,7 +173,7 @@ int wsp__topo_create(wsp_comm_t *comm) {
     if (comm->topo.leaders) leaders = MPI_COMM_NULL;
   }
   failed = comm->topo.local == NULL || (lrank == 0 && comm->topo.leaders == NULL);
-  rc = wsp__agree_alloc(comm, comm->mpi, failed, "wsp_comm_create: node sub-communicators");
+  rc = wsp__agree_alloc(comm, failed, "wsp_comm_create: node sub-communicators");
   if (rc != WSP_OK) goto out;
   /* The sub-communicators see themselves as one node (local) or as nodes
    * of one rank each (leaders): the node-aware algorithms never nest. */
@@ -219,28 +220,23 @@ int wsp__topo_free(wsp_comm_t *comm) {
   return WSP_OK;
 }
 
-int wsp_comm_topology(const wsp_comm_t *comm, wsp_topology_t *topo) {
-  if (comm == NULL)
-    return wsp__fail(NULL, WSP_ERR_ARG, "wsp_comm_topology: comm is NULL");
-  if (topo == NULL)
-    return wsp__fail(comm, WSP_ERR_ARG, "wsp_comm_topology: topo is NULL");
-  *topo = comm->topo.pub;
-  const wsp__sites_t *st = &comm->sites;
-  topo->sites = st->count;
-  topo->site = st->count ? st->site_of[comm->rank] : -1;
-  topo->site_ranks = st->count ? st->start[topo->site + 1] - st->start[topo->site] : 0;
-  topo->wan_connections = st->count >= 2 ? wsp__sites_conns(comm) : 0;
-  topo->wan_lanes = st->count >= 2 ? wsp__sites_lanes(comm) : 0;
-  return WSP_OK;
-}
-
-int wsp_comm_node(const wsp_comm_t *comm, int rank, int *node) {
-  if (comm == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "wsp_comm_node: comm is NULL");
-  if (node == NULL) return wsp__fail(comm, WSP_ERR_ARG, "wsp_comm_node: node is NULL");
-  if (rank < 0 || rank >= comm->size)
-    return wsp__fail(comm, WSP_ERR_ARG,
-                     "wsp_comm_node: rank = %d is out of range [0, %d)", rank,
-                     comm->size);
-  *node = comm->topo.node_of[rank];
-  return WSP_OK;
+int wsp__comm_dup(const wsp_comm_t *comm, MPI_Comm *out) {
+  *out = MPI_COMM_NULL;
+#ifndef WSP_SIMGRID
+  if (comm->cfg.timeout > 0) {
+    MPI_Request r = MPI_REQUEST_NULL;
+    int mrc = MPI_Comm_idup(comm->mpi, out, &r);
+    if (mrc != MPI_SUCCESS) {
+      *out = MPI_COMM_NULL;
+      return wsp__mpi_fail(comm, mrc, "MPI_Comm_idup", WSP__WHERE);
+    }
+    int rc = wsp__coll_wait(comm, &r);
+    /* After a timeout MPI may still fill in *out: it is dropped with the
+     * request, as MPI forbids freeing either before the call completes. */
+    if (rc != WSP_OK) *out = MPI_COMM_NULL;
+    return rc;
+  }
+#endif
+  int mrc = MPI_Comm_dup(comm->mpi, out);
+  return mrc != MPI_SUCCESS ? wsp__mpi_fail(comm, mrc, "MPI_Comm_dup", WSP__WHERE) : WSP_OK;
 }

@@ -126,14 +126,6 @@ int wsp__fail_quiet(int status, const char *fmt, ...)
 int wsp__mpi_fail(const wsp_comm_t *comm, int mpi_rc, const char *call,
                   const char *where);
 
-/* Collective: every rank of `mc` learns whether any of them had a local
- * allocation failure (`failed`), so that nobody goes on alone into traffic
- * its partners will not join. WSP_OK when none did; otherwise records
- * "<what>: out of memory" (WSP_ERR_NOMEM) on the rank that failed and
- * "<what>: another rank ran out of memory" (WSP_ERR_REMOTE) on the others. */
-int wsp__agree_alloc(const wsp_comm_t *comm, MPI_Comm mc, int failed,
-                     const char *what);
-
 #define WSP__STR2(x) #x
 #define WSP__STR(x) WSP__STR2(x)
 #define WSP__WHERE __FILE__ ":" WSP__STR(__LINE__)
@@ -148,6 +140,31 @@ int wsp__agree_alloc(const wsp_comm_t *comm, MPI_Comm mc, int failed,
       goto label;                                                              \
     }                                                                          \
   } while (0)
+
+/* ---- the agreement (src/core/agree.c) ----
+ * Collective over comm->mpi, and the one way the library agrees: every rank
+ * brings its own failure (status, already recorded with wsp__fail, or
+ * WSP_OK) and, when `compare` is set, a fingerprint of what must be equal
+ * on every rank; every rank that answered leaves with the same verdict, in
+ * this order: a rank did not answer within the time limit (WSP_ERR_TIMEOUT
+ * naming it; the communicator is unusable from then on); this rank failed
+ * (its status; status_msg, when given, recorded again as its message);
+ * another rank failed (WSP_ERR_REMOTE naming it and its status); the
+ * fingerprints differ (differ_status, "<what>: <differ>"). */
+typedef struct wsp__agree {
+  const char *what; /* the step, as messages name it: "wsp_shuffle_open" */
+  int status;
+  const char *status_msg;
+  uint64_t fp;
+  int compare;
+  int differ_status;
+  const char *differ;
+} wsp__agree_t;
+int wsp__agree(const wsp_comm_t *comm, const wsp__agree_t *a);
+/* The agreement on a local allocation failure (`failed`): WSP_OK when no
+ * rank had one; otherwise "<what>: out of memory" (WSP_ERR_NOMEM) on the
+ * rank that failed, WSP_ERR_REMOTE naming it on the others. */
+int wsp__agree_alloc(const wsp_comm_t *comm, int failed, const char *what);
 
 /* ---- time limits (src/core/timeout.c, docs/faults.md) ---- */
 /* At the start of every public call on comm: records fn as the operation a
@@ -272,7 +289,8 @@ int wsp__sum_start(wsp__sum_t *s, const wsp_comm_t *comm, int tag,
 int wsp__sum_test(wsp__sum_t *s, int *done);
 int wsp__sum_wait(wsp__sum_t *s);
 
-/* ---- sites (src/core/sites.c) ---- */
+/* ---- sites (src/core/sites.c; the lanes between them: src/p2p/wan.c,
+ * declared in src/p2p/striped_internal.h) ---- */
 /* Checks the syntax of a WSP_SITES value (cfg.sites); WSP_ERR_CONFIG with
  * a message (wsp__fail_quiet) saying what is wrong. NULL is valid. */
 int wsp__sites_syntax(const char *spec);
@@ -298,29 +316,6 @@ void wsp__sites_free(wsp_comm_t *comm);
  * site; within [1, smallest site]. 0 without sites. The same on every
  * rank (the model and the configuration are). */
 int wsp__sites_conns(const wsp_comm_t *comm);
-/* Lanes per connection for the crossings of the multi-site bcast and
- * allreduce: those of the lanes' communicator once it exists, else
- * cfg.wan_lanes when set, else the striped engine's rule
- * (wsp__stripe_choose: ceil(1.5 x beta_wan / beta) where one connection
- * between sites is at least 1.3x slower than a NIC), else 1; 1 under
- * SimGrid and after making the lanes' communicator failed. 0 without
- * sites. The same on every rank. wsp__sites_lanes_of
- * takes the model's figures from m (the calibration's, before they are
- * the communicator's). */
-int wsp__sites_lanes(const wsp_comm_t *comm);
-int wsp__sites_lanes_of(const wsp_comm_t *comm, const wsp_model_t *m);
-/* The model's rule alone (no configuration, no sockets considered). */
-int wsp__sites_lanes_rule(const wsp_model_t *m);
-/* The communicator whose lanes carry the crossings, made on first use
- * with cfg.p2p_lanes = wsp__sites_lanes (no probe), or `lanes` for
- * wsp__sites_wan_with (the calibration makes it early to measure the
- * link over it). Collective over comm, as wsp__sites_comm. NULL with *rc
- * WSP_OK when the crossings go through MPI: one lane, or making it failed
- * on some rank (then on every rank, logged once, and wsp__sites_lanes
- * gives 1 from then on). NULL with *rc WSP_ERR_TIMEOUT when making it
- * waited out the time limit: the call fails. */
-wsp_comm_t *wsp__sites_wan(wsp_comm_t *comm, int *rc);
-wsp_comm_t *wsp__sites_wan_with(wsp_comm_t *comm, int lanes, int *rc);
 /* This rank's site as a wsp_comm_t (ranks in rank order, the parent's
  * configuration and model, nodes of one rank each), made on first use.
  * Collective over comm: every rank of comm calls it in the same call (the
@@ -334,6 +329,10 @@ wsp_comm_t *wsp__sites_comm(wsp_comm_t *comm, int *rc);
  * map, and the parent's model (topo.c). NULL on allocation failure. */
 wsp_comm_t *wsp__comm_wrap(const wsp_comm_t *parent, MPI_Comm mpi);
 void wsp__comm_unwrap(wsp_comm_t **w);
+/* MPI_Comm_dup of comm->mpi into *out, as MPI_Comm_idup waited for under
+ * the time limit when there is one (topo.c); *out is MPI_COMM_NULL after a
+ * failure. Collective over comm. */
+int wsp__comm_dup(const wsp_comm_t *comm, MPI_Comm *out);
 
 /* ---- node topology (src/core/topo.c) ----
  * Collective over comm (after its private communicator exists): finds the

@@ -150,30 +150,6 @@ static wsp_shuffle_t *wsp__new_handle(int p, const wsp_shuffle_config_t *c, int 
   return sh;
 }
 
-/* Collective: every rank's configuration has the same fingerprint and no
- * rank failed its local checks (local_rc, with its message local_msg). */
-static int wsp__open_agree(wsp_comm_t *comm, MPI_Comm dup,
-                           const wsp_shuffle_config_t *c, int local_rc,
-                           const char *local_msg) {
-  const char *fn = "wsp_shuffle_open";
-  int rc = WSP_OK;
-  uint64_t fp = wsp__shuffle_config_fingerprint(c);
-  unsigned long long v[3] = {fp, ~fp, local_rc != WSP_OK}, r[3];
-  WSP__MPI_COLL_GOTO(comm, rc, out, Allreduce, v, r, 3, MPI_UNSIGNED_LONG_LONG, MPI_MAX, dup);
-  if (local_rc != WSP_OK) return wsp__fail(comm, local_rc, "%s", local_msg);
-  if (r[2])
-    return wsp__fail(comm, WSP_ERR_REMOTE,
-                     "%s: another rank failed to open the shuffle", fn);
-  if (r[0] != fp || r[1] != ~fp)
-    return wsp__fail(comm, WSP_ERR_CONFIG,
-                     "%s: the shuffle configuration differs between ranks "
-                     "(WSP_SHUFFLE_* variables or wsp_shuffle_config_t); every "
-                     "rank must use the same",
-                     fn);
-out:
-  return rc;
-}
-
 /* Both opens: handlers per request and response (h), or batched (hb). */
 static int wsp__open(wsp_comm_t *comm, const char *fn, const wsp_shuffle_config_t *cfg,
                      const wsp_shuffle_handlers_t *h,
@@ -196,13 +172,24 @@ static int wsp__open(wsp_comm_t *comm, const char *fn, const wsp_shuffle_config_
     local_rc = wsp__fail(comm, WSP_ERR_NOMEM, "%s: out of memory", fn);
   if (local_rc != WSP_OK) snprintf(local_msg, sizeof local_msg, "%s", wsp_last_error());
 
-  /* Collective: the shuffle's own communicator and the agreement on
-   * configuration and local failures. */
-  int rc = WSP_OK;
+  /* Collective: the agreement on configuration and local failures, then
+   * the shuffle's own communicator (a duplicate, made only once every rank
+   * is known to be here, and under the time limit). */
+  wsp__agree_t ag = {
+      .what = fn,
+      .status = local_rc,
+      .status_msg = local_msg,
+      .fp = wsp__shuffle_config_fingerprint(&c),
+      .compare = 1,
+      .differ_status = WSP_ERR_CONFIG,
+      .differ = "the shuffle configuration differs between ranks (WSP_SHUFFLE_* variables "
+                "or wsp_shuffle_config_t); every rank must use the same",
+  };
   MPI_Comm dup = MPI_COMM_NULL;
-  WSP__MPI_GOTO(comm, MPI_Comm_dup(comm->mpi, &dup), rc, fail);
+  int rc = wsp__agree(comm, &ag);
+  if (rc != WSP_OK) goto fail;
+  if ((rc = wsp__comm_dup(comm, &dup)) != WSP_OK) goto fail;
   WSP__MPI_GOTO(comm, MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN), rc, fail);
-  if ((rc = wsp__open_agree(comm, dup, &c, local_rc, local_msg)) != WSP_OK) goto fail;
   /* Who shares this node (the communicator's node map, src/core/topo.c):
    * ranks there talk through shared memory, not the network, and are not
    * paced. */

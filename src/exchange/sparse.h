@@ -1,5 +1,5 @@
 /*
- * What the communicator (src/core/comm.c) needs from the sparse exchange:
+ * What the communicator (src/comm/comm.c) needs from the sparse exchange:
  * its per-communicator state, made when a wsp_comm_t is created and freed
  * with it. The rest is internal to src/exchange (sparse_internal.h).
  */

@@ -21,8 +21,8 @@
  * first step and skips the data step. Memory for what a rank receives can
  * only be sought once the sizes are known, and a rank without it could not
  * take part in MPI_Alltoallv, where the others would wait for it: so every
- * allocation the data step needs is made before it, and a one-integer
- * MPI_Allreduce tells every rank whether all of them succeeded. The O(p)
+ * allocation the data step needs is made before it, and the agreement
+ * (src/core/agree.c) tells every rank whether all of them succeeded. The O(p)
  * arrays live in the communicator's scratch (sparse_internal.h).
  *
  * Cost = alltoall(24.p bytes) + alltoallv(m) ~ 2.(p-1).alpha + (24.p + m).beta
@@ -131,10 +131,15 @@ int wsp__sparse_alltoallv(wsp__sparse_round_t *r) {
     r->poisoned = 1;
     wsp__fail(c, WSP_ERR_NOMEM, "alltoallv: no memory to receive %zu bytes", rtotal);
   }
-  int any = r->poisoned;
-  WSP__MPI_COLL_GOTO(c, rc, out, Allreduce, MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, c->mpi);
-  if (any) {
-    r->remote_failed = 1;
+  wsp__agree_t ag = {.what = "wsp_sparse_exchange (alltoallv)",
+                     .status = r->poisoned ? WSP_ERR_NOMEM : WSP_OK};
+  if ((rc = wsp__agree(c, &ag)) != WSP_OK) {
+    /* A timeout fails the round; a failure anywhere skips the data step
+     * everywhere. */
+    if (rc != WSP_ERR_TIMEOUT) {
+      r->remote_failed = 1;
+      rc = WSP_OK;
+    }
     goto out;
   }
 

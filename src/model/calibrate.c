@@ -49,6 +49,7 @@
 #include "../core/p2p.h"
 #include "../core/tags.h"
 #include "../core/wsp_internal.h"
+#include "../p2p/wan.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -105,7 +106,7 @@ static int wsp__calibrate_wan(wsp_comm_t *comm, char *buf, double *fig) {
   }
   /* Everybody's ping-pong must be over before the streams start together;
    * pair 0's round trip is everybody's estimate of it. */
-  WSP__MPI_GOTO(comm, MPI_Bcast(&ts, 1, MPI_DOUBLE, st->rank[0], comm->mpi), rc, out);
+  WSP__MPI_COLL_GOTO(comm, rc, out, Bcast, &ts, 1, MPI_DOUBLE, st->rank[0], comm->mpi);
   double rate = 0;
   if (peer >= 0 && nw >= 2) {
     if ((rc = wsp__stream(comm, peer, buf, WSP__CAL_LARGE, WSP__CAL_WINDOW,
@@ -116,8 +117,8 @@ static int wsp__calibrate_wan(wsp_comm_t *comm, char *buf, double *fig) {
   /* The link carries the pairs' rates together. Their sum, not the bytes
    * over the slowest pair's time: one pair slowed (by sharing a per-flow
    * class, say) would make the whole link look that slow. */
-  WSP__MPI_GOTO(comm, MPI_Allreduce(MPI_IN_PLACE, &rate, 1, MPI_DOUBLE, MPI_SUM, comm->mpi), rc,
-                out);
+  WSP__MPI_COLL_GOTO(comm, rc, out, Allreduce, MPI_IN_PLACE, &rate, 1, MPI_DOUBLE, MPI_SUM,
+                     comm->mpi);
   if (rate > 0) fig[2] = 1 / rate;
 out:
   return rc;
@@ -128,7 +129,7 @@ out:
  * cap), the pairs' MPI streams of wsp__calibrate_wan measured nw capped
  * connections rather than the link: their sum is nw times one
  * connection's rate, whatever the link carries. The multi-site bcast and
- * allreduce then cross over lanes (src/core/sites.c), each connection up
+ * allreduce then cross over lanes (src/p2p/wan.c), each connection up
  * to a NIC's rate, so the link is measured again with the same pairs
  * streaming over those lanes at once. This makes the lanes here instead
  * of at the first collective that needs them. Where a pair's lanes fail,
@@ -154,7 +155,7 @@ static int wsp__calibrate_wan_lanes(wsp_comm_t *comm, char *buf, wsp_model_t *ou
    * ends of a pair tell each other whether it failed, so that both stop
    * alike. */
   for (int rep = -1; rep < WSP__CAL_REPS_LARGE; rep++) {
-    if (rep == 0) WSP__MPI_GOTO(comm, MPI_Barrier(comm->mpi), rc, out);
+    if (rep == 0) WSP__MPI_COLL_GOTO(comm, rc, out, Barrier, comm->mpi);
     if (peer < 0 || failed) continue;
     double t0 = MPI_Wtime();
     failed = (s == 0 ? wsp_send_striped(wan, buf, len, peer, WSP__TAG_CALIBRATE)
@@ -171,8 +172,8 @@ static int wsp__calibrate_wan_lanes(wsp_comm_t *comm, char *buf, wsp_model_t *ou
   }
   fig[0] = failed && s == 0;
   if (s == 0 && peer >= 0 && !failed && best > 0 && best < INFINITY) fig[1] = len / best;
-  WSP__MPI_GOTO(comm, MPI_Allreduce(MPI_IN_PLACE, fig, 2, MPI_DOUBLE, MPI_SUM, comm->mpi), rc,
-                out);
+  WSP__MPI_COLL_GOTO(comm, rc, out, Allreduce, MPI_IN_PLACE, fig, 2, MPI_DOUBLE, MPI_SUM,
+                     comm->mpi);
   if (fig[0] > 0)
     wsp__log(comm, WSP_LOG_WARN,
              "model calibration: %d pairs' lanes between sites failed; the link keeps the "
@@ -193,7 +194,7 @@ int wsp__model_calibrate(wsp_comm_t *comm, wsp_model_t *out) {
   double *alphas = calloc((size_t)p, sizeof *alphas);
   /* Everybody learns of a local allocation failure before any pair starts
    * (a rank that skipped its ping-pong would leave its partner waiting). */
-  rc = wsp__agree_alloc(comm, comm->mpi, buf == NULL || red == NULL || alphas == NULL,
+  rc = wsp__agree_alloc(comm, buf == NULL || red == NULL || alphas == NULL,
                         "model calibration");
   if (rc != WSP_OK) goto out;
   /* Pairing: i <-> i + h with h = floor(p/2); the last rank of an odd p
@@ -260,11 +261,11 @@ int wsp__model_calibrate(wsp_comm_t *comm, wsp_model_t *out) {
   }
   /* local[3] is unused (it once carried the allocation failure, agreed on
    * above now). */
-  WSP__MPI_GOTO(comm, MPI_Allreduce(local, global, 11, MPI_DOUBLE, MPI_MAX, comm->mpi), rc, out);
+  WSP__MPI_COLL_GOTO(comm, rc, out, Allreduce, local, global, 11, MPI_DOUBLE, MPI_MAX, comm->mpi);
   /* alpha: the lower median over the ranks that measured one (both ranks
    * of a pair report its figure). */
-  WSP__MPI_GOTO(comm, MPI_Allgather(&local[0], 1, MPI_DOUBLE, alphas, 1, MPI_DOUBLE, comm->mpi),
-                rc, out);
+  WSP__MPI_COLL_GOTO(comm, rc, out, Allgather, &local[0], 1, MPI_DOUBLE, alphas, 1, MPI_DOUBLE,
+                     comm->mpi);
   {
     int n = 0;
     for (int r = 0; r < p; r++)

@@ -321,7 +321,7 @@ int wsp_netmap_load(wsp_comm_t *comm, const char *path, wsp_netmap_t **out) {
     goto out;
   }
   if (comm->rank != 0) bytes = malloc(head.len ? (size_t)head.len : 1);
-  if ((rc = wsp__agree_alloc(comm, comm->mpi, bytes == NULL, fn)) != WSP_OK) goto out;
+  if ((rc = wsp__agree_alloc(comm, bytes == NULL, fn)) != WSP_OK) goto out;
   for (uint64_t off = 0; off < head.len;) { /* in pieces below INT_MAX */
     int n = head.len - off > (1u << 30) ? 1 << 30 : (int)(head.len - off);
     WSP__MPI_COLL_GOTO(comm, rc, out, Bcast, bytes + off, n, MPI_BYTE, 0, comm->mpi);
@@ -331,7 +331,7 @@ int wsp_netmap_load(wsp_comm_t *comm, const char *path, wsp_netmap_t **out) {
   char why[400] = "";
   m = wsp__netmap_from_bytes(bytes, (size_t)head.len, why, sizeof why);
   int nomem = m == NULL && strcmp(why, "out of memory") == 0;
-  if ((rc = wsp__agree_alloc(comm, comm->mpi, nomem, fn)) != WSP_OK) goto out;
+  if ((rc = wsp__agree_alloc(comm, nomem, fn)) != WSP_OK) goto out;
   if (m == NULL) {
     rc = wsp__fail(comm, WSP_ERR_CONFIG, "%s: map file %s: %s", fn, path, why);
     goto out;

@@ -127,7 +127,7 @@ int wsp__netmap_fill_shape(wsp_comm_t *comm, wsp_netmap_t *m) {
   WSP__MPI_GOTO(comm, MPI_Get_processor_name(name, &len), rc, out);
   uint64_t mine = wsp__fnv(WSP__FNV_INIT, name, (size_t)len);
   uint64_t *all = malloc((size_t)m->p * sizeof *all);
-  rc = wsp__agree_alloc(comm, comm->mpi, all == NULL, "network map: host names");
+  rc = wsp__agree_alloc(comm, all == NULL, "network map: host names");
   if (rc == WSP_OK)
     WSP__MPI_COLL_GOTO(comm, rc, gathered, Allgather, &mine, 1, MPI_UINT64_T, all, 1,
                        MPI_UINT64_T, comm->mpi);
@@ -148,13 +148,12 @@ int wsp__netmap_fits(wsp_comm_t *comm, const wsp_netmap_t *m, const char *fn,
                      const char *what, int status, uint64_t checked_shape) {
   /* Agree on the map first: the checks below then give every rank the
    * same verdict, and nobody leaves for a collective the others skip. */
-  uint64_t fp = wsp__netmap_fingerprint(m);
-  unsigned long long v[2] = {fp, ~fp};
-  int rc = wsp__allreduce_wait(comm, v, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX);
+  char differ[400];
+  snprintf(differ, sizeof differ, "the ranks passed different maps (%s)", what);
+  wsp__agree_t ag = {.what = fn, .fp = wsp__netmap_fingerprint(m), .compare = 1,
+                     .differ_status = WSP_ERR_INTERNAL, .differ = differ};
+  int rc = wsp__agree(comm, &ag);
   if (rc != WSP_OK) return rc;
-  if (v[0] != fp || v[1] != ~fp)
-    return wsp__fail(comm, WSP_ERR_INTERNAL, "%s: the ranks passed different maps (%s)", fn,
-                     what);
   /* The same map everywhere, so the same answer to this everywhere. */
   if (checked_shape != 0 && wsp__netmap_shape(m) == checked_shape) return WSP_OK;
   if (m->p != comm->size)
@@ -165,7 +164,7 @@ int wsp__netmap_fits(wsp_comm_t *comm, const wsp_netmap_t *m, const char *fn,
                      "%s: %s was measured on %d nodes; this communicator has %d (WSP_NODES)", fn,
                      what, m->nodes, comm->topo.pub.nodes);
   wsp_netmap_t *mine = wsp__netmap_new(comm->size, comm->topo.pub.nodes);
-  if ((rc = wsp__agree_alloc(comm, comm->mpi, mine == NULL, fn)) != WSP_OK ||
+  if ((rc = wsp__agree_alloc(comm, mine == NULL, fn)) != WSP_OK ||
       (rc = wsp__netmap_fill_shape(comm, mine)) != WSP_OK)
     goto out;
   if (memcmp(mine->node_of, m->node_of, (size_t)m->p * sizeof *m->node_of) != 0)

@@ -353,7 +353,7 @@ static int wsp__probe_gather(wsp__probe_t *pr, int passes) {
   size_t nn = (size_t)m->nodes * (size_t)m->nodes;
   double *d = malloc(2 * nn * sizeof *d);
   int *ints = malloc(2 * nn * sizeof *ints), rc = WSP_OK;
-  rc = wsp__agree_alloc(c, c->mpi, d == NULL || ints == NULL, "wsp_netmap_probe");
+  rc = wsp__agree_alloc(c, d == NULL || ints == NULL, "wsp_netmap_probe");
   if (rc != WSP_OK) goto out;
   for (size_t i = 0; i < 2 * nn; i++) d[i] = INFINITY, ints[i] = 0;
   wsp__probe_estimate(pr, passes, d, d + nn, ints, ints + nn);
@@ -392,28 +392,20 @@ int wsp_netmap_probe(wsp_comm_t *comm, const wsp_probe_config_t *cfg, wsp_netmap
   /* Everybody agrees on the arguments and the configuration before any
    * pair starts: a rank that skipped its pairs would leave its partners
    * waiting. */
-  uint64_t fp = wsp__probe_cfg_fingerprint(cfg);
-  unsigned long long v[4] = {local != WSP_OK, nomem, fp, ~fp}, all[4];
-  int rc = WSP_OK;
-  WSP__MPI_COLL_GOTO(comm, rc, fail, Allreduce, v, all, 4, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm->mpi);
-  if (local != WSP_OK) {
-    rc = local;
-    goto fail;
-  }
-  if (all[0]) {
-    rc = wsp__fail(comm, WSP_ERR_REMOTE, "%s: another rank passed a bad argument", fn);
-    goto fail;
-  }
-  if (all[2] != fp || all[3] != ~fp) {
-    rc = wsp__fail(comm, WSP_ERR_CONFIG,
-                   "%s: the probe configuration differs between ranks; every rank must pass "
-                   "the same",
-                   fn);
-    goto fail;
-  }
-  if ((rc = wsp__agree_alloc(comm, comm->mpi, nomem, fn)) != WSP_OK) goto fail;
+  wsp__agree_t ag = {
+      .what = fn,
+      .status = local != WSP_OK ? local
+                : nomem         ? wsp__fail(comm, WSP_ERR_NOMEM, "%s: out of memory", fn)
+                                : WSP_OK,
+      .fp = wsp__probe_cfg_fingerprint(cfg),
+      .compare = 1,
+      .differ_status = WSP_ERR_CONFIG,
+      .differ = "the probe configuration differs between ranks; every rank must pass the same",
+  };
+  int rc = wsp__agree(comm, &ag);
+  if (rc != WSP_OK) goto fail;
   if ((rc = wsp__netmap_fill_shape(comm, pr.m)) != WSP_OK) goto fail;
-  rc = wsp__agree_alloc(comm, comm->mpi, wsp__probe_prepare(&pr) != 0, fn);
+  rc = wsp__agree_alloc(comm, wsp__probe_prepare(&pr) != 0, fn);
   int passes = 0;
   if (rc == WSP_OK) rc = wsp__probe_passes(&pr, t0, &passes);
   if (rc == WSP_OK) rc = wsp__probe_gather(&pr, passes);
@@ -449,7 +441,7 @@ int wsp_netmap_refresh(wsp_comm_t *comm, wsp_netmap_t *map, int rounds) {
                   : WSP_OK;
   /* One agreement on the arguments, the memory and the map (its
    * fingerprint), then the same checks of its shape everywhere: a refresh
-   * runs beside the job, so it spends one reduction on them, not the
+   * runs beside the job, so it spends one agreement on them, not the
    * host-name exchange of wsp__netmap_fits (the hosts were checked when the
    * map was loaded or attached). */
   double t0 = wsp__backoff_now();
@@ -473,18 +465,21 @@ int wsp_netmap_refresh(wsp_comm_t *comm, wsp_netmap_t *map, int rounds) {
     pr.buf = calloc(1 + WSP__STREAM_WINDOW, (size_t)pr.msg);
     nomem = !mine || !all || !pr.leader || !pr.second || !pr.buf;
   }
-  uint64_t fp = local == WSP_OK ? wsp__netmap_fingerprint(map) : 0;
-  unsigned long long v[4] = {local != WSP_OK, nomem, fp, ~fp}, agreed[4];
-  WSP__MPI_COLL_GOTO(comm, rc, out, Allreduce, v, agreed, 4, MPI_UNSIGNED_LONG_LONG, MPI_MAX,
-                     comm->mpi);
-  if (local != WSP_OK) rc = local;
-  else if (agreed[0]) rc = wsp__fail(comm, WSP_ERR_REMOTE, "%s: another rank passed a bad argument", fn);
-  else if (nomem) rc = wsp__fail(comm, WSP_ERR_NOMEM, "%s: out of memory", fn);
-  else if (agreed[1]) rc = wsp__fail(comm, WSP_ERR_REMOTE, "%s: another rank ran out of memory", fn);
-  else if (agreed[2] != fp || agreed[3] != ~fp)
-    rc = wsp__fail(comm, WSP_ERR_INTERNAL, "%s: the ranks passed different maps", fn);
-  else if (map->p != comm->size || map->nodes != comm->topo.pub.nodes ||
-           memcmp(map->node_of, comm->topo.node_of, (size_t)map->p * sizeof *map->node_of))
+  wsp__agree_t ag = {
+      .what = fn,
+      .status = local != WSP_OK ? local
+                : nomem         ? wsp__fail(comm, WSP_ERR_NOMEM, "%s: out of memory", fn)
+                                : WSP_OK,
+      .fp = local == WSP_OK ? wsp__netmap_fingerprint(map) : 0,
+      .compare = 1,
+      .differ_status = WSP_ERR_INTERNAL,
+      .differ = "the ranks passed different maps",
+  };
+  rc = wsp__agree(comm, &ag);
+  /* The same map everywhere, so the same answer to this everywhere. */
+  if (rc == WSP_OK &&
+      (map->p != comm->size || map->nodes != comm->topo.pub.nodes ||
+       memcmp(map->node_of, comm->topo.node_of, (size_t)map->p * sizeof *map->node_of)))
     rc = wsp__fail(comm, WSP_ERR_ARG,
                    "%s: map was measured for another job shape (%d ranks on %d nodes; this "
                    "communicator has %d on %d, WSP_NODES)",

@@ -53,7 +53,7 @@ int wsp__stripe_create(wsp_comm_t *comm) {
       failed = 1;
     failed |= st->pair == NULL;
   }
-  int rc = wsp__agree_alloc(comm, comm->mpi, failed, "wsp_comm_create: striped point-to-point");
+  int rc = wsp__agree_alloc(comm, failed, "wsp_comm_create: striped point-to-point");
   if (rc == WSP_OK) {
     int mrc = MPI_Comm_dup(comm->mpi, &st->p2p);
     if (mrc != MPI_SUCCESS) rc = wsp__mpi_fail(comm, mrc, "MPI_Comm_dup", WSP__WHERE);

@@ -3,9 +3,10 @@
  * return an error within WSP_TIMEOUT plus a margin, and a later call must
  * fail at once (docs/faults.md).
  *
- *   test_fault --op allreduce|alltoall|sparse|shuffle|striped|bcast|sites|wan
+ *   test_fault --op allreduce|alltoall|sparse|shuffle|striped|bcast|sites|wan|
+ *                   create|probe|refresh|setmap
  *              --fault kill|stop|none [--victim R] [--margin S] [--requests N]
- *              [--fail-isend N] [--pieces]
+ *              [--fail-isend N] [--pieces] [--agree WHAT]
  *
  * --fault none runs the operation once, checked, with nobody failing: for
  * faults injected from outside (a link dropped by netlab, tests/lab). Each
@@ -33,6 +34,17 @@
  * (wsp__sites_wan_with, 2 lanes), made in the faulting call; the run with
  * every rank alive is a small allreduce.
  *
+ * create: wsp_comm_create on MPI_COMM_WORLD (the new communicator freed);
+ * probe: wsp_netmap_probe; refresh: a probe, then wsp_netmap_refresh of
+ * its map; setmap: a probe, then wsp_comm_set_netmap.
+ *
+ * --agree WHAT (with --fault stop): the victim does not stop before the
+ * call but inside it, on entering the agreement named WHAT (src/core/agree.c,
+ * through the testing aid WSP_FAULT_AGREE), after the steps before it; each
+ * survivor must then also name the victim in its message ("rank(s) R").
+ * The communicator a failed create would have made does not exist, so after
+ * it no later call is tried on it.
+ *
  * Every rank first runs the operation once with every rank alive and
  * checks its result against an independent reference, so the fault hits a
  * communicator that works. Then the victim kills (SIGKILL) or stops
@@ -57,6 +69,7 @@
 
 #include "inject.h"
 #include "wsp_internal.h"
+#include "p2p/wan.h"
 
 #include <signal.h>
 #include <stdint.h>
@@ -70,6 +83,7 @@ static int rank, size, victim = 1, sig = SIGKILL;
 static long per_peer = 200, fail_isend = 0;
 static int want_pieces; /* --pieces */
 static const char *op = "allreduce";
+static const char *agree; /* --agree */
 
 static void die(const char *what) {
   fprintf(stderr, "rank %d: %s\n", rank, what);
@@ -125,7 +139,7 @@ static int on_response(void *user, int dest, const void *req, size_t req_bytes,
 
 static int run_shuffle(wsp_comm_t *w, int faulting) {
   wsp_shuffle_handlers_t h = {.on_request = on_request, .on_response = on_response};
-  shuf_t u = {.faulting = faulting, .seen = calloc((size_t)size * per_peer, 1)};
+  shuf_t u = {.faulting = faulting && agree == NULL, .seen = calloc((size_t)size * per_peer, 1)};
   if (u.seen == NULL) die("out of memory");
   wsp_shuffle_t *sh = NULL;
   int rc = wsp_shuffle_open(w, NULL, &h, &u, &sh);
@@ -212,11 +226,17 @@ static int run_bcast(wsp_comm_t *w) {
 
 /* ---- one run of the operation ---- */
 static int run(wsp_comm_t *w, int faulting) {
+  if (faulting && rank == victim && agree) {
+    /* Stop inside the call, on entering the agreement named --agree. */
+    char spec[256];
+    snprintf(spec, sizeof spec, "%d:%s", victim, agree);
+    if (setenv("WSP_FAULT_AGREE", spec, 1) != 0) die("setenv");
+  }
   if (strcmp(op, "shuffle") == 0) return run_shuffle(w, faulting);
   if (strcmp(op, "striped") == 0) return run_striped(w, faulting);
   if (strcmp(op, "sites") == 0) bcast_alg(w, faulting ? "far_first" : "binomial");
   if (strcmp(op, "bcast") == 0) bcast_alg(w, "chain");
-  if (faulting && rank == victim) fault_now();
+  if (faulting && rank == victim && agree == NULL) fault_now();
   if (faulting && rank == 0 && fail_isend > 0) {
     inject.fail_tag = MPI_ANY_TAG;
     inject.fail_in = fail_isend;
@@ -234,6 +254,23 @@ static int run(wsp_comm_t *w, int faulting) {
     int64_t one = 1, sum = 0;
     rc = wsp_allreduce(w, &one, &sum, 1, MPI_INT64_T, MPI_SUM);
     if (rc == WSP_OK && sum != size) die("wan: the allreduce is wrong");
+  } else if (strcmp(op, "create") == 0) {
+    wsp_comm_t *x = (wsp_comm_t *)&x; /* must come back NULL after a failure */
+    rc = wsp_comm_create(MPI_COMM_WORLD, NULL, &x);
+    if (rc != WSP_OK && x != NULL) die("create: a failed wsp_comm_create left *out set");
+    if (rc == WSP_OK && wsp_comm_free(&x) != WSP_OK) die(wsp_last_error());
+  } else if (strcmp(op, "probe") == 0 || strcmp(op, "refresh") == 0 ||
+             strcmp(op, "setmap") == 0) {
+    wsp_netmap_t *map = NULL;
+    wsp_probe_config_t pc;
+    wsp_probe_config_init(&pc);
+    pc.reps = 1;
+    pc.stream_bytes = 64 << 10;
+    pc.eager_limits = 0;
+    rc = wsp_netmap_probe(w, &pc, &map);
+    if (rc == WSP_OK && strcmp(op, "refresh") == 0) rc = wsp_netmap_refresh(w, map, 1);
+    if (rc == WSP_OK && strcmp(op, "setmap") == 0) rc = wsp_comm_set_netmap(w, map);
+    wsp_netmap_free(&map);
   } else if (strcmp(op, "allreduce") == 0) {
     const size_t n = 1 << 18; /* 2 MiB of int64: wirespeed's algorithms */
     int64_t *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
@@ -296,15 +333,17 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--requests") == 0 && i + 1 < argc) per_peer = atoi(argv[++i]);
     else if (strcmp(argv[i], "--fail-isend") == 0 && i + 1 < argc) fail_isend = atol(argv[++i]);
     else if (strcmp(argv[i], "--pieces") == 0) want_pieces = 1;
+    else if (strcmp(argv[i], "--agree") == 0 && i + 1 < argc) agree = argv[++i];
     else if (strcmp(argv[i], "--resp") == 0 && i + 1 < argc) {
       long b = atol(argv[++i]);
       if (b < 8 || b % 8 || b > (4L << 20)) die("--resp: expected a multiple of 8 in [8, 4M]");
       resp_words = (size_t)b / 8;
     }
     else die("usage: test_fault --op OP --fault kill|stop|none [--victim R] [--margin S] "
-             "[--requests N] [--resp BYTES] [--fail-isend N] [--pieces]");
+             "[--requests N] [--resp BYTES] [--fail-isend N] [--pieces] [--agree WHAT]");
   }
   if (size < 2 || victim < 1 || victim >= size) die("needs 2+ ranks and a victim in [1, p)");
+  if (agree && sig != SIGSTOP) die("--agree needs --fault stop");
   if (per_peer < 1 || per_peer >= (1 << 20)) die("--requests: expected a count in [1, 2^20)");
   if ((resp_buf = malloc(resp_words * sizeof *resp_buf)) == NULL) die("out of memory");
   wsp_comm_t *w = NULL;
@@ -346,6 +385,14 @@ int main(int argc, char **argv) {
    * kernel. All are errors in time. */
   int ok = (rc == WSP_ERR_TIMEOUT || rc == WSP_ERR_MPI || rc == WSP_ERR_CONN) &&
            t <= cfg.timeout + margin;
+  /* Stopped inside an agreement: every survivor knows whom it lacks. */
+  if (agree) {
+    char who[32];
+    snprintf(who, sizeof who, "rank(s) %d (", victim);
+    int named = rc == WSP_ERR_TIMEOUT && strstr(wsp_last_error(), who) != NULL;
+    if (!named) printf("rank %d: the message does not name rank %d as \"%s\"\n", rank, victim, who);
+    ok = ok && named;
+  }
   /* An injected failure must have happened, or this run tested nothing. */
   if (rank == 0 && fail_isend > 0 && inject.fired != 1) {
     printf("rank %d: the failure of MPI_Isend %ld was not injected\n", rank, fail_isend);
@@ -353,7 +400,7 @@ int main(int argc, char **argv) {
   }
   /* After an injected failure the sends already made to the stopped
    * victim were let go: the communicator is unusable, as after a timeout. */
-  if (rc == WSP_ERR_TIMEOUT || (rank == 0 && inject.fired)) {
+  if ((rc == WSP_ERR_TIMEOUT && strcmp(op, "create") != 0) || (rank == 0 && inject.fired)) {
     int64_t x = 1, y = 0;
     double t1 = MPI_Wtime();
     int rc2 = wsp_allreduce(w, &x, &y, 1, MPI_INT64_T, MPI_SUM);

@@ -74,7 +74,7 @@ int wsp__allreduce_sites(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   char *tmp = wsp__tmp_typed(comm, a, maxblk * slots, &mem);
   wsp__wan_move_t mv;
   int failed = wsp__wan_alloc(&mv, gateway ? 2 * (S - 1) : 0) || tmp == NULL;
-  if ((rc = wsp__agree_alloc(comm, comm->mpi, failed, "allreduce/sites"))) goto out;
+  if ((rc = wsp__agree_alloc(comm, failed, "allreduce/sites"))) goto out;
   /* Crossings over lanes when the cost chose them (the same on every
    * rank); every rank takes part in making them (collective). */
   wsp_comm_t *wan = a->tune.lanes > 1 ? wsp__sites_wan(comm, &rc) : NULL;

@@ -53,7 +53,7 @@ int wsp__allreduce_two_tier(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   void *mem = NULL;
   char *slots = first ? wsp__tmp_typed(comm, a, a->count * (size_t)S, &mem) : NULL;
   MPI_Request *req = first ? malloc(2 * (size_t)S * sizeof *req) : NULL;
-  if ((rc = wsp__agree_alloc(comm, comm->mpi, first && (slots == NULL || req == NULL),
+  if ((rc = wsp__agree_alloc(comm, first && (slots == NULL || req == NULL),
                              "allreduce/two_tier")))
     goto out;
   size_t stride = a->count * (size_t)a->extent;

@@ -73,7 +73,7 @@ int wsp__bcast_sites(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   MPI_Request *req = malloc((size_t)n * sizeof *req);
   wsp__wan_move_t mv;
   int failed = wsp__wan_alloc(&mv, gateway ? S - 1 : 0) || req == NULL;
-  if ((rc = wsp__agree_alloc(comm, comm->mpi, failed, "bcast/sites"))) goto out;
+  if ((rc = wsp__agree_alloc(comm, failed, "bcast/sites"))) goto out;
   /* Crossings over lanes when the cost chose them (the same on every
    * rank); every rank takes part in making them (collective). */
   mv.wan = a->tune.lanes > 1 ? wsp__sites_wan(comm, &rc) : NULL;

@@ -155,7 +155,7 @@ int wsp__bcast_sites_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   }
   size_t nreq = (size_t)n * amax;
   MPI_Request *req = malloc(2 * nreq * sizeof *req);
-  if ((rc = wsp__agree_alloc(comm, comm->mpi, link == NULL || ahead == NULL || req == NULL,
+  if ((rc = wsp__agree_alloc(comm, link == NULL || ahead == NULL || req == NULL,
                              "bcast/sites_chain"))) {
     free(link);
     free(ahead);

@@ -1,7 +1,9 @@
 /*
- * Configuration: defaults, WSP_* environment variables, and the
- * fingerprint that wsp_comm_create compares across ranks.
- * docs/env.md lists every variable; keep it in step with this file.
+ * The user's configuration (wsp_config_t): its defaults, the bounds of every
+ * field, the WSP_* parser and the fingerprint compared across ranks. It sits
+ * with the communicator's assembly, above the parts whose names it parses
+ * (the collectives' and the sparse exchange's algorithms). docs/env.md
+ * lists every variable; keep it in step with this file.
  */
 #include "wsp_internal.h"
 
@@ -144,75 +146,6 @@ int wsp__config_check(const wsp_config_t *c) {
     return wsp__fail(NULL, WSP_ERR_ARG,
                      "wsp_comm_create: cfg->poll_max_sleep_us = %u is over %d",
                      c->poll_max_sleep_us, WSP__POLL_SLEEP_MAX_US);
-  return WSP_OK;
-}
-
-int wsp_parse_rate(const char *s, double *bytes_per_s) {
-  static const struct {
-    const char *unit;
-    double factor;
-  } units[] = {{"", 1},           {"b", 1},           {"kb", 1e3},
-               {"mb", 1e6},       {"gb", 1e9},        {"bit", 1.0 / 8},
-               {"kbit", 1e3 / 8}, {"mbit", 1e6 / 8}, {"gbit", 1e9 / 8}};
-  if (bytes_per_s == NULL)
-    return wsp__fail_quiet(WSP_ERR_ARG, "wsp_parse_rate: bytes_per_s is NULL");
-  char *end = NULL;
-  errno = 0;
-  double v = s ? strtod(s, &end) : 0;
-  if (s && !errno && end != s && isfinite(v) && v > 0)
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-      if (strcasecmp(end, units[i].unit) == 0) {
-        double b = v * units[i].factor; /* "1e308gbit" overflows here */
-        if (!isfinite(b) || !(b > 0)) break;
-        *bytes_per_s = b;
-        return WSP_OK;
-      }
-  return wsp__fail_quiet(WSP_ERR_ARG,
-                         "wsp_parse_rate: \"%s\" is not a rate > 0 (bytes/s: "
-                         "3000000, 3MB; bits/s: 25mbit, 1gbit)",
-                         s ? s : "(null)");
-}
-
-int wsp_parse_size(const char *s, size_t *bytes) {
-  static const struct {
-    const char *unit;
-    int shift;
-  } units[] = {{"", 0},    {"b", 0},    {"k", 10},   {"kb", 10},
-               {"kib", 10}, {"m", 20},   {"mb", 20},  {"mib", 20},
-               {"g", 30},   {"gb", 30},  {"gib", 30}};
-  if (bytes == NULL)
-    return wsp__fail_quiet(WSP_ERR_ARG, "wsp_parse_size: bytes is NULL");
-  /* Digits first: strtoull would skip blanks and take a sign (wrapping
-   * "-1" around to ULLONG_MAX), and a bare unit would read as 0. */
-  if (s && isdigit((unsigned char)s[0])) {
-    char *end = NULL;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    for (size_t i = 0; !errno && i < sizeof units / sizeof units[0]; i++)
-      if (strcasecmp(end, units[i].unit) == 0) {
-        /* A value the unit would shift past size_t is refused, not
-         * wrapped around into range. */
-        if (v > (unsigned long long)(SIZE_MAX >> units[i].shift)) break;
-        *bytes = (size_t)(v << units[i].shift);
-        return WSP_OK;
-      }
-  }
-  return wsp__fail_quiet(WSP_ERR_ARG,
-                         "wsp_parse_size: \"%s\" is not a size (bytes: 4096, "
-                         "4K, 4KiB, 1M, 2G; units are powers of two)",
-                         s ? s : "(null)");
-}
-
-int wsp__env_size(const char *var, size_t lo, size_t hi, size_t *out) {
-  const char *s = getenv(var);
-  if (s == NULL || *s == '\0') return WSP_OK;
-  size_t v = 0;
-  if (wsp_parse_size(s, &v) != WSP_OK || v < lo || v > hi)
-    return wsp__fail(NULL, WSP_ERR_CONFIG,
-                     "%s=\"%s\": expected an integer in [%zu, %zu] (K, M, G: "
-                     "powers of two)",
-                     var, s, lo, hi);
-  *out = v;
   return WSP_OK;
 }
 
@@ -366,12 +299,6 @@ int wsp_config_from_env(wsp_config_t *cfg) {
   if ((rc = wsp__env_seconds("WSP_TIMEOUT", &c.timeout))) return rc;
   *cfg = c;
   return WSP_OK;
-}
-
-uint64_t wsp__fnv(uint64_t h, const void *p, size_t n) {
-  const unsigned char *b = p;
-  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
-  return h;
 }
 
 /* Over the fields that change which messages go where. Log level and poll

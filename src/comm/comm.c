@@ -1,8 +1,12 @@
 /*
  * wsp_comm_t: a private duplicate of the user's communicator plus the
  * configuration every rank agreed on, the node topology (src/core/topo.c),
- * the cost model (src/model), the rules file (src/coll/select.c) and the
- * network map's trees (src/coll/aware.h).
+ * the sites (src/core/sites.c) and the lanes between them (src/p2p/wan.c),
+ * striped point-to-point (src/p2p), the cost model (src/model), the rules
+ * file (src/coll/select.c), the network map's trees (src/coll/aware.h) and
+ * the sparse exchange's state (src/exchange). This layer assembles them
+ * and answers the public questions about a communicator; it sits above
+ * every part it assembles, so that none of them reaches up (docs/internals.md).
  */
 #include "wsp_internal.h"
 
@@ -10,6 +14,7 @@
 #include "../exchange/sparse.h"
 #include "../model/model.h"
 #include "../p2p/striped_internal.h"
+#include "../p2p/wan.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,41 +79,36 @@ int wsp_comm_create(MPI_Comm comm, const wsp_config_t *cfg, wsp_comm_t **out) {
   t->sparse = w ? sp : NULL;
   if (w == NULL) wsp__sparse_comm_free(sp);
 
-  WSP__MPI_GOTO(NULL, MPI_Comm_dup(comm, &dup), rc, fail);
+  {
+    /* The private duplicate, made under the time limit the configuration
+     * asks for, as every wait of the library (a rank that never comes
+     * makes MPI_Comm_idup's wait end in WSP_ERR_TIMEOUT). */
+    wsp_comm_t user = {.mpi = comm, .cfg = c, .rank = 0, .size = psize};
+    user.owner = &user;
+    (void)wsp__usable(&user, "wsp_comm_create");
+    if ((rc = wsp__comm_dup(&user, &dup)) != WSP_OK) goto fail;
+  }
   WSP__MPI_GOTO(NULL, MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN), rc, fail);
   t->mpi = dup;
   WSP__MPI_GOTO(NULL, MPI_Comm_rank(dup, &t->rank), rc, fail);
   WSP__MPI_GOTO(NULL, MPI_Comm_size(dup, &t->size), rc, fail);
   {
     /* Agree: everybody's fingerprint equal and nobody failed locally. */
-    uint64_t fp = wsp__config_fingerprint(&c) ^ (wsp__rules_fingerprint(rules) * 31u) ^
-                  (uint64_t)want_netmap * 0x9e3779b97f4a7c15u;
-    unsigned long long v[3] = {fp, ~fp, (local_rc != WSP_OK || w == NULL)};
-    unsigned long long r[3];
-    WSP__MPI_GOTO(NULL,
-                  MPI_Allreduce(v, r, 3, MPI_UNSIGNED_LONG_LONG, MPI_MAX, dup),
-                  rc, fail);
-    if (local_rc != WSP_OK) {
-      rc = wsp__fail(NULL, local_rc, "%s", local_msg);
-      goto fail;
-    }
-    if (w == NULL) {
-      rc = wsp__fail(NULL, WSP_ERR_NOMEM, "wsp_comm_create: out of memory");
-      goto fail;
-    }
-    if (r[2]) {
-      rc = wsp__fail(NULL, WSP_ERR_REMOTE,
-                     "wsp_comm_create: another rank failed to create the "
-                     "communicator");
-      goto fail;
-    }
-    if (r[0] != fp || r[1] != ~fp) {
-      rc = wsp__fail(NULL, WSP_ERR_CONFIG,
-                     "wsp_comm_create: the configuration differs between "
-                     "ranks (WSP_* environment variables or wsp_config_t); "
-                     "every rank must use the same");
-      goto fail;
-    }
+    int status = local_rc != WSP_OK ? local_rc : w == NULL ? WSP_ERR_NOMEM : WSP_OK;
+    if (local_rc == WSP_OK && w == NULL)
+      snprintf(local_msg, sizeof local_msg, "wsp_comm_create: out of memory");
+    wsp__agree_t ag = {
+        .what = "wsp_comm_create",
+        .status = status,
+        .status_msg = local_msg,
+        .fp = wsp__config_fingerprint(&c) ^ (wsp__rules_fingerprint(rules) * 31u) ^
+              (uint64_t)want_netmap * 0x9e3779b97f4a7c15u,
+        .compare = 1,
+        .differ_status = WSP_ERR_CONFIG,
+        .differ = "the configuration differs between ranks (WSP_* environment variables "
+                  "or wsp_config_t); every rank must use the same",
+    };
+    if ((rc = wsp__agree(t, &ag)) != WSP_OK) goto fail;
   }
   for (int k = 0; k < WSP_COLL_COUNT; k++) w->coll_alg[k] = w->cfg.coll_alg[k];
   w->rules = rules;
@@ -149,6 +149,7 @@ fail:
   if (w) wsp__stripe_free(w);
   if (w) wsp__aware_free(w->aware);
   if (w) wsp__topo_free(w);
+  if (w) wsp__sites_wan_free(w);
   if (w) wsp__sites_free(w);
   if (dup != MPI_COMM_NULL) MPI_Comm_free(&dup);
   if (w) wsp__rules_free(w->rules);
@@ -166,6 +167,7 @@ int wsp_comm_free(wsp_comm_t **comm) {
   int rc = wsp__stripe_free(w);
   int trc = wsp__topo_free(w);
   if (rc == WSP_OK) rc = trc;
+  wsp__sites_wan_free(w);
   wsp__sites_free(w);
   if (w->mpi != MPI_COMM_NULL) {
     int mrc = MPI_Comm_free(&w->mpi);
@@ -207,5 +209,41 @@ int wsp_comm_model(const wsp_comm_t *comm, wsp_model_t *model) {
   if (model == NULL)
     return wsp__fail(comm, WSP_ERR_ARG, "wsp_comm_model: model is NULL");
   *model = comm->model;
+  return WSP_OK;
+}
+
+int wsp_comm_topology(const wsp_comm_t *comm, wsp_topology_t *topo) {
+  if (comm == NULL)
+    return wsp__fail(NULL, WSP_ERR_ARG, "wsp_comm_topology: comm is NULL");
+  if (topo == NULL)
+    return wsp__fail(comm, WSP_ERR_ARG, "wsp_comm_topology: topo is NULL");
+  *topo = comm->topo.pub;
+  const wsp__sites_t *st = &comm->sites;
+  topo->sites = st->count;
+  topo->site = st->count ? st->site_of[comm->rank] : -1;
+  topo->site_ranks = st->count ? st->start[topo->site + 1] - st->start[topo->site] : 0;
+  topo->wan_connections = st->count >= 2 ? wsp__sites_conns(comm) : 0;
+  topo->wan_lanes = st->count >= 2 ? wsp__sites_lanes(comm) : 0;
+  return WSP_OK;
+}
+
+int wsp_comm_node(const wsp_comm_t *comm, int rank, int *node) {
+  if (comm == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "wsp_comm_node: comm is NULL");
+  if (node == NULL) return wsp__fail(comm, WSP_ERR_ARG, "wsp_comm_node: node is NULL");
+  if (rank < 0 || rank >= comm->size)
+    return wsp__fail(comm, WSP_ERR_ARG,
+                     "wsp_comm_node: rank = %d is out of range [0, %d)", rank,
+                     comm->size);
+  *node = comm->topo.node_of[rank];
+  return WSP_OK;
+}
+
+int wsp_comm_site(const wsp_comm_t *comm, int rank, int *site) {
+  if (comm == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "wsp_comm_site: comm is NULL");
+  if (site == NULL) return wsp__fail(comm, WSP_ERR_ARG, "wsp_comm_site: site is NULL");
+  if (rank < 0 || rank >= comm->size)
+    return wsp__fail(comm, WSP_ERR_ARG,
+                     "wsp_comm_site: rank = %d is out of range [0, %d)", rank, comm->size);
+  *site = comm->sites.count > 0 ? comm->sites.site_of[rank] : -1;
   return WSP_OK;
 }

@@ -1,0 +1,90 @@
+/*
+ * Parsing what users write (sizes, rates, the WSP_* variables that hold
+ * them) and the one hash compared across ranks: the helpers every layer
+ * uses. The configuration itself, its bounds and the WSP_* parser are the
+ * communicator's (src/comm/config.c).
+ */
+#include "wsp_internal.h"
+
+#include <errno.h>
+#include <ctype.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+int wsp_parse_rate(const char *s, double *bytes_per_s) {
+  static const struct {
+    const char *unit;
+    double factor;
+  } units[] = {{"", 1},           {"b", 1},           {"kb", 1e3},
+               {"mb", 1e6},       {"gb", 1e9},        {"bit", 1.0 / 8},
+               {"kbit", 1e3 / 8}, {"mbit", 1e6 / 8}, {"gbit", 1e9 / 8}};
+  if (bytes_per_s == NULL)
+    return wsp__fail_quiet(WSP_ERR_ARG, "wsp_parse_rate: bytes_per_s is NULL");
+  char *end = NULL;
+  errno = 0;
+  double v = s ? strtod(s, &end) : 0;
+  if (s && !errno && end != s && isfinite(v) && v > 0)
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+      if (strcasecmp(end, units[i].unit) == 0) {
+        double b = v * units[i].factor; /* "1e308gbit" overflows here */
+        if (!isfinite(b) || !(b > 0)) break;
+        *bytes_per_s = b;
+        return WSP_OK;
+      }
+  return wsp__fail_quiet(WSP_ERR_ARG,
+                         "wsp_parse_rate: \"%s\" is not a rate > 0 (bytes/s: "
+                         "3000000, 3MB; bits/s: 25mbit, 1gbit)",
+                         s ? s : "(null)");
+}
+
+int wsp_parse_size(const char *s, size_t *bytes) {
+  static const struct {
+    const char *unit;
+    int shift;
+  } units[] = {{"", 0},    {"b", 0},    {"k", 10},   {"kb", 10},
+               {"kib", 10}, {"m", 20},   {"mb", 20},  {"mib", 20},
+               {"g", 30},   {"gb", 30},  {"gib", 30}};
+  if (bytes == NULL)
+    return wsp__fail_quiet(WSP_ERR_ARG, "wsp_parse_size: bytes is NULL");
+  /* Digits first: strtoull would skip blanks and take a sign (wrapping
+   * "-1" around to ULLONG_MAX), and a bare unit would read as 0. */
+  if (s && isdigit((unsigned char)s[0])) {
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    for (size_t i = 0; !errno && i < sizeof units / sizeof units[0]; i++)
+      if (strcasecmp(end, units[i].unit) == 0) {
+        /* A value the unit would shift past size_t is refused, not
+         * wrapped around into range. */
+        if (v > (unsigned long long)(SIZE_MAX >> units[i].shift)) break;
+        *bytes = (size_t)(v << units[i].shift);
+        return WSP_OK;
+      }
+  }
+  return wsp__fail_quiet(WSP_ERR_ARG,
+                         "wsp_parse_size: \"%s\" is not a size (bytes: 4096, "
+                         "4K, 4KiB, 1M, 2G; units are powers of two)",
+                         s ? s : "(null)");
+}
+
+int wsp__env_size(const char *var, size_t lo, size_t hi, size_t *out) {
+  const char *s = getenv(var);
+  if (s == NULL || *s == '\0') return WSP_OK;
+  size_t v = 0;
+  if (wsp_parse_size(s, &v) != WSP_OK || v < lo || v > hi)
+    return wsp__fail(NULL, WSP_ERR_CONFIG,
+                     "%s=\"%s\": expected an integer in [%zu, %zu] (K, M, G: "
+                     "powers of two)",
+                     var, s, lo, hi);
+  *out = v;
+  return WSP_OK;
+}
+
+uint64_t wsp__fnv(uint64_t h, const void *p, size_t n) {
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
+  return h;
+}

@@ -1,0 +1,112 @@
+/*
+ * The lanes between sites: the multi-site bcast and allreduce
+ * (src/coll/coll_sites.c) carry their crossings over a duplicate of the
+ * communicator whose striped point-to-point has several lanes per pair, so
+ * that one connection capped below the link (a long round trip, a per-flow
+ * cap) does not bound a crossing. Sites themselves are core's
+ * (src/core/sites.c); how many lanes follows the striped engine's own rule
+ * (wsp__stripe_choose) for the model's figures between sites.
+ */
+#include "wsp_internal.h"
+
+#include "striped_internal.h"
+#include "wan.h"
+
+#include <stdlib.h>
+
+/* The lanes' communicator: a duplicate of comm->mpi wrapped with the
+ * parent's configuration, its lanes forced to `lanes` (no probe: the model
+ * already measured the connections between sites). Every wait here obeys
+ * the time limit, and a timeout fails the call on every rank that waited;
+ * any other failure, on any rank, leaves the crossings to MPI on every
+ * rank. */
+wsp_comm_t *wsp__sites_wan_with(wsp_comm_t *comm, int lanes, int *rc) {
+  wsp__sites_t *st = &comm->sites;
+  *rc = WSP_OK;
+  if (st->wan || st->wan_failed) return st->wan;
+  if (lanes <= 1) return NULL;
+  const char *what = "sites: the lanes between sites";
+  MPI_Comm mc = MPI_COMM_NULL;
+  int drc = wsp__comm_dup(comm, &mc);
+  if (drc == WSP_ERR_TIMEOUT) {
+    *rc = drc;
+    return NULL;
+  }
+  wsp_comm_t *w = drc == WSP_OK ? wsp__comm_wrap(comm, mc) : NULL;
+  if (w == NULL && mc != MPI_COMM_NULL) MPI_Comm_free(&mc);
+  st->wan_off = calloc((size_t)comm->size, 1);
+  /* Every rank has its duplicate wrapped, or none goes on: the striped
+   * engine's set-up below is collective over it. */
+  wsp__agree_t ag = {
+      .what = what,
+      .status = drc != WSP_OK                          ? drc
+                : w == NULL || st->wan_off == NULL ? wsp__fail(comm, WSP_ERR_NOMEM,
+                                                                "%s: out of memory", what)
+                                                       : WSP_OK,
+  };
+  int arc = wsp__agree(comm, &ag);
+  if (arc == WSP_OK) {
+    w->cfg.p2p_lanes = (unsigned)lanes;
+    /* Its own agreement covers its memory, obeys the limit and gates its
+     * MPI_Comm_dup. */
+    arc = wsp__stripe_create(w);
+  }
+  if (arc != WSP_OK) {
+    wsp__comm_unwrap(&w);
+    free(st->wan_off);
+    st->wan_off = NULL;
+  }
+  if (arc == WSP_ERR_TIMEOUT) {
+    *rc = arc;
+    return NULL;
+  }
+  if (arc != WSP_OK) {
+    st->wan_failed = 1;
+    wsp__log(comm, WSP_LOG_WARN, "%s could not be set up (%s); crossings go through MPI",
+             what, wsp_last_error());
+    return NULL;
+  }
+  st->wan = w;
+  return w;
+}
+
+wsp_comm_t *wsp__sites_wan(wsp_comm_t *comm, int *rc) {
+  return wsp__sites_wan_with(comm, wsp__sites_lanes(comm), rc);
+}
+
+void wsp__sites_wan_free(wsp_comm_t *comm) {
+  wsp__sites_t *st = &comm->sites;
+  if (st->wan) wsp__stripe_free(st->wan);
+  wsp__comm_unwrap(&st->wan);
+  free(st->wan_off);
+  st->wan_off = NULL;
+}
+
+int wsp__sites_lanes_rule(const wsp_model_t *m) {
+  /* One connection between sites slower than a NIC (a window over a long
+   * round trip, a per-flow cap): lanes, by the striped engine's own rule
+   * for what its probe measured, one connection against what lanes can
+   * reach (here a NIC). */
+  int k = 1;
+  size_t threshold;
+  if (m->beta_wan > 0 && m->beta > 0)
+    wsp__stripe_choose(1 / m->beta_wan, 1 / m->beta, 2 * m->alpha_wan, WSP__LANES_MAX, 0, &k,
+                       &threshold);
+  return k;
+}
+
+int wsp__sites_lanes_of(const wsp_comm_t *comm, const wsp_model_t *m) {
+  const wsp__sites_t *st = &comm->sites;
+  if (st->count < 2) return 0;
+#ifdef WSP_SIMGRID
+  (void)m;
+  return 1; /* no sockets in a simulation */
+#else
+  if (st->wan_failed) return 1;
+  if (st->wan) return (int)st->wan->cfg.p2p_lanes;
+  if (comm->cfg.wan_lanes > 0) return (int)comm->cfg.wan_lanes;
+  return wsp__sites_lanes_rule(m);
+#endif
+}
+
+int wsp__sites_lanes(const wsp_comm_t *comm) { return wsp__sites_lanes_of(comm, &comm->model); }
