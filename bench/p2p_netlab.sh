@@ -60,6 +60,24 @@ run() { # MPI LABEL [netlab run options --] wsp-bench p2p args...
     --done-line "# wsp-bench p2p: finished" --done-grace 30 "$@" || [ $? = 124 ]
 }
 
+# run_tuned SUFFIX SIZES JSON [wsp-bench args]: on the twosite lab, a job per MPI and per
+# p2p tuning of bench/tunings (the settings hold for a whole job), auto beside MPI_Send.
+run_tuned() {
+  local suffix=$1 sz=$2 js=$3 m tlabel settings label
+  shift 3
+  for m in $mpis; do
+    while IFS=: read -r tlabel settings; do
+      [ -n "$tlabel" ] || continue
+      # shellcheck disable=SC2086 # the settings are NAME VALUE words
+      wsp_setting_args "$m" $settings
+      label="netlab-twosite-W$wan-F$cap-$m-$tlabel$suffix"
+      run "$m" "$label" "${setting_args[@]}" -- \
+        "$root/build/$m/tools/wsp-bench" p2p --sizes "$sz" --lanes auto "$@" \
+        --methods mpi,striped --reps "$reps" --link-rate "$wan" --label "$label" --json "$js"
+    done < <(wsp_tunings "$m" p2p)
+  done
+}
+
 twosite_up() {
   lab_down
   "$root/scripts/netlab" up twosite --name "$name" --hosts 2 --rate "$rate" \
@@ -78,17 +96,7 @@ for part in $parts; do
     ;;
   tuned)
     twosite_up
-    for m in $mpis; do
-      while IFS=: read -r tlabel settings; do
-        [ -n "$tlabel" ] || continue
-        # shellcheck disable=SC2086 # the settings are NAME VALUE words
-        wsp_setting_args "$m" $settings
-        label="netlab-twosite-W$wan-F$cap-$m-$tlabel"
-        run "$m" "$label" "${setting_args[@]}" -- \
-          "$root/build/$m/tools/wsp-bench" p2p --sizes "$sizes" --lanes auto \
-          --methods mpi,striped --reps "$reps" --link-rate "$wan" --label "$label" --json "$json"
-      done < <(wsp_tunings "$m" p2p)
-    done
+    run_tuned "" "$sizes" "$json"
     ;;
   slow)
     twosite_up
@@ -127,17 +135,7 @@ for part in $parts; do
         --encrypt 0 --methods mpi,striped --reps "$reps" --link-rate "$wan" --label "$label" \
         --json "$pj"
     done
-    for m in $mpis; do
-      while IFS=: read -r tlabel settings; do
-        [ -n "$tlabel" ] || continue
-        # shellcheck disable=SC2086 # the settings are NAME VALUE words
-        wsp_setting_args "$m" $settings
-        label="netlab-twosite-W$wan-F$cap-$m-$tlabel-headline"
-        run "$m" "$label" "${setting_args[@]}" -- \
-          "$root/build/$m/tools/wsp-bench" p2p --sizes "$hs" --lanes auto --encrypt 0 \
-          --methods mpi,striped --reps "$reps" --link-rate "$wan" --label "$label" --json "$pj"
-      done < <(wsp_tunings "$m" p2p)
-    done
+    run_tuned -headline "$hs" "$pj" --encrypt 0
     ;;
   sealed)
     twosite_up
