@@ -85,7 +85,7 @@ int wsp_comm_create(MPI_Comm comm, const wsp_config_t *cfg, wsp_comm_t **out) {
      * makes MPI_Comm_idup's wait end in WSP_ERR_TIMEOUT). */
     wsp_comm_t user = {.mpi = comm, .cfg = c, .rank = 0, .size = psize};
     user.owner = &user;
-    (void)wsp__usable(&user, "wsp_comm_create");
+    (void)wsp__usable(&user, "wsp_comm_create"); /* names the call in a timeout's message */
     if ((rc = wsp__comm_dup(&user, &dup)) != WSP_OK) goto fail;
   }
   WSP__MPI_GOTO(NULL, MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN), rc, fail);

@@ -166,8 +166,10 @@ int wsp__agree(const wsp_comm_t *comm, const wsp__agree_t *a) {
     double deadline = T > 0 ? t0 + T + (wsp__agree_height(c, p) + 1) * slack : 0;
     if (wsp__agree_wait(comm, &req, deadline, &rc)) {
       wsp__agree_merge(v, in);
-    } else if (rc == WSP_OK) {
-      wsp__agree_drop(&req, 1);
+      continue;
+    }
+    wsp__agree_drop(&req, 1); /* missed its deadline, or the wait failed */
+    if (rc == WSP_OK) {
       uint64_t gone[WSP__AGREE_WORDS] = {0, 0, (uint64_t)p, 0, (uint64_t)c, 1};
       wsp__agree_merge(v, gone);
     }
@@ -181,10 +183,12 @@ int wsp__agree(const wsp_comm_t *comm, const wsp__agree_t *a) {
       double deadline = T > 0 ? t0 + T + (height + 2 + depth) * slack : 0;
       if (wsp__agree_wait(comm, &req, deadline, &rc)) {
         memcpy(v, in, sizeof v);
-      } else if (rc == WSP_OK) {
+      } else {
         wsp__agree_drop(&req, 1);
-        v[WSP__AGREE_MISSING] = (uint64_t)parent;
-        v[WSP__AGREE_NMISSING] = 1;
+        if (rc == WSP_OK) {
+          v[WSP__AGREE_MISSING] = (uint64_t)parent;
+          v[WSP__AGREE_NMISSING] = 1;
+        }
       }
     }
   }
@@ -194,6 +198,11 @@ int wsp__agree(const wsp_comm_t *comm, const wsp__agree_t *a) {
    * MPIs we know, even to a stopped child); one still pending after the
    * limit is let go, from storage that outlives the call. */
   static _Thread_local uint64_t out[WSP__AGREE_WORDS];
+  if (rc != WSP_OK) {
+    /* This rank fails: the children must not take the verdict for a pass. */
+    uint64_t mine[WSP__AGREE_WORDS] = {0, 0, (uint64_t)me, (uint64_t)(int64_t)rc, (uint64_t)p, 0};
+    wsp__agree_merge(v, mine);
+  }
   memcpy(out, v, sizeof out);
   MPI_Request sends[WSP__AGREE_CHILDREN_MAX];
   for (int i = 0; i < nchild; i++)
