@@ -40,8 +40,8 @@
  * repeat. --quick checks the same properties on fewer maps, without the
  * brute force at p = 7 and the maps at p = 9, 10 and above 32 (every code
  * path still runs: the exact search below 9, the improvement step at 17 and
- * 32): the sanitizer build runs it so, where all of it took about 100 s and
- * the memory checks need each path, not each map.
+ * 32): the sanitizer build runs it so, where the full run is the slowest
+ * test and the memory checks need each path, not each map.
  */
 #include <math.h>
 #include <stdint.h>
