@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # wsp-bench p2p on netlab: one message between two hosts, MPI_Send against
-# wsp_send_striped (k = 1..16 and auto) and iperf3 -P k on the same path.
+# wsp_striped_send (k = 1..16 and auto) and iperf3 -P k on the same path.
 # Needs root; every lab it makes is removed again on exit.
 #   bench/p2p_netlab.sh [outdir]            (default: results)
 # Parts (WSP_P2P_PARTS, default "sweep tuned slow cluster headline sealed cpu"):

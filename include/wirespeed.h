@@ -1,14 +1,44 @@
 /*
  * wirespeed — network-speed communication on top of any MPI-3 library.
  *
- * This is the one public header. Every public function returns an int status:
- * WSP_OK (0) on success or a negative WSP_ERR_* code. A failed call leaves a
- * message naming the offending argument or MPI call in wsp_last_error() of
- * the calling thread, and does not start any communication when the error is
- * in its arguments.
+ * This is the one public header. Its conventions, which every function
+ * below follows:
  *
- * Internal traffic always runs on a duplicate of the user's communicator,
- * never on the user's communicator itself.
+ * Names.     wsp_<object>_<verb>: the object first, then what is done to it
+ *            (wsp_comm_create, wsp_netmap_probe, wsp_striped_send). Types
+ *            end in _t, constants are WSP_<OBJECT>_<NAME>; names with two
+ *            underscores (wsp__, WSP__) are internal and not for users.
+ * Status.    Every function returns an int status: WSP_OK (0) or a negative
+ *            WSP_ERR_* code (one table below). A failed call leaves a message
+ *            naming the offending argument or MPI call in wsp_last_error()
+ *            of the calling thread, and starts no communication when the
+ *            error is in its arguments. The exceptions are the lookups that
+ *            return a name or a table row (NULL when there is none).
+ * Outputs.   Results come back through pointer arguments, written only on
+ *            success; an output handle is set to NULL on failure.
+ * Ownership. What the library allocates, the caller frees with the matching
+ *            wsp_<object>_free, which takes the address of what it frees,
+ *            resets it (a handle to NULL, a structure to zeros), returns a
+ *            status and accepts an already freed one. The library never
+ *            keeps a pointer to a caller's buffer beyond the call, except a
+ *            nonblocking call's buffer until the request completes.
+ * Settings.  A configuration structure starts from its ..._config_init
+ *            (the defaults), is changed field by field, and takes the WSP_*
+ *            environment on top from ..._config_from_env where there is one
+ *            (a bad variable leaves the structure untouched). Passing NULL
+ *            instead means the defaults, plus the environment where the
+ *            object reads one.
+ * Auto.      Wherever an algorithm is chosen, WSP_ALG_AUTO (-1) lets the
+ *            library choose; algorithms are numbered from 0 in their table.
+ * Threads.   One wsp_comm_t (and everything made on it) is used by one
+ *            thread at a time; different communicators may be used from
+ *            different threads when MPI provides MPI_THREAD_MULTIPLE. The
+ *            table lookups and wsp_last_error are safe from any thread.
+ * Traffic.   Internal traffic runs on a duplicate of the user's
+ *            communicator, never on the user's communicator itself.
+ *
+ * Names changed since 0.1.0 keep their old spelling for one release as
+ * deprecated aliases at the end of this header (CHANGELOG.md lists them).
  */
 #ifndef WIRESPEED_H
 #define WIRESPEED_H
@@ -107,18 +137,18 @@ typedef enum wsp_log_level {
   WSP_LOG_TRACE = 5
 } wsp_log_level_t;
 
+/* The "algorithm" that lets the library choose: the cost model and rules
+ * for collectives, measurement for the sparse exchange. Algorithms are
+ * numbered from 0 in their tables. */
+#define WSP_ALG_AUTO (-1)
+
 /* Sparse-exchange algorithms: XX(ID, name, description, cost), one list
  * from which come this enum (WSP_SPARSE_<ID>, in list order from 0), the
  * algorithm table (wsp_sparse_alg_info, wsp_sparse_alg_from_name,
- * WSP_SPARSE_ALGORITHM, wsp-info) and auto's candidates (every algorithm
- * but auto itself). In the costs, k is the number of peers and m the bytes
- * the busiest rank sends. */
+ * WSP_SPARSE_ALGORITHM, wsp-info) and auto's candidates (all of them).
+ * In the costs, k is the number of peers and m the bytes the busiest rank
+ * sends. */
 #define WSP_SPARSE_ALG_MAP(XX)                                                 \
-  XX(AUTO, auto,                                                               \
-     "measures nbx, pex and alltoallv on the job's own rounds and runs the "   \
-     "fastest, measuring again from time to time and when the pattern "        \
-     "changes",                                                                \
-     "that of the fastest, plus rare exploring rounds")                        \
   XX(NBX, nbx,                                                                 \
      "nonblocking consensus: MPI_Issend to each peer, MPI_Iprobe for "         \
      "arrivals, a non-blocking sum (in place of MPI_Ibarrier) entered once "   \
@@ -135,10 +165,13 @@ typedef enum wsp_log_level {
      "(p-1).alpha + 24.p.beta + lg(p).alpha + alltoallv(m)")
 
 typedef enum wsp_sparse_alg {
+  /* Measures the algorithms on the job's own rounds and runs the fastest
+   * (docs/sparse.md); wsp_sparse_alg_info describes it too. */
+  WSP_SPARSE_AUTO = WSP_ALG_AUTO,
 #define WSP__SPARSE_ENUM(id, name, desc, cost) WSP_SPARSE_##id,
   WSP_SPARSE_ALG_MAP(WSP__SPARSE_ENUM)
 #undef WSP__SPARSE_ENUM
-  WSP_SPARSE_ALG_COUNT
+  WSP_SPARSE_ALG_COUNT /* the algorithms, auto not counted */
 } wsp_sparse_alg_t;
 
 /* The collectives (see below). */
@@ -214,7 +247,7 @@ typedef struct wsp_config {
    * host|block:K|cyclic:N; default host. */
   wsp_node_split_t node_split;
   int node_split_n;
-  /* Striped point-to-point (wsp_send_striped; docs/p2p.md). Lanes of a
+  /* Striped point-to-point (wsp_striped_send; docs/p2p.md). Lanes of a
    * striped message: 0 lets a short probe of each pair choose (auto);
    * 1..64 forces that many, with no probe. WSP_P2P_LANES; default 0. */
   unsigned p2p_lanes;
@@ -333,8 +366,9 @@ WSP_API int wsp_sparse_exchange(wsp_comm_t *comm, const wsp_send_t *sends,
 WSP_API int wsp_sparse_exchange_alg(wsp_comm_t *comm, wsp_sparse_alg_t alg,
                                     const wsp_send_t *sends, size_t nsends,
                                     wsp_recvset_t *out);
-/* Frees what a successful exchange returned and zeroes *set; NULL is ok. */
-WSP_API void wsp_recvset_free(wsp_recvset_t *set);
+/* Frees what a successful exchange returned and zeroes *set; NULL or an
+ * already freed (zeroed) set is accepted. Returns WSP_OK. */
+WSP_API int wsp_recvset_free(wsp_recvset_t *set);
 
 /* Algorithm table, for tools and users. */
 typedef struct wsp_alg_info {
@@ -343,6 +377,8 @@ typedef struct wsp_alg_info {
   const char *cost;  /* alpha-beta cost formula, as text */
 } wsp_alg_info_t;
 
+/* Table row of one algorithm; auto's (WSP_SPARSE_AUTO) too. NULL when alg
+ * is out of range. */
 WSP_API const wsp_alg_info_t *wsp_sparse_alg_info(wsp_sparse_alg_t alg);
 /* Accepts the table's names and "auto"; WSP_ERR_ARG (listing the valid
  * names in wsp_last_error) otherwise. */
@@ -359,9 +395,6 @@ WSP_API int wsp_sparse_alg_from_name(const char *name, wsp_sparse_alg_t *alg);
  * goes to the native MPI collective (on the private communicator), decided
  * from arguments every rank shares.
  * ---------------------------------------------------------------------- */
-
-/* The "algorithm" that lets the model and rules choose. */
-#define WSP_ALG_AUTO (-1)
 
 WSP_API int wsp_bcast(wsp_comm_t *comm, void *buf, size_t count, MPI_Datatype type,
                       int root);
@@ -387,8 +420,8 @@ WSP_API const char *wsp_coll_name(wsp_coll_t coll);
 WSP_API int wsp_coll_from_name(const char *name, wsp_coll_t *coll);
 /* Number of algorithms of a collective (index 0 is always "native"). */
 WSP_API int wsp_coll_alg_count(wsp_coll_t coll);
-/* Table row of one algorithm: name, description, cost formula. NULL when
- * coll or alg is out of range. */
+/* Table row of one algorithm: name, description, cost formula; auto's
+ * (WSP_ALG_AUTO) too. NULL when coll or alg is out of range. */
 WSP_API const wsp_alg_info_t *wsp_coll_alg_info(wsp_coll_t coll, int alg);
 /* The algorithm's preconditions as text, with the algorithm that runs
  * when they do not hold ("commutative op (else recursive_doubling)"); ""
@@ -491,7 +524,7 @@ WSP_API int wsp_coll_select(const wsp_comm_t *comm, wsp_coll_t coll, size_t byte
  * ---------------------------------------------------------------------- */
 typedef struct wsp_netmap wsp_netmap_t;
 
-typedef struct wsp_probe_config {
+typedef struct wsp_netmap_probe_config {
   /* Passes over every pair: each measures a round trip of 8 bytes and a
    * stream of stream_bytes once per pass; the latency is half the smallest
    * round trip, the bandwidth comes from the median stream. Default 5. */
@@ -507,7 +540,7 @@ typedef struct wsp_probe_config {
    * them (a send that completes before its receive is posted is eager).
    * Default 1. */
   int eager_limits;
-} wsp_probe_config_t;
+} wsp_netmap_probe_config_t;
 
 typedef struct wsp_netmap_info {
   int p;       /* ranks */
@@ -521,10 +554,10 @@ typedef struct wsp_netmap_info {
   double seconds; /* what the probe took */
 } wsp_netmap_info_t;
 
-WSP_API int wsp_probe_config_init(wsp_probe_config_t *cfg);
+WSP_API int wsp_netmap_probe_config_init(wsp_netmap_probe_config_t *cfg);
 /* Collective: measures comm's network. cfg == NULL: defaults. Every rank
  * passes the same configuration. */
-WSP_API int wsp_netmap_probe(wsp_comm_t *comm, const wsp_probe_config_t *cfg,
+WSP_API int wsp_netmap_probe(wsp_comm_t *comm, const wsp_netmap_probe_config_t *cfg,
                              wsp_netmap_t **out);
 /* Writes the map as JSON to path (replacing it whole; one rank suffices). */
 WSP_API int wsp_netmap_save(const wsp_netmap_t *map, const char *path);
@@ -779,17 +812,20 @@ WSP_API int wsp_shuffle_free(wsp_shuffle_t **sh);
  * ---------------------------------------------------------------------- */
 typedef struct wsp_striped_request wsp_striped_request_t;
 
+/* The most data lanes a pair opens (WSP_P2P_LANES, WSP_P2P_MAX_LANES). */
+#define WSP_STRIPED_LANES_MAX 64
+
 /* Blocking: `bytes` bytes of buf to rank dest of comm (receive: from
  * source) with tag in [0, MPI_TAG_UB]. */
-WSP_API int wsp_send_striped(wsp_comm_t *comm, const void *buf, size_t bytes, int dest,
+WSP_API int wsp_striped_send(wsp_comm_t *comm, const void *buf, size_t bytes, int dest,
                              int tag);
-WSP_API int wsp_recv_striped(wsp_comm_t *comm, void *buf, size_t bytes, int source,
+WSP_API int wsp_striped_recv(wsp_comm_t *comm, void *buf, size_t bytes, int source,
                              int tag);
 /* Non-blocking: *req is the request until a test or wait completes it and
  * sets it to NULL. */
-WSP_API int wsp_isend_striped(wsp_comm_t *comm, const void *buf, size_t bytes, int dest,
+WSP_API int wsp_striped_isend(wsp_comm_t *comm, const void *buf, size_t bytes, int dest,
                               int tag, wsp_striped_request_t **req);
-WSP_API int wsp_irecv_striped(wsp_comm_t *comm, void *buf, size_t bytes, int source,
+WSP_API int wsp_striped_irecv(wsp_comm_t *comm, void *buf, size_t bytes, int source,
                               int tag, wsp_striped_request_t **req);
 /* *done = 1 and *req = NULL when it completed (its status is returned);
  * a NULL *req counts as done. */
@@ -821,7 +857,7 @@ typedef struct wsp_striped_info {
   /* This rank's TCP port of each connection to the peer: [0] the control
    * lane (CTS, confirmations), [1..lanes_open] the data lanes; 0 where
    * there is none. To tell the lanes apart in ss, tc or a firewall log. */
-  uint16_t local_port[65];
+  uint16_t local_port[WSP_STRIPED_LANES_MAX + 1];
 } wsp_striped_info_t;
 
 /* What this rank knows of its lanes to `peer` (local; no communication). */
@@ -830,6 +866,45 @@ WSP_API int wsp_striped_info(const wsp_comm_t *comm, int peer, wsp_striped_info_
 /* Build information for wsp-info. */
 WSP_API const char *wsp_version_string(void);
 WSP_API const char *wsp_build_info(void);
+
+/* ------------------------------------------------------------------------
+ * Deprecated names, kept for the release after 0.1.0 only (CHANGELOG.md).
+ * They are inline wrappers, not exported symbols; a compiler that knows
+ * the attribute warns at each use.
+ * ---------------------------------------------------------------------- */
+#if defined(__GNUC__)
+#define WSP_DEPRECATED(use) __attribute__((deprecated("use " use)))
+#else
+#define WSP_DEPRECATED(use)
+#endif
+
+typedef wsp_netmap_probe_config_t wsp_probe_config_t
+    WSP_DEPRECATED("wsp_netmap_probe_config_t");
+
+WSP_DEPRECATED("wsp_netmap_probe_config_init")
+static inline int wsp_probe_config_init(wsp_netmap_probe_config_t *cfg) {
+  return wsp_netmap_probe_config_init(cfg);
+}
+WSP_DEPRECATED("wsp_striped_send")
+static inline int wsp_send_striped(wsp_comm_t *comm, const void *buf, size_t bytes,
+                                   int dest, int tag) {
+  return wsp_striped_send(comm, buf, bytes, dest, tag);
+}
+WSP_DEPRECATED("wsp_striped_recv")
+static inline int wsp_recv_striped(wsp_comm_t *comm, void *buf, size_t bytes,
+                                   int source, int tag) {
+  return wsp_striped_recv(comm, buf, bytes, source, tag);
+}
+WSP_DEPRECATED("wsp_striped_isend")
+static inline int wsp_isend_striped(wsp_comm_t *comm, const void *buf, size_t bytes,
+                                    int dest, int tag, wsp_striped_request_t **req) {
+  return wsp_striped_isend(comm, buf, bytes, dest, tag, req);
+}
+WSP_DEPRECATED("wsp_striped_irecv")
+static inline int wsp_irecv_striped(wsp_comm_t *comm, void *buf, size_t bytes,
+                                    int source, int tag, wsp_striped_request_t **req) {
+  return wsp_striped_irecv(comm, buf, bytes, source, tag, req);
+}
 
 #ifdef __cplusplus
 }

@@ -156,7 +156,7 @@ _PROTOTYPES = {
     "wsp_comm_model": (c_int, [P, POINTER(Model)]),
     "wsp_sparse_exchange": (c_int, [P, POINTER(Send), c_size_t, POINTER(RecvSet)]),
     "wsp_sparse_exchange_alg": (c_int, [P, c_int, POINTER(Send), c_size_t, POINTER(RecvSet)]),
-    "wsp_recvset_free": (None, [POINTER(RecvSet)]),
+    "wsp_recvset_free": (c_int, [POINTER(RecvSet)]),
     "wsp_sparse_alg_info": (POINTER(AlgInfo), [c_int]),
     "wsp_sparse_alg_from_name": (c_int, [c_char_p, POINTER(c_int)]),
     "wsp_bcast": (c_int, [P, P, c_size_t, H, c_int]),

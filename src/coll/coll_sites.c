@@ -220,9 +220,9 @@ int wsp__wan_start(wsp_comm_t *comm, wsp__wan_move_t *mv) {
     /* A post that fails leaves sreq NULL, which the check after the wait
      * reports to the peer. */
     if (x->send)
-      (void)wsp_isend_striped(mv->wan, x->buf, bytes, x->peer, mv->tag, &mv->sreq[i]);
+      (void)wsp_striped_isend(mv->wan, x->buf, bytes, x->peer, mv->tag, &mv->sreq[i]);
     else
-      (void)wsp_irecv_striped(mv->wan, x->buf, bytes, x->peer, mv->tag, &mv->sreq[i]);
+      (void)wsp_striped_irecv(mv->wan, x->buf, bytes, x->peer, mv->tag, &mv->sreq[i]);
   }
   return rc != WSP_OK ? wsp__wan_drop(comm, mv, mv->nx, rc) : WSP_OK;
 }

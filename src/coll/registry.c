@@ -71,8 +71,18 @@ int wsp_coll_alg_count(wsp_coll_t coll) {
   return t ? t->count : 0;
 }
 
+/* auto is no row of a table, but it has a name and a description like the
+ * rows (the same for every collective), for wsp-info, the tools and the
+ * docs. */
+static const wsp_alg_info_t wsp__coll_auto_info = {
+    .name = "auto",
+    .desc = "the rules file, then the cost model, choose the algorithm of each "
+            "call from p, the size and the network",
+    .cost = "that of the algorithm chosen"};
+
 const wsp_alg_info_t *wsp_coll_alg_info(wsp_coll_t coll, int alg) {
   const wsp__coll_table_t *t = wsp__coll_table(coll);
+  if (t != NULL && alg == WSP_ALG_AUTO) return &wsp__coll_auto_info;
   if (t == NULL || alg < 0 || alg >= t->count) return NULL;
   return &t->algs[alg].info;
 }

@@ -26,7 +26,6 @@ enum {
   WSP__BIG_MESSAGE_MIN = 1024,
   WSP__BIG_MESSAGE_MAX = INT_MAX,
   WSP__COLL_SEGMENT_MAX = INT_MAX,
-  WSP__P2P_LANES_MAX = 64, /* WSP__LANES_MAX in src/p2p; wsp_striped_info_t.local_port */
   WSP__P2P_PROBE_MS_MAX = 60000,
   WSP__WAN_CONNECTIONS_MAX = 256, /* WSP__SITES_CHAIN_MAX (tags.h) */
 };
@@ -56,7 +55,8 @@ int wsp__config_check(const wsp_config_t *c) {
                      "wsp_comm_create: cfg->log_level = %d is not a "
                      "wsp_log_level_t",
                      (int)c->log_level);
-  if ((int)c->sparse_alg < 0 || c->sparse_alg >= WSP_SPARSE_ALG_COUNT)
+  if (c->sparse_alg != WSP_SPARSE_AUTO &&
+      ((int)c->sparse_alg < 0 || c->sparse_alg >= WSP_SPARSE_ALG_COUNT))
     return wsp__fail(NULL, WSP_ERR_ARG,
                      "wsp_comm_create: cfg->sparse_alg = %d is not a "
                      "wsp_sparse_alg_t",
@@ -108,13 +108,13 @@ int wsp__config_check(const wsp_config_t *c) {
     return wsp__fail(NULL, WSP_ERR_ARG,
                      "wsp_comm_create: cfg->coll_segment = %zu is over %d",
                      c->coll_segment, WSP__COLL_SEGMENT_MAX);
-  if (c->p2p_lanes > WSP__P2P_LANES_MAX)
+  if (c->p2p_lanes > WSP_STRIPED_LANES_MAX)
     return wsp__fail(NULL, WSP_ERR_ARG, "wsp_comm_create: cfg->p2p_lanes = %u is over %d",
-                     c->p2p_lanes, WSP__P2P_LANES_MAX);
-  if (c->p2p_max_lanes < 2 || c->p2p_max_lanes > WSP__P2P_LANES_MAX)
+                     c->p2p_lanes, WSP_STRIPED_LANES_MAX);
+  if (c->p2p_max_lanes < 2 || c->p2p_max_lanes > WSP_STRIPED_LANES_MAX)
     return wsp__fail(NULL, WSP_ERR_ARG,
                      "wsp_comm_create: cfg->p2p_max_lanes = %u is not in [2, %d]",
-                     c->p2p_max_lanes, WSP__P2P_LANES_MAX);
+                     c->p2p_max_lanes, WSP_STRIPED_LANES_MAX);
   if (c->p2p_min < 1)
     return wsp__fail(NULL, WSP_ERR_ARG, "wsp_comm_create: cfg->p2p_min = 0 (at least 1)");
   if (c->p2p_chunk != 0 && (c->p2p_chunk < 4096 || c->p2p_chunk > INT_MAX))
@@ -136,9 +136,9 @@ int wsp__config_check(const wsp_config_t *c) {
                      c->wan_connections, WSP__WAN_CONNECTIONS_MAX);
   if (c->check != 0 && c->check != 1)
     return wsp__fail(NULL, WSP_ERR_ARG, "wsp_comm_create: cfg->check = %d (0 or 1)", c->check);
-  if (c->wan_lanes > WSP__P2P_LANES_MAX)
+  if (c->wan_lanes > WSP_STRIPED_LANES_MAX)
     return wsp__fail(NULL, WSP_ERR_ARG, "wsp_comm_create: cfg->wan_lanes = %u is over %d",
-                     c->wan_lanes, WSP__P2P_LANES_MAX);
+                     c->wan_lanes, WSP_STRIPED_LANES_MAX);
   if (!(c->timeout >= 0) || c->timeout > WSP__TIMEOUT_MAX)
     return wsp__fail(NULL, WSP_ERR_ARG, "wsp_comm_create: cfg->timeout = %g is not in [0, %g] seconds",
                      c->timeout, WSP__TIMEOUT_MAX);
@@ -263,10 +263,10 @@ int wsp_config_from_env(wsp_config_t *cfg) {
   if ((rc = wsp__env_size("WSP_COLL_SEGMENT", 0, WSP__COLL_SEGMENT_MAX, &c.coll_segment)))
     return rc;
   v = c.p2p_lanes;
-  if ((rc = wsp__env_size("WSP_P2P_LANES", 0, WSP__P2P_LANES_MAX, &v))) return rc;
+  if ((rc = wsp__env_size("WSP_P2P_LANES", 0, WSP_STRIPED_LANES_MAX, &v))) return rc;
   c.p2p_lanes = (unsigned)v;
   v = c.p2p_max_lanes;
-  if ((rc = wsp__env_size("WSP_P2P_MAX_LANES", 2, WSP__P2P_LANES_MAX, &v))) return rc;
+  if ((rc = wsp__env_size("WSP_P2P_MAX_LANES", 2, WSP_STRIPED_LANES_MAX, &v))) return rc;
   c.p2p_max_lanes = (unsigned)v;
   if ((rc = wsp__env_size("WSP_P2P_MIN", 1, SIZE_MAX, &c.p2p_min))) return rc;
   s = getenv("WSP_P2P_CHUNK");
@@ -291,7 +291,7 @@ int wsp_config_from_env(wsp_config_t *cfg) {
   if ((rc = wsp__env_size("WSP_WAN_CONNECTIONS", 0, WSP__WAN_CONNECTIONS_MAX, &v))) return rc;
   c.wan_connections = (unsigned)v;
   v = c.wan_lanes;
-  if ((rc = wsp__env_size("WSP_WAN_LANES", 0, WSP__P2P_LANES_MAX, &v))) return rc;
+  if ((rc = wsp__env_size("WSP_WAN_LANES", 0, WSP_STRIPED_LANES_MAX, &v))) return rc;
   c.wan_lanes = (unsigned)v;
   v = (size_t)c.check;
   if ((rc = wsp__env_size("WSP_CHECK", 0, 1, &v))) return rc;

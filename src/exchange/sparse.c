@@ -39,7 +39,17 @@ static const wsp__sparse_alg_row_t wsp__sparse_algs[WSP_SPARSE_ALG_COUNT] = {
 #undef WSP__SPARSE_ROW
 };
 
+/* auto is no row of the table (it runs the rows), but it has a name and a
+ * description like them, for wsp-info and the docs. */
+static const wsp_alg_info_t wsp__sparse_auto_info = {
+    .name = "auto",
+    .desc = "measures nbx, pex and alltoallv on the job's own rounds and runs "
+            "the fastest, measuring again from time to time and when the "
+            "pattern changes",
+    .cost = "that of the fastest, plus rare exploring rounds"};
+
 const wsp_alg_info_t *wsp_sparse_alg_info(wsp_sparse_alg_t alg) {
+  if (alg == WSP_SPARSE_AUTO) return &wsp__sparse_auto_info;
   if ((int)alg < 0 || alg >= WSP_SPARSE_ALG_COUNT) return NULL;
   return &wsp__sparse_algs[alg].info;
 }
@@ -47,14 +57,18 @@ const wsp_alg_info_t *wsp_sparse_alg_info(wsp_sparse_alg_t alg) {
 int wsp_sparse_alg_from_name(const char *name, wsp_sparse_alg_t *alg) {
   if (alg == NULL)
     return wsp__fail(NULL, WSP_ERR_ARG, "wsp_sparse_alg_from_name: alg is NULL");
-  char valid[128] = "";
-  size_t used = 0;
+  if (name != NULL && strcmp(name, wsp__sparse_auto_info.name) == 0) {
+    *alg = WSP_SPARSE_AUTO;
+    return WSP_OK;
+  }
+  char valid[128] = "auto";
+  size_t used = strlen(valid);
   for (int i = 0; i < WSP_SPARSE_ALG_COUNT; i++) {
     if (name != NULL && strcmp(name, wsp__sparse_algs[i].info.name) == 0) {
       *alg = (wsp_sparse_alg_t)i;
       return WSP_OK;
     }
-    int n = snprintf(valid + used, sizeof valid - used, "%s%s", i ? ", " : "",
+    int n = snprintf(valid + used, sizeof valid - used, ", %s",
                      wsp__sparse_algs[i].info.name);
     if (n > 0 && (size_t)n < sizeof valid - used) used += (size_t)n;
   }
@@ -64,6 +78,7 @@ int wsp_sparse_alg_from_name(const char *name, wsp_sparse_alg_t *alg) {
 
 int wsp__sparse_run(wsp__sparse_round_t *r, wsp_sparse_alg_t alg) {
   r->alg = alg;
+  if (alg == WSP_SPARSE_AUTO) return wsp__sparse_auto(r); /* runs a row */
   return wsp__sparse_algs[alg].fn(r);
 }
 
@@ -238,8 +253,8 @@ typedef struct wsp__sparse_storage {
   size_t nblocks;
 } wsp__sparse_storage_t;
 
-void wsp_recvset_free(wsp_recvset_t *set) {
-  if (set == NULL) return;
+int wsp_recvset_free(wsp_recvset_t *set) {
+  if (set == NULL) return WSP_OK;
   wsp__sparse_storage_t *st = set->wsp__storage;
   if (st) {
     for (size_t i = 0; i < st->nblocks; i++) free(st->blocks[i]);
@@ -248,6 +263,7 @@ void wsp_recvset_free(wsp_recvset_t *set) {
   }
   free(set->msgs);
   memset(set, 0, sizeof *set);
+  return WSP_OK;
 }
 
 static int wsp__by_source(const void *a, const void *b) {
@@ -331,7 +347,7 @@ int wsp_sparse_exchange_alg(wsp_comm_t *comm, wsp_sparse_alg_t alg,
    * comm and alg, so every rank fails here alike. */
   if (comm == NULL)
     return wsp__fail(NULL, WSP_ERR_ARG, "wsp_sparse_exchange: comm is NULL");
-  if ((int)alg < 0 || alg >= WSP_SPARSE_ALG_COUNT)
+  if (alg != WSP_SPARSE_AUTO && ((int)alg < 0 || alg >= WSP_SPARSE_ALG_COUNT))
     return wsp__fail(comm, WSP_ERR_ARG,
                      "wsp_sparse_exchange: alg = %d is not a wsp_sparse_alg_t",
                      (int)alg);
@@ -358,7 +374,7 @@ int wsp_sparse_exchange_alg(wsp_comm_t *comm, wsp_sparse_alg_t alg,
   r.parity = (int)(comm->sparse_round & 1u);
   comm->sparse_round++;
   wsp__log(comm, WSP_LOG_TRACE, "sparse round %llu: %s, %zu sends",
-           (unsigned long long)(comm->sparse_round - 1), wsp__sparse_algs[alg].info.name,
+           (unsigned long long)(comm->sparse_round - 1), wsp_sparse_alg_info(alg)->name,
            r.nsends);
   int rc = wsp__sparse_run(&r, alg);
   if (rc != WSP_OK) goto fail; /* an MPI failure: already recorded */

@@ -49,7 +49,7 @@ enum {
 };
 
 /* Candidate i is algorithm i + 1: auto is row 0 and the others follow. */
-#define WSP__CAND(i) ((wsp_sparse_alg_t)((i) + 1))
+#define WSP__CAND(i) ((wsp_sparse_alg_t)(i))
 
 static int wsp__log2_bucket(uint64_t v) {
   int b = 0;

@@ -22,14 +22,14 @@ typedef struct wsp__sparse_stats {
   uint64_t bytes; /* bytes */
 } wsp__sparse_stats_t;
 
-/* auto's candidates: every algorithm of WSP_SPARSE_ALG_MAP but auto, which
- * is row 0 (WSP_SPARSE_AUTO). A full exploration runs each of them
+/* auto's candidates: every algorithm of WSP_SPARSE_ALG_MAP (auto itself,
+ * WSP_ALG_AUTO, is not in it). A full exploration runs each of them
  * WSP__AUTO_FULL_REPS times plus one round that only carries the last
  * report; shorter ones run each twice. The plan holds the longest. */
-#define WSP__AUTO_NCAND (WSP_SPARSE_ALG_COUNT - 1)
+#define WSP__AUTO_NCAND WSP_SPARSE_ALG_COUNT
 #define WSP__AUTO_FULL_REPS 3
 #define WSP__AUTO_PLAN_MAX (WSP__AUTO_FULL_REPS * WSP__AUTO_NCAND + 1)
-_Static_assert(WSP_SPARSE_AUTO == 0, "auto is row 0; the candidates follow it");
+_Static_assert(WSP_SPARSE_AUTO < 0, "auto is no row of the table; the candidates are 0..count-1");
 _Static_assert(WSP__AUTO_FULL_REPS >= 2, "a later exploration runs each candidate twice");
 
 /* The state of the sparse `auto` chooser (sparse_auto.c). Identical on every
@@ -150,11 +150,13 @@ int wsp__sparse_post_sends(wsp__sparse_round_t *r, int tag, int synchronous,
 /* Waits for every receive wsp__recv_probed started. */
 int wsp__recv_wait(wsp__sparse_round_t *r);
 
-/* The algorithms: wsp__sparse_<name> for every row of WSP_SPARSE_ALG_MAP.
- * auto's picks a candidate, runs it and learns from its time
- * (sparse_auto.c); it sets r->alg to the candidate that ran. */
+/* The algorithms: wsp__sparse_<name> for every row of WSP_SPARSE_ALG_MAP. */
 #define WSP__SPARSE_PROTO(id, name, desc, cost) int wsp__sparse_##name(wsp__sparse_round_t *r);
 WSP_SPARSE_ALG_MAP(WSP__SPARSE_PROTO)
 #undef WSP__SPARSE_PROTO
+
+/* auto (WSP_SPARSE_AUTO): picks a candidate, runs it and learns from its
+ * time (sparse_auto.c); it sets r->alg to the candidate that ran. */
+int wsp__sparse_auto(wsp__sparse_round_t *r);
 
 #endif

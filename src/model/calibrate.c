@@ -158,8 +158,8 @@ static int wsp__calibrate_wan_lanes(wsp_comm_t *comm, char *buf, wsp_model_t *ou
     if (rep == 0) WSP__MPI_COLL_GOTO(comm, rc, out, Barrier, comm->mpi);
     if (peer < 0 || failed) continue;
     double t0 = MPI_Wtime();
-    failed = (s == 0 ? wsp_send_striped(wan, buf, len, peer, WSP__TAG_CALIBRATE)
-                     : wsp_recv_striped(wan, buf, len, peer, WSP__TAG_CALIBRATE)) != WSP_OK;
+    failed = (s == 0 ? wsp_striped_send(wan, buf, len, peer, WSP__TAG_CALIBRATE)
+                     : wsp_striped_recv(wan, buf, len, peer, WSP__TAG_CALIBRATE)) != WSP_OK;
     /* A striped send completes when the receiver has every byte; it pays
      * one round trip before its data (the receiver's clear to send). */
     double t = MPI_Wtime() - t0 - 2 * out->alpha_wan;

@@ -64,13 +64,13 @@ enum { WSP__STREAM_WINDOW = 8, WSP__SMALL = 8, WSP__REPS_MAX = 1000 };
 enum { WSP__REFRESH_RTTS = 4 };
 #define WSP__STREAM_MAX ((size_t)256 << 20)
 
-int wsp_probe_config_init(wsp_probe_config_t *cfg) {
-  if (cfg == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "wsp_probe_config_init: cfg is NULL");
-  *cfg = (wsp_probe_config_t){.reps = 5, .stream_bytes = (size_t)512 << 10, .eager_limits = 1};
+int wsp_netmap_probe_config_init(wsp_netmap_probe_config_t *cfg) {
+  if (cfg == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "wsp_netmap_probe_config_init: cfg is NULL");
+  *cfg = (wsp_netmap_probe_config_t){.reps = 5, .stream_bytes = (size_t)512 << 10, .eager_limits = 1};
   return WSP_OK;
 }
 
-static int wsp__probe_check(const wsp_probe_config_t *c) {
+static int wsp__probe_check(const wsp_netmap_probe_config_t *c) {
   const char *fn = "wsp_netmap_probe";
   if (c->reps < 1 || c->reps > WSP__REPS_MAX)
     return wsp__fail(NULL, WSP_ERR_ARG, "%s: cfg->reps = %d is not in [1, %d]", fn, c->reps,
@@ -87,7 +87,7 @@ static int wsp__probe_check(const wsp_probe_config_t *c) {
   return WSP_OK;
 }
 
-static uint64_t wsp__probe_cfg_fingerprint(const wsp_probe_config_t *c) {
+static uint64_t wsp__probe_cfg_fingerprint(const wsp_netmap_probe_config_t *c) {
   uint64_t v[5] = {(uint64_t)c->reps, c->stream_bytes, (uint64_t)c->budget_bytes,
                    (uint64_t)c->eager_limits, 0};
   memcpy(&v[4], &c->budget_seconds, sizeof v[4]);
@@ -97,7 +97,7 @@ static uint64_t wsp__probe_cfg_fingerprint(const wsp_probe_config_t *c) {
 /* What one rank is in the probe. */
 typedef struct wsp__probe {
   wsp_comm_t *comm;
-  const wsp_probe_config_t *cfg;
+  const wsp_netmap_probe_config_t *cfg;
   wsp_netmap_t *m;
   int *leader, *second; /* per node: lowest and second lowest rank (-1: none) */
   int node;             /* this rank's */
@@ -372,12 +372,12 @@ out:
   return rc;
 }
 
-int wsp_netmap_probe(wsp_comm_t *comm, const wsp_probe_config_t *cfg, wsp_netmap_t **out) {
+int wsp_netmap_probe(wsp_comm_t *comm, const wsp_netmap_probe_config_t *cfg, wsp_netmap_t **out) {
   const char *fn = "wsp_netmap_probe";
   if (comm == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "%s: comm is NULL", fn);
   if (wsp__usable(comm, fn) != WSP_OK) return WSP_ERR_TIMEOUT;
-  wsp_probe_config_t dflt;
-  wsp_probe_config_init(&dflt);
+  wsp_netmap_probe_config_t dflt;
+  wsp_netmap_probe_config_init(&dflt);
   if (cfg == NULL) cfg = &dflt;
   int local = out == NULL ? wsp__fail(comm, WSP_ERR_ARG, "%s: out is NULL", fn)
                           : wsp__probe_check(cfg);
@@ -447,8 +447,8 @@ int wsp_netmap_refresh(wsp_comm_t *comm, wsp_netmap_t *map, int rounds) {
   double t0 = wsp__backoff_now();
   int n = local == WSP_OK ? map->nodes : 0, total = wsp__tournament_rounds(n);
   if (rounds > total) rounds = total;
-  wsp_probe_config_t cfg;
-  wsp_probe_config_init(&cfg);
+  wsp_netmap_probe_config_t cfg;
+  wsp_netmap_probe_config_init(&cfg);
   cfg.reps = 1;
   cfg.stream_bytes = WSP__REFRESH_STREAM;
   wsp__probe_t pr = {.comm = comm, .cfg = &cfg, .m = map};

@@ -634,14 +634,14 @@ static int post(wsp_comm_t *comm, int is_send, void *buf, size_t bytes, int peer
   return WSP_OK;
 }
 
-int wsp_isend_striped(wsp_comm_t *comm, const void *buf, size_t bytes, int dest, int tag,
+int wsp_striped_isend(wsp_comm_t *comm, const void *buf, size_t bytes, int dest, int tag,
                       wsp_striped_request_t **req) {
-  return post(comm, 1, (void *)buf, bytes, dest, tag, req, "wsp_isend_striped");
+  return post(comm, 1, (void *)buf, bytes, dest, tag, req, "wsp_striped_isend");
 }
 
-int wsp_irecv_striped(wsp_comm_t *comm, void *buf, size_t bytes, int source, int tag,
+int wsp_striped_irecv(wsp_comm_t *comm, void *buf, size_t bytes, int source, int tag,
                       wsp_striped_request_t **req) {
-  return post(comm, 0, buf, bytes, source, tag, req, "wsp_irecv_striped");
+  return post(comm, 0, buf, bytes, source, tag, req, "wsp_striped_irecv");
 }
 
 /* ---- completion ---- */
@@ -827,15 +827,15 @@ int wsp_striped_wait(wsp_striped_request_t **req) {
   return wsp_striped_waitall(1, req);
 }
 
-int wsp_send_striped(wsp_comm_t *comm, const void *buf, size_t bytes, int dest, int tag) {
+int wsp_striped_send(wsp_comm_t *comm, const void *buf, size_t bytes, int dest, int tag) {
   wsp_striped_request_t *r = NULL;
-  int rc = post(comm, 1, (void *)buf, bytes, dest, tag, &r, "wsp_send_striped");
+  int rc = post(comm, 1, (void *)buf, bytes, dest, tag, &r, "wsp_striped_send");
   return rc != WSP_OK ? rc : wsp_striped_wait(&r);
 }
 
-int wsp_recv_striped(wsp_comm_t *comm, void *buf, size_t bytes, int source, int tag) {
+int wsp_striped_recv(wsp_comm_t *comm, void *buf, size_t bytes, int source, int tag) {
   wsp_striped_request_t *r = NULL;
-  int rc = post(comm, 0, buf, bytes, source, tag, &r, "wsp_recv_striped");
+  int rc = post(comm, 0, buf, bytes, source, tag, &r, "wsp_striped_recv");
   return rc != WSP_OK ? rc : wsp_striped_wait(&r);
 }
 

@@ -62,7 +62,7 @@
 struct pollfd;
 
 /* The most lanes one pair may have (WSP_P2P_LANES, WSP_P2P_MAX_LANES). */
-#define WSP__LANES_MAX 64
+#define WSP__LANES_MAX WSP_STRIPED_LANES_MAX
 /* This rank's addresses offered to a peer. */
 #define WSP__ADDRS_MAX 8
 /* Bytes of one probe frame; discarded payload is read in pieces of

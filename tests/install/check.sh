@@ -21,3 +21,32 @@ for exe in "$tmp/consumer/hello_cmake" "$tmp/hello_pc"; do
   fi
   echo "ok: $exe"
 done
+
+# The names deprecated since 0.1.0 still compile and link against the
+# installed header and library, each with a warning that names its
+# replacement; the header also compiles as C++.
+cat >"$tmp/old_names.c" <<'SRC'
+#include <wirespeed.h>
+int main(void) {
+  wsp_probe_config_t pc;
+  wsp_probe_config_init(&pc);
+  wsp_striped_request_t *r = 0;
+  (void)wsp_send_striped; (void)wsp_recv_striped;
+  (void)wsp_isend_striped; (void)wsp_irecv_striped; (void)r;
+  return pc.reps > 0 ? 0 : 1;
+}
+SRC
+pcflags=$(PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig:$tmp/prefix/lib/x86_64-linux-gnu/pkgconfig" pkg-config --cflags --libs wirespeed)
+mpicc -std=c11 "$tmp/old_names.c" $pcflags -Wl,-rpath,"$tmp/prefix/lib" \
+  -Wl,-rpath,"$tmp/prefix/lib/x86_64-linux-gnu" -o "$tmp/old_names" 2>"$tmp/old_names.err"
+for new in wsp_netmap_probe_config_t wsp_netmap_probe_config_init wsp_striped_send \
+           wsp_striped_recv wsp_striped_isend wsp_striped_irecv; do
+  if ! grep -q "use $new" "$tmp/old_names.err"; then
+    echo "FAIL: no deprecation warning naming $new:"; cat "$tmp/old_names.err"; exit 1
+  fi
+done
+"$tmp/old_names" || { echo "FAIL: wsp_probe_config_init (deprecated) did not fill defaults"; exit 1; }
+echo "ok: the deprecated names compile, warn and run"
+echo '#include <wirespeed.h>' | mpicxx -x c++ -fsyntax-only -Wall -Werror $pcflags - \
+  || { echo "FAIL: wirespeed.h does not compile as C++"; exit 1; }
+echo "ok: wirespeed.h compiles as C++"

@@ -631,8 +631,8 @@ static wsp_netmap_t *random_map(wsp_comm_t *w, int uniform) {
 static void attach_map(wsp_comm_t *w, const char *mode) {
   wsp_netmap_t *m = NULL;
   if (!strcmp(mode, "probe")) {
-    wsp_probe_config_t c;
-    check_rc("wsp_probe_config_init", wsp_probe_config_init(&c));
+    wsp_netmap_probe_config_t c;
+    check_rc("wsp_netmap_probe_config_init", wsp_netmap_probe_config_init(&c));
     c.reps = 1;
     c.stream_bytes = 16384;
     c.eager_limits = 0;

@@ -177,10 +177,10 @@ static int run_striped(wsp_comm_t *w, int faulting) {
   int rc = WSP_OK;
   if (rank == 0) {
     for (size_t i = 0; i < n; i++) buf[i] = (unsigned char)(i * 7 + 3);
-    rc = wsp_send_striped(w, buf, n, victim, 5);
+    rc = wsp_striped_send(w, buf, n, victim, 5);
   } else if (rank == victim) {
     wsp_striped_request_t *r = NULL;
-    rc = wsp_irecv_striped(w, buf, n, 0, 5, &r);
+    rc = wsp_striped_irecv(w, buf, n, 0, 5, &r);
     if (rc == WSP_OK && faulting) {
       int done = 0;
       for (int i = 0; i < 2 && rc == WSP_OK && !done; i++) {
@@ -262,8 +262,8 @@ static int run(wsp_comm_t *w, int faulting) {
   } else if (strcmp(op, "probe") == 0 || strcmp(op, "refresh") == 0 ||
              strcmp(op, "setmap") == 0) {
     wsp_netmap_t *map = NULL;
-    wsp_probe_config_t pc;
-    wsp_probe_config_init(&pc);
+    wsp_netmap_probe_config_t pc;
+    wsp_netmap_probe_config_init(&pc);
     pc.reps = 1;
     pc.stream_bytes = 64 << 10;
     pc.eager_limits = 0;

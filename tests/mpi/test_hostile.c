@@ -434,8 +434,8 @@ static void victim(int nrounds, MPI_Comm pair) {
     CHECK(rc == WSP_OK, "round %d: wsp_comm_create: %s", r, wsp_last_error());
     if (rc != WSP_OK) break;
     wsp_striped_request_t *q[2] = {NULL, NULL};
-    int rcs = wsp_isend_striped(w, out, MSG, peer, 1, &q[0]);
-    int rcr = wsp_irecv_striped(w, in, MSG, peer, 1, &q[1]);
+    int rcs = wsp_striped_isend(w, out, MSG, peer, 1, &q[0]);
+    int rcr = wsp_striped_irecv(w, in, MSG, peer, 1, &q[1]);
     if (rcs == WSP_OK) rcs = wsp_striped_wait(&q[0]);
     if (rcr == WSP_OK) rcr = wsp_striped_wait(&q[1]);
     v[r].rc_send = rcs, v[r].rc_recv = rcr;

@@ -188,8 +188,8 @@ int main(int argc, char **argv) {
   for (int i = 1; i + 1 < argc; i++)
     if (strcmp(argv[i], "--expect-eager") == 0) expect_eager = atol(argv[i + 1]);
   wsp_comm_t *w = make(MPI_COMM_WORLD);
-  wsp_probe_config_t cfg;
-  wsp_probe_config_init(&cfg);
+  wsp_netmap_probe_config_t cfg;
+  wsp_netmap_probe_config_init(&cfg);
   cfg.reps = 3;
   cfg.stream_bytes = 64 << 10;
 
@@ -273,7 +273,7 @@ int main(int argc, char **argv) {
   CHECK(rank == 0 ? rc == WSP_ERR_ARG && strstr(wsp_last_error(), "out is NULL")
                   : rc == WSP_ERR_REMOTE && x == NULL,
         "NULL out on rank 0: %s %s", wsp_err_name(rc), wsp_last_error());
-  wsp_probe_config_t badcfg = cfg;
+  wsp_netmap_probe_config_t badcfg = cfg;
   badcfg.reps = 0;
   rc = wsp_netmap_probe(w, &badcfg, &x);
   CHECK(rc == WSP_ERR_ARG && strstr(wsp_last_error(), "cfg->reps") && x == NULL,

@@ -36,8 +36,8 @@ int main(int argc, char **argv) {
   wsp_config_t cfg;
   wsp_comm_config(w, &cfg);
   CHECK(cfg.timeout > 0, "set WSP_TIMEOUT: the partner waits for the verdict until then");
-  wsp_probe_config_t pc;
-  wsp_probe_config_init(&pc);
+  wsp_netmap_probe_config_t pc;
+  wsp_netmap_probe_config_init(&pc);
   pc.reps = 1;
   pc.stream_bytes = 64 * 1024;
   pc.eager_limits = 1;

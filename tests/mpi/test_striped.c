@@ -164,8 +164,8 @@ static void round_all(wsp_comm_t *w, int nmsg, const size_t *sizes, const int *t
     for (int j = 0, x = 0; j < size; j++) {
       if (j == rank) continue;
       for (int m = 0; m < nmsg; m++, x++) {
-        int rc = do_recv ? wsp_irecv_striped(w, rb[x], sizes[m], j, tags[m], &rr[x])
-                         : wsp_isend_striped(w, sb[x], sizes[m], j, tags[m], &sr[x]);
+        int rc = do_recv ? wsp_striped_irecv(w, rb[x], sizes[m], j, tags[m], &rr[x])
+                         : wsp_striped_isend(w, sb[x], sizes[m], j, tags[m], &sr[x]);
         if (!do_recv) count_sent(j, sizes[m]);
         CHECK(rc == WSP_OK, "%s: post %s %d m %d: %s", what, do_recv ? "recv" : "send", j, m,
               wsp_last_error());
@@ -214,9 +214,9 @@ static void check_under_threshold(wsp_comm_t *w, const char *what) {
     out0[j] = info.bytes_sent, in0[j] = info.bytes_received;
     sb[j] = malloc(m), rb[j] = malloc(m);
     fill(sb[j], m, rank, j, 21);
-    CHECK(wsp_irecv_striped(w, rb[j], m, j, 21, &q[n++]) == WSP_OK, "%s: recv: %s", what,
+    CHECK(wsp_striped_irecv(w, rb[j], m, j, 21, &q[n++]) == WSP_OK, "%s: recv: %s", what,
           wsp_last_error());
-    CHECK(wsp_isend_striped(w, sb[j], m, j, 21, &q[n++]) == WSP_OK, "%s: send: %s", what,
+    CHECK(wsp_striped_isend(w, sb[j], m, j, 21, &q[n++]) == WSP_OK, "%s: send: %s", what,
           wsp_last_error());
   }
   CHECK(wsp_striped_waitall(n, q) == WSP_OK, "%s: under the threshold: %s", what,
@@ -281,8 +281,8 @@ static void run_data_with(int lanes, const char *figures, int full) {
       fill(s, n, rank, partner, 9);
       for (int ph = 0; ph < 2; ph++) {
         if (rank % 2 == ph) count_sent(partner, n);
-        int rc = (rank % 2 == ph) ? wsp_send_striped(w, s, n, partner, 9)
-                                  : wsp_recv_striped(w, r, n, partner, 9);
+        int rc = (rank % 2 == ph) ? wsp_striped_send(w, s, n, partner, 9)
+                                  : wsp_striped_recv(w, r, n, partner, 9);
         CHECK(rc == WSP_OK, "blocking phase %d: %s", ph, wsp_last_error());
       }
       CHECK(first_bad(r, n, partner, rank, 9) == SIZE_MAX, "blocking: data differs");
@@ -293,8 +293,8 @@ static void run_data_with(int lanes, const char *figures, int full) {
       unsigned char a[300000], b[300000];
       fill(a, sizeof a, rank, rank, 3);
       wsp_striped_request_t *rq = NULL, *sq = NULL;
-      int rc = wsp_irecv_striped(w, b, sizeof b, rank, 3, &rq);
-      rc |= wsp_isend_striped(w, a, sizeof a, rank, 3, &sq);
+      int rc = wsp_striped_irecv(w, b, sizeof b, rank, 3, &rq);
+      rc |= wsp_striped_isend(w, a, sizeof a, rank, 3, &sq);
       int done = 0;
       while (!done && rc == WSP_OK) rc = wsp_striped_test(&rq, &done);
       rc |= wsp_striped_wait(&sq);
@@ -361,7 +361,7 @@ static void run_data_with(int lanes, const char *figures, int full) {
     size_t n = 8u << 20;
     unsigned char *b = malloc(n);
     fill(b, n, 0, 1, 11);
-    int rc = rank == 0 ? wsp_send_striped(w, b, n, 1, 11) : wsp_recv_striped(w, b, n, 0, 11);
+    int rc = rank == 0 ? wsp_striped_send(w, b, n, 1, 11) : wsp_striped_recv(w, b, n, 0, 11);
     CHECK(rc == WSP_OK, "last message before free: %s", wsp_last_error());
     if (rank == 1) CHECK(first_bad(b, n, 0, 1, 11) == SIZE_MAX, "last message: data differs");
     free(b);
@@ -393,17 +393,17 @@ static void run_fault(void) {
   size_t n = 16u << 20;
   unsigned char *b = calloc(1, n);
   if (rank <= 1 && size > 1) {
-    int rc = rank == 0 ? wsp_send_striped(w, b, n, 1, 5) : wsp_recv_striped(w, b, n, 0, 5);
+    int rc = rank == 0 ? wsp_striped_send(w, b, n, 1, 5) : wsp_striped_recv(w, b, n, 0, 5);
     CHECK(rc == WSP_ERR_CONN || rc == WSP_ERR_REMOTE,
           "a lane reset mid-transfer gave %s (%s)", wsp_err_name(rc), wsp_last_error());
     if (rc != WSP_OK && rank == 0) printf("rank %d: %s: %s\n", rank, wsp_err_name(rc), wsp_last_error());
     /* Later striped messages to the peer fail at once. */
     wsp_striped_request_t *q = NULL;
-    rc = rank == 0 ? wsp_isend_striped(w, b, n, 1, 6, &q) : wsp_irecv_striped(w, b, n, 0, 6, &q);
+    rc = rank == 0 ? wsp_striped_isend(w, b, n, 1, 6, &q) : wsp_striped_irecv(w, b, n, 0, 6, &q);
     CHECK(rc != WSP_OK && q == NULL, "a striped message after the failure gave %s",
           wsp_err_name(rc));
     /* Short messages still go through MPI. */
-    rc = rank == 0 ? wsp_send_striped(w, b, 100, 1, 7) : wsp_recv_striped(w, b, 100, 0, 7);
+    rc = rank == 0 ? wsp_striped_send(w, b, 100, 1, 7) : wsp_striped_recv(w, b, 100, 0, 7);
     CHECK(rc == WSP_OK, "MPI path after the failure: %s", wsp_last_error());
   }
   MPI_Barrier(MPI_COMM_WORLD);
@@ -420,7 +420,7 @@ static void run_pollfail(void) {
   if (rank <= 1 && size > 1) {
     fill(b, n, 0, 1, 5);
     wsp_striped_request_t *q = NULL;
-    int rc = rank == 0 ? wsp_isend_striped(w, b, n, 1, 5, &q) : wsp_irecv_striped(w, b, n, 0, 5, &q);
+    int rc = rank == 0 ? wsp_striped_isend(w, b, n, 1, 5, &q) : wsp_striped_irecv(w, b, n, 0, 5, &q);
     CHECK(rc == WSP_OK, "post: %s", wsp_last_error());
     rc = wsp_striped_wait(&q);
     CHECK(rc != WSP_OK, "rank %d: the transfer succeeded although rank 1's pass failed", rank);
@@ -430,7 +430,7 @@ static void run_pollfail(void) {
       memset(b, 0x5A, n);
       wsp_striped_request_t *m = NULL;
       unsigned char small[100];
-      rc = wsp_irecv_striped(w, small, sizeof small, 0, 7, &m);
+      rc = wsp_striped_irecv(w, small, sizeof small, 0, 7, &m);
       int done = 0;
       for (int i = 0; i < 2000 && rc == WSP_OK && !done; i++) rc = wsp_striped_test(&m, &done);
       CHECK(rc == WSP_OK && done, "an MPI-path message after the failure: %s", wsp_last_error());
@@ -440,7 +440,7 @@ static void run_pollfail(void) {
             moved);
     } else {
       unsigned char small[100] = {0};
-      rc = wsp_send_striped(w, small, sizeof small, 1, 7);
+      rc = wsp_striped_send(w, small, sizeof small, 1, 7);
       CHECK(rc == WSP_OK, "an MPI-path message after the failure: %s", wsp_last_error());
     }
   }
@@ -455,7 +455,7 @@ static void one_message(wsp_comm_t *w, size_t n, void (*before)(wsp_comm_t *, ws
   unsigned char *b = malloc(n);
   if (rank == 0) fill(b, n, 0, 1, 5);
   wsp_striped_request_t *q = NULL;
-  int rc = rank == 0 ? wsp_isend_striped(w, b, n, 1, 5, &q) : wsp_irecv_striped(w, b, n, 0, 5, &q);
+  int rc = rank == 0 ? wsp_striped_isend(w, b, n, 1, 5, &q) : wsp_striped_irecv(w, b, n, 0, 5, &q);
   CHECK(rc == WSP_OK, "post: %s", wsp_last_error());
   if (rank == 1 && before) before(w, &q);
   rc = wsp_striped_wait(&q);
@@ -508,11 +508,11 @@ static void run_freeflight(int early) {
   if (rank <= 1 && size > 1) {
     fill(b, n, 0, 1, 5);
     wsp_striped_request_t *q = NULL, *m = NULL;
-    int rc = rank == 0 ? wsp_isend_striped(w, b, n, 1, 5, &q) : wsp_irecv_striped(w, b, n, 0, 5, &q);
+    int rc = rank == 0 ? wsp_striped_isend(w, b, n, 1, 5, &q) : wsp_striped_irecv(w, b, n, 0, 5, &q);
     CHECK(rc == WSP_OK, "post: %s", wsp_last_error());
     if (rank == 1) {
       unsigned char small[100];
-      rc = wsp_irecv_striped(w, small, sizeof small, 0, 8, &m); /* never sent */
+      rc = wsp_striped_irecv(w, small, sizeof small, 0, 8, &m); /* never sent */
       CHECK(rc == WSP_OK, "post: %s", wsp_last_error());
       /* Until the lanes carry the message (at most 30 s), then free under
        * it; or (early) at once, before this rank answered the set-up. */
@@ -557,14 +557,14 @@ static void run_args(void) {
   if (!w) return;
   char b[16];
   wsp_striped_request_t *q = NULL;
-  ARG_CHECK(wsp_send_striped(NULL, b, 1, 0, 0), "comm");
-  ARG_CHECK(wsp_send_striped(w, b, 1, size, 0), "dest");
-  ARG_CHECK(wsp_send_striped(w, b, 1, -1, 0), "dest");
-  ARG_CHECK(wsp_recv_striped(w, b, 1, size + 3, 0), "source");
-  ARG_CHECK(wsp_send_striped(w, NULL, 5, 0, 0), "buf");
-  ARG_CHECK(wsp_send_striped(w, b, 1, 0, -2), "tag");
-  ARG_CHECK(wsp_isend_striped(w, b, 1, 0, 0, NULL), "req");
-  ARG_CHECK(wsp_irecv_striped(w, b, 1, 0, 0, NULL), "req");
+  ARG_CHECK(wsp_striped_send(NULL, b, 1, 0, 0), "comm");
+  ARG_CHECK(wsp_striped_send(w, b, 1, size, 0), "dest");
+  ARG_CHECK(wsp_striped_send(w, b, 1, -1, 0), "dest");
+  ARG_CHECK(wsp_striped_recv(w, b, 1, size + 3, 0), "source");
+  ARG_CHECK(wsp_striped_send(w, NULL, 5, 0, 0), "buf");
+  ARG_CHECK(wsp_striped_send(w, b, 1, 0, -2), "tag");
+  ARG_CHECK(wsp_striped_isend(w, b, 1, 0, 0, NULL), "req");
+  ARG_CHECK(wsp_striped_irecv(w, b, 1, 0, 0, NULL), "req");
   ARG_CHECK(wsp_striped_test(NULL, (int[]){0}), "req");
   ARG_CHECK(wsp_striped_test(&q, NULL), "done");
   ARG_CHECK(wsp_striped_waitall(-1, NULL), "n");
@@ -573,15 +573,15 @@ static void run_args(void) {
   ARG_CHECK(wsp_striped_info(NULL, 0, &(wsp_striped_info_t){0}), "comm");
   ARG_CHECK(wsp_striped_wait(NULL), "req");
   ARG_CHECK(wsp_striped_waitall(2, NULL), "reqs");
-  ARG_CHECK(wsp_recv_striped(w, NULL, 1, 0, 0), "buf");
-  ARG_CHECK(wsp_recv_striped(w, b, 1, 0, -1), "tag");
+  ARG_CHECK(wsp_striped_recv(w, NULL, 1, 0, 0), "buf");
+  ARG_CHECK(wsp_striped_recv(w, b, 1, 0, -1), "tag");
   /* A request that is already complete (NULL) waits as done. */
   q = NULL;
   CHECK(wsp_striped_wait(&q) == WSP_OK, "wait on NULL: %s", wsp_last_error());
   /* Nothing was started: a NULL buffer of zero bytes is fine. */
-  int rc = wsp_isend_striped(w, NULL, 0, rank, 1, &q);
+  int rc = wsp_striped_isend(w, NULL, 0, rank, 1, &q);
   wsp_striped_request_t *r = NULL;
-  rc |= wsp_irecv_striped(w, NULL, 0, rank, 1, &r);
+  rc |= wsp_striped_irecv(w, NULL, 0, rank, 1, &r);
   rc |= wsp_striped_wait(&q);
   rc |= wsp_striped_wait(&r);
   CHECK(rc == WSP_OK, "zero bytes to self: %s", wsp_last_error());

@@ -150,30 +150,39 @@ static void test_table(void) {
           "name round trip %s", in->name);
   }
   CHECK(wsp_sparse_alg_info(WSP_SPARSE_ALG_COUNT) == NULL, "past the end");
+  CHECK(wsp_sparse_alg_info((wsp_sparse_alg_t)-2) == NULL, "before auto");
   wsp_sparse_alg_t x;
   CHECK(wsp_sparse_alg_from_name(NULL, &x) == WSP_ERR_ARG, "NULL name");
   CHECK(wsp_sparse_alg_from_name("nbx", NULL) == WSP_ERR_ARG, "NULL out");
-  /* The public values, as documented. */
-  static const char *const names[] = {"auto", "nbx", "pex", "alltoallv"};
-  CHECK(WSP_SPARSE_ALG_COUNT == 4 && WSP_SPARSE_AUTO == 0 && WSP_SPARSE_NBX == 1 &&
-            WSP_SPARSE_PEX == 2 && WSP_SPARSE_ALLTOALLV == 3,
+  /* The public values, as documented: auto is WSP_ALG_AUTO (-1) as for the
+   * collectives, the algorithms are numbered from 0. */
+  static const char *const names[] = {"nbx", "pex", "alltoallv"};
+  CHECK(WSP_SPARSE_ALG_COUNT == 3 && WSP_SPARSE_AUTO == WSP_ALG_AUTO &&
+            WSP_SPARSE_AUTO == -1 && WSP_SPARSE_NBX == 0 && WSP_SPARSE_PEX == 1 &&
+            WSP_SPARSE_ALLTOALLV == 2,
         "enum values");
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < 3; i++)
     CHECK(strcmp(wsp_sparse_alg_info((wsp_sparse_alg_t)i)->name, names[i]) == 0,
           "row %d is %s", i, names[i]);
+  const wsp_alg_info_t *au = wsp_sparse_alg_info(WSP_SPARSE_AUTO);
+  CHECK(au && strcmp(au->name, "auto") == 0 && au->desc && au->cost, "auto's row");
+  CHECK(wsp_sparse_alg_from_name("auto", &x) == WSP_OK && x == WSP_SPARSE_AUTO,
+        "\"auto\" is WSP_SPARSE_AUTO");
   CHECK(wsp_sparse_alg_from_name("nbX", &x) == WSP_ERR_ARG &&
             strstr(wsp_last_error(), "\"nbX\"") &&
             strstr(wsp_last_error(), "auto, nbx, pex, alltoallv"),
         "bad name lists the valid ones: %s", wsp_last_error());
-  /* auto's first exploration measures every other algorithm three times,
-   * and itself never; its plan fits WSP__AUTO_PLAN_MAX. */
+  /* auto's first exploration measures every algorithm three times; its
+   * plan fits WSP__AUTO_PLAN_MAX and holds only table rows. */
   wsp__sparse_auto_t a;
   wsp__sparse_auto_init(&a, 64);
   int seen[WSP_SPARSE_ALG_COUNT] = {0};
   CHECK(a.nplan <= WSP__AUTO_PLAN_MAX, "plan of %d rounds", a.nplan);
-  for (int i = 0; i < a.nplan; i++) seen[a.plan[i]]++;
-  CHECK(seen[WSP_SPARSE_AUTO] == 0, "auto plans itself");
-  for (int c = 1; c < WSP_SPARSE_ALG_COUNT; c++)
+  for (int i = 0; i < a.nplan; i++) {
+    CHECK(a.plan[i] >= 0 && a.plan[i] < WSP_SPARSE_ALG_COUNT, "auto plans itself");
+    if (a.plan[i] >= 0 && a.plan[i] < WSP_SPARSE_ALG_COUNT) seen[a.plan[i]]++;
+  }
+  for (int c = 0; c < WSP_SPARSE_ALG_COUNT; c++)
     CHECK(seen[c] >= 3, "%s planned %d times", names[c], seen[c]);
 }
 
@@ -181,7 +190,7 @@ static void test_table(void) {
  * per-algorithm round times (ns) and returns the committed choice; *rounds
  * gets the exploration's length. The time of each exploring round arrives
  * with the next round, as in the library. */
-static wsp_sparse_alg_t explore(wsp__sparse_auto_t *a, const uint64_t t[4],
+static wsp_sparse_alg_t explore(wsp__sparse_auto_t *a, const uint64_t t[WSP_SPARSE_ALG_COUNT],
                                 const wsp__sparse_stats_t *st, int *rounds) {
   uint64_t prev = 0;
   *rounds = 0;
@@ -219,8 +228,8 @@ static void test_auto(void) {
 
   /* Each candidate wins when it is the fastest; the first exploration
    * measures each three times (10 rounds). */
-  for (int w = 1; w < WSP_SPARSE_ALG_COUNT; w++) {
-    uint64_t t[4] = {0, 150, 150, 150};
+  for (int w = 0; w < WSP_SPARSE_ALG_COUNT; w++) {
+    uint64_t t[WSP_SPARSE_ALG_COUNT] = {150, 150, 150};
     t[w] = 100;
     wsp__sparse_auto_init(&a, 64);
     CHECK(explore(&a, t, &st, &n) == (wsp_sparse_alg_t)w, "winner %d", w);
@@ -229,7 +238,7 @@ static void test_auto(void) {
 
   /* The choice holds for `interval` rounds; re-exploring measures each
    * candidate twice (7 rounds); the same winner doubles the interval. */
-  uint64_t t[4] = {0, 100, 140, 145}; /* no clear loser */
+  uint64_t t[WSP_SPARSE_ALG_COUNT] = {100, 140, 145}; /* no clear loser */
   wsp__sparse_auto_init(&a, 64);
   explore(&a, t, &st, &n);
   CHECK(hold(&a, &st, WSP_SPARSE_NBX) == 64, "held 64 rounds");
@@ -239,13 +248,13 @@ static void test_auto(void) {
   CHECK(hold(&a, &st, WSP_SPARSE_NBX) == 128, "held 128 rounds");
 
   /* A new winner resets the interval. */
-  uint64_t t2[4] = {0, 150, 100, 180};
+  uint64_t t2[WSP_SPARSE_ALG_COUNT] = {150, 100, 180};
   explore(&a, t2, &st, &n);
   CHECK(a.choice == WSP_SPARSE_PEX && a.interval == 64, "new winner resets");
 
   /* Clear losers (1.5x or worse) sit out the next exploration, and longer
    * while they keep losing; they come back eventually. */
-  uint64_t t3[4] = {0, 100, 300, 250};
+  uint64_t t3[WSP_SPARSE_ALG_COUNT] = {100, 300, 250};
   wsp__sparse_auto_init(&a, 64);
   explore(&a, t3, &st, &n);
   hold(&a, &st, WSP_SPARSE_NBX);
@@ -263,7 +272,7 @@ static void test_auto(void) {
    * exploration: here alltoallv (measured in round 3, reported in round 4)
    * loses its rounds 6 and 9; the winner is unchanged. Counting what ran
    * checks that nothing else was dropped. */
-  uint64_t t4[4] = {0, 100, 120, 2000};
+  uint64_t t4[WSP_SPARSE_ALG_COUNT] = {100, 120, 2000};
   wsp__sparse_auto_init(&a, 64);
   int ran[WSP_SPARSE_ALG_COUNT] = {0};
   for (n = 0; n < 100; n++) {
@@ -279,7 +288,7 @@ static void test_auto(void) {
         ran[WSP_SPARSE_NBX], ran[WSP_SPARSE_PEX], ran[WSP_SPARSE_ALLTOALLV]);
   CHECK(a.choice == WSP_SPARSE_NBX, "winner kept");
   /* 3.9x is not pruned. */
-  uint64_t t5[4] = {0, 100, 120, 390};
+  uint64_t t5[WSP_SPARSE_ALG_COUNT] = {100, 120, 390};
   wsp__sparse_auto_init(&a, 64);
   CHECK(explore(&a, t5, &st, &n) == WSP_SPARSE_NBX && n == 10, "3.9x: %d rounds", n);
 

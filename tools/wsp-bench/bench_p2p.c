@@ -1,6 +1,6 @@
 /*
  * wsp-bench p2p — one large message from one rank to another: the MPI's
- * own MPI_Send/MPI_Recv, wsp_send_striped with k lanes forced and with
+ * own MPI_Send/MPI_Recv, wsp_striped_send with k lanes forced and with
  * auto, and iperf3 -P k between the same two hosts.
  *
  * A transfer is timed on the sender from a barrier to a one-byte answer
@@ -67,7 +67,7 @@ static int parse(p2p_opts_t *o, int argc, char **argv, int rank) {
       {"--sizes", WSP_OPT_SIZE_LIST, &o->sizes, "LIST", "message sizes, at most 1G",
        "100K,1M,10M,100M,256M", 0, (double)(1 << 30), NULL, NULL},
       {"--lanes", WSP_OPT_STRING_LIST, &o->lanes, "LIST",
-       "lane counts of wsp_send_striped (1 to 64) and auto; also the streams of "
+       "lane counts of wsp_striped_send (1 to 64) and auto; also the streams of "
        "iperf3 -P",
        "1,2,4,8,16,auto", 0, 0, NULL, NULL},
       {"--methods", WSP_OPT_CHOICE_LIST, &o->methods, "LIST", "among mpi,striped,iperf",
@@ -97,7 +97,7 @@ static int parse(p2p_opts_t *o, int argc, char **argv, int rank) {
       WSP_BENCH_OPT_END};
   const wsp_opt_cmd_t cmd = {
       "usage: mpirun -np N wsp-bench p2p [options]\n"
-      "One message from --from to --to: MPI_Send, wsp_send_striped (k lanes, auto)\n"
+      "One message from --from to --to: MPI_Send, wsp_striped_send (k lanes, auto)\n"
       "and iperf3 -P k on the same path. Striping needs nothing else; iperf3 must\n"
       "be installed on both hosts (its rows are skipped otherwise).\n",
       table,
@@ -162,7 +162,7 @@ static sample_t transfer(const p2p_opts_t *o, int rank, int method, wsp_comm_t *
                ? WSP_OK
                : WSP_ERR_MPI;
     else
-      rc = wsp_send_striped(comm, buf, n, to, TAG_DATA);
+      rc = wsp_striped_send(comm, buf, n, to, TAG_DATA);
     if (rc == WSP_OK) {
       MPI_Recv(&ack, 1, MPI_DOUBLE, to, TAG_ACK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       s.t = MPI_Wtime() - t0;
@@ -176,14 +176,14 @@ static sample_t transfer(const p2p_opts_t *o, int rank, int method, wsp_comm_t *
                ? WSP_OK
                : WSP_ERR_MPI;
     else
-      rc = wsp_recv_striped(comm, buf, n, from, TAG_DATA);
+      rc = wsp_striped_recv(comm, buf, n, from, TAG_DATA);
     if (rc == WSP_OK) {
       ack = cpu_seconds() - c0;
       MPI_Send(&ack, 1, MPI_DOUBLE, from, TAG_ACK, MPI_COMM_WORLD);
     }
   }
   if (rc != WSP_OK)
-    wsp_bench_die(rank, method == M_MPI ? "MPI_Send/MPI_Recv" : "wsp_send_striped",
+    wsp_bench_die(rank, method == M_MPI ? "MPI_Send/MPI_Recv" : "wsp_striped_send",
                   wsp_last_error());
   return s;
 }

@@ -27,13 +27,17 @@ typedef struct sparse_opts {
   wsp_bench_io_t io;
 } sparse_opts_t;
 
-/* The algorithms' names in enum order, so that a choice's index is its
- * wsp_sparse_alg_t. */
-static const char *alg_names[WSP_SPARSE_ALG_COUNT + 1];
+/* The choices of --algs: the algorithms in enum order, then auto, whose
+ * index (WSP_SPARSE_ALG_COUNT) parse turns into WSP_SPARSE_AUTO. */
+static const char *alg_names[WSP_SPARSE_ALG_COUNT + 2];
+
+static const char *alg_name(int alg) {
+  return wsp_sparse_alg_info((wsp_sparse_alg_t)alg)->name;
+}
 
 static int parse(sparse_opts_t *o, int argc, char **argv, int rank) {
-  for (int a = 0; a < WSP_SPARSE_ALG_COUNT; a++)
-    alg_names[a] = wsp_sparse_alg_info((wsp_sparse_alg_t)a)->name;
+  for (int a = 0; a < WSP_SPARSE_ALG_COUNT; a++) alg_names[a] = alg_name(a);
+  alg_names[WSP_SPARSE_ALG_COUNT] = alg_name(WSP_SPARSE_AUTO);
   const wsp_opt_t table[] = {
       {"--sizes", WSP_OPT_SIZE_LIST, &o->sizes, "LIST", "message sizes, at most 1G",
        "1K,64K", 0, (double)(1 << 30), NULL, NULL},
@@ -58,7 +62,10 @@ static int parse(sparse_opts_t *o, int argc, char **argv, int rank) {
       WSP_BENCH_OPT_END};
   const wsp_opt_cmd_t cmd = {"usage: mpirun -np N wsp-bench sparse [options]\n", table,
                              NULL};
-  return wsp_bench_parse(&cmd, argc, argv, rank);
+  int rc = wsp_bench_parse(&cmd, argc, argv, rank);
+  for (int a = 0; a < o->algs.n; a++)
+    if (o->algs.v[a] == WSP_SPARSE_ALG_COUNT) o->algs.v[a] = WSP_SPARSE_AUTO;
+  return rc;
 }
 
 /* ---- one row: a density and a message size ---- */
@@ -159,8 +166,8 @@ static void print_header(const sparse_opts_t *o, int size, const char *mpiv) {
   printf("# time per round in microseconds (slowest rank); ratio = time / "
          "alltoallv time\n");
   printf("%-9s %4s %7s", "density", "k", "size");
-  for (int a = 0; a < o->algs.n; a++) printf(" %12s", alg_names[o->algs.v[a]]);
-  for (int a = 0; a < o->algs.n; a++) printf(" %9s", alg_names[o->algs.v[a]]);
+  for (int a = 0; a < o->algs.n; a++) printf(" %12s", alg_name(o->algs.v[a]));
+  for (int a = 0; a < o->algs.n; a++) printf(" %9s", alg_name(o->algs.v[a]));
   printf("  auto-chose\n");
 }
 
@@ -186,7 +193,7 @@ static void report_row(const sparse_run_t *r, wsp_bench_out_t *out,
     printf("%-9.4f %4d %7s", pt->density, k, wsp_fmt_size(pt->max_bytes, sz, sizeof sz));
     for (int a = 0; a < na; a++) printf(" %12.1f", med[a] * 1e6);
     for (int a = 0; a < na; a++) printf(" %9.3f", ref > 0 ? med[a] / ref : NAN);
-    printf("  %s\n", alg_names[chose]);
+    printf("  %s\n", alg_name(chose));
     fflush(stdout);
   }
   for (int a = 0; a < na && wsp_bench_out_wanted(out); a++) {
@@ -195,9 +202,9 @@ static void report_row(const sparse_run_t *r, wsp_bench_out_t *out,
     json_object_set_new(j, "density", json_real(pt->density));
     json_object_set_new(j, "k", json_integer(k));
     json_object_set_new(j, "bytes", json_integer((json_int_t)pt->max_bytes));
-    json_object_set_new(j, "alg", json_string(alg_names[alg]));
+    json_object_set_new(j, "alg", json_string(alg_name(alg)));
     json_object_set_new(j, "chosen",
-                        json_string(alg_names[alg == WSP_SPARSE_AUTO ? (int)chose : alg]));
+                        json_string(alg_name(alg == WSP_SPARSE_AUTO ? (int)chose : alg)));
     json_object_set_new(j, "iters", json_integer(o->iters));
     json_object_set_new(j, "reps", json_integer(o->reps));
     json_object_set_new(j, "t_round_us", json_real(med[a] * 1e6));

@@ -26,7 +26,7 @@ static const struct subcommand {
      "           (s1), unpaced servers (s2), G-thinker's paced batches\n"
      "           (s3) and wsp_shuffle (adaptive, fixed)"},
     {"p2p", wsp_bench_p2p,
-     "one large message between two ranks: MPI_Send, wsp_send_striped\n"
+     "one large message between two ranks: MPI_Send, wsp_striped_send\n"
      "           with k lanes and auto, iperf3 -P k on the same path"},
 };
 #define NSUB (sizeof subcommands / sizeof subcommands[0])

@@ -86,7 +86,8 @@ static void md_cell(const char *s, int code) {
 static void print_markdown(int sparse) {
   if (sparse) {
     printf("| algorithm | what it does | cost |\n|---|---|---|\n");
-    for (int a = 0; a < WSP_SPARSE_ALG_COUNT; a++) {
+    /* auto (WSP_SPARSE_AUTO, -1) first, then the table's rows from 0. */
+    for (int a = WSP_SPARSE_AUTO; a < WSP_SPARSE_ALG_COUNT; a++) {
       const wsp_alg_info_t *in = wsp_sparse_alg_info((wsp_sparse_alg_t)a);
       printf("|");
       md_cell(in->name, 1);
@@ -437,7 +438,7 @@ int main(int argc, char **argv) {
     }
 
     printf("\nsparse exchange algorithms (wsp_sparse_exchange, WSP_SPARSE_ALGORITHM):\n");
-    for (int a = 0; a < WSP_SPARSE_ALG_COUNT; a++) {
+    for (int a = WSP_SPARSE_AUTO; a < WSP_SPARSE_ALG_COUNT; a++) { /* auto first */
       const wsp_alg_info_t *in = wsp_sparse_alg_info((wsp_sparse_alg_t)a);
       printf("  %-10s %s\n", in->name, in->desc);
       printf("  %-10s cost: %s\n", "", in->cost);

@@ -25,8 +25,8 @@ typedef struct probe_opts {
 
 static int parse(int argc, char **argv, int rank, probe_opts_t *o) {
   static char reps_def[16], stream_def[16];
-  wsp_probe_config_t d;
-  wsp_probe_config_init(&d);
+  wsp_netmap_probe_config_t d;
+  wsp_netmap_probe_config_init(&d);
   *o = (probe_opts_t){.out = "netmap.json", .reps = d.reps, .stream = d.stream_bytes};
   snprintf(reps_def, sizeof reps_def, "%d", d.reps);
   wsp_fmt_size(d.stream_bytes, stream_def, sizeof stream_def);
@@ -195,8 +195,8 @@ int main(int argc, char **argv) {
   }
   wsp_comm_t *comm = NULL;
   wsp_netmap_t *map = NULL;
-  wsp_probe_config_t cfg;
-  wsp_probe_config_init(&cfg);
+  wsp_netmap_probe_config_t cfg;
+  wsp_netmap_probe_config_init(&cfg);
   cfg.reps = (int)o.reps;
   cfg.stream_bytes = o.stream;
   cfg.budget_seconds = o.budget_seconds;
