@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* One message each way, waited for with the back-off. */
 static int wsp__xfer(const wsp_comm_t *comm, void *buf, int bytes, int peer, int tag,
@@ -75,8 +76,9 @@ static int wsp__cmp_double(const void *a, const void *b) {
 
 void wsp__measure_sort(double *v, size_t n) { qsort(v, n, sizeof *v, wsp__cmp_double); }
 
-double wsp__measure_median(double *v, int n) {
+double wsp__measure_median(const double *v, int n, double *scratch) {
   if (n <= 0) return 0;
-  wsp__measure_sort(v, (size_t)n);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  if (scratch != v) memcpy(scratch, v, (size_t)n * sizeof *scratch);
+  wsp__measure_sort(scratch, (size_t)n);
+  return n % 2 ? scratch[n / 2] : 0.5 * (scratch[n / 2 - 1] + scratch[n / 2]);
 }

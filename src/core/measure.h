@@ -31,7 +31,8 @@ double wsp__measure_min(const double *samples, int n);
 /* Sorts v[0..n) ascending. */
 void wsp__measure_sort(double *v, size_t n);
 /* The median of v[0..n) (the mean of the two middle values for even n;
- * 0 when n <= 0); sorts v. */
-double wsp__measure_median(double *v, int n);
+ * 0 when n <= 0), the library's one median. scratch holds n doubles and
+ * gets v sorted; it may be v itself, which is then sorted in place. */
+double wsp__measure_median(const double *v, int n, double *scratch);
 
 #endif

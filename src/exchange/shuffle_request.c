@@ -192,7 +192,7 @@ static void wsp__update_peer_ref(wsp_shuffle_t *sh, double now) {
         now - pe->rate_seen_t <= WSP__PACE_PEER_AGE)
       sh->rate_buf[n++] = pe->rate_seen;
   }
-  wsp__pace_peers(&sh->pace, wsp__measure_median(sh->rate_buf, n));
+  wsp__pace_peers(&sh->pace, wsp__measure_median(sh->rate_buf, n, sh->rate_buf));
 }
 
 /* The controller's state after an interval ended (WSP_LOG_TRACE). */

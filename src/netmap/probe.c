@@ -149,12 +149,6 @@ static int wsp__probe_pair(wsp__probe_t *pr, int peer, int k, int pass) {
   return WSP_OK;
 }
 
-/* The median of v[0..n), through a copy in tmp. */
-static double wsp__median(const double *v, int n, double *tmp) {
-  memcpy(tmp, v, (size_t)n * sizeof *tmp);
-  return wsp__measure_median(tmp, n);
-}
-
 /* Estimates of the pairs this rank recorded, into the node matrices
  * (everything else +INF or 0, for the MIN and MAX reductions). */
 static void wsp__probe_estimate(wsp__probe_t *pr, int passes, double *lat, double *inv,
@@ -166,8 +160,8 @@ static void wsp__probe_estimate(wsp__probe_t *pr, int passes, double *lat, doubl
     int b = pr->pair_peer_node[k];
     if (b < 0) continue;
     const double *r = pr->rtt + (size_t)k * reps, *s = pr->stream + (size_t)k * reps;
-    double rmin = wsp__measure_min(r, passes), rmed = wsp__median(r, passes, tmp);
-    double smed = wsp__median(s, passes, tmp);
+    double rmin = wsp__measure_min(r, passes), rmed = wsp__measure_median(r, passes, tmp);
+    double smed = wsp__measure_median(s, passes, tmp);
     int out = 0;
     for (int i = 0; i < passes; i++)
       out += (r[i] > WSP__OUTLIER * rmed) + (s[i] > WSP__OUTLIER * smed);

@@ -79,7 +79,7 @@ static void sim_run(sim_t *s, wsp_shuffle_mode_t mode, double rate) {
         for (int j = 0; j < s->k; j++)
           if (j != i && wsp__pace_report(&s->pace[j]) > 0)
             v[n++] = wsp__pace_report(&s->pace[j]);
-        wsp__pace_peers(&s->pace[i], wsp__measure_median(v, n));
+        wsp__pace_peers(&s->pace[i], wsp__measure_median(v, n, v));
       }
     }
     for (int i = 0; i < s->k; i++) {
@@ -442,10 +442,15 @@ static void test_latecomer(void) {
  * and the catch-up or giving way against the peers' median rate. */
 static void test_peers_rule(void) {
   double v0[1] = {0}, v1[] = {5}, v2[] = {4, 2}, v5[] = {9, 1, 7, 3, 5};
-  CHECK(wsp__measure_median(v0, 0) == 0, "median of nothing");
-  CHECK(wsp__measure_median(v1, 1) == 5, "median of one");
-  CHECK(wsp__measure_median(v2, 2) == 3, "median of two: the mean");
-  CHECK(wsp__measure_median(v5, 5) == 5, "median of five");
+  CHECK(wsp__measure_median(v0, 0, v0) == 0, "median of nothing");
+  CHECK(wsp__measure_median(v1, 1, v1) == 5, "median of one");
+  CHECK(wsp__measure_median(v2, 2, v2) == 3, "median of two: the mean");
+  CHECK(wsp__measure_median(v5, 5, v5) == 5, "median of five");
+  const double c4[] = {8, 1, 6, 3};
+  double sorted[4];
+  CHECK(wsp__measure_median(c4, 4, sorted) == 4.5 && c4[0] == 8 && sorted[0] == 1 &&
+            sorted[3] == 8,
+        "through scratch: the input is left as it was");
   wsp__pace_t p;
   double t = 0;
   const double u = 1000;

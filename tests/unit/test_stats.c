@@ -56,6 +56,10 @@ static void by_hand(void) {
   CHECK(fabs(wsp_quantile(b, 4, 0.9) - 9.4) < 1e-12,
         "q 0.9 of 2,4,8,10 is at position 2.7: 0.7 of the way from 8 to 10: %g",
         wsp_quantile(b, 4, 0.9));
+  const double d[] = {9, 3, 7, 1};
+  CHECK(wsp_median(d, 4) == 5 && d[0] == 9 && d[3] == 1,
+        "wsp_median: 5 (between 3 and 7), the input untouched: %g", wsp_median(d, 4));
+  CHECK(wsp_median(d, 0) == 0, "median of nothing");
   wsp_stats_sorted(NULL, 0, &s);
   CHECK(s.n == 0 && s.median == 0 && s.mean == 0, "empty");
   double c[] = {7};
@@ -95,6 +99,8 @@ static void random_inputs(void) {
     wsp_stats_t s;
     wsp_stats_sorted(w, n, &s);
     CHECK(s.median == med, "round %d: median %g, by counting %g", round, s.median, med);
+    CHECK(wsp_median(v, n) == med, "round %d: wsp_median %g, by counting %g", round,
+          wsp_median(v, n), med);
     CHECK(s.min == lo && s.max == hi, "round %d: min/max", round);
     CHECK(fabs(s.mean - sum / (double)n) <= 1e-12 * (hi > 1 ? hi : 1),
           "round %d: mean", round);

@@ -1,6 +1,8 @@
 #include "stats.h"
 
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -19,6 +21,17 @@ double wsp_quantile(const double *sorted, size_t n, double q) {
    * frac = 0.5 this is exactly (a + b) / 2, the usual median. */
   if (sorted[i] == sorted[i + 1]) return sorted[i];
   return (1.0 - frac) * sorted[i] + frac * sorted[i + 1];
+}
+
+double wsp_median(const double *x, size_t n) {
+  if (n == 0) return 0;
+  double *v = malloc(n * sizeof *v);
+  if (v == NULL) return NAN;
+  memcpy(v, x, n * sizeof *v);
+  qsort(v, n, sizeof *v, cmp_double);
+  double m = wsp_quantile(v, n, 0.5);
+  free(v);
+  return m;
 }
 
 double wsp_mean(const double *x, size_t n) {

@@ -21,6 +21,9 @@ void wsp_stats_sorted(double *v, size_t n, wsp_stats_t *s);
  * the median (the mean of the two middle values when n is even). 0 when n
  * is 0. */
 double wsp_quantile(const double *sorted, size_t n, double q);
+/* The median of x[0..n) (wsp_quantile at 0.5 of a sorted copy); x is left
+ * as it is. 0 when n is 0, NAN when the copy cannot be made. */
+double wsp_median(const double *x, size_t n);
 /* Mean of x[0..n); 0 when n is 0. */
 double wsp_mean(const double *x, size_t n);
 /* The lowest mean of w consecutive values of x[0..n) divided by the mean

@@ -293,16 +293,6 @@ typedef struct series {
   double *t, *cpu_send, *cpu_recv;
 } series_t;
 
-static double median_of(const double *x, int n) {
-  double *v = malloc((size_t)n * sizeof *v);
-  if (v == NULL) return NAN;
-  memcpy(v, x, (size_t)n * sizeof *v);
-  wsp_stats_t st;
-  wsp_stats_sorted(v, (size_t)n, &st);
-  free(v);
-  return st.median;
-}
-
 /* The median over the repetitions of bytes per CPU second of both ends,
  * in GB (1e9 bytes); NAN when a repetition has no CPU time. */
 static double gb_per_cpu_s(const series_t *s, int n, size_t bytes) {
@@ -312,7 +302,7 @@ static double gb_per_cpu_s(const series_t *s, int n, size_t bytes) {
     double cpu = s->cpu_send[i] + s->cpu_recv[i];
     v[i] = cpu > 0 ? (double)bytes / cpu * 1e-9 : NAN;
   }
-  double m = median_of(v, n);
+  double m = wsp_median(v, (size_t)n);
   free(v);
   return m;
 }
@@ -325,7 +315,7 @@ static void emit(wsp_bench_out_t *out, const p2p_opts_t *o, const char *method, 
                  int used, int encrypt, size_t bytes, const series_t *s, int n,
                  double mpi_med) {
   if (!wsp_bench_out_wanted(out)) return;
-  double med = median_of(s->t, n);
+  double med = wsp_median(s->t, (size_t)n);
   json_t *j = wsp_bench_record(out);
   json_object_set_new(j, "kind", json_string("transfer"));
   json_object_set_new(j, "method", json_string(method));
@@ -536,7 +526,7 @@ int wsp_bench_p2p(int argc, char **argv, int rank, int size, wsp_bench_post_t *p
     }
     if (rank != o.from) continue;
     series_t mpi = {t, cs, cr};
-    double mpi_med = use[M_MPI] ? median_of(t, (int)o.reps) : 0;
+    double mpi_med = use[M_MPI] ? wsp_median(t, (size_t)o.reps) : 0;
     if (use[M_MPI]) {
       if (!o.io.quiet)
         print_row(&o, n, "MPI_Send", mpi_med, gb_per_cpu_s(&mpi, (int)o.reps, n), 0);
@@ -552,7 +542,7 @@ int wsp_bench_p2p(int argc, char **argv, int rank, int size, wsp_bench_post_t *p
         snprintf(what, sizeof what, "striped auto%s%s",
                  n >= cfg[c].info.threshold ? "" : "(mpi)", sealed(&cfg[c]));
       if (!o.io.quiet)
-        print_row(&o, n, what, median_of(sc.t, (int)o.reps), gb_per_cpu_s(&sc, (int)o.reps, n),
+        print_row(&o, n, what, wsp_median(sc.t, (size_t)o.reps), gb_per_cpu_s(&sc, (int)o.reps, n),
                   mpi_med);
       emit(&out, &o, "striped", cfg[c].lanes,
            cfg[c].lanes ? cfg[c].lanes : n >= cfg[c].info.threshold ? cfg[c].info.lanes : 0,
