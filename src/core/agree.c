@@ -96,18 +96,11 @@ static int wsp__agree_wait(const wsp_comm_t *comm, MPI_Request *req, double dead
       return 0;
     }
     if (done) return 1;
-    if (wsp__backoff_now() >= deadline) return 0;
+    if (wsp__now() >= deadline) return 0;
     (void)wsp__backoff_idle(&b);
   }
 }
 
-/* Lets go of a request that will not complete: a receive is cancelled. */
-static void wsp__agree_drop(MPI_Request *req, int is_recv) {
-  if (*req == MPI_REQUEST_NULL) return;
-  if (is_recv) (void)MPI_Cancel(req);
-  (void)MPI_Request_free(req);
-  *req = MPI_REQUEST_NULL;
-}
 
 /* The testing aid WSP_FAULT_AGREE=RANK:WHAT (docs/env.md): rank RANK stops
  * itself (SIGSTOP) on entering each agreement whose name begins with WHAT,
@@ -141,7 +134,7 @@ int wsp__agree(const wsp_comm_t *comm, const wsp__agree_t *a) {
   T = 0; /* the simulated build ignores the limit (its waits are replayed) */
 #endif
   const double slack = T / 16 < 0.5 ? T / 16 : 0.5;
-  const double t0 = wsp__backoff_now();
+  const double t0 = wsp__now();
   uint64_t v[WSP__AGREE_WORDS] = {
       [WSP__AGREE_FP] = a->fp,
       [WSP__AGREE_NFP] = ~a->fp,
@@ -168,7 +161,7 @@ int wsp__agree(const wsp_comm_t *comm, const wsp__agree_t *a) {
       wsp__agree_merge(v, in);
       continue;
     }
-    wsp__agree_drop(&req, 1); /* missed its deadline, or the wait failed */
+    wsp__let_go(&req, 1); /* missed its deadline, or the wait failed */
     if (rc == WSP_OK) {
       uint64_t gone[WSP__AGREE_WORDS] = {0, 0, (uint64_t)p, 0, (uint64_t)c, 1};
       wsp__agree_merge(v, gone);
@@ -184,7 +177,7 @@ int wsp__agree(const wsp_comm_t *comm, const wsp__agree_t *a) {
       if (wsp__agree_wait(comm, &req, deadline, &rc)) {
         memcpy(v, in, sizeof v);
       } else {
-        wsp__agree_drop(&req, 1);
+        wsp__let_go(&req, 1);
         if (rc == WSP_OK) {
           v[WSP__AGREE_MISSING] = (uint64_t)parent;
           v[WSP__AGREE_NMISSING] = 1;
@@ -209,11 +202,11 @@ int wsp__agree(const wsp_comm_t *comm, const wsp__agree_t *a) {
     if (wsp__isend_bytes(comm, out, sizeof out, children[i], WSP__TAG_AGREE, 0, &sends[i]) !=
         WSP_OK)
       sends[i] = MPI_REQUEST_NULL;
-  double send_deadline = T > 0 ? wsp__backoff_now() + T : 0;
+  double send_deadline = T > 0 ? wsp__now() + T : 0;
   for (int i = 0; i < nchild; i++) {
     int src = WSP_OK;
     if (sends[i] != MPI_REQUEST_NULL && !wsp__agree_wait(comm, &sends[i], send_deadline, &src))
-      wsp__agree_drop(&sends[i], 0);
+      wsp__let_go(&sends[i], 0);
   }
   if (rc != WSP_OK) return rc;
 

@@ -83,7 +83,7 @@ static unsigned wsp__min_u(unsigned a, unsigned b) { return a < b ? a : b; }
  * works before MPI_Init (MPICH refuses MPI_Wtime there); SimGrid builds use
  * MPI_Wtime, which is simulated time there (the library runs under SMPI
  * only between MPI_Init and MPI_Finalize). */
-double wsp__backoff_now(void) {
+double wsp__now(void) {
 #ifdef WSP_SIMGRID
   return MPI_Wtime();
 #else
@@ -116,7 +116,7 @@ void wsp__backoff_init_bulk(wsp__backoff_t *b, const wsp_comm_t *comm,
   wsp__backoff_init(b, comm);
   wsp__backoff_expect(b, comm, expect_seconds);
   if (expect_seconds > 0 && expect_seconds <= WSP__POLL_EXPECT_MAX_S)
-    b->poll_until = wsp__backoff_now() + WSP__POLL_EXPECT_MARGIN * expect_seconds;
+    b->poll_until = wsp__now() + WSP__POLL_EXPECT_MARGIN * expect_seconds;
   /* A wait on one transfer sees no progress until it ends: the limit
    * counts from the time the model expects it to take. */
   if (b->timeout > 0 && expect_seconds > 0) b->timeout += expect_seconds;
@@ -132,7 +132,7 @@ void wsp__backoff_reset(wsp__backoff_t *b) {
  * only with a limit, and not during the first spinning passes. */
 static int wsp__backoff_expired(wsp__backoff_t *b) {
   if (!(b->timeout > 0) || b->idle <= b->spin_passes) return 0;
-  double now = wsp__backoff_now();
+  double now = wsp__now();
   if (b->idle_since == 0) {
     b->idle_since = now;
     return 0;
@@ -162,7 +162,7 @@ int wsp__backoff_idle(wsp__backoff_t *b) {
   /* Past the spinning and yielding passes, the clock is read only by waits
    * that have a time limit to poll to (a read costs simulated time). */
   const int timed = b->poll_until > 0 && b->idle + 1 > b->spin_passes + b->yield_passes;
-  wsp__sleep_seconds(wsp__backoff_sim_pass(b, timed ? wsp__backoff_now() : 0));
+  wsp__sleep_seconds(wsp__backoff_sim_pass(b, timed ? wsp__now() : 0));
   return wsp__backoff_expired(b);
 }
 #else
@@ -172,7 +172,7 @@ int wsp__backoff_idle(wsp__backoff_t *b) {
   /* Past the spinning and yielding passes, the clock is read only by waits
    * that have a time limit to poll to. */
   const int polling = b->idle <= b->spin_passes + b->yield_passes ||
-                      (b->poll_until > 0 && wsp__backoff_now() < b->poll_until);
+                      (b->poll_until > 0 && wsp__now() < b->poll_until);
   if (b->idle <= b->spin_passes) return 0;
   if (polling || b->cap_us == 0) {
     sched_yield();

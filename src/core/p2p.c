@@ -301,6 +301,13 @@ static int wsp__abandon_test(int n, MPI_Request *reqs, int *progress) {
 }
 #endif
 
+void wsp__let_go(MPI_Request *req, int is_recv) {
+  if (*req == MPI_REQUEST_NULL) return;
+  if (is_recv) (void)MPI_Cancel(req);
+  (void)MPI_Request_free(req);
+  *req = MPI_REQUEST_NULL;
+}
+
 int wsp__abandon(const wsp_comm_t *comm, int rc, int nrecv, MPI_Request *recvs, int nsend,
                  MPI_Request *sends) {
   for (int i = 0; i < nrecv; i++)
@@ -311,10 +318,8 @@ int wsp__abandon(const wsp_comm_t *comm, int rc, int nrecv, MPI_Request *recvs, 
      * forever. They are let go instead (src/core/timeout.c), as are those
      * of a clean-up after the communicator became unusable (an earlier
      * clean-up of the same call waited out the limit). */
-    for (int i = 0; i < nrecv; i++)
-      if (recvs[i] != MPI_REQUEST_NULL) (void)MPI_Request_free(&recvs[i]);
-    for (int i = 0; i < nsend; i++)
-      if (sends[i] != MPI_REQUEST_NULL) (void)MPI_Request_free(&sends[i]);
+    for (int i = 0; i < nrecv; i++) wsp__let_go(&recvs[i], 0); /* cancelled above */
+    for (int i = 0; i < nsend; i++) wsp__let_go(&sends[i], 0);
     return rc;
   }
 #ifdef WSP_SIMGRID

@@ -105,6 +105,14 @@ int wsp__coll_wait(const wsp_comm_t *comm, MPI_Request *req);
 int wsp__allreduce_wait(const wsp_comm_t *comm, void *buf, int count, MPI_Datatype type,
                         MPI_Op op);
 
+/* Lets go of a request that may never complete, without waiting: a
+ * receive is cancelled first; then the request is freed (MPI completes a
+ * send in the background) and *req becomes MPI_REQUEST_NULL. Not for the
+ * requests of non-blocking collectives, which MPI forbids freeing. The
+ * buffer stays MPI's: only for buffers that outlive the communicator's
+ * use, or after which the communicator is unusable. */
+void wsp__let_go(MPI_Request *req, int is_recv);
+
 /* After an error: cancels the posted receives among recvs, lets the sends
  * complete, and completes all of them, so that no request is left behind.
  * That wait obeys comm's time limit: when nothing completes for

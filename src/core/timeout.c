@@ -133,9 +133,7 @@ int wsp__timeout(const wsp_comm_t *comm, int n, MPI_Request *reqs, const char *w
       reqs[i] = MPI_REQUEST_NULL;
       continue;
     }
-    if (e->is_recv) (void)MPI_Cancel(&reqs[i]);
-    (void)MPI_Request_free(&reqs[i]);
-    reqs[i] = MPI_REQUEST_NULL;
+    wsp__let_go(&reqs[i], e->is_recv);
   }
   char text[256] = "rank(s) ";
   if (np == 0) snprintf(text, sizeof text, "nothing pending");
@@ -154,8 +152,7 @@ int wsp__timeout_abandon(const wsp_comm_t *comm, int rc, int nrecv, MPI_Request 
       if (reqs[i] == MPI_REQUEST_NULL) continue;
       const wsp__note_t *e = wsp__note_find(reqs[i]);
       if (np < SHOW) peers[np++] = e ? e->peer : -1;
-      (void)MPI_Request_free(&reqs[i]); /* the receives were cancelled */
-      reqs[i] = MPI_REQUEST_NULL;
+      wsp__let_go(&reqs[i], 0); /* the receives were cancelled */
     }
   }
   wsp__mark_broken(comm);

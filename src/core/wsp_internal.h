@@ -240,7 +240,7 @@ typedef struct wsp__backoff {
    * sets the library's defaults; a loop that waits on long transfers (the
    * shuffle) lowers them. */
   unsigned spin_passes, yield_passes;
-  /* wsp__backoff_now() until which an idle pass yields instead of sleeping (0:
+  /* wsp__now() until which an idle pass yields instead of sleeping (0:
    * none): set by wsp__backoff_init_bulk for short expected waits. */
   double poll_until;
   /* The time limit: seconds an idle stretch may last (0: none; init sets
@@ -257,8 +257,9 @@ void wsp__backoff_expect(wsp__backoff_t *b, const wsp_comm_t *comm,
 void wsp__backoff_init_bulk(wsp__backoff_t *b, const wsp_comm_t *comm,
                             double expect_seconds);
 void wsp__backoff_reset(wsp__backoff_t *b);
-/* Seconds on the clock of poll_until (monotonic; simulated under SimGrid). */
-double wsp__backoff_now(void);
+/* The library's one clock, in seconds: monotonic, and simulated under
+ * SimGrid (the clock of the waits, the time limits and the lanes). */
+double wsp__now(void);
 /* One idle pass. Returns nonzero, without waiting, once the passes since
  * the last progress have lasted longer than b->timeout: the caller gives up
  * with wsp__timeout or wsp__timeout_peers. */

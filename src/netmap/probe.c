@@ -189,7 +189,7 @@ static int wsp__eager_try(wsp__probe_t *pr, int peer, size_t n, double watch, in
     wsp__backoff_t bo;
     wsp__backoff_init(&bo, c);
     int done = 0;
-    for (double t0 = wsp__backoff_now(); !done && wsp__backoff_now() - t0 < watch;) {
+    for (double t0 = wsp__now(); !done && wsp__now() - t0 < watch;) {
       int mrc = MPI_Test(&r, &done, MPI_STATUS_IGNORE);
       if (mrc != MPI_SUCCESS)
         return wsp__abandon(c, wsp__mpi_fail(c, mrc, "MPI_Test", WSP__WHERE), 0, NULL, 1, &r);
@@ -278,7 +278,7 @@ static int wsp__probe_passes(wsp__probe_t *pr, double t0, int *passes) {
       return rc;
     (*passes)++;
     /* Another pass only if it fits the budget, on every rank's figures. */
-    double most[2] = {wsp__backoff_now() - t0, (double)pr->bytes};
+    double most[2] = {wsp__now() - t0, (double)pr->bytes};
     if ((rc = wsp__allreduce_wait(c, most, 2, MPI_DOUBLE, MPI_MAX))) return rc;
     double per_s = most[0] / *passes, per_b = most[1] / *passes;
     if (pr->cfg->budget_seconds > 0 && most[0] + per_s > pr->cfg->budget_seconds) break;
@@ -376,7 +376,7 @@ int wsp_netmap_probe(wsp_comm_t *comm, const wsp_netmap_probe_config_t *cfg, wsp
   int local = out == NULL ? wsp__fail(comm, WSP_ERR_ARG, "%s: out is NULL", fn)
                           : wsp__probe_check(cfg);
   if (out) *out = NULL;
-  double t0 = wsp__backoff_now();
+  double t0 = wsp__now();
   wsp__probe_t pr = {.comm = comm, .cfg = cfg};
   int nomem = 0;
   if (local == WSP_OK) {
@@ -407,7 +407,7 @@ int wsp_netmap_probe(wsp_comm_t *comm, const wsp_netmap_probe_config_t *cfg, wsp
   if (rc != WSP_OK) goto fail;
   wsp__netmap_group(pr.m);
   pr.m->reps = passes;
-  double el = wsp__backoff_now() - t0;
+  double el = wsp__now() - t0;
   WSP__MPI_COLL_GOTO(comm, rc, fail, Allreduce, &el, &pr.m->seconds, 1, MPI_DOUBLE, MPI_MAX, comm->mpi);
   wsp__probe_release(&pr);
   wsp__log(comm, WSP_LOG_DEBUG,
@@ -438,7 +438,7 @@ int wsp_netmap_refresh(wsp_comm_t *comm, wsp_netmap_t *map, int rounds) {
    * runs beside the job, so it spends one agreement on them, not the
    * host-name exchange of wsp__netmap_fits (the hosts were checked when the
    * map was loaded or attached). */
-  double t0 = wsp__backoff_now();
+  double t0 = wsp__now();
   int n = local == WSP_OK ? map->nodes : 0, total = wsp__tournament_rounds(n);
   if (rounds > total) rounds = total;
   wsp_netmap_probe_config_t cfg;
@@ -479,7 +479,7 @@ int wsp_netmap_refresh(wsp_comm_t *comm, wsp_netmap_t *map, int rounds) {
                    "communicator has %d on %d, WSP_NODES)",
                    fn, map->p, map->nodes, comm->size, comm->topo.pub.nodes);
   if (rc != WSP_OK || total == 0) goto out; /* one node: no pair between nodes */
-  double t1 = wsp__backoff_now();
+  double t1 = wsp__now();
   wsp__probe_roles(&pr);
   int me = comm->rank;
   pr.node = map->node_of[me];
@@ -499,11 +499,11 @@ int wsp_netmap_refresh(wsp_comm_t *comm, wsp_netmap_t *map, int rounds) {
     rtt = wsp__measure_min(rtts, WSP__REFRESH_RTTS);
     if (pr.node < b) mine[3 * i] = b, mine[3 * i + 1] = rtt, mine[3 * i + 2] = stream;
   }
-  double t2 = wsp__backoff_now();
+  double t2 = wsp__now();
   WSP__MPI_COLL_GOTO(comm, rc, out, Allgather, mine, 3 * rounds, MPI_DOUBLE, all, 3 * rounds,
                      MPI_DOUBLE, comm->mpi);
   wsp__log(comm, WSP_LOG_DEBUG, "%s: %d round(s) from %d: %.4f s (checks %.4f, pairs %.4f)", fn,
-           rounds, map->refresh_next, wsp__backoff_now() - t0, t1 - t0, t2 - t1);
+           rounds, map->refresh_next, wsp__now() - t0, t1 - t0, t2 - t1);
   /* Every rank applies the same records in the same order: the same map. */
   double bytes = (double)pr.msg * WSP__STREAM_WINDOW;
   for (int q = 0; q < comm->size; q++) {

@@ -60,11 +60,11 @@
 
 /* A handshake frame on a fresh connection: its few bytes fit the socket's
  * buffer at once, or the connection is broken. */
-static int send_now(int fd, const unsigned char *b, size_t n) {
+static int wsp__send_now(int fd, const unsigned char *b, size_t n) {
   return send(fd, b, n, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)n ? 0 : -1;
 }
 
-static void frame_with(unsigned char *out, const wsp__frame_t *f, const unsigned char *a,
+static void wsp__frame_with(unsigned char *out, const wsp__frame_t *f, const unsigned char *a,
                        size_t na, const unsigned char *b, size_t nb) {
   wsp__frame_encode(f, out);
   if (na) memcpy(out + WSP__FRAME_HDR, a, na);
@@ -75,7 +75,7 @@ static void frame_with(unsigned char *out, const wsp__frame_t *f, const unsigned
 
 /* The lower rank's verdict on the lanes to the higher one, over MPI: 0,
  * or -1 when it could not be sent (the pair failed). */
-static int send_verdict(wsp__stripe_t *st, wsp__pair_t *pr, int status) {
+static int wsp__send_verdict(wsp__stripe_t *st, wsp__pair_t *pr, int status) {
   pr->verdict[0] = (uint32_t)(-status);
   int mrc = MPI_Isend(pr->verdict, 2, MPI_UINT32_T, pr->peer, WSP__TAG_STRIPE_SETUP,
                       st->comm->mpi, &pr->vreq);
@@ -92,13 +92,13 @@ void wsp__hs_failed(wsp__stripe_t *st, wsp__pair_t *pr, int status, const char *
   vsnprintf(why, sizeof why, fmt, ap);
   va_end(ap);
   for (int i = 0; i < pr->nlanes; i++) wsp__lane_release(&pr->lane[i], 1);
-  if (send_verdict(st, pr, status) == 0) wsp__pair_fallback(st, pr, "%s", why);
+  if (wsp__send_verdict(st, pr, status) == 0) wsp__pair_fallback(st, pr, "%s", why);
 }
 
 /* The source for connects to addr: the system's choice when it is an
  * address this rank offered (the higher rank checks), else the first one
  * offered (WSP_P2P_IF named other interfaces than the route's). */
-static uint32_t source_for(const wsp__pair_t *pr, uint32_t addr) {
+static uint32_t wsp__source_for(const wsp__pair_t *pr, uint32_t addr) {
   uint32_t s = wsp__lane_route_source(addr);
   for (uint32_t i = 0; i < pr->mine.naddr; i++)
     if (pr->mine.addr[i] == s && (pr->same_host || !pr->mine.local[i])) return 0;
@@ -109,17 +109,17 @@ static uint32_t source_for(const wsp__pair_t *pr, uint32_t addr) {
 
 /* (Re)starts lane li's connect to the current address; -1 when the
  * socket could not even be made. */
-static int lane_connect(wsp__pair_t *pr, int li) {
+static int wsp__lane_dial(wsp__pair_t *pr, int li) {
   wsp__lane_t *l = &pr->lane[li];
   wsp__lane_release(l, 1);
   uint32_t a = pr->theirs.addr[pr->addr_idx];
-  int fd = wsp__lane_connect(a, pr->theirs.port[pr->addr_idx], source_for(pr, a));
+  int fd = wsp__lane_connect(a, pr->theirs.port[pr->addr_idx], wsp__source_for(pr, a));
   wsp__lane_init(l, fd);
   l->hs = fd >= 0 ? WSP__HS_CONNECTING : WSP__HS_UP;
   return fd >= 0 ? 0 : -1;
 }
 
-static const char *addr_text(uint32_t a, char *buf, size_t n) {
+static const char *wsp__addr_text(uint32_t a, char *buf, size_t n) {
   struct in_addr ia = {.s_addr = a};
   if (inet_ntop(AF_INET, &ia, buf, (socklen_t)n) == NULL) snprintf(buf, n, "?");
   return buf;
@@ -127,7 +127,7 @@ static const char *addr_text(uint32_t a, char *buf, size_t n) {
 
 /* Connects every lane to the first address, from addr_idx on, where the
  * connects can start. */
-static void try_address(wsp__stripe_t *st, wsp__pair_t *pr) {
+static void wsp__try_address(wsp__stripe_t *st, wsp__pair_t *pr) {
   for (;; pr->addr_idx++) {
     if (pr->addr_idx >= (int)pr->theirs.naddr) {
       wsp__hs_failed(st, pr, WSP_ERR_CONN,
@@ -139,7 +139,7 @@ static void try_address(wsp__stripe_t *st, wsp__pair_t *pr) {
     uint32_t h = ntohl(pr->theirs.addr[pr->addr_idx]);
     if (!pr->same_host && (h >> 24) == 127) continue;
     int ok = 1;
-    for (int i = 0; i < pr->nlanes && ok; i++) ok = lane_connect(pr, i) == 0;
+    for (int i = 0; i < pr->nlanes && ok; i++) ok = wsp__lane_dial(pr, i) == 0;
     if (ok) break;
     for (int i = 0; i < pr->nlanes; i++) wsp__lane_release(&pr->lane[i], 1);
   }
@@ -147,40 +147,40 @@ static void try_address(wsp__stripe_t *st, wsp__pair_t *pr) {
   pr->retries = 0;
 }
 
-static void next_address(wsp__stripe_t *st, wsp__pair_t *pr, const char *why) {
+static void wsp__next_address(wsp__stripe_t *st, wsp__pair_t *pr, const char *why) {
   char a[32];
   wsp__log(st->comm, WSP_LOG_INFO, "striped: rank %d's address %s: %s; trying the next", pr->peer,
-           addr_text(pr->theirs.addr[pr->addr_idx], a, sizeof a), why);
+           wsp__addr_text(pr->theirs.addr[pr->addr_idx], a, sizeof a), why);
   for (int i = 0; i < pr->nlanes; i++) wsp__lane_release(&pr->lane[i], 1);
   pr->addr_idx++;
-  try_address(st, pr);
+  wsp__try_address(st, pr);
 }
 
 void wsp__hs_connect(wsp__stripe_t *st, wsp__pair_t *pr) {
   pr->connect_at = 0;
   pr->addr_idx = 0;
   pr->connect_deadline = wsp__now() + WSP__CONNECT_SECONDS;
-  try_address(st, pr);
+  wsp__try_address(st, pr);
 }
 
 /* Lane li was closed before its ACK: connected again, a few times. */
-static void lane_retry(wsp__stripe_t *st, wsp__pair_t *pr, int li) {
+static void wsp__lane_retry(wsp__stripe_t *st, wsp__pair_t *pr, int li) {
   if (++pr->retries > WSP__RETRIES_PER_LANE * pr->nlanes) {
-    next_address(st, pr, "the listener kept closing the lanes before they were up");
+    wsp__next_address(st, pr, "the listener kept closing the lanes before they were up");
     return;
   }
-  if (lane_connect(pr, li) != 0) next_address(st, pr, strerror(errno));
+  if (wsp__lane_dial(pr, li) != 0) wsp__next_address(st, pr, strerror(errno));
 }
 
 /* The lower rank's next handshake frame on lane li (f->len bytes of
  * payload), then the lane waits in stage `next`; a lane whose socket does
  * not take it is connected again. */
-static void hs_send(wsp__stripe_t *st, wsp__pair_t *pr, int li, const wsp__frame_t *f,
+static void wsp__hs_send(wsp__stripe_t *st, wsp__pair_t *pr, int li, const wsp__frame_t *f,
                     const unsigned char *pay, wsp__hs_t next) {
   unsigned char b[WSP__HS_BUF];
-  frame_with(b, f, pay, (size_t)f->len, NULL, 0);
-  if (send_now(pr->lane[li].fd, b, WSP__FRAME_HDR + (size_t)f->len) != 0) {
-    lane_retry(st, pr, li);
+  wsp__frame_with(b, f, pay, (size_t)f->len, NULL, 0);
+  if (wsp__send_now(pr->lane[li].fd, b, WSP__FRAME_HDR + (size_t)f->len) != 0) {
+    wsp__lane_retry(st, pr, li);
     return;
   }
   pr->lane[li].hs = next;
@@ -194,7 +194,7 @@ void wsp__hs_lane_event(wsp__stripe_t *st, wsp__pair_t *pr, int li) {
     int c = wsp__lane_connected(l->fd);
     if (c == 0) return;
     if (c < 0) {
-      next_address(st, pr, strerror(errno));
+      wsp__next_address(st, pr, strerror(errno));
       return;
     }
     wsp__lane_options(l->fd, st->lowat);
@@ -202,9 +202,8 @@ void wsp__hs_lane_event(wsp__stripe_t *st, wsp__pair_t *pr, int li) {
       wsp__hs_failed(st, pr, WSP_ERR_UNSUPPORTED, "no randomness for a lane's challenge");
       return;
     }
-    wsp__frame_t f = {.type = WSP__F_HELLO, .aux = (uint32_t)li, .id = (uint64_t)pr->nlanes,
-                      .off = (uint64_t)rank, .len = WSP__CHALLENGE};
-    hs_send(st, pr, li, &f, l->nc, WSP__HS_HELLO);
+    wsp__frame_t f = wsp__frame_hello(li, pr->nlanes, rank);
+    wsp__hs_send(st, pr, li, &f, l->nc, WSP__HS_HELLO);
     return;
   }
   const size_t want =
@@ -212,18 +211,17 @@ void wsp__hs_lane_event(wsp__stripe_t *st, wsp__pair_t *pr, int li) {
   ssize_t n = recv(l->fd, l->hsbuf + l->hsgot, want - l->hsgot, 0);
   if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
   if (n <= 0) {
-    lane_retry(st, pr, li);
+    wsp__lane_retry(st, pr, li);
     return;
   }
   l->hsgot += (size_t)n;
   if (l->hsgot < want) return;
   wsp__frame_t f;
-  const int stranger = wsp__frame_decode(l->hsbuf, &f) != 0 || f.aux != (uint32_t)li ||
-                       f.id != 0 || f.off != 0 ||
-                       f.type != (l->hs == WSP__HS_HELLO ? WSP__F_CHAL : WSP__F_ACK) ||
+  const wsp__frame_t expect = l->hs == WSP__HS_HELLO ? wsp__frame_chal(li) : wsp__frame_ack(li);
+  const int stranger = wsp__frame_decode(l->hsbuf, &f) != 0 || !wsp__frame_equal(&f, &expect) ||
                        f.len != want - WSP__FRAME_HDR;
   if (stranger) {
-    next_address(st, pr, "something that is not a lane's listener answered");
+    wsp__next_address(st, pr, "something that is not a lane's listener answered");
     return;
   }
   if (l->hs == WSP__HS_HELLO) {
@@ -232,13 +230,13 @@ void wsp__hs_lane_event(wsp__stripe_t *st, wsp__pair_t *pr, int li) {
     wsp__sec_proof(&pr->keys, 'A', rank, pr->peer, (uint32_t)li, (uint32_t)pr->nlanes, l->nc, na,
                    mac);
     if (!wsp__sec_equal(na + WSP__CHALLENGE, mac, WSP__MAC)) {
-      next_address(st, pr, "the listener there could not prove it is the peer");
+      wsp__next_address(st, pr, "the listener there could not prove it is the peer");
       return;
     }
     wsp__sec_proof(&pr->keys, 'C', rank, pr->peer, (uint32_t)li, (uint32_t)pr->nlanes, l->nc, na,
                    mac);
-    wsp__frame_t p = {.type = WSP__F_PROOF, .aux = (uint32_t)li, .len = WSP__MAC};
-    hs_send(st, pr, li, &p, mac, WSP__HS_PROOF);
+    wsp__frame_t p = wsp__frame_proof(li);
+    wsp__hs_send(st, pr, li, &p, mac, WSP__HS_PROOF);
     return;
   }
   /* ACK: the lane is up; its frames are sealed from here on. */
@@ -248,7 +246,7 @@ void wsp__hs_lane_event(wsp__stripe_t *st, wsp__pair_t *pr, int li) {
     return;
   }
   if (++pr->nconn < pr->nlanes) return;
-  if (send_verdict(st, pr, WSP_OK) != 0) return;
+  if (wsp__send_verdict(st, pr, WSP_OK) != 0) return;
   wsp__sec_cleanse(pr->keys.auth, sizeof pr->keys.auth); /* no more proofs */
   wsp__pair_connected(st, pr);
 }
@@ -275,7 +273,7 @@ int wsp__hs_listen(wsp__stripe_t *st, wsp__pair_t *pr) {
       if (fd < 0) {
         char t[32];
         wsp__log(st->comm, WSP_LOG_INFO, "striped: cannot listen on %s: %s",
-                 addr_text(a, t, sizeof t), strerror(errno));
+                 wsp__addr_text(a, t, sizeof t), strerror(errno));
         continue; /* not offered */
       }
       st->lst[st->nlst++] = (struct wsp__listener){.fd = fd, .addr = a, .port = port};
@@ -289,21 +287,21 @@ int wsp__hs_listen(wsp__stripe_t *st, wsp__pair_t *pr) {
   return n > 0 ? 0 : -1;
 }
 
-static void refuse(wsp__stripe_t *st, int fd, uint32_t src, const char *why) {
+static void wsp__refuse(wsp__stripe_t *st, int fd, uint32_t src, const char *why) {
   char a[32];
   wsp__lane_close(fd, 1);
   const int first = st->refused++ == 0;
   wsp__log(st->comm, first ? WSP_LOG_WARN : WSP_LOG_INFO,
            "striped: dropped a connection to the lanes' port from %s: %s%s",
-           addr_text(src, a, sizeof a), why,
+           wsp__addr_text(src, a, sizeof a), why,
            first ? " (further ones are logged at level info)" : "");
 }
 
-static void greet_drop(wsp__stripe_t *st, size_t g, const char *why) {
+static void wsp__greet_drop(wsp__stripe_t *st, size_t g, const char *why) {
   struct wsp__greet G = st->greet[g];
   st->greet[g] = st->greet[--st->ngreet];
   if (why)
-    refuse(st, G.fd, G.src, why);
+    wsp__refuse(st, G.fd, G.src, why);
   else
     wsp__lane_close(G.fd, 1);
 }
@@ -311,7 +309,7 @@ static void greet_drop(wsp__stripe_t *st, size_t g, const char *why) {
 void wsp__hs_idle(wsp__stripe_t *st, int rank) {
   const int idle = !wsp__hs_accepting(st);
   for (size_t g = st->ngreet; g-- > 0;)
-    if (idle || (rank >= 0 && st->greet[g].rank == rank)) greet_drop(st, g, NULL);
+    if (idle || (rank >= 0 && st->greet[g].rank == rank)) wsp__greet_drop(st, g, NULL);
   if (!idle) return;
   for (int i = 0; i < st->nlst; i++) wsp__lane_close(st->lst[i].fd, 0);
   st->nlst = 0;
@@ -319,7 +317,7 @@ void wsp__hs_idle(wsp__stripe_t *st, int rank) {
 
 /* Pending connections the higher rank keeps: twice the lanes still
  * missing (a stranger's claims beside the real ones), plus a few. */
-static size_t greet_cap(const wsp__stripe_t *st) {
+static size_t wsp__greet_cap(const wsp__stripe_t *st) {
   size_t missing = 0;
   for (int p = 0; p < st->comm->size; p++) {
     const wsp__pair_t *pr = st->pair[p];
@@ -330,7 +328,7 @@ static size_t greet_cap(const wsp__stripe_t *st) {
 }
 
 /* Whether src is an address some peer being set up may connect from. */
-static int known_source(const wsp__stripe_t *st, uint32_t src) {
+static int wsp__known_source(const wsp__stripe_t *st, uint32_t src) {
   for (int p = 0; p < st->comm->size; p++) {
     const wsp__pair_t *pr = st->pair[p];
     if (pr == NULL || pr->lower || pr->state != WSP__PAIR_CONNECT) continue;
@@ -346,27 +344,27 @@ void wsp__hs_accept(wsp__stripe_t *st, int lfd) {
     uint32_t src = 0;
     int fd = wsp__lane_accept(lfd, &src);
     if (fd < 0) return;
-    if (!known_source(st, src)) {
-      refuse(st, fd, src, "no peer being set up offered that address");
+    if (!wsp__known_source(st, src)) {
+      wsp__refuse(st, fd, src, "no peer being set up offered that address");
       continue;
     }
-    if (st->ngreet >= greet_cap(st)) {
+    if (st->ngreet >= wsp__greet_cap(st)) {
       /* The oldest that has not said HELLO makes room, if there is one. */
       size_t old = st->ngreet;
       for (size_t g = 0; g < st->ngreet; g++)
         if (!st->greet[g].proving && (old == st->ngreet || st->greet[g].since < st->greet[old].since))
           old = g;
       if (old == st->ngreet) {
-        refuse(st, fd, src, "too many connections wait for their proof");
+        wsp__refuse(st, fd, src, "too many connections wait for their proof");
         continue;
       }
-      greet_drop(st, old, "too many connections were pending; it had not said HELLO");
+      wsp__greet_drop(st, old, "too many connections were pending; it had not said HELLO");
     }
     if (st->ngreet == st->greet_cap) {
       size_t cap = st->greet_cap ? 2 * st->greet_cap : 16;
       struct wsp__greet *n = realloc(st->greet, cap * sizeof *n);
       if (n == NULL) {
-        refuse(st, fd, src, "out of memory");
+        wsp__refuse(st, fd, src, "out of memory");
         continue;
       }
       st->greet = n;
@@ -386,15 +384,18 @@ void wsp__hs_accept(wsp__stripe_t *st, int lfd) {
 /* The pair a HELLO names, when it may name it: a pair being set up by
  * this rank with that rank, the lane still missing, the lanes as agreed,
  * and the connection from one of that rank's addresses. */
-static wsp__pair_t *hello_pair(const wsp__stripe_t *st, const struct wsp__greet *G,
+static wsp__pair_t *wsp__hello_pair(const wsp__stripe_t *st, const struct wsp__greet *G,
                                const wsp__frame_t *f) {
-  if (f->type != WSP__F_HELLO || f->len != WSP__CHALLENGE || f->off >= (uint64_t)st->comm->size)
+  const uint64_t rank = wsp__hello_rank(f);
+  const uint32_t lane = wsp__frame_lane(f);
+  if (f->type != WSP__F_HELLO || f->len != WSP__CHALLENGE || rank >= (uint64_t)st->comm->size)
     return NULL;
-  wsp__pair_t *pr = st->pair[(int)f->off];
+  wsp__pair_t *pr = st->pair[(int)rank];
   if (pr == NULL || pr->lower || pr->state != WSP__PAIR_CONNECT ||
-      f->id != (uint64_t)pr->nlanes || f->aux >= (uint32_t)pr->nlanes ||
-      pr->lane[f->aux].fd >= 0)
+      lane >= (uint32_t)pr->nlanes || pr->lane[lane].fd >= 0)
     return NULL;
+  const wsp__frame_t expect = wsp__frame_hello((int)lane, pr->nlanes, (int)rank);
+  if (!wsp__frame_equal(f, &expect)) return NULL; /* the lanes as agreed, nothing else set */
   for (int i = 0; i < pr->nsrc; i++)
     if (pr->src[i] == G->src) return pr;
   return NULL;
@@ -406,20 +407,20 @@ void wsp__hs_greet_event(wsp__stripe_t *st, size_t g) {
   ssize_t n = recv(G->fd, G->buf + G->got, want - G->got, 0);
   if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
   if (n <= 0) {
-    greet_drop(st, g, "it closed before it was a lane");
+    wsp__greet_drop(st, g, "it closed before it was a lane");
     return;
   }
   G->got += (size_t)n;
   if (G->got < want) return;
   wsp__frame_t f;
   if (wsp__frame_decode(G->buf, &f) != 0) {
-    greet_drop(st, g, "it did not send a frame");
+    wsp__greet_drop(st, g, "it did not send a frame");
     return;
   }
   if (!G->proving) {
-    wsp__pair_t *pr = hello_pair(st, G, &f);
+    wsp__pair_t *pr = wsp__hello_pair(st, G, &f);
     if (pr == NULL) {
-      greet_drop(st, g, "its HELLO names no lane being set up with it");
+      wsp__greet_drop(st, g, "its HELLO names no lane being set up with it");
       return;
     }
     /* At most WSP__CLAIMS_MAX wait for their proof per lane: the oldest
@@ -427,30 +428,30 @@ void wsp__hs_greet_event(wsp__stripe_t *st, size_t g) {
     size_t claims = 0, old = st->ngreet;
     for (size_t h = 0; h < st->ngreet; h++) {
       const struct wsp__greet *H = &st->greet[h];
-      if (H->proving && H->rank == (int)f.off && H->lane == f.aux) {
+      if (H->proving && H->rank == (int)wsp__hello_rank(&f) && H->lane == wsp__frame_lane(&f)) {
         claims++;
         if (old == st->ngreet || H->since < st->greet[old].since) old = h;
       }
     }
     if (claims >= WSP__CLAIMS_MAX) {
-      greet_drop(st, old, "more connections claimed its lane; it had not proven itself");
-      if (g == st->ngreet) g = old; /* greet_drop moved this one into old's place */
+      wsp__greet_drop(st, old, "more connections claimed its lane; it had not proven itself");
+      if (g == st->ngreet) g = old; /* wsp__greet_drop moved this one into old's place */
       G = &st->greet[g];
     }
-    G->rank = (int)f.off;
-    G->lane = f.aux;
+    G->rank = (int)wsp__hello_rank(&f);
+    G->lane = wsp__frame_lane(&f);
     memcpy(G->nc, G->buf + WSP__FRAME_HDR, WSP__CHALLENGE);
     unsigned char mac[WSP__MAC], b[WSP__FRAME_HDR + WSP__CHALLENGE + WSP__MAC];
     if (wsp__sec_random(G->na, sizeof G->na) != 0) {
-      greet_drop(st, g, "no randomness for a challenge");
+      wsp__greet_drop(st, g, "no randomness for a challenge");
       return;
     }
     wsp__sec_proof(&pr->keys, 'A', pr->peer, st->comm->rank, G->lane, (uint32_t)pr->nlanes, G->nc,
                    G->na, mac);
-    wsp__frame_t c = {.type = WSP__F_CHAL, .aux = G->lane, .len = WSP__CHALLENGE + WSP__MAC};
-    frame_with(b, &c, G->na, sizeof G->na, mac, sizeof mac);
-    if (send_now(G->fd, b, sizeof b) != 0) {
-      greet_drop(st, g, "it closed before it was a lane");
+    wsp__frame_t c = wsp__frame_chal((int)G->lane);
+    wsp__frame_with(b, &c, G->na, sizeof G->na, mac, sizeof mac);
+    if (wsp__send_now(G->fd, b, sizeof b) != 0) {
+      wsp__greet_drop(st, g, "it closed before it was a lane");
       return;
     }
     G->proving = 1;
@@ -460,15 +461,16 @@ void wsp__hs_greet_event(wsp__stripe_t *st, size_t g) {
   }
   wsp__pair_t *pr = st->pair[G->rank];
   unsigned char mac[WSP__MAC];
-  if (f.type != WSP__F_PROOF || f.len != WSP__MAC || f.aux != G->lane || f.id != 0 ||
-      f.off != 0 || pr == NULL || pr->state != WSP__PAIR_CONNECT || pr->lane[G->lane].fd >= 0) {
-    greet_drop(st, g, "it did not answer its challenge as a lane");
+  const wsp__frame_t proof = wsp__frame_proof((int)G->lane);
+  if (!wsp__frame_equal(&f, &proof) || pr == NULL || pr->state != WSP__PAIR_CONNECT ||
+      pr->lane[G->lane].fd >= 0) {
+    wsp__greet_drop(st, g, "it did not answer its challenge as a lane");
     return;
   }
   wsp__sec_proof(&pr->keys, 'C', pr->peer, st->comm->rank, G->lane, (uint32_t)pr->nlanes, G->nc,
                  G->na, mac);
   if (!wsp__sec_equal(G->buf + WSP__FRAME_HDR, mac, WSP__MAC)) {
-    greet_drop(st, g, "its proof is wrong");
+    wsp__greet_drop(st, g, "its proof is wrong");
     return;
   }
   /* Proven: the connection is lane G->lane of the pair. */
@@ -477,10 +479,10 @@ void wsp__hs_greet_event(wsp__stripe_t *st, size_t g) {
   const uint32_t li = G->lane;
   st->greet[g] = st->greet[--st->ngreet];
   unsigned char b[WSP__FRAME_HDR];
-  wsp__frame_t a = {.type = WSP__F_ACK, .aux = li};
+  wsp__frame_t a = wsp__frame_ack((int)li);
   wsp__frame_encode(&a, b);
   wsp__lane_options(fd, st->lowat);
-  if (send_now(fd, b, sizeof b) != 0) {
+  if (wsp__send_now(fd, b, sizeof b) != 0) {
     wsp__lane_close(fd, 1); /* the lower rank connects it again */
     return;
   }
@@ -499,6 +501,6 @@ void wsp__hs_expire(wsp__stripe_t *st, double now) {
   for (size_t g = st->ngreet; g-- > 0;) {
     const struct wsp__greet *G = &st->greet[g];
     if (now - G->since > (G->proving ? WSP__CONNECT_SECONDS : WSP__HELLO_SECONDS))
-      greet_drop(st, g, G->proving ? "it did not prove itself in time" : "it said nothing in time");
+      wsp__greet_drop(st, g, G->proving ? "it did not prove itself in time" : "it said nothing in time");
   }
 }

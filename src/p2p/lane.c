@@ -41,43 +41,26 @@
 #define TCP_NOTSENT_LOWAT 25
 #endif
 
-static void put32(unsigned char *p, uint32_t v) {
-  for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-static void put64(unsigned char *p, uint64_t v) {
-  for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-static uint32_t get32(const unsigned char *p) {
-  uint32_t v = 0;
-  for (int i = 3; i >= 0; i--) v = (v << 8) | p[i];
-  return v;
-}
-static uint64_t get64(const unsigned char *p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
-  return v;
-}
-
 /* Little-endian on the wire, whatever the hosts are: magic, type, aux, a
  * reserved word, id, off, len. */
 void wsp__frame_encode(const wsp__frame_t *f, unsigned char out[WSP__FRAME_HDR]) {
-  put32(out, WSP__FRAME_MAGIC);
-  put32(out + 4, f->type);
-  put32(out + 8, f->aux);
-  put32(out + 12, 0);
-  put64(out + 16, f->id);
-  put64(out + 24, f->off);
-  put64(out + 32, f->len);
+  wsp__le32_put(out, WSP__FRAME_MAGIC);
+  wsp__le32_put(out + 4, f->type);
+  wsp__le32_put(out + 8, f->aux);
+  wsp__le32_put(out + 12, 0);
+  wsp__le64_put(out + 16, f->id);
+  wsp__le64_put(out + 24, f->off);
+  wsp__le64_put(out + 32, f->len);
 }
 
 int wsp__frame_decode(const unsigned char in[WSP__FRAME_HDR], wsp__frame_t *f) {
-  if (get32(in) != WSP__FRAME_MAGIC) return -1;
-  f->type = get32(in + 4);
-  f->aux = get32(in + 8);
-  f->id = get64(in + 16);
-  f->off = get64(in + 24);
-  f->len = get64(in + 32);
-  return get32(in + 12) == 0 && f->type >= WSP__F_HELLO && f->type < WSP__F_COUNT ? 0 : -1;
+  if (wsp__le32_get(in) != WSP__FRAME_MAGIC) return -1;
+  f->type = wsp__le32_get(in + 4);
+  f->aux = wsp__le32_get(in + 8);
+  f->id = wsp__le64_get(in + 16);
+  f->off = wsp__le64_get(in + 24);
+  f->len = wsp__le64_get(in + 32);
+  return wsp__le32_get(in + 12) == 0 && f->type >= WSP__F_HELLO && f->type < WSP__F_COUNT ? 0 : -1;
 }
 
 int wsp__frame_has_payload(uint32_t type) {
@@ -85,7 +68,7 @@ int wsp__frame_has_payload(uint32_t type) {
          type == WSP__F_DATA || type == WSP__F_PDATA;
 }
 
-static void close_keep_errno(int fd) {
+static void wsp__close_keep_errno(int fd) {
   int e = errno;
   close(fd);
   errno = e;
@@ -105,7 +88,7 @@ int wsp__lane_listen(uint32_t addr, uint16_t *port) {
   (void)setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer, sizeof defer);
   if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 128) != 0 ||
       getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
-    close_keep_errno(fd);
+    wsp__close_keep_errno(fd);
     return -1;
   }
   *port = ntohs(a.sin_port);
@@ -122,7 +105,7 @@ int wsp__lane_accept(int lfd, uint32_t *src) {
 }
 
 /* Whether interface `name` is in the comma-separated list `ifaces`. */
-static int named(const char *ifaces, const char *name) {
+static int wsp__named(const char *ifaces, const char *name) {
   size_t n = strlen(name);
   for (const char *p = ifaces; p && *p;) {
     const char *e = strchr(p, ',');
@@ -135,7 +118,7 @@ static int named(const char *ifaces, const char *name) {
 
 /* An address that cannot reach another host: loopback, link-local, or
  * (unless the user named the interface) a container or VM bridge's. */
-static int host_local(const char *ifname, unsigned flags, uint32_t a, int user_named) {
+static int wsp__host_local(const char *ifname, unsigned flags, uint32_t a, int user_named) {
   uint32_t h = ntohl(a);
   if ((flags & IFF_LOOPBACK) || (h >> 24) == 127 || (h >> 16) == 0xA9FE) return 1;
   static const char *const bridges[] = {"docker", "br-", "virbr", "lxcbr", "podman", "cni"};
@@ -153,9 +136,9 @@ int wsp__lane_addrs(wsp__stripe_t *st) {
   for (struct ifaddrs *i = ifa; i; i = i->ifa_next) {
     if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP))
       continue;
-    if (st->ifaces && !named(st->ifaces, i->ifa_name)) continue;
+    if (st->ifaces && !wsp__named(st->ifaces, i->ifa_name)) continue;
     uint32_t a = ((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr.s_addr;
-    if (host_local(i->ifa_name, i->ifa_flags, a, st->ifaces != NULL)) {
+    if (wsp__host_local(i->ifa_name, i->ifa_flags, a, st->ifaces != NULL)) {
       if (nloc < WSP__ADDRS_MAX) loc[nloc++] = a;
     } else if (st->naddr < WSP__ADDRS_MAX) {
       st->addr_local[st->naddr] = 0;
@@ -234,14 +217,14 @@ int wsp__lane_connect(uint32_t addr, uint16_t port, uint32_t from) {
   if (from != 0) {
     a.sin_addr.s_addr = from;
     if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0) {
-      close_keep_errno(fd);
+      wsp__close_keep_errno(fd);
       return -1;
     }
   }
   a.sin_addr.s_addr = addr;
   a.sin_port = htons(port);
   if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0 && errno != EINPROGRESS) {
-    close_keep_errno(fd);
+    wsp__close_keep_errno(fd);
     return -1;
   }
   return fd;

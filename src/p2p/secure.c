@@ -54,10 +54,6 @@ void *wsp__sec_keypair(unsigned char pub[WSP__KEY]) {
 
 void wsp__sec_keyfree(void *priv) { EVP_PKEY_free(priv); }
 
-static void put32(unsigned char *p, uint32_t v) {
-  for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-
 int wsp__sec_derive(void *priv, const unsigned char peer_pub[WSP__KEY], int rank, int peer,
                     const unsigned char my_pub[WSP__KEY], wsp__keys_t *out) {
   unsigned char z[WSP__KEY], zero[WSP__KEY] = {0}, okm[3 * WSP__KEY];
@@ -75,9 +71,9 @@ int wsp__sec_derive(void *priv, const unsigned char peer_pub[WSP__KEY], int rank
   unsigned char info[sizeof label + 2 * (4 + WSP__KEY)];
   const int lower = rank < peer;
   memcpy(info, label, sizeof label);
-  put32(info + sizeof label, (uint32_t)(lower ? rank : peer));
+  wsp__le32_put(info + sizeof label, (uint32_t)(lower ? rank : peer));
   memcpy(info + sizeof label + 4, lower ? my_pub : peer_pub, WSP__KEY);
-  put32(info + sizeof label + 4 + WSP__KEY, (uint32_t)(lower ? peer : rank));
+  wsp__le32_put(info + sizeof label + 4 + WSP__KEY, (uint32_t)(lower ? peer : rank));
   memcpy(info + sizeof label + 8 + WSP__KEY, lower ? peer_pub : my_pub, WSP__KEY);
   EVP_PKEY_CTX *h = ok ? EVP_PKEY_CTX_new_id(EVP_PKEY_HKDF, NULL) : NULL;
   ok = h && EVP_PKEY_derive_init(h) == 1 && EVP_PKEY_CTX_set_hkdf_md(h, EVP_sha256()) == 1 &&
@@ -113,10 +109,10 @@ void wsp__sec_proof(const wsp__keys_t *k, char role, int lower, int higher, uint
                     const unsigned char na[WSP__CHALLENGE], unsigned char out[WSP__MAC]) {
   unsigned char t[1 + 16 + 2 * WSP__CHALLENGE];
   t[0] = (unsigned char)role;
-  put32(t + 1, (uint32_t)lower);
-  put32(t + 5, (uint32_t)higher);
-  put32(t + 9, lane);
-  put32(t + 13, nlanes);
+  wsp__le32_put(t + 1, (uint32_t)lower);
+  wsp__le32_put(t + 5, (uint32_t)higher);
+  wsp__le32_put(t + 9, lane);
+  wsp__le32_put(t + 13, nlanes);
   memcpy(t + 17, nc, WSP__CHALLENGE);
   memcpy(t + 17 + WSP__CHALLENGE, na, WSP__CHALLENGE);
   unsigned int len = WSP__MAC;
@@ -155,9 +151,9 @@ void wsp__seal_free(wsp__seal_t *s) {
 }
 
 /* The next record's nonce: the lane, then the record counter. */
-static int next_iv(wsp__seal_t *s) {
+static int wsp__next_iv(wsp__seal_t *s) {
   unsigned char iv[12];
-  put32(iv, s->lane);
+  wsp__le32_put(iv, s->lane);
   for (int i = 0; i < 8; i++) iv[4 + i] = (unsigned char)(s->seq >> (8 * i));
   s->seq++;
   return s->encrypt ? EVP_EncryptInit_ex(s->ctx, NULL, NULL, NULL, iv)
@@ -166,7 +162,7 @@ static int next_iv(wsp__seal_t *s) {
 
 int wsp__seal(wsp__seal_t *s, const unsigned char *in, unsigned char *out, size_t n,
               unsigned char tag[WSP__TAG]) {
-  if (next_iv(s) != 1) return -1;
+  if (wsp__next_iv(s) != 1) return -1;
   for (size_t done = 0; done < n;) {
     int piece = n - done > (1u << 30) ? 1 << 30 : (int)(n - done), len = 0;
     if (EVP_EncryptUpdate(s->ctx, out + done, &len, in + done, piece) != 1 || len != piece)
@@ -180,7 +176,7 @@ int wsp__seal(wsp__seal_t *s, const unsigned char *in, unsigned char *out, size_
              : -1;
 }
 
-int wsp__open_begin(wsp__seal_t *s) { return next_iv(s) == 1 ? 0 : -1; }
+int wsp__open_begin(wsp__seal_t *s) { return wsp__next_iv(s) == 1 ? 0 : -1; }
 
 int wsp__open_update(wsp__seal_t *s, unsigned char *buf, size_t n) {
   for (size_t done = 0; done < n;) {

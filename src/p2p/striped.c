@@ -96,7 +96,7 @@ int wsp__stripe_create(wsp_comm_t *comm) {
   return WSP_OK;
 }
 
-static void pair_free(wsp__pair_t *pr) {
+static void wsp__pair_free(wsp__pair_t *pr) {
   for (int i = 0; i < pr->nlanes; i++) wsp__lane_release(&pr->lane[i], 0);
   wsp__pair_drop_setup(pr);
   if (pr->priv) wsp__sec_keyfree(pr->priv);
@@ -106,14 +106,14 @@ static void pair_free(wsp__pair_t *pr) {
   free(pr);
 }
 
-static void req_link(wsp__stripe_t *st, wsp__sreq_t *r) {
+static void wsp__req_link(wsp__stripe_t *st, wsp__sreq_t *r) {
   r->all_prev = NULL;
   r->all_next = st->reqs;
   if (st->reqs) st->reqs->all_prev = r;
   st->reqs = r;
 }
 
-static void req_unlink(wsp__stripe_t *st, wsp__sreq_t *r) {
+static void wsp__req_unlink(wsp__stripe_t *st, wsp__sreq_t *r) {
   if (r->all_prev)
     r->all_prev->all_next = r->all_next;
   else if (st->reqs == r)
@@ -124,7 +124,7 @@ static void req_unlink(wsp__stripe_t *st, wsp__sreq_t *r) {
 
 /* How long a wait for a socket's room may last: the time limit when one is
  * set (WSP_TIMEOUT), else `plain` seconds. */
-static double room_seconds(const wsp__stripe_t *st, double plain) {
+static double wsp__room_seconds(const wsp__stripe_t *st, double plain) {
   double t = st->comm->cfg.timeout;
   return t > 0 && t < plain ? t : plain;
 }
@@ -132,7 +132,7 @@ static double room_seconds(const wsp__stripe_t *st, double plain) {
 /* A set-up message sent as the communicator goes away: from a copy that
  * stays until MPI has taken it (a small message goes at once; one that
  * has not gone after the wait for room is left to MPI, with its copy). */
-static void last_word(wsp__stripe_t *st, int peer, const void *msg, size_t n) {
+static void wsp__last_word(wsp__stripe_t *st, int peer, const void *msg, size_t n) {
   void *copy = malloc(n);
   MPI_Request q = MPI_REQUEST_NULL;
   if (copy == NULL) return;
@@ -143,7 +143,7 @@ static void last_word(wsp__stripe_t *st, int peer, const void *msg, size_t n) {
     return;
   }
   int done = 0;
-  const double end = wsp__now() + room_seconds(st, 2.0);
+  const double end = wsp__now() + wsp__room_seconds(st, 2.0);
   while (MPI_Test(&q, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done && wsp__now() < end) {
     struct timespec ts = {0, 1000000};
     nanosleep(&ts, NULL);
@@ -170,8 +170,7 @@ int wsp__stripe_free(wsp_comm_t *comm) {
   for (wsp__sreq_t *r = st->reqs, *next; r; r = next) {
     next = r->all_next;
     if (!r->done && r->path == WSP__PATH_MPI && r->mreq != MPI_REQUEST_NULL) {
-      if (!r->is_send) (void)MPI_Cancel(&r->mreq);
-      (void)MPI_Request_free(&r->mreq);
+      wsp__let_go(&r->mreq, !r->is_send);
     }
     wsp__req_finish(st, r, WSP_ERR_CONN, "the communicator was freed while it was in flight");
     r->st = NULL;
@@ -189,12 +188,12 @@ int wsp__stripe_free(wsp_comm_t *comm) {
     if (!pr->lower && pr->state == WSP__PAIR_XCHG && pr->xreq[0] == MPI_REQUEST_NULL) {
       pr->mine.freed = 1;
       pr->mine.status = (uint32_t)(-WSP_ERR_CONN);
-      last_word(st, pr->peer, &pr->mine, sizeof pr->mine);
+      wsp__last_word(st, pr->peer, &pr->mine, sizeof pr->mine);
     } else if (pr->lower && (pr->state == WSP__PAIR_XCHG || pr->state == WSP__PAIR_CONNECT) &&
                pr->vreq == MPI_REQUEST_NULL) {
       pr->verdict[0] = (uint32_t)(-WSP_ERR_CONN);
       pr->verdict[1] = 1;
-      last_word(st, pr->peer, pr->verdict, sizeof pr->verdict);
+      wsp__last_word(st, pr->peer, pr->verdict, sizeof pr->verdict);
     }
   }
   for (int p = 0; p < comm->size; p++) {
@@ -215,9 +214,9 @@ int wsp__stripe_free(wsp_comm_t *comm) {
    * before it sees the end; none on a communicator a timeout made
    * unusable (nobody is waited for there). */
   const wsp_comm_t *o = comm->owner ? comm->owner : comm;
-  if (!o->broken && !comm->broken) wsp__stripe_close(st, room_seconds(st, 2.0));
+  if (!o->broken && !comm->broken) wsp__stripe_close(st, wsp__room_seconds(st, 2.0));
   for (int p = 0; p < comm->size; p++)
-    if (st->pair[p]) pair_free(st->pair[p]);
+    if (st->pair[p]) wsp__pair_free(st->pair[p]);
   for (size_t g = 0; g < st->ngreet; g++) wsp__lane_close(st->greet[g].fd, 1);
   for (int i = 0; i < st->nlst; i++) wsp__lane_close(st->lst[i].fd, 0);
   if (st->p2p != MPI_COMM_NULL) MPI_Comm_free(&st->p2p);
@@ -235,7 +234,7 @@ int wsp__stripe_free(wsp_comm_t *comm) {
 
 /* ---- pairs ---- */
 
-static int pair_get(wsp__stripe_t *st, int peer, wsp__pair_t **out) {
+static int wsp__pair_get(wsp__stripe_t *st, int peer, wsp__pair_t **out) {
   wsp__pair_t *pr = st->pair[peer];
   if (pr == NULL) {
     if ((pr = calloc(1, sizeof *pr)) == NULL) return WSP_ERR_NOMEM;
@@ -278,7 +277,7 @@ void wsp__pair_fallback(wsp__stripe_t *st, wsp__pair_t *pr, const char *fmt, ...
 
 /* Why this rank cannot set up lanes (a status, with the reason in `why`),
  * found before anything is sent: the peer learns it in the exchange. */
-static int setup_blocked(wsp__stripe_t *st, wsp__pair_t *pr, char *why, size_t n) {
+static int wsp__setup_blocked(wsp__stripe_t *st, wsp__pair_t *pr, char *why, size_t n) {
   if (st->broken) {
     snprintf(why, n, "this rank's lanes failed earlier");
     return WSP_ERR_CONN;
@@ -306,7 +305,7 @@ static int setup_blocked(wsp__stripe_t *st, wsp__pair_t *pr, char *why, size_t n
  * only on addresses that peer can use. Whatever this rank cannot do goes
  * into the exchange (status) rather than failing here, so that the peer is
  * never left waiting. */
-static int pair_setup(wsp__stripe_t *st, wsp__pair_t *pr) {
+static int wsp__pair_setup(wsp__stripe_t *st, wsp__pair_t *pr) {
   wsp_comm_t *comm = st->comm;
   if (!st->addrs_known) {
     if (wsp__lane_addrs(st) != 0) st->naddr = 0;
@@ -322,7 +321,7 @@ static int pair_setup(wsp__stripe_t *st, wsp__pair_t *pr) {
   memcpy(pr->mine.host, st->host, sizeof st->host);
   pr->priv = wsp__sec_keypair(pr->mine.pub);
   char why[160];
-  int status = setup_blocked(st, pr, why, sizeof why);
+  int status = wsp__setup_blocked(st, pr, why, sizeof why);
   pr->mine.status = (uint32_t)(-status);
   if (status != WSP_OK) wsp__log(comm, WSP_LOG_INFO, "striped: no lanes here: %s", why);
   int rc = WSP_OK;
@@ -346,7 +345,7 @@ out:
 
 /* What the peer sent is of this build and this configuration: 0, or the
  * reason in `why`. */
-static int info_mismatch(const wsp__pair_t *pr, char *why, size_t n) {
+static int wsp__info_mismatch(const wsp__pair_t *pr, char *why, size_t n) {
   const wsp__pair_info_t *t = &pr->theirs;
   if (t->version != WSP__STRIPE_VERSION)
     snprintf(why, n, "rank %d speaks lanes protocol %u, this rank %u", pr->peer, t->version,
@@ -365,11 +364,11 @@ static int info_mismatch(const wsp__pair_t *pr, char *why, size_t n) {
 
 /* The higher rank has the lower one's part: it chooses what to offer,
  * listens, derives the keys and answers. */
-static void answer(wsp__stripe_t *st, wsp__pair_t *pr) {
+static void wsp__answer(wsp__stripe_t *st, wsp__pair_t *pr) {
   wsp__pair_info_t *t = &pr->theirs;
   char why[160] = "";
   int status = (int)-(int64_t)pr->mine.status;
-  int mismatch = info_mismatch(pr, why, sizeof why) != 0;
+  int mismatch = wsp__info_mismatch(pr, why, sizeof why) != 0;
   if (!mismatch) {
     pr->same_host = memcmp(t->host, st->host, sizeof st->host) == 0;
     pr->nsrc = wsp__lane_usable(t->addr, t->local, (int)t->naddr, pr->same_host, st->addr,
@@ -426,10 +425,10 @@ static void answer(wsp__stripe_t *st, wsp__pair_t *pr) {
 
 /* The lower rank has the higher one's answer: it connects, or both fall
  * back (the higher rank said why), or the configurations differ. */
-static void heard(wsp__stripe_t *st, wsp__pair_t *pr) {
+static void wsp__heard(wsp__stripe_t *st, wsp__pair_t *pr) {
   wsp__pair_info_t *t = &pr->theirs;
   char why[160] = "";
-  if (info_mismatch(pr, why, sizeof why) != 0) {
+  if (wsp__info_mismatch(pr, why, sizeof why) != 0) {
     wsp__pair_fail(st, pr, WSP_ERR_CONFIG, "%s", why);
     return;
   }
@@ -480,9 +479,9 @@ void wsp__pair_advance(wsp__stripe_t *st, wsp__pair_t *pr) {
     }
     if (!done) return;
     if (pr->lower)
-      heard(st, pr);
+      wsp__heard(st, pr);
     else
-      answer(st, pr);
+      wsp__answer(st, pr);
     return;
   }
   if (pr->state != WSP__PAIR_CONNECT) return;
@@ -526,7 +525,7 @@ void wsp__pair_advance(wsp__stripe_t *st, wsp__pair_t *pr) {
 
 /* ---- the MPI path ---- */
 
-static int mpi_post(wsp__stripe_t *st, wsp__sreq_t *r) {
+static int wsp__mpi_post(wsp__stripe_t *st, wsp__sreq_t *r) {
   int n = 0, owned = 0, rc;
   MPI_Datatype t;
   r->path = WSP__PATH_MPI;
@@ -549,7 +548,7 @@ void wsp__pair_ready(wsp__stripe_t *st, wsp__pair_t *pr) {
     if (r->size >= pr->threshold && r->size >= st->comm->cfg.p2p_min) {
       wsp__lanes_start(st, r);
     } else {
-      int rc = mpi_post(st, r);
+      int rc = wsp__mpi_post(st, r);
       if (rc != WSP_OK) wsp__req_finish(st, r, rc, wsp_last_error());
     }
   }
@@ -557,7 +556,7 @@ void wsp__pair_ready(wsp__stripe_t *st, wsp__pair_t *pr) {
 
 /* ---- posting ---- */
 
-static int post(wsp_comm_t *comm, int is_send, void *buf, size_t bytes, int peer, int tag,
+static int wsp__striped_post(wsp_comm_t *comm, int is_send, void *buf, size_t bytes, int peer, int tag,
                 wsp_striped_request_t **out, const char *fn) {
   if (out) *out = NULL;
   if (comm == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "%s: comm is NULL", fn);
@@ -587,7 +586,7 @@ static int post(wsp_comm_t *comm, int is_send, void *buf, size_t bytes, int peer
   const int via_mpi =
       !lanes_possible || (bytes < comm->cfg.p2p_min && (pr == NULL || pr->undecided == NULL));
   if (!via_mpi) {
-    if (pair_get(st, peer, &pr) != WSP_OK) return wsp__fail(comm, WSP_ERR_NOMEM, "%s: out of memory", fn);
+    if (wsp__pair_get(st, peer, &pr) != WSP_OK) return wsp__fail(comm, WSP_ERR_NOMEM, "%s: out of memory", fn);
     if (pr->state == WSP__PAIR_FAILED)
       return wsp__fail(comm, pr->error, "%s: the lanes to rank %d failed earlier: %s", fn, peer,
                        pr->why);
@@ -601,20 +600,20 @@ static int post(wsp_comm_t *comm, int is_send, void *buf, size_t bytes, int peer
   r->buf = buf;
   r->size = bytes;
   r->mreq = MPI_REQUEST_NULL;
-  req_link(st, r);
+  wsp__req_link(st, r);
   st->live++;
   int rc = WSP_OK;
   if (via_mpi) {
-    rc = mpi_post(st, r);
+    rc = wsp__mpi_post(st, r);
   } else if (pr->state == WSP__PAIR_READY && pr->undecided == NULL) {
     r->pair = pr;
     if (bytes >= pr->threshold)
       wsp__lanes_start(st, r); /* a refusal completes the request with its reason */
     else
-      rc = mpi_post(st, r);
+      rc = wsp__mpi_post(st, r);
   } else {
     r->pair = pr;
-    if (pr->state == WSP__PAIR_NONE) rc = pair_setup(st, pr);
+    if (pr->state == WSP__PAIR_NONE) rc = wsp__pair_setup(st, pr);
     if (rc == WSP_OK) {
       r->next = NULL;
       if (pr->undecided_tail)
@@ -625,7 +624,7 @@ static int post(wsp_comm_t *comm, int is_send, void *buf, size_t bytes, int peer
     }
   }
   if (rc != WSP_OK) {
-    req_unlink(st, r);
+    wsp__req_unlink(st, r);
     st->live--;
     free(r);
     return rc;
@@ -636,17 +635,17 @@ static int post(wsp_comm_t *comm, int is_send, void *buf, size_t bytes, int peer
 
 int wsp_striped_isend(wsp_comm_t *comm, const void *buf, size_t bytes, int dest, int tag,
                       wsp_striped_request_t **req) {
-  return post(comm, 1, (void *)buf, bytes, dest, tag, req, "wsp_striped_isend");
+  return wsp__striped_post(comm, 1, (void *)buf, bytes, dest, tag, req, "wsp_striped_isend");
 }
 
 int wsp_striped_irecv(wsp_comm_t *comm, void *buf, size_t bytes, int source, int tag,
                       wsp_striped_request_t **req) {
-  return post(comm, 0, buf, bytes, source, tag, req, "wsp_striped_irecv");
+  return wsp__striped_post(comm, 0, buf, bytes, source, tag, req, "wsp_striped_irecv");
 }
 
 /* ---- completion ---- */
 
-static void test_mpi(wsp__sreq_t *r) {
+static void wsp__test_mpi(wsp__sreq_t *r) {
   if (r->done || r->path != WSP__PATH_MPI) return;
   int flag = 0;
   int mrc = MPI_Test(&r->mreq, &flag, MPI_STATUS_IGNORE);
@@ -659,14 +658,14 @@ static void test_mpi(wsp__sreq_t *r) {
 }
 
 /* Frees a finished request; its status, with the message recorded for it. */
-static int reap(wsp_striped_request_t **req, const char *fn) {
+static int wsp__reap(wsp_striped_request_t **req, const char *fn) {
   wsp__sreq_t *r = *req;
   int rc = r->status;
   if (rc != WSP_OK)
     rc = wsp__fail(r->st ? r->st->comm : NULL, rc, "%s: striped %s rank %d: %s", fn,
                    r->is_send ? "send to" : "receive from", r->peer,
                    r->why[0] ? r->why : wsp_strerror(rc));
-  if (r->st) req_unlink(r->st, r);
+  if (r->st) wsp__req_unlink(r->st, r);
   free(r->have);
   free(r);
   *req = NULL;
@@ -683,21 +682,21 @@ int wsp_striped_test(wsp_striped_request_t **req, int *done) {
     return WSP_OK;
   }
   wsp__sreq_t *r = *req;
-  test_mpi(r);
+  wsp__test_mpi(r);
   /* A failed pass has failed every lanes request (wsp__stripe_break);
    * MPI ones go on. */
   if (!r->done) (void)wsp__stripe_progress(r->st, 0);
-  test_mpi(r);
+  wsp__test_mpi(r);
   if (!r->done) return WSP_OK;
   *done = 1;
-  if (r->st) wsp__stripe_flush(r->st, room_seconds(r->st, 10.0));
-  return reap(req, "wsp_striped_test");
+  if (r->st) wsp__stripe_flush(r->st, wsp__room_seconds(r->st, 10.0));
+  return wsp__reap(req, "wsp_striped_test");
 }
 
 /* How far the pending requests among reqs have come: bytes handed to lanes
  * or received, and requests done. A wait whose mark stays put makes no
  * progress (the time limit, cfg.timeout). */
-static uint64_t progress_mark(int n, wsp_striped_request_t **reqs) {
+static uint64_t wsp__progress_mark(int n, wsp_striped_request_t **reqs) {
   uint64_t m = 0;
   for (int i = 0; i < n; i++)
     if (reqs[i]) m += reqs[i]->next_off + reqs[i]->got + (uint64_t)reqs[i]->matched +
@@ -709,7 +708,7 @@ static uint64_t progress_mark(int n, wsp_striped_request_t **reqs) {
  * with WSP_ERR_TIMEOUT (a lanes pair is failed, which tells the peer and
  * closes its lanes; an MPI request is let go), and the communicator is
  * marked unusable with a message naming the peers. */
-static int striped_timeout(int n, wsp_striped_request_t **reqs) {
+static int wsp__striped_timeout(int n, wsp_striped_request_t **reqs) {
   enum { SHOW = 16 };
   int peers[SHOW], np = 0;
   const wsp_comm_t *comm = NULL;
@@ -721,8 +720,7 @@ static int striped_timeout(int n, wsp_striped_request_t **reqs) {
     snprintf(why, sizeof why, "no progress for %g s (WSP_TIMEOUT)", comm->cfg.timeout);
     if (np < SHOW) peers[np++] = r->peer;
     if (r->path == WSP__PATH_MPI) {
-      if (!r->is_send) (void)MPI_Cancel(&r->mreq);
-      (void)MPI_Request_free(&r->mreq);
+      wsp__let_go(&r->mreq, !r->is_send);
     } else if (r->pair) {
       wsp__pair_fail(r->st, r->pair, WSP_ERR_TIMEOUT, "%s", why);
     }
@@ -746,8 +744,8 @@ int wsp_striped_waitall(int n, wsp_striped_request_t **reqs) {
   wsp__backoff_t b;
   if (one) wsp__backoff_init(&b, one->comm);
   const double limit = one ? one->comm->cfg.timeout : 0;
-  uint64_t mark = progress_mark(n, reqs);
-  double since = limit > 0 ? wsp__backoff_now() : 0;
+  uint64_t mark = wsp__progress_mark(n, reqs);
+  double since = limit > 0 ? wsp__now() : 0;
   int timed_out = WSP_OK;
   char timeout_msg[512] = "";
   for (;;) {
@@ -755,19 +753,19 @@ int wsp_striped_waitall(int n, wsp_striped_request_t **reqs) {
     for (int i = 0; i < n; i++) {
       wsp__sreq_t *r = reqs[i];
       if (r == NULL || r->done) continue;
-      test_mpi(r);
+      wsp__test_mpi(r);
       if (r->done) continue;
       pending++;
       mpi += r->path == WSP__PATH_MPI;
     }
     if (!pending) break;
     if (limit > 0) {
-      uint64_t m = progress_mark(n, reqs);
-      double now = wsp__backoff_now();
+      uint64_t m = wsp__progress_mark(n, reqs);
+      double now = wsp__now();
       if (m != mark) {
         mark = m, since = now;
       } else if (now - since > limit) {
-        timed_out = striped_timeout(n, reqs);
+        timed_out = wsp__striped_timeout(n, reqs);
         snprintf(timeout_msg, sizeof timeout_msg, "%s", wsp_last_error());
         break;
       }
@@ -810,11 +808,11 @@ int wsp_striped_waitall(int n, wsp_striped_request_t **reqs) {
   }
   for (int i = 0; i < n && timed_out == WSP_OK; i++)
     if (reqs[i] && reqs[i]->st && (i == 0 || !reqs[i - 1] || reqs[i - 1]->st != reqs[i]->st))
-      wsp__stripe_flush(reqs[i]->st, room_seconds(reqs[i]->st, 10.0));
+      wsp__stripe_flush(reqs[i]->st, wsp__room_seconds(reqs[i]->st, 10.0));
   int rc = WSP_OK;
   for (int i = 0; i < n; i++)
     if (reqs[i]) {
-      int r = reap(&reqs[i], "wsp_striped_wait");
+      int r = wsp__reap(&reqs[i], "wsp_striped_wait");
       if (rc == WSP_OK) rc = r;
     }
   /* The timeout's message (reaping recorded the requests' own). */
@@ -829,13 +827,13 @@ int wsp_striped_wait(wsp_striped_request_t **req) {
 
 int wsp_striped_send(wsp_comm_t *comm, const void *buf, size_t bytes, int dest, int tag) {
   wsp_striped_request_t *r = NULL;
-  int rc = post(comm, 1, (void *)buf, bytes, dest, tag, &r, "wsp_striped_send");
+  int rc = wsp__striped_post(comm, 1, (void *)buf, bytes, dest, tag, &r, "wsp_striped_send");
   return rc != WSP_OK ? rc : wsp_striped_wait(&r);
 }
 
 int wsp_striped_recv(wsp_comm_t *comm, void *buf, size_t bytes, int source, int tag) {
   wsp_striped_request_t *r = NULL;
-  int rc = post(comm, 0, buf, bytes, source, tag, &r, "wsp_striped_recv");
+  int rc = wsp__striped_post(comm, 0, buf, bytes, source, tag, &r, "wsp_striped_recv");
   return rc != WSP_OK ? rc : wsp_striped_wait(&r);
 }
 

@@ -6,9 +6,11 @@
  *   secure.c     the cryptography (OpenSSL): key agreement, proofs, sealing.
  *   handshake.c  a pair's lanes coming up: connects and proofs on the
  *                lower rank, the listener and the greetings on the higher.
- *   engine.c     the progress loop: frames in and out of every lane, chunks
- *                to whichever lane is free, the receiver-driven matching, the
- *                probe that chooses the number of lanes.
+ *   engine.c     the progress loop, one pass over every lane;
+ *   engine_pair.c  a pair's queues and failure, the receiver-driven
+ *                matching, the probe that chooses the number of lanes;
+ *   engine_in.c  frames in, each checked against the lane and the state;
+ *   engine_out.c frames out: chunks to whichever lane is free, the endgame.
  *   striped.c    the public calls: argument checks, the choice between lanes
  *                and MPI, the pair's set-up over MPI, requests, test and wait.
  *
@@ -43,11 +45,11 @@
  * Lane 0 of a pair carries only control frames (CTS, DONE, the probe's),
  * so that they never wait behind a chunk; data goes on lanes 1..k. Once
  * every chunk of a send is handed out, a free lane may copy a chunk that
- * a much slower lane has not delivered yet (the endgame, engine.c); the
+ * a much slower lane has not delivered yet (the endgame, engine_out.c); the
  * receiver keeps the first copy of each chunk and drops the other.
  *
  * Every frame read is checked against the state it may arrive in and every
- * length against its bound (engine.c, on_header); one that fails them
+ * length against its bound (engine_in.c, wsp__on_header); one that fails them
  * fails the pair.
  */
 #ifndef WSP_STRIPED_INTERNAL_H
@@ -58,6 +60,7 @@
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct pollfd;
 
@@ -142,6 +145,25 @@ int wsp__open_finish(wsp__seal_t *s, const unsigned char tag[WSP__TAG]);
 const char *wsp__peer_status_name(uint32_t negated);
 
 /* ---- frames ---- */
+/* The lanes' integers: little-endian on the wire whatever the hosts are,
+ * at any alignment (frame headers, the handshake's and the seals' fields). */
+static inline void wsp__le32_put(unsigned char *p, uint32_t v) {
+  for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+static inline void wsp__le64_put(unsigned char *p, uint64_t v) {
+  for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+static inline uint32_t wsp__le32_get(const unsigned char *p) {
+  uint32_t v = 0;
+  for (int i = 3; i >= 0; i--) v = (v << 8) | p[i];
+  return v;
+}
+static inline uint64_t wsp__le64_get(const unsigned char *p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
+  return v;
+}
+
 enum {
   WSP__FRAME_HDR = 40,          /* bytes of an encoded header */
   WSP__INFLIGHT = 64,           /* chunks a lane remembers until delivered */
@@ -153,7 +175,7 @@ typedef enum wsp__ftype {
   WSP__F_CHAL,      /* acceptor: aux lane; payload its challenge and proof */
   WSP__F_PROOF,     /* connector: aux lane; payload its proof */
   WSP__F_ACK,       /* acceptor: aux lane; the lane is up */
-  /* The lanes' traffic (engine.c). */
+  /* The lanes' traffic (engine_in.c, engine_out.c). */
   WSP__F_CTS,    /* receiver: aux tag, id receive id, off size, len sequence */
   WSP__F_DATA,   /* sender: id receive id, off offset, len payload, aux chunk size */
   WSP__F_DONE,   /* receiver: id receive id, all bytes are in */
@@ -178,6 +200,109 @@ int wsp__frame_decode(const unsigned char in[WSP__FRAME_HDR], wsp__frame_t *f);
 /* Whether frames of this type carry `len` bytes of payload after the
  * header (for the others len is a field of its own). */
 int wsp__frame_has_payload(uint32_t type);
+
+/* Each frame type's fields by name. The header's fields aux, id, off and
+ * len mean different things per type (the list above); the code makes and
+ * reads frames only through these, so that one place says which is which.
+ * len is the payload's length on the frames that carry one. The readers
+ * return the raw field: the receiver checks it against its bound before
+ * use (engine_in.c, handshake.c). */
+static inline wsp__frame_t wsp__frame_hello(int lane, int lanes, int rank) {
+  return (wsp__frame_t){.type = WSP__F_HELLO, .aux = (uint32_t)lane, .id = (uint64_t)lanes,
+                        .off = (uint64_t)rank, .len = WSP__CHALLENGE};
+}
+static inline wsp__frame_t wsp__frame_chal(int lane) {
+  return (wsp__frame_t){.type = WSP__F_CHAL, .aux = (uint32_t)lane,
+                        .len = WSP__CHALLENGE + WSP__MAC};
+}
+static inline wsp__frame_t wsp__frame_proof(int lane) {
+  return (wsp__frame_t){.type = WSP__F_PROOF, .aux = (uint32_t)lane, .len = WSP__MAC};
+}
+static inline wsp__frame_t wsp__frame_ack(int lane) {
+  return (wsp__frame_t){.type = WSP__F_ACK, .aux = (uint32_t)lane};
+}
+/* HELLO, CHAL, PROOF, ACK: the lane the connection is to be. */
+static inline uint32_t wsp__frame_lane(const wsp__frame_t *f) { return f->aux; }
+/* HELLO: the lanes of the pair, and the connector's rank. */
+static inline uint64_t wsp__hello_lanes(const wsp__frame_t *f) { return f->id; }
+static inline uint64_t wsp__hello_rank(const wsp__frame_t *f) { return f->off; }
+
+/* CTS: receive rid of `size` bytes with `tag` is posted; seq numbers the
+ * CTS frames of a pair from 0. */
+typedef struct wsp__cts_fields {
+  uint64_t rid, size, seq;
+  uint32_t tag;
+} wsp__cts_fields_t;
+static inline wsp__frame_t wsp__frame_cts(wsp__cts_fields_t c) {
+  return (wsp__frame_t){.type = WSP__F_CTS, .aux = c.tag, .id = c.rid, .off = c.size,
+                        .len = c.seq};
+}
+static inline wsp__cts_fields_t wsp__cts_of(const wsp__frame_t *f) {
+  return (wsp__cts_fields_t){.rid = f->id, .size = f->off, .seq = f->len, .tag = f->aux};
+}
+/* DATA: `len` bytes at offset `off` of receive rid, cut in chunks of
+ * `chunk` bytes. DONE: every byte of receive rid is in. */
+static inline wsp__frame_t wsp__frame_data(uint64_t rid, uint64_t off, uint64_t len,
+                                           size_t chunk) {
+  return (wsp__frame_t){.type = WSP__F_DATA, .aux = (uint32_t)chunk, .id = rid, .off = off,
+                        .len = len};
+}
+static inline wsp__frame_t wsp__frame_done(uint64_t rid) {
+  return (wsp__frame_t){.type = WSP__F_DONE, .id = rid};
+}
+/* DATA, DONE: the receive. */
+static inline uint64_t wsp__frame_rid(const wsp__frame_t *f) { return f->id; }
+static inline uint64_t wsp__data_off(const wsp__frame_t *f) { return f->off; }
+static inline uint32_t wsp__data_chunk(const wsp__frame_t *f) { return f->aux; }
+
+/* The probe: PGO starts phase 1 or 2 on `lanes` lanes; PSTOP stops it;
+ * each lane streamed on ends with PEND; PDATA is its stream. */
+static inline wsp__frame_t wsp__frame_pgo(int phase, int lanes) {
+  return (wsp__frame_t){.type = WSP__F_PGO, .id = (uint64_t)phase, .aux = (uint32_t)lanes};
+}
+static inline wsp__frame_t wsp__frame_pstop(int phase) {
+  return (wsp__frame_t){.type = WSP__F_PSTOP, .id = (uint64_t)phase};
+}
+static inline wsp__frame_t wsp__frame_pend(int phase) {
+  return (wsp__frame_t){.type = WSP__F_PEND, .id = (uint64_t)phase};
+}
+static inline wsp__frame_t wsp__frame_pdata(void) {
+  return (wsp__frame_t){.type = WSP__F_PDATA, .len = WSP__PROBE_FRAME};
+}
+/* PGO, PSTOP, PEND: the phase; PGO: the lanes to stream on. */
+static inline uint64_t wsp__probe_phase_of(const wsp__frame_t *f) { return f->id; }
+static inline uint32_t wsp__pgo_lanes(const wsp__frame_t *f) { return f->aux; }
+/* RESULT: the probe's choice (lanes, smallest message striped) and its
+ * rates, bytes/s as the bits of doubles. */
+typedef struct wsp__result_fields {
+  uint32_t lanes;
+  uint64_t threshold;
+  double rate1, ratek;
+} wsp__result_fields_t;
+static inline wsp__frame_t wsp__frame_result(wsp__result_fields_t r) {
+  wsp__frame_t f = {.type = WSP__F_RESULT, .aux = r.lanes, .id = r.threshold};
+  memcpy(&f.off, &r.rate1, sizeof f.off);
+  memcpy(&f.len, &r.ratek, sizeof f.len);
+  return f;
+}
+static inline wsp__result_fields_t wsp__result_of(const wsp__frame_t *f) {
+  wsp__result_fields_t r = {.lanes = f->aux, .threshold = f->id};
+  memcpy(&r.rate1, &f->off, sizeof r.rate1);
+  memcpy(&r.ratek, &f->len, sizeof r.ratek);
+  return r;
+}
+/* ERR: the status that failed the pair (negated: WSP_ERR_* < 0), and BYE. */
+static inline wsp__frame_t wsp__frame_err(int status) {
+  return (wsp__frame_t){.type = WSP__F_ERR, .aux = (uint32_t)(-status)};
+}
+static inline uint32_t wsp__err_negated(const wsp__frame_t *f) { return f->aux; }
+static inline wsp__frame_t wsp__frame_bye(void) { return (wsp__frame_t){.type = WSP__F_BYE}; }
+/* Whether two headers are the same in every field (a handshake's frames
+ * must be exactly what their maker makes; unused fields are 0). */
+static inline int wsp__frame_equal(const wsp__frame_t *a, const wsp__frame_t *b) {
+  return a->type == b->type && a->aux == b->aux && a->id == b->id && a->off == b->off &&
+         a->len == b->len;
+}
 
 /* ---- requests ---- */
 typedef enum wsp__req_path {
@@ -355,7 +480,7 @@ typedef struct wsp__pair {
   /* Control frames waiting for a free lane. */
   wsp__frame_t *ctl;
   size_t nctl, ctl_cap;
-  /* The probe (engine.c). */
+  /* The probe (engine_pair.c). */
   struct {
     int phase, lanes, streaming, stopped, ends;
     double t_go, t_first, t_win, bytes_win;
@@ -510,7 +635,7 @@ void wsp__hs_expire(wsp__stripe_t *st, double now);
 /* Whether some pair of st is being set up by this rank as the higher one. */
 int wsp__hs_accepting(const wsp__stripe_t *st);
 
-/* engine.c */
+/* engine.c and the files it names */
 /* One pass: polls every lane, the listeners and the greetings for at most
  * timeout_ms, moves what can move, advances set-ups. A failure here
  * (a failed poll) fails every pair with lanes (wsp__stripe_break). */
@@ -552,8 +677,24 @@ void wsp__pair_ready(wsp__stripe_t *st, wsp__pair_t *pr);
 void wsp__lane_read(wsp__stripe_t *st, wsp__pair_t *pr, int li);
 /* Queues frame f on lane l (sealed when the lane is), with payload. */
 int wsp__lane_set(wsp__lane_t *l, const wsp__frame_t *f, const void *pay, size_t len);
-double wsp__now(void);
-/* The probe's choice (engine.c says why): from one lane's rate, all
+/* Between the engine's files (engine.c says which does what). */
+/* Unlinks r from the queue head..tail. */
+void wsp__q_remove(wsp__sreq_t **head, wsp__sreq_t **tail, wsp__sreq_t *r);
+/* The peer said BYE: waiting requests fail; with none the pair just ends. */
+void wsp__pair_closed(wsp__stripe_t *st, wsp__pair_t *pr);
+/* Matches sends, in posting order, with the earliest CTS of their tag. */
+void wsp__pair_match(wsp__stripe_t *st, wsp__pair_t *pr);
+/* Advances the pair's count of CTS frames seen in sequence. */
+void wsp__pair_cts_seen(wsp__pair_t *pr);
+/* The probe's streamed bytes arrived (n of them), and its phase's end. */
+void wsp__probe_bytes(wsp__stripe_t *st, wsp__pair_t *pr, size_t n);
+void wsp__probe_end(wsp__stripe_t *st, wsp__pair_t *pr);
+/* Whether lane li has a frame to write; writes them (engine_out.c). */
+int wsp__lane_has_work(const wsp__pair_t *pr, int li);
+void wsp__lane_write(wsp__stripe_t *st, wsp__pair_t *pr, int li, int ctl_only);
+/* Forgets the chunks TCP delivered on l and samples its rate. */
+void wsp__lane_account(wsp__lane_t *l, double now, int always);
+/* The probe's choice (engine_pair.c says why): from one lane's rate, all
  * nlanes lanes' rate (bytes/s) and the round trip (s), the lanes a message
  * uses and the smallest message striped (SIZE_MAX: none), never below min. */
 void wsp__stripe_choose(double rate1, double ratek, double rtt, int nlanes, size_t min,

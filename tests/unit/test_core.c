@@ -357,22 +357,22 @@ static void test_backoff(void) {
   CHECK(b.poll_until == 0, "an ordinary wait has no time to poll to");
   wsp__backoff_init_bulk(&b, &c, 0.004);
   CHECK(b.poll_until == 0, "a 4 ms wait sleeps after the passes");
-  double t0 = wsp__backoff_now();
+  double t0 = wsp__now();
   wsp__backoff_init_bulk(&b, &c, 4e-4);
-  CHECK(b.poll_until >= t0 + 4.9e-4 && b.poll_until <= wsp__backoff_now() + 5.1e-4,
+  CHECK(b.poll_until >= t0 + 4.9e-4 && b.poll_until <= wsp__now() + 5.1e-4,
         "a 0.4 ms wait polls until 1.25x: %g s after the start", b.poll_until - t0);
-  b.poll_until = wsp__backoff_now() + 600; /* a limit that cannot pass during the loop */
+  b.poll_until = wsp__now() + 600; /* a limit that cannot pass during the loop */
   for (int i = 0; i < 400; i++) wsp__backoff_idle(&b);
   CHECK(b.sleep_us == 1, "slept before the time limit (next sleep %u us)", b.sleep_us);
-  b.poll_until = wsp__backoff_now() - 1; /* passed: the next idle pass sleeps */
+  b.poll_until = wsp__now() - 1; /* passed: the next idle pass sleeps */
   wsp__backoff_idle(&b);
   CHECK(b.sleep_us == 2, "no sleep after the time limit (next sleep %u us)", b.sleep_us);
   /* End to end on the real clock: the first sleep comes no earlier than the
    * limit (a lower bound only, so a loaded machine cannot make it fail). */
-  t0 = wsp__backoff_now();
+  t0 = wsp__now();
   wsp__backoff_init_bulk(&b, &c, 4e-4);
-  while (b.sleep_us == 1 && wsp__backoff_now() - t0 < 10.0) wsp__backoff_idle(&b);
-  double waited = wsp__backoff_now() - t0;
+  while (b.sleep_us == 1 && wsp__now() - t0 < 10.0) wsp__backoff_idle(&b);
+  double waited = wsp__now() - t0;
   CHECK(b.sleep_us == 2 && waited >= 5e-4, "first sleep after %g s (limit 5e-4)", waited);
   /* Beyond 1 ms the wait sleeps as soon as the passes are over. */
   wsp__backoff_init_bulk(&b, &c, 2e-3);

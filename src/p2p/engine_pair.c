@@ -1,0 +1,366 @@
+/*
+ * A pair of the striped engine: its request queues, its failure (every
+ * request of a failed pair ends with the failure's status, its lanes are
+ * closed), the matching of sends to the receiver's clear-to-send, and the
+ * probe.
+ *
+ * The probe. Set-up in auto mode (cfg.p2p_lanes = 0) measures the pair
+ * once: the higher rank asks the lower one to stream over one lane, then
+ * over all lanes opened, and times what arrives, leaving out the first
+ * third of each phase (TCP's slow start). The ratio of the two rates tells
+ * whether several connections beat one (a per-flow cap, a window over a
+ * long round trip) and how many lanes to use; the round trip of the first
+ * request sets the smallest message worth striping.
+ */
+#define _DEFAULT_SOURCE 1
+#include "striped_internal.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+static void wsp__q_push(wsp__sreq_t **head, wsp__sreq_t **tail, wsp__sreq_t *r) {
+  r->next = NULL;
+  if (*tail)
+    (*tail)->next = r;
+  else
+    *head = r;
+  *tail = r;
+}
+
+void wsp__q_remove(wsp__sreq_t **head, wsp__sreq_t **tail, wsp__sreq_t *r) {
+  wsp__sreq_t *prev = NULL;
+  for (wsp__sreq_t *x = *head; x; prev = x, x = x->next)
+    if (x == r) {
+      if (prev)
+        prev->next = x->next;
+      else
+        *head = x->next;
+      if (*tail == x) *tail = prev;
+      x->next = NULL;
+      return;
+    }
+}
+
+int wsp__pair_ctl(wsp__pair_t *pr, const wsp__frame_t *f) {
+  if (pr->nctl == pr->ctl_cap) {
+    size_t cap = pr->ctl_cap ? 2 * pr->ctl_cap : 16;
+    wsp__frame_t *n = realloc(pr->ctl, cap * sizeof *n);
+    if (n == NULL) return WSP_ERR_NOMEM;
+    pr->ctl = n;
+    pr->ctl_cap = cap;
+  }
+  pr->ctl[pr->nctl++] = *f;
+  return WSP_OK;
+}
+
+void wsp__req_finish(wsp__stripe_t *st, wsp__sreq_t *r, int status, const char *why) {
+  if (r->done) return;
+  r->done = 1;
+  r->status = status;
+  if (status != WSP_OK && why) snprintf(r->why, sizeof r->why, "%s", why);
+  if (st) st->live--;
+}
+
+/* ---- failure ---- */
+
+const char *wsp__peer_status_name(uint32_t negated) {
+  /* Named only when it is one of ours: negating any other value could
+   * overflow. */
+  return negated >= 1 && negated <= WSP__STATUS_MAX ? wsp_err_name(-(int)negated)
+                                                    : "an unknown status";
+}
+
+static void wsp__fail_queue(wsp__stripe_t *st, wsp__sreq_t **head, wsp__sreq_t **tail, int status,
+                       const char *why) {
+  while (*head) {
+    wsp__sreq_t *r = *head;
+    *head = r->next;
+    r->next = NULL;
+    wsp__req_finish(st, r, status, why);
+  }
+  *tail = NULL;
+}
+
+/* The set-up's receives land in the pair's own buffers, which are freed
+ * with it: they are cancelled and completed (a cancelled receive completes
+ * at once). Its sends are let go. */
+static void wsp__cancel_recv(MPI_Request *req) {
+  if (*req == MPI_REQUEST_NULL) return;
+  (void)MPI_Cancel(req);
+  (void)MPI_Wait(req, MPI_STATUS_IGNORE);
+}
+
+void wsp__pair_drop_setup(wsp__pair_t *pr) {
+  wsp__cancel_recv(&pr->xreq[1]);
+  wsp__let_go(&pr->xreq[0], 0);
+  if (pr->lower) wsp__let_go(&pr->vreq, 0); /* the verdict: sent by the lower rank */
+  else wsp__cancel_recv(&pr->vreq);
+}
+
+void wsp__pair_fail(wsp__stripe_t *st, wsp__pair_t *pr, int status, const char *fmt, ...) {
+  if (pr->state == WSP__PAIR_FAILED) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(pr->why, sizeof pr->why, fmt, ap);
+  va_end(ap);
+  int told = status == WSP_ERR_REMOTE; /* the peer failed it: no need to answer */
+  pr->state = WSP__PAIR_FAILED;
+  pr->error = status;
+  /* Tell the peer on the first lane that is up and takes a whole frame at
+   * once; those that do not will see the connections close. */
+  for (int i = 0; i < pr->nlanes; i++) {
+    wsp__lane_t *l = &pr->lane[i];
+    if (l->fd < 0) continue;
+    if (!told && l->hs == WSP__HS_UP && !l->obusy) {
+      wsp__frame_t f = wsp__frame_err(status);
+      if (wsp__lane_set(l, &f, NULL, 0) == 0 &&
+          send(l->fd, l->ohdr, l->ohdr_len, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)l->ohdr_len)
+        told = 1;
+    }
+    wsp__lane_release(l, 0);
+    l->fl_n = 0;
+    l->oreq = NULL;
+    l->ireq = NULL;
+    l->ipay = NULL;
+    l->obusy = 0;
+  }
+  wsp__pair_drop_setup(pr);
+  if (pr->priv) {
+    wsp__sec_keyfree(pr->priv);
+    pr->priv = NULL;
+  }
+  wsp__fail_queue(st, &pr->undecided, &pr->undecided_tail, status, pr->why);
+  wsp__fail_queue(st, &pr->sends, &pr->sends_tail, status, pr->why);
+  wsp__fail_queue(st, &pr->active, &pr->active_tail, status, pr->why);
+  wsp__fail_queue(st, &pr->recvs, &pr->recvs_tail, status, pr->why);
+  pr->nrecvs = 0;
+  wsp__log(st->comm, WSP_LOG_WARN, "striped: pair with rank %d failed: %s", pr->peer,
+           pr->why);
+  if (!pr->lower) wsp__hs_idle(st, pr->peer);
+}
+
+void wsp__stripe_break(wsp__stripe_t *st, int status, const char *why) {
+  st->broken = 1;
+  for (int p = 0; p < st->comm->size; p++) {
+    wsp__pair_t *pr = st->pair[p];
+    if (pr && pr->state != WSP__PAIR_FAILED && !pr->fallback)
+      wsp__pair_fail(st, pr, status, "%s", why);
+  }
+  wsp__hs_idle(st, -1);
+}
+
+/* Closes every lane of the pair; `reset` as wsp__lane_close. */
+static void wsp__close_lanes(wsp__pair_t *pr, int reset) {
+  for (int i = 0; i < pr->nlanes; i++) wsp__lane_release(&pr->lane[i], reset);
+}
+
+/* The peer freed its communicator: requests still waiting on the pair
+ * fail; with none, the pair just ends, quietly. */
+void wsp__pair_closed(wsp__stripe_t *st, wsp__pair_t *pr) {
+  if (pr->undecided || pr->sends || pr->active || pr->recvs) {
+    wsp__pair_fail(st, pr, WSP_ERR_CONN, "rank %d freed its communicator", pr->peer);
+    return;
+  }
+  snprintf(pr->why, sizeof pr->why, "rank %d freed its communicator", pr->peer);
+  pr->error = WSP_ERR_CONN;
+  pr->state = WSP__PAIR_FAILED;
+  wsp__close_lanes(pr, 0);
+}
+
+/* ---- matching ---- */
+
+/* Matches sends, in posting order, with the earliest CTS of their tag among
+ * those whose predecessors have all arrived (CTS frames travel on several
+ * lanes and may arrive out of order). */
+void wsp__pair_match(wsp__stripe_t *st, wsp__pair_t *pr) {
+  if (pr->state != WSP__PAIR_READY) return;
+  for (wsp__sreq_t *s = pr->sends, *next; s; s = next) {
+    next = s->next;
+    size_t best = pr->ncts;
+    for (size_t i = 0; i < pr->ncts; i++)
+      if (pr->cts[i].seq < pr->cts_next && pr->cts[i].tag == s->tag &&
+          (best == pr->ncts || pr->cts[i].seq < pr->cts[best].seq))
+        best = i;
+    if (best == pr->ncts) continue;
+    struct wsp__cts c = pr->cts[best];
+    pr->cts[best] = pr->cts[--pr->ncts];
+    if (c.size != s->size) {
+      wsp__pair_fail(st, pr, WSP_ERR_ARG,
+                     "a striped send of %zu bytes to rank %d met a receive of %llu "
+                     "bytes (tag %d); striped sizes must match exactly",
+                     s->size, pr->peer, (unsigned long long)c.size, s->tag);
+      return;
+    }
+    wsp__q_remove(&pr->sends, &pr->sends_tail, s);
+    s->matched = 1;
+    s->rid = c.rid;
+    s->next_off = 0;
+    wsp__q_push(&pr->active, &pr->active_tail, s);
+  }
+}
+
+/* CTS arrived with sequence numbers in any order; cts_next is the first
+ * one not yet seen. */
+void wsp__pair_cts_seen(wsp__pair_t *pr) {
+  for (;;) {
+    int found = 0;
+    for (size_t i = 0; i < pr->ncts && !found; i++) found = pr->cts[i].seq == pr->cts_next;
+    /* Matched CTS are gone from the list; a sequence number below
+     * cts_next never comes back, so only the next one is looked for. */
+    if (!found) return;
+    pr->cts_next++;
+  }
+}
+
+void wsp__lanes_start(wsp__stripe_t *st, wsp__sreq_t *r) {
+  wsp__pair_t *pr = r->pair;
+  r->path = WSP__PATH_LANES;
+  if (r->is_send) {
+    size_t c = st->comm->cfg.p2p_chunk;
+    if (c == 0) {
+      /* Sixteen chunks per lane, so that the free lanes can even out a
+       * slow one and the last chunks end close together; where the probe
+       * measured the lanes, no more than one lane carries in 20 ms (the
+       * longest a lane can lag behind the others at the end). No smaller
+       * than 64 KiB (a frame per syscall) nor larger than 1 MiB. */
+      c = r->size / (16 * (size_t)pr->k);
+      double per_lane = pr->ratek > 0 ? 0.02 * pr->ratek / pr->k : 0;
+      if (per_lane > 0 && (double)c > per_lane) c = (size_t)per_lane;
+      c = c < 65536 ? 65536 : c > 1048576 ? 1048576 : c;
+    }
+    /* A sealed lane seals a whole frame into a buffer of its own. */
+    if (pr->mine.encrypt && c > WSP__SEALED_CHUNK_MAX) c = WSP__SEALED_CHUNK_MAX;
+    r->chunk = c;
+    wsp__q_push(&pr->sends, &pr->sends_tail, r);
+    wsp__pair_match(st, pr);
+  } else {
+    if (pr->nrecvs >= WSP__CTS_MAX) {
+      char why[160];
+      snprintf(why, sizeof why,
+               "more than %d striped receives from rank %d are in flight on the lanes",
+               WSP__CTS_MAX, pr->peer);
+      wsp__req_finish(st, r, WSP_ERR_UNSUPPORTED, why);
+      return;
+    }
+    r->rid = pr->next_rid++;
+    r->got = 0;
+    wsp__q_push(&pr->recvs, &pr->recvs_tail, r);
+    pr->nrecvs++;
+    wsp__frame_t f = wsp__frame_cts((wsp__cts_fields_t){
+        .rid = r->rid, .size = r->size, .seq = pr->cts_seq++, .tag = (uint32_t)r->tag});
+    if (wsp__pair_ctl(pr, &f) != WSP_OK)
+      wsp__pair_fail(st, pr, WSP_ERR_NOMEM, "out of memory queueing a CTS");
+  }
+}
+
+/* ---- the probe ---- */
+
+/* From the probe's figures, the lanes to use and the smallest message to
+ * stripe (SIZE_MAX: none; everything goes through MPI). Several lanes are
+ * used only where they carried at least 1.3x one lane's rate. Then as many
+ * lanes as it takes, with a margin of half again for connections that
+ * share a bottleneck by chance (a hash of ports picks the queue of a
+ * per-flow cap), up to the lanes opened. A striped message pays about one
+ * round trip more than MPI's (the CTS) and gains the difference in
+ * rate: it pays from rtt / (1/rate1 - 1/ratek), never below `min`. */
+void wsp__stripe_choose(double rate1, double ratek, double rtt, int nlanes, size_t min,
+                        int *k, size_t *threshold) {
+  if (!(rate1 > 0) || !(ratek >= 1.3 * rate1) || nlanes < 2) {
+    *k = 1;
+    *threshold = SIZE_MAX;
+    return;
+  }
+  double want = ceil(1.5 * ratek / rate1);
+  *k = want > nlanes ? nlanes : (int)want;
+  double s = rtt / (1.0 / rate1 - 1.0 / ratek);
+  *threshold = s > (double)min ? (size_t)s : min;
+}
+
+static void wsp__probe_phase(wsp__stripe_t *st, wsp__pair_t *pr, int phase) {
+  pr->probe.phase = phase;
+  pr->probe.lanes = phase == 1 ? 1 : pr->nlanes - 1;
+  pr->probe.ends = 0;
+  pr->probe.t_first = 0;
+  pr->probe.in_window = 0;
+  pr->probe.bytes_win = 0;
+  pr->probe.stopped = 0;
+  pr->probe.streaming = 1; /* measuring, on this side */
+  pr->probe.t_go = wsp__now();
+  for (int i = 0; i < pr->nlanes; i++) pr->lane[i].pend_seen = 0;
+  wsp__frame_t f = wsp__frame_pgo(phase, pr->probe.lanes);
+  if (wsp__pair_ctl(pr, &f) != WSP_OK)
+    wsp__pair_fail(st, pr, WSP_ERR_NOMEM, "out of memory starting the probe");
+}
+
+void wsp__probe_bytes(wsp__stripe_t *st, wsp__pair_t *pr, size_t n) {
+  if (!pr->probe.streaming) return;
+  double t = wsp__now(), T = 1e-3 * st->comm->cfg.p2p_probe_ms;
+  if (pr->probe.t_first == 0) {
+    pr->probe.t_first = t;
+    if (pr->probe.phase == 1) pr->rtt = t - pr->probe.t_go;
+    return;
+  }
+  if (!pr->probe.in_window) {
+    if (t >= pr->probe.t_first + T / 3) {
+      pr->probe.in_window = 1;
+      pr->probe.t_win = t;
+    }
+    return;
+  }
+  pr->probe.bytes_win += (double)n;
+  if (t >= pr->probe.t_first + T) {
+    double rate = pr->probe.bytes_win / (t - pr->probe.t_win);
+    if (pr->probe.phase == 1)
+      pr->rate1 = rate;
+    else
+      pr->ratek = rate;
+    pr->probe.streaming = 0;
+    pr->probe.stopped = 1;
+    wsp__frame_t f = wsp__frame_pstop(pr->probe.phase);
+    if (wsp__pair_ctl(pr, &f) != WSP_OK)
+      wsp__pair_fail(st, pr, WSP_ERR_NOMEM, "out of memory in the probe");
+  }
+}
+
+void wsp__probe_end(wsp__stripe_t *st, wsp__pair_t *pr) {
+  if (++pr->probe.ends < pr->probe.lanes) return;
+  if (pr->probe.phase == 1) {
+    wsp__probe_phase(st, pr, 2);
+    return;
+  }
+  if (st->probe_as[0] > 0) { /* a test's figures (WSP_P2P_PROBE_FIGURES) */
+    pr->rate1 = st->probe_as[0];
+    pr->ratek = st->probe_as[1];
+    pr->rtt = st->probe_as[2];
+  }
+  wsp__stripe_choose(pr->rate1, pr->ratek, pr->rtt, pr->nlanes - 1, st->comm->cfg.p2p_min, &pr->k,
+         &pr->threshold);
+  wsp__frame_t f = wsp__frame_result((wsp__result_fields_t){
+      .lanes = (uint32_t)pr->k, .threshold = (uint64_t)pr->threshold, .rate1 = pr->rate1,
+      .ratek = pr->ratek});
+  if (wsp__pair_ctl(pr, &f) != WSP_OK) {
+    wsp__pair_fail(st, pr, WSP_ERR_NOMEM, "out of memory in the probe");
+    return;
+  }
+  wsp__log(st->comm, WSP_LOG_INFO,
+           "striped: rank %d: one lane %.3g MB/s, %d lanes %.3g MB/s, rtt %.3g ms: "
+           "%d lanes from %zu bytes",
+           pr->peer, pr->rate1 / 1e6, pr->nlanes - 1, pr->ratek / 1e6, pr->rtt * 1e3, pr->k,
+           pr->threshold);
+  wsp__pair_ready(st, pr);
+}
+
+void wsp__pair_connected(wsp__stripe_t *st, wsp__pair_t *pr) {
+  if (st->comm->cfg.p2p_lanes > 0) {
+    pr->k = (int)st->comm->cfg.p2p_lanes;
+    pr->threshold = st->comm->cfg.p2p_min;
+    wsp__pair_ready(st, pr);
+    return;
+  }
+  pr->state = WSP__PAIR_PROBE;
+  if (!pr->lower) wsp__probe_phase(st, pr, 1);
+}
