@@ -148,6 +148,7 @@ typedef enum wsp_log_level {
  * WSP_SPARSE_ALGORITHM, wsp-info) and auto's candidates (all of them).
  * In the costs, k is the number of peers and m the bytes the busiest rank
  * sends. */
+/* clang-format off */
 #define WSP_SPARSE_ALG_MAP(XX)                                                 \
   XX(NBX, nbx,                                                                 \
      "nonblocking consensus: MPI_Issend to each peer, MPI_Iprobe for "         \
@@ -173,6 +174,7 @@ typedef enum wsp_sparse_alg {
 #undef WSP__SPARSE_ENUM
   WSP_SPARSE_ALG_COUNT /* the algorithms, auto not counted */
 } wsp_sparse_alg_t;
+/* clang-format on */
 
 /* The collectives (see below). */
 typedef enum wsp_coll {
@@ -817,16 +819,14 @@ typedef struct wsp_striped_request wsp_striped_request_t;
 
 /* Blocking: `bytes` bytes of buf to rank dest of comm (receive: from
  * source) with tag in [0, MPI_TAG_UB]. */
-WSP_API int wsp_striped_send(wsp_comm_t *comm, const void *buf, size_t bytes, int dest,
-                             int tag);
-WSP_API int wsp_striped_recv(wsp_comm_t *comm, void *buf, size_t bytes, int source,
-                             int tag);
+WSP_API int wsp_striped_send(wsp_comm_t *comm, const void *buf, size_t bytes, int dest, int tag);
+WSP_API int wsp_striped_recv(wsp_comm_t *comm, void *buf, size_t bytes, int source, int tag);
 /* Non-blocking: *req is the request until a test or wait completes it and
  * sets it to NULL. */
-WSP_API int wsp_striped_isend(wsp_comm_t *comm, const void *buf, size_t bytes, int dest,
-                              int tag, wsp_striped_request_t **req);
-WSP_API int wsp_striped_irecv(wsp_comm_t *comm, void *buf, size_t bytes, int source,
-                              int tag, wsp_striped_request_t **req);
+WSP_API int wsp_striped_isend(wsp_comm_t *comm, const void *buf, size_t bytes, int dest, int tag,
+                              wsp_striped_request_t **req);
+WSP_API int wsp_striped_irecv(wsp_comm_t *comm, void *buf, size_t bytes, int source, int tag,
+                              wsp_striped_request_t **req);
 /* *done = 1 and *req = NULL when it completed (its status is returned);
  * a NULL *req counts as done. */
 WSP_API int wsp_striped_test(wsp_striped_request_t **req, int *done);
@@ -878,31 +878,29 @@ WSP_API const char *wsp_build_info(void);
 #define WSP_DEPRECATED(use)
 #endif
 
-typedef wsp_netmap_probe_config_t wsp_probe_config_t
-    WSP_DEPRECATED("wsp_netmap_probe_config_t");
+typedef wsp_netmap_probe_config_t wsp_probe_config_t WSP_DEPRECATED("wsp_netmap_probe_config_t");
 
 WSP_DEPRECATED("wsp_netmap_probe_config_init")
 static inline int wsp_probe_config_init(wsp_netmap_probe_config_t *cfg) {
   return wsp_netmap_probe_config_init(cfg);
 }
 WSP_DEPRECATED("wsp_striped_send")
-static inline int wsp_send_striped(wsp_comm_t *comm, const void *buf, size_t bytes,
-                                   int dest, int tag) {
+static inline int wsp_send_striped(wsp_comm_t *comm, const void *buf, size_t bytes, int dest,
+                                   int tag) {
   return wsp_striped_send(comm, buf, bytes, dest, tag);
 }
 WSP_DEPRECATED("wsp_striped_recv")
-static inline int wsp_recv_striped(wsp_comm_t *comm, void *buf, size_t bytes,
-                                   int source, int tag) {
+static inline int wsp_recv_striped(wsp_comm_t *comm, void *buf, size_t bytes, int source, int tag) {
   return wsp_striped_recv(comm, buf, bytes, source, tag);
 }
 WSP_DEPRECATED("wsp_striped_isend")
-static inline int wsp_isend_striped(wsp_comm_t *comm, const void *buf, size_t bytes,
-                                    int dest, int tag, wsp_striped_request_t **req) {
+static inline int wsp_isend_striped(wsp_comm_t *comm, const void *buf, size_t bytes, int dest,
+                                    int tag, wsp_striped_request_t **req) {
   return wsp_striped_isend(comm, buf, bytes, dest, tag, req);
 }
 WSP_DEPRECATED("wsp_striped_irecv")
-static inline int wsp_irecv_striped(wsp_comm_t *comm, void *buf, size_t bytes,
-                                    int source, int tag, wsp_striped_request_t **req) {
+static inline int wsp_irecv_striped(wsp_comm_t *comm, void *buf, size_t bytes, int source, int tag,
+                                    wsp_striped_request_t **req) {
   return wsp_striped_irecv(comm, buf, bytes, source, tag, req);
 }
 

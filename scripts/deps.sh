@@ -10,7 +10,8 @@ pkg_installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "insta
 for p in build-essential cmake ninja-build pkg-config python3 gfortran \
          openmpi-bin libopenmpi-dev mpich libmpich-dev libsimgrid-dev \
          iperf3 netpipe-tcp netpipe-openmpi iproute2 procps \
-         libjansson-dev libssl-dev python3-matplotlib clang-14 libclang-rt-14-dev; do
+         libjansson-dev libssl-dev python3-matplotlib clang-14 libclang-rt-14-dev \
+         clang-format-14; do
   pkg_installed "$p" || need_pkgs+=("$p")
 done
 
@@ -25,6 +26,6 @@ if ((${#need_pkgs[@]})); then
   apt-get update -q >/dev/null
   apt-get install -y -q --no-install-recommends "${need_pkgs[@]}" >/dev/null
 fi
-for t in cmake ninja mpicc mpicc.mpich mpiexec.mpich smpicc smpirun clang-14; do
+for t in cmake ninja mpicc mpicc.mpich mpiexec.mpich smpicc smpirun clang-14 clang-format-14; do
   have "$t" || { echo "deps: $t still missing after install" >&2; exit 1; }
 done

@@ -113,8 +113,8 @@ int wsp__config_check(const wsp_config_t *c) {
                      c->p2p_lanes, WSP_STRIPED_LANES_MAX);
   if (c->p2p_max_lanes < 2 || c->p2p_max_lanes > WSP_STRIPED_LANES_MAX)
     return wsp__fail(NULL, WSP_ERR_ARG,
-                     "wsp_comm_create: cfg->p2p_max_lanes = %u is not in [2, %d]",
-                     c->p2p_max_lanes, WSP_STRIPED_LANES_MAX);
+                     "wsp_comm_create: cfg->p2p_max_lanes = %u is not in [2, %d]", c->p2p_max_lanes,
+                     WSP_STRIPED_LANES_MAX);
   if (c->p2p_min < 1)
     return wsp__fail(NULL, WSP_ERR_ARG, "wsp_comm_create: cfg->p2p_min = 0 (at least 1)");
   if (c->p2p_chunk != 0 && (c->p2p_chunk < 4096 || c->p2p_chunk > INT_MAX))

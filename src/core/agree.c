@@ -101,7 +101,6 @@ static int wsp__agree_wait(const wsp_comm_t *comm, MPI_Request *req, double dead
   }
 }
 
-
 /* The testing aid WSP_FAULT_AGREE=RANK:WHAT (docs/env.md): rank RANK stops
  * itself (SIGSTOP) on entering each agreement whose name begins with WHAT,
  * so that a test can show every other rank naming it (tests/mpi/test_fault.c).

@@ -68,8 +68,7 @@ int wsp_sparse_alg_from_name(const char *name, wsp_sparse_alg_t *alg) {
       *alg = (wsp_sparse_alg_t)i;
       return WSP_OK;
     }
-    int n = snprintf(valid + used, sizeof valid - used, ", %s",
-                     wsp__sparse_algs[i].info.name);
+    int n = snprintf(valid + used, sizeof valid - used, ", %s", wsp__sparse_algs[i].info.name);
     if (n > 0 && (size_t)n < sizeof valid - used) used += (size_t)n;
   }
   return wsp__fail(NULL, WSP_ERR_ARG, "unknown sparse algorithm \"%s\"; valid names: %s",
@@ -374,8 +373,7 @@ int wsp_sparse_exchange_alg(wsp_comm_t *comm, wsp_sparse_alg_t alg,
   r.parity = (int)(comm->sparse_round & 1u);
   comm->sparse_round++;
   wsp__log(comm, WSP_LOG_TRACE, "sparse round %llu: %s, %zu sends",
-           (unsigned long long)(comm->sparse_round - 1), wsp_sparse_alg_info(alg)->name,
-           r.nsends);
+           (unsigned long long)(comm->sparse_round - 1), wsp_sparse_alg_info(alg)->name, r.nsends);
   int rc = wsp__sparse_run(&r, alg);
   if (rc != WSP_OK) goto fail; /* an MPI failure: already recorded */
   if (local_rc != WSP_OK) {

@@ -66,7 +66,8 @@ enum { WSP__REFRESH_RTTS = 4 };
 
 int wsp_netmap_probe_config_init(wsp_netmap_probe_config_t *cfg) {
   if (cfg == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "wsp_netmap_probe_config_init: cfg is NULL");
-  *cfg = (wsp_netmap_probe_config_t){.reps = 5, .stream_bytes = (size_t)512 << 10, .eager_limits = 1};
+  *cfg =
+      (wsp_netmap_probe_config_t){.reps = 5, .stream_bytes = (size_t)512 << 10, .eager_limits = 1};
   return WSP_OK;
 }
 

@@ -65,8 +65,9 @@ int wsp__stripe_progress(wsp__stripe_t *st, int timeout_ms) {
       wsp__lane_t *l = &pr->lane[i];
       if (l->fd < 0) continue;
       short ev = l->hs == WSP__HS_CONNECTING ? POLLOUT
-                 : l->hs != WSP__HS_UP       ? POLLIN
-                                             : (short)(POLLIN | (wsp__lane_has_work(pr, i) ? POLLOUT : 0));
+                 : l->hs != WSP__HS_UP
+                     ? POLLIN
+                     : (short)(POLLIN | (wsp__lane_has_work(pr, i) ? POLLOUT : 0));
       pfd[nf] = (struct pollfd){.fd = l->fd, .events = ev};
       own[2 * nf] = p, own[2 * nf + 1] = i;
       nf++;

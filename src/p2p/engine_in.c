@@ -48,7 +48,7 @@ static void wsp__send_forget(wsp__pair_t *pr, wsp__sreq_t *s) {
 /* Why frame f may not arrive on lane li of the pair now, or NULL when it
  * may. The frame's own fields are checked where it is taken (wsp__on_header). */
 static const char *wsp__frame_refused(const wsp__stripe_t *st, const wsp__pair_t *pr, int li,
-                                 const wsp__frame_t *f) {
+                                      const wsp__frame_t *f) {
   const int ctl = li == 0, data = li >= 1 && li <= pr->k;
   const wsp__pair_state_t s = pr->state;
   const int probing = s == WSP__PAIR_PROBE && pr->probe.phase >= 1;
@@ -67,7 +67,8 @@ static const char *wsp__frame_refused(const wsp__stripe_t *st, const wsp__pair_t
       return NULL;
     return "a CTS before the lanes were ready";
   case WSP__F_DATA:
-    return s == WSP__PAIR_READY && data ? NULL : "data off the data lanes, or before they were ready";
+    return s == WSP__PAIR_READY && data ? NULL
+                                        : "data off the data lanes, or before they were ready";
   case WSP__F_DONE:
     return s == WSP__PAIR_READY && ctl ? NULL : "a confirmation off the control lane";
   case WSP__F_PGO:
@@ -105,8 +106,8 @@ static int wsp__on_header(wsp__stripe_t *st, wsp__pair_t *pr, wsp__lane_t *l) {
       f->type != WSP__F_RESULT && f->len != 0)
     no = "a length on a frame without payload";
   if (no) {
-    wsp__pair_fail(st, pr, WSP_ERR_CONN, "rank %d sent %s (frame type %u on lane %d)", pr->peer,
-                   no, (unsigned)f->type, li);
+    wsp__pair_fail(st, pr, WSP_ERR_CONN, "rank %d sent %s (frame type %u on lane %d)", pr->peer, no,
+                   (unsigned)f->type, li);
     return -1;
   }
   switch ((wsp__ftype_t)f->type) {
@@ -133,8 +134,8 @@ static int wsp__on_header(wsp__stripe_t *st, wsp__pair_t *pr, wsp__lane_t *l) {
       pr->cts = n;
       pr->cts_cap = cap;
     }
-    pr->cts[pr->ncts++] = (struct wsp__cts){.rid = c.rid, .size = c.size, .seq = c.seq,
-                                            .tag = (int)c.tag};
+    pr->cts[pr->ncts++] =
+        (struct wsp__cts){.rid = c.rid, .size = c.size, .seq = c.seq, .tag = (int)c.tag};
     wsp__pair_cts_seen(pr);
     wsp__pair_match(st, pr);
     return pr->state == WSP__PAIR_FAILED ? -1 : 0;
@@ -143,8 +144,8 @@ static int wsp__on_header(wsp__stripe_t *st, wsp__pair_t *pr, wsp__lane_t *l) {
     const uint64_t rid = wsp__frame_rid(f), off = wsp__data_off(f);
     const uint32_t chunk = wsp__data_chunk(f);
     if (chunk == 0 || chunk > WSP__CHUNK_MAX || f->len > chunk) {
-      wsp__pair_fail(st, pr, WSP_ERR_CONN, "rank %d sent data with a chunk size of %u",
-                     pr->peer, (unsigned)chunk);
+      wsp__pair_fail(st, pr, WSP_ERR_CONN, "rank %d sent data with a chunk size of %u", pr->peer,
+                     (unsigned)chunk);
       return -1;
     }
     wsp__sreq_t *r = wsp__find_rid(pr->recvs, rid);
@@ -159,16 +160,14 @@ static int wsp__on_header(wsp__stripe_t *st, wsp__pair_t *pr, wsp__lane_t *l) {
     if (r && r->have == NULL) {
       r->chunk = chunk;
       if ((r->have = calloc((r->size + r->chunk - 1) / r->chunk + 1, 1)) == NULL) {
-        wsp__pair_fail(st, pr, WSP_ERR_NOMEM, "out of memory receiving from rank %d",
-                       pr->peer);
+        wsp__pair_fail(st, pr, WSP_ERR_NOMEM, "out of memory receiving from rank %d", pr->peer);
         return -1;
       }
     }
     if (r == NULL || chunk != r->chunk || off % r->chunk != 0 || off >= r->size ||
         f->len != (r->size - off < r->chunk ? r->size - off : r->chunk)) {
       wsp__pair_fail(st, pr, WSP_ERR_CONN,
-                     "rank %d sent data for an unknown receive or out of its bounds",
-                     pr->peer);
+                     "rank %d sent data for an unknown receive or out of its bounds", pr->peer);
       return -1;
     }
     l->ireq = r;
@@ -191,8 +190,8 @@ static int wsp__on_header(wsp__stripe_t *st, wsp__pair_t *pr, wsp__lane_t *l) {
   case WSP__F_DONE: {
     wsp__sreq_t *s = wsp__find_rid(pr->active, wsp__frame_rid(f));
     if (s == NULL || !s->matched || s->next_off < s->size) {
-      wsp__pair_fail(st, pr, WSP_ERR_CONN,
-                     "rank %d confirmed a striped send that is not in flight", pr->peer);
+      wsp__pair_fail(st, pr, WSP_ERR_CONN, "rank %d confirmed a striped send that is not in flight",
+                     pr->peer);
       return -1;
     }
     wsp__q_remove(&pr->active, &pr->active_tail, s);
@@ -205,8 +204,8 @@ static int wsp__on_header(wsp__stripe_t *st, wsp__pair_t *pr, wsp__lane_t *l) {
     const uint32_t lanes = wsp__pgo_lanes(f);
     if (phase != (uint64_t)pr->probe.phase + 1 || phase > 2 || lanes < 1 ||
         lanes > (uint32_t)(pr->nlanes - 1)) {
-      wsp__pair_fail(st, pr, WSP_ERR_CONN, "rank %d started probe phase %llu on %u lanes",
-                     pr->peer, (unsigned long long)phase, (unsigned)lanes);
+      wsp__pair_fail(st, pr, WSP_ERR_CONN, "rank %d started probe phase %llu on %u lanes", pr->peer,
+                     (unsigned long long)phase, (unsigned)lanes);
       return -1;
     }
     pr->probe.phase = (int)phase;
@@ -217,8 +216,8 @@ static int wsp__on_header(wsp__stripe_t *st, wsp__pair_t *pr, wsp__lane_t *l) {
   }
   case WSP__F_PSTOP:
     if (wsp__probe_phase_of(f) != (uint64_t)pr->probe.phase) {
-      wsp__pair_fail(st, pr, WSP_ERR_CONN, "rank %d stopped probe phase %llu in phase %d",
-                     pr->peer, (unsigned long long)wsp__probe_phase_of(f), pr->probe.phase);
+      wsp__pair_fail(st, pr, WSP_ERR_CONN, "rank %d stopped probe phase %llu in phase %d", pr->peer,
+                     (unsigned long long)wsp__probe_phase_of(f), pr->probe.phase);
       return -1;
     }
     pr->probe.streaming = 0;
@@ -227,8 +226,8 @@ static int wsp__on_header(wsp__stripe_t *st, wsp__pair_t *pr, wsp__lane_t *l) {
     return 0;
   case WSP__F_PEND:
     if (wsp__probe_phase_of(f) != (uint64_t)pr->probe.phase) {
-      wsp__pair_fail(st, pr, WSP_ERR_CONN, "rank %d ended probe phase %llu in phase %d",
-                     pr->peer, (unsigned long long)wsp__probe_phase_of(f), pr->probe.phase);
+      wsp__pair_fail(st, pr, WSP_ERR_CONN, "rank %d ended probe phase %llu in phase %d", pr->peer,
+                     (unsigned long long)wsp__probe_phase_of(f), pr->probe.phase);
       return -1;
     }
     l->pend_seen = 1;
@@ -239,8 +238,7 @@ static int wsp__on_header(wsp__stripe_t *st, wsp__pair_t *pr, wsp__lane_t *l) {
     const double r1 = res.rate1, rk = res.ratek;
     if (res.lanes < 1 || res.lanes > (uint32_t)(pr->nlanes - 1) || res.threshold == 0 ||
         !isfinite(r1) || !isfinite(rk) || r1 < 0 || rk < 0) {
-      wsp__pair_fail(st, pr, WSP_ERR_CONN, "rank %d sent a probe result out of bounds",
-                     pr->peer);
+      wsp__pair_fail(st, pr, WSP_ERR_CONN, "rank %d sent a probe result out of bounds", pr->peer);
       return -1;
     }
     pr->k = (int)res.lanes;
@@ -259,8 +257,8 @@ static int wsp__on_header(wsp__stripe_t *st, wsp__pair_t *pr, wsp__lane_t *l) {
     wsp__pair_closed(st, pr);
     return -1;
   case WSP__F_ERR:
-    wsp__pair_fail(st, pr, WSP_ERR_REMOTE, "rank %d failed the striped transfer (%s)",
-                   pr->peer, wsp__peer_status_name(wsp__err_negated(f)));
+    wsp__pair_fail(st, pr, WSP_ERR_REMOTE, "rank %d failed the striped transfer (%s)", pr->peer,
+                   wsp__peer_status_name(wsp__err_negated(f)));
     return -1;
   default: /* wsp__frame_refused took every other type */
     wsp__pair_fail(st, pr, WSP_ERR_INTERNAL, "frame type %u was let through", (unsigned)f->type);
@@ -311,8 +309,8 @@ static int wsp__header_in(wsp__stripe_t *st, wsp__pair_t *pr, wsp__lane_t *l, in
     return -1;
   }
   if (wsp__frame_decode(l->ihdr, &l->in) != 0) {
-    wsp__pair_fail(st, pr, WSP_ERR_CONN,
-                   "lane %d to rank %d carried something that is not a frame", li, pr->peer);
+    wsp__pair_fail(st, pr, WSP_ERR_CONN, "lane %d to rank %d carried something that is not a frame",
+                   li, pr->peer);
     return -1;
   }
   if (wsp__on_header(st, pr, l) != 0) return -1;
@@ -366,15 +364,14 @@ void wsp__lane_read(wsp__stripe_t *st, wsp__pair_t *pr, int li) {
         wsp__lane_release(l, 0);
         return;
       }
-      wsp__pair_fail(st, pr, WSP_ERR_CONN,
-                     "lane %d to rank %d was closed by the peer", li, pr->peer);
+      wsp__pair_fail(st, pr, WSP_ERR_CONN, "lane %d to rank %d was closed by the peer", li,
+                     pr->peer);
       return;
     }
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;
       if (errno == EINTR) continue;
-      wsp__pair_fail(st, pr, WSP_ERR_CONN, "lane %d to rank %d: %s", li, pr->peer,
-                     strerror(errno));
+      wsp__pair_fail(st, pr, WSP_ERR_CONN, "lane %d to rank %d: %s", li, pr->peer, strerror(errno));
       return;
     }
     budget = (size_t)n > budget ? 0 : budget - (size_t)n;

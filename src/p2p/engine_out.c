@@ -188,8 +188,8 @@ void wsp__lane_write(wsp__stripe_t *st, wsp__pair_t *pr, int li, int ctl_only) {
     int kind = 1;
     if (!l->obusy && (kind = wsp__next_frame(st, pr, li, ctl_only)) <= 0) {
       if (kind < 0)
-        wsp__pair_fail(st, pr, WSP_ERR_NOMEM, "lane %d to rank %d: a frame could not be sealed",
-                       li, pr->peer);
+        wsp__pair_fail(st, pr, WSP_ERR_NOMEM, "lane %d to rank %d: a frame could not be sealed", li,
+                       pr->peer);
       return;
     }
     if (kind == 2 && st->fault_reset_after && wsp__pair_bytes_out(pr) >= st->fault_reset_after) {
@@ -206,7 +206,8 @@ void wsp__lane_write(wsp__stripe_t *st, wsp__pair_t *pr, int li, int ctl_only) {
     if (l->opay_done < l->opay_len) {
       size_t left = l->opay_len - l->opay_done;
       if (l->ozero)
-        iov[n++] = (struct iovec){(void *)st->zeros, left < WSP__PROBE_FRAME ? left : WSP__PROBE_FRAME};
+        iov[n++] =
+            (struct iovec){(void *)st->zeros, left < WSP__PROBE_FRAME ? left : WSP__PROBE_FRAME};
       else
         iov[n++] = (struct iovec){(void *)(l->opay + l->opay_done), left};
     }
@@ -218,8 +219,7 @@ void wsp__lane_write(wsp__stripe_t *st, wsp__pair_t *pr, int li, int ctl_only) {
     if (w < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;
       if (errno == EINTR) continue;
-      wsp__pair_fail(st, pr, WSP_ERR_CONN, "lane %d to rank %d: %s", li, pr->peer,
-                     strerror(errno));
+      wsp__pair_fail(st, pr, WSP_ERR_CONN, "lane %d to rank %d: %s", li, pr->peer, strerror(errno));
       return;
     }
     l->bytes_out += (uint64_t)w;
@@ -232,7 +232,7 @@ void wsp__lane_write(wsp__stripe_t *st, wsp__pair_t *pr, int li, int ctl_only) {
     l->opay_done += (size_t)w - h;
     if (l->opay_done < l->opay_len) {
       if (l->ozero && (size_t)w - h > 0) continue; /* more zeros */
-      return; /* the socket is full */
+      return;                                      /* the socket is full */
     }
     l->obusy = 0;
     l->oreq = NULL;

@@ -75,7 +75,7 @@ const char *wsp__peer_status_name(uint32_t negated) {
 }
 
 static void wsp__fail_queue(wsp__stripe_t *st, wsp__sreq_t **head, wsp__sreq_t **tail, int status,
-                       const char *why) {
+                            const char *why) {
   while (*head) {
     wsp__sreq_t *r = *head;
     *head = r->next;
@@ -97,8 +97,10 @@ static void wsp__cancel_recv(MPI_Request *req) {
 void wsp__pair_drop_setup(wsp__pair_t *pr) {
   wsp__cancel_recv(&pr->xreq[1]);
   wsp__let_go(&pr->xreq[0], 0);
-  if (pr->lower) wsp__let_go(&pr->vreq, 0); /* the verdict: sent by the lower rank */
-  else wsp__cancel_recv(&pr->vreq);
+  if (pr->lower)
+    wsp__let_go(&pr->vreq, 0); /* the verdict: sent by the lower rank */
+  else
+    wsp__cancel_recv(&pr->vreq);
 }
 
 void wsp__pair_fail(wsp__stripe_t *st, wsp__pair_t *pr, int status, const char *fmt, ...) {
@@ -138,8 +140,7 @@ void wsp__pair_fail(wsp__stripe_t *st, wsp__pair_t *pr, int status, const char *
   wsp__fail_queue(st, &pr->active, &pr->active_tail, status, pr->why);
   wsp__fail_queue(st, &pr->recvs, &pr->recvs_tail, status, pr->why);
   pr->nrecvs = 0;
-  wsp__log(st->comm, WSP_LOG_WARN, "striped: pair with rank %d failed: %s", pr->peer,
-           pr->why);
+  wsp__log(st->comm, WSP_LOG_WARN, "striped: pair with rank %d failed: %s", pr->peer, pr->why);
   if (!pr->lower) wsp__hs_idle(st, pr->peer);
 }
 
@@ -267,8 +268,8 @@ void wsp__lanes_start(wsp__stripe_t *st, wsp__sreq_t *r) {
  * per-flow cap), up to the lanes opened. A striped message pays about one
  * round trip more than MPI's (the CTS) and gains the difference in
  * rate: it pays from rtt / (1/rate1 - 1/ratek), never below `min`. */
-void wsp__stripe_choose(double rate1, double ratek, double rtt, int nlanes, size_t min,
-                        int *k, size_t *threshold) {
+void wsp__stripe_choose(double rate1, double ratek, double rtt, int nlanes, size_t min, int *k,
+                        size_t *threshold) {
   if (!(rate1 > 0) || !(ratek >= 1.3 * rate1) || nlanes < 2) {
     *k = 1;
     *threshold = SIZE_MAX;
@@ -338,10 +339,11 @@ void wsp__probe_end(wsp__stripe_t *st, wsp__pair_t *pr) {
     pr->rtt = st->probe_as[2];
   }
   wsp__stripe_choose(pr->rate1, pr->ratek, pr->rtt, pr->nlanes - 1, st->comm->cfg.p2p_min, &pr->k,
-         &pr->threshold);
-  wsp__frame_t f = wsp__frame_result((wsp__result_fields_t){
-      .lanes = (uint32_t)pr->k, .threshold = (uint64_t)pr->threshold, .rate1 = pr->rate1,
-      .ratek = pr->ratek});
+                     &pr->threshold);
+  wsp__frame_t f = wsp__frame_result((wsp__result_fields_t){.lanes = (uint32_t)pr->k,
+                                                            .threshold = (uint64_t)pr->threshold,
+                                                            .rate1 = pr->rate1,
+                                                            .ratek = pr->ratek});
   if (wsp__pair_ctl(pr, &f) != WSP_OK) {
     wsp__pair_fail(st, pr, WSP_ERR_NOMEM, "out of memory in the probe");
     return;

@@ -65,7 +65,7 @@ static int wsp__send_now(int fd, const unsigned char *b, size_t n) {
 }
 
 static void wsp__frame_with(unsigned char *out, const wsp__frame_t *f, const unsigned char *a,
-                       size_t na, const unsigned char *b, size_t nb) {
+                            size_t na, const unsigned char *b, size_t nb) {
   wsp__frame_encode(f, out);
   if (na) memcpy(out + WSP__FRAME_HDR, a, na);
   if (nb) memcpy(out + WSP__FRAME_HDR + na, b, nb);
@@ -176,7 +176,7 @@ static void wsp__lane_retry(wsp__stripe_t *st, wsp__pair_t *pr, int li) {
  * payload), then the lane waits in stage `next`; a lane whose socket does
  * not take it is connected again. */
 static void wsp__hs_send(wsp__stripe_t *st, wsp__pair_t *pr, int li, const wsp__frame_t *f,
-                    const unsigned char *pay, wsp__hs_t next) {
+                         const unsigned char *pay, wsp__hs_t next) {
   unsigned char b[WSP__HS_BUF];
   wsp__frame_with(b, f, pay, (size_t)f->len, NULL, 0);
   if (wsp__send_now(pr->lane[li].fd, b, WSP__FRAME_HDR + (size_t)f->len) != 0) {
@@ -385,14 +385,14 @@ void wsp__hs_accept(wsp__stripe_t *st, int lfd) {
  * this rank with that rank, the lane still missing, the lanes as agreed,
  * and the connection from one of that rank's addresses. */
 static wsp__pair_t *wsp__hello_pair(const wsp__stripe_t *st, const struct wsp__greet *G,
-                               const wsp__frame_t *f) {
+                                    const wsp__frame_t *f) {
   const uint64_t rank = wsp__hello_rank(f);
   const uint32_t lane = wsp__frame_lane(f);
   if (f->type != WSP__F_HELLO || f->len != WSP__CHALLENGE || rank >= (uint64_t)st->comm->size)
     return NULL;
   wsp__pair_t *pr = st->pair[(int)rank];
-  if (pr == NULL || pr->lower || pr->state != WSP__PAIR_CONNECT ||
-      lane >= (uint32_t)pr->nlanes || pr->lane[lane].fd >= 0)
+  if (pr == NULL || pr->lower || pr->state != WSP__PAIR_CONNECT || lane >= (uint32_t)pr->nlanes ||
+      pr->lane[lane].fd >= 0)
     return NULL;
   const wsp__frame_t expect = wsp__frame_hello((int)lane, pr->nlanes, (int)rank);
   if (!wsp__frame_equal(f, &expect)) return NULL; /* the lanes as agreed, nothing else set */
@@ -501,6 +501,7 @@ void wsp__hs_expire(wsp__stripe_t *st, double now) {
   for (size_t g = st->ngreet; g-- > 0;) {
     const struct wsp__greet *G = &st->greet[g];
     if (now - G->since > (G->proving ? WSP__CONNECT_SECONDS : WSP__HELLO_SECONDS))
-      wsp__greet_drop(st, g, G->proving ? "it did not prove itself in time" : "it said nothing in time");
+      wsp__greet_drop(st, g,
+                      G->proving ? "it did not prove itself in time" : "it said nothing in time");
   }
 }

@@ -556,8 +556,8 @@ void wsp__pair_ready(wsp__stripe_t *st, wsp__pair_t *pr) {
 
 /* ---- posting ---- */
 
-static int wsp__striped_post(wsp_comm_t *comm, int is_send, void *buf, size_t bytes, int peer, int tag,
-                wsp_striped_request_t **out, const char *fn) {
+static int wsp__striped_post(wsp_comm_t *comm, int is_send, void *buf, size_t bytes, int peer,
+                             int tag, wsp_striped_request_t **out, const char *fn) {
   if (out) *out = NULL;
   if (comm == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "%s: comm is NULL", fn);
   if (wsp__usable(comm, fn) != WSP_OK) return WSP_ERR_TIMEOUT;
@@ -586,7 +586,8 @@ static int wsp__striped_post(wsp_comm_t *comm, int is_send, void *buf, size_t by
   const int via_mpi =
       !lanes_possible || (bytes < comm->cfg.p2p_min && (pr == NULL || pr->undecided == NULL));
   if (!via_mpi) {
-    if (wsp__pair_get(st, peer, &pr) != WSP_OK) return wsp__fail(comm, WSP_ERR_NOMEM, "%s: out of memory", fn);
+    if (wsp__pair_get(st, peer, &pr) != WSP_OK)
+      return wsp__fail(comm, WSP_ERR_NOMEM, "%s: out of memory", fn);
     if (pr->state == WSP__PAIR_FAILED)
       return wsp__fail(comm, pr->error, "%s: the lanes to rank %d failed earlier: %s", fn, peer,
                        pr->why);

@@ -208,12 +208,15 @@ int wsp__frame_has_payload(uint32_t type);
  * return the raw field: the receiver checks it against its bound before
  * use (engine_in.c, handshake.c). */
 static inline wsp__frame_t wsp__frame_hello(int lane, int lanes, int rank) {
-  return (wsp__frame_t){.type = WSP__F_HELLO, .aux = (uint32_t)lane, .id = (uint64_t)lanes,
-                        .off = (uint64_t)rank, .len = WSP__CHALLENGE};
+  return (wsp__frame_t){.type = WSP__F_HELLO,
+                        .aux = (uint32_t)lane,
+                        .id = (uint64_t)lanes,
+                        .off = (uint64_t)rank,
+                        .len = WSP__CHALLENGE};
 }
 static inline wsp__frame_t wsp__frame_chal(int lane) {
-  return (wsp__frame_t){.type = WSP__F_CHAL, .aux = (uint32_t)lane,
-                        .len = WSP__CHALLENGE + WSP__MAC};
+  return (wsp__frame_t){
+      .type = WSP__F_CHAL, .aux = (uint32_t)lane, .len = WSP__CHALLENGE + WSP__MAC};
 }
 static inline wsp__frame_t wsp__frame_proof(int lane) {
   return (wsp__frame_t){.type = WSP__F_PROOF, .aux = (uint32_t)lane, .len = WSP__MAC};
@@ -234,18 +237,16 @@ typedef struct wsp__cts_fields {
   uint32_t tag;
 } wsp__cts_fields_t;
 static inline wsp__frame_t wsp__frame_cts(wsp__cts_fields_t c) {
-  return (wsp__frame_t){.type = WSP__F_CTS, .aux = c.tag, .id = c.rid, .off = c.size,
-                        .len = c.seq};
+  return (wsp__frame_t){.type = WSP__F_CTS, .aux = c.tag, .id = c.rid, .off = c.size, .len = c.seq};
 }
 static inline wsp__cts_fields_t wsp__cts_of(const wsp__frame_t *f) {
   return (wsp__cts_fields_t){.rid = f->id, .size = f->off, .seq = f->len, .tag = f->aux};
 }
 /* DATA: `len` bytes at offset `off` of receive rid, cut in chunks of
  * `chunk` bytes. DONE: every byte of receive rid is in. */
-static inline wsp__frame_t wsp__frame_data(uint64_t rid, uint64_t off, uint64_t len,
-                                           size_t chunk) {
-  return (wsp__frame_t){.type = WSP__F_DATA, .aux = (uint32_t)chunk, .id = rid, .off = off,
-                        .len = len};
+static inline wsp__frame_t wsp__frame_data(uint64_t rid, uint64_t off, uint64_t len, size_t chunk) {
+  return (wsp__frame_t){
+      .type = WSP__F_DATA, .aux = (uint32_t)chunk, .id = rid, .off = off, .len = len};
 }
 static inline wsp__frame_t wsp__frame_done(uint64_t rid) {
   return (wsp__frame_t){.type = WSP__F_DONE, .id = rid};

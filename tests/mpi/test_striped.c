@@ -420,7 +420,8 @@ static void run_pollfail(void) {
   if (rank <= 1 && size > 1) {
     fill(b, n, 0, 1, 5);
     wsp_striped_request_t *q = NULL;
-    int rc = rank == 0 ? wsp_striped_isend(w, b, n, 1, 5, &q) : wsp_striped_irecv(w, b, n, 0, 5, &q);
+    int rc =
+        rank == 0 ? wsp_striped_isend(w, b, n, 1, 5, &q) : wsp_striped_irecv(w, b, n, 0, 5, &q);
     CHECK(rc == WSP_OK, "post: %s", wsp_last_error());
     rc = wsp_striped_wait(&q);
     CHECK(rc != WSP_OK, "rank %d: the transfer succeeded although rank 1's pass failed", rank);
@@ -508,7 +509,8 @@ static void run_freeflight(int early) {
   if (rank <= 1 && size > 1) {
     fill(b, n, 0, 1, 5);
     wsp_striped_request_t *q = NULL, *m = NULL;
-    int rc = rank == 0 ? wsp_striped_isend(w, b, n, 1, 5, &q) : wsp_striped_irecv(w, b, n, 0, 5, &q);
+    int rc =
+        rank == 0 ? wsp_striped_isend(w, b, n, 1, 5, &q) : wsp_striped_irecv(w, b, n, 0, 5, &q);
     CHECK(rc == WSP_OK, "post: %s", wsp_last_error());
     if (rank == 1) {
       unsigned char small[100];

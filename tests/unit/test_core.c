@@ -157,9 +157,8 @@ static void test_table(void) {
   /* The public values, as documented: auto is WSP_ALG_AUTO (-1) as for the
    * collectives, the algorithms are numbered from 0. */
   static const char *const names[] = {"nbx", "pex", "alltoallv"};
-  CHECK(WSP_SPARSE_ALG_COUNT == 3 && WSP_SPARSE_AUTO == WSP_ALG_AUTO &&
-            WSP_SPARSE_AUTO == -1 && WSP_SPARSE_NBX == 0 && WSP_SPARSE_PEX == 1 &&
-            WSP_SPARSE_ALLTOALLV == 2,
+  CHECK(WSP_SPARSE_ALG_COUNT == 3 && WSP_SPARSE_AUTO == WSP_ALG_AUTO && WSP_SPARSE_AUTO == -1 &&
+            WSP_SPARSE_NBX == 0 && WSP_SPARSE_PEX == 1 && WSP_SPARSE_ALLTOALLV == 2,
         "enum values");
   for (int i = 0; i < 3; i++)
     CHECK(strcmp(wsp_sparse_alg_info((wsp_sparse_alg_t)i)->name, names[i]) == 0,

@@ -448,8 +448,7 @@ static void test_peers_rule(void) {
   CHECK(wsp__measure_median(v5, 5, v5) == 5, "median of five");
   const double c4[] = {8, 1, 6, 3};
   double sorted[4];
-  CHECK(wsp__measure_median(c4, 4, sorted) == 4.5 && c4[0] == 8 && sorted[0] == 1 &&
-            sorted[3] == 8,
+  CHECK(wsp__measure_median(c4, 4, sorted) == 4.5 && c4[0] == 8 && sorted[0] == 1 && sorted[3] == 8,
         "through scratch: the input is left as it was");
   wsp__pace_t p;
   double t = 0;

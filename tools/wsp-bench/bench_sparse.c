@@ -31,9 +31,7 @@ typedef struct sparse_opts {
  * index (WSP_SPARSE_ALG_COUNT) parse turns into WSP_SPARSE_AUTO. */
 static const char *alg_names[WSP_SPARSE_ALG_COUNT + 2];
 
-static const char *alg_name(int alg) {
-  return wsp_sparse_alg_info((wsp_sparse_alg_t)alg)->name;
-}
+static const char *alg_name(int alg) { return wsp_sparse_alg_info((wsp_sparse_alg_t)alg)->name; }
 
 static int parse(sparse_opts_t *o, int argc, char **argv, int rank) {
   for (int a = 0; a < WSP_SPARSE_ALG_COUNT; a++) alg_names[a] = alg_name(a);
