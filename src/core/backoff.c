@@ -51,13 +51,12 @@
  * with the scripts' smpi/test of 1 us the pass costs about 2 us): a pass
  * on a real core (a test of the requests, perhaps a sched_yield) takes
  * about that long, and a pass that cost no simulated time could neither
- * reach a time limit nor let the network move. Until 2026-11-25 the
- * simulation skipped these passes and went straight to the doubling sleeps,
- * so it charged a short wait up to twice what a real core polling for its
- * first 250 us would see, and latency-bound algorithms trailed the
- * simulated MPI running the same steps (docs/results/simgrid.md, "Polling
- * passes cost simulated time"). The sleeps after the passes are the same
- * as in real runs.
+ * reach a time limit nor let the network move. Skipping them instead, and
+ * going straight to the doubling sleeps, charges a short wait up to twice
+ * what a real core polling for its first 250 us sees, and latency-bound
+ * algorithms then trail the simulated MPI running the same steps
+ * (docs/results/simgrid.md, "Polling passes cost simulated time"). The
+ * sleeps after the passes are the same as in real runs.
  */
 #include "wsp_internal.h"
 

@@ -62,17 +62,13 @@
  * of it, however full the queues are. And all-pairs traffic needs a queue
  * standing: responders serve many requesters and requesters hear from many
  * responders, so with little queued, random collisions leave some links
- * idle while others are busy. Until 2026-11-25 the paced phase was AIMD on
- * the trend of q: a decrease (to 0.95 D, at least 0.85 D) whenever q rose 2
- * batches over its floor (the smallest q since the last decrease) or passed
- * 12 batches, then a climb of 5% per interval. On netlab q swings from one
- * interval to the next by about as much as that threshold, so decreases
- * came every few seconds on noise and the rate averaged below what the path
- * carries; larger thresholds gained little for a larger queue, and at most
- * one decrease per round trip changed nothing. Steering to a target of 16
- * or 30 batches came close to a fixed rate of B, the most the lab carries,
- * where the AIMD stayed below both (docs/results/shuffle.md, "Steering to a
- * target queue"). The price is the queue: with T = 30 a requester keeps
+ * idle while others are busy. A rule that decreases when q rises instead
+ * (AIMD on its trend) decreases on noise, since q swings from one interval
+ * to the next by about as much as any threshold that catches a real rise,
+ * and its rate averages below what the path carries; steering to a target
+ * comes close to a fixed rate of B, the most the lab carries
+ * (docs/results/shuffle.md, "Steering to a target queue", has the rules
+ * tried and their figures). The price is the queue: with T = 30 a requester keeps
  * many batches of expected responses in flight, a batch's round trip on a
  * slow link grows to seconds, and the engine's own peak memory per rank
  * grows to what a fixed rate of B also reaches (most of the queue stands in
@@ -91,16 +87,12 @@
  * interval's rate if higher (all ranks start at once, and the smoothed rate
  * still carries the start-up): D plus what fills the rest of the queue, at
  * most WSP__PACE_STEP over D. There is no decrease and no hold: a queue
- * under the target is no reason to slow down. Why this level: until
- * 2026-11-25 slow start ended at the first growth of the queue (2 batches
- * over its floor, or 12 at all), with a decrease to 0.85-0.95 D, a rule
- * made for the AIMD. Against a target of 30 batches, and with q swinging
- * from one interval to the next on netlab by about that rise, that fired on
- * noise at different moments on different ranks, each leaving at the rate
- * its last interval happened to deliver, high or low, and since the fill
- * that follows grows every rate in proportion, the ranks that left low
- * stayed low for seconds: the worst 5-s windows of every netlab run were a
- * host's first seconds. A level of 8 batches is well above that noise, and
+ * under the target is no reason to slow down. Why this level: ending slow
+ * start at the first rise of the queue fires on noise (q swings by about
+ * such a rise from one interval to the next), at different moments on
+ * different ranks, each leaving at whatever rate its last interval
+ * delivered; the fill that follows grows every rate in proportion, so the
+ * ranks that left low stay low for seconds. A level of 8 batches is well above that noise, and
  * all requesters see the shared queue grow through it at about the same
  * time. Not higher: at 15 batches (half the target) the last doublings of
  * every window, unpaced, put bursts of several MB per rank in flight under
@@ -114,21 +106,18 @@
  *
  * Fairness. The queueing signal is shared by all requesters of an all-pairs
  * exchange, and nothing in it says which requester has more than its share:
- * under the earlier AIMD every decrease scaled rates by a factor and every
- * probe by a fraction, so ratios between requesters' rates stayed where
- * they happened to be (multiplicative increase with multiplicative decrease
- * does not converge, Chiu and Jain 1989), and requesters whose unloaded
- * path b was measured differently read the same queue differently, under
- * the target too. On netlab one host's rate sat well below the median
- * host's for many seconds, and its goodput with it: the worst 5-s windows
- * of the whole run. So request batches carry their requester's rate (wire
+ * a change that scales every rate by a factor keeps the ratios between
+ * requesters' rates where they happen to be (multiplicative increase with
+ * multiplicative decrease does not converge, Chiu and Jain 1989), and
+ * requesters whose unloaded path b was measured differently read the same
+ * queue differently. Left alone, one host's rate can sit well below the
+ * median host's for many seconds, and its goodput with it. So request batches carry their requester's rate (wire
  * format, shuffle_internal.h), each rank hands the controller the median of
  * the rates its peers reported in the last WSP__PACE_PEER_AGE seconds
  * (wsp__pace_peers), and after steering the rate moves half the gap to
  * WSP__PACE_FAIR x that median from below, or to the median /
- * WSP__PACE_FAIR from above. (Under the earlier AIMD and under the target
- * alike, the rule lifted the slowest host: docs/results/shuffle.md,
- * "Fairness between requesters" and "Steering to a target queue".) A
+ * WSP__PACE_FAIR from above (docs/results/shuffle.md, "Fairness between
+ * requesters"). A
  * requester only reports while pacing holds it back (it was refused a batch
  * within WSP__PACE_LIMITED_S): one that asks less than its rate allows,
  * having little to send, says nothing about the network's share, and its
