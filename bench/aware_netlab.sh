@@ -5,7 +5,7 @@
 # wsp-bench coll runs bcast and reduce with the map attached (WSP_NETMAP):
 # the aware tree beside wirespeed's binomial tree, auto and the MPI's own
 # call, side by side in one job. Prints the time per call and the ratios
-# (python/wsp_aware_table.py --netlab). Needs root; the lab is removed again
+# (python/wsp_report aware). Needs root; the lab is removed again
 # on exit.
 #   bench/aware_netlab.sh [outdir] [hosts] [rate]   (defaults: results 8 100mbit)
 # Environment: WSP_COLLS (bcast,reduce), WSP_SIZES (4K,16K,64K,256K,1M,4M),
@@ -37,4 +37,4 @@ wsp_netmap_args "$mpi" "$map"
   "$root/build/$mpi/tools/wsp-bench" coll --colls "${WSP_COLLS:-bcast,reduce}" \
   --sizes "${WSP_SIZES:-4K,16K,64K,256K,1M,4M}" --algs "${WSP_ALGS:-binomial,aware,auto,mpi}" \
   --reps "${WSP_REPS:-5}" --label "$label" --json "$json" </dev/null || [ $? = 124 ]
-python3 "$root/python/wsp_aware_table.py" "$json" --labels "$label" --link-mbit "${rate%mbit}"
+python3 "$root/python/wsp_report" aware "$json" --labels "$label" --link-mbit "${rate%mbit}"

@@ -6,7 +6,7 @@
 # and scatter with the map attached (WSP_NETMAP): the aware trees beside
 # wirespeed's binomial tree, auto, and the simulated MPI's own collective
 # under SMPI's Open MPI selector and its MPICH selector. Prints the time
-# table and the aware/binomial ratios (python/wsp_aware_table.py).
+# table and the aware/binomial ratios (python/wsp_report aware).
 #   bench/aware_simgrid.sh [outdir] [p]
 # p is a multiple of 8 (racks of p/8 hosts). Environment: WSP_SIZES
 # (bcast/reduce: whole messages; default 8,64,512,4K,32K,256K), WSP_BLOCKS
@@ -95,4 +95,4 @@ for kind in "${platforms[@]}"; do
     done
   done
 done
-python3 "$root/python/wsp_aware_table.py" "$json" --p "$p"
+python3 "$root/python/wsp_report" aware "$json" --p "$p"

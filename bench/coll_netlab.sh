@@ -55,5 +55,5 @@ for m in $mpis; do
     --label "$label" --json "$json" || [ $? = 124 ]
 done
 mbit=${rate%mbit}
-/usr/bin/python3 "$root/python/wsp_table.py" "$json" --link-mbit "$mbit" \
+/usr/bin/python3 "$root/python/wsp_report" table "$json" --link-mbit "$mbit" \
   --labels "$labels"

@@ -51,5 +51,5 @@ smpirun -np "$p" -platform "$plat" -hostfile "$hosts" "${cfg[@]}" \
   "$root/build/simgrid/tools/wsp-bench" coll --colls "${WSP_COLLS:-bcast,reduce,allreduce,gather,scatter,allgather,alltoall}" \
   --sizes "${WSP_SIZES:-8,512,32K,1M,16M}" --iters 2 --reps 1 --warmup 1 \
   --label "$label" --json "$out/coll-simgrid.json"
-/usr/bin/python3 "$root/python/wsp_table.py" "$out/coll-simgrid.json" --labels "$label" --metric time
-/usr/bin/python3 "$root/python/wsp_table.py" "$out/coll-simgrid.json" --labels "$label" --auto-summary
+/usr/bin/python3 "$root/python/wsp_report" table "$out/coll-simgrid.json" --labels "$label" --metric time
+/usr/bin/python3 "$root/python/wsp_report" table "$out/coll-simgrid.json" --labels "$label" --auto-summary

@@ -8,15 +8,20 @@ allreduce: time per call through the package (wirespeed), ctypes alone, mpi4py, 
 per second per rank with Python handlers against C handlers (wsp-bench shuffle). Only the rows
 whose label ends with STAMP when it is given (one run of the script).
 """
-import json
+import os
 import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "python"))
+from wsp_report import jsonl  # noqa: E402
 
 
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     stamp = sys.argv[2] if len(sys.argv) > 2 else ""
-    rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+    rows = jsonl.load([sys.argv[1]], prog="python_layer_summary")
     rows = [r for r in rows if r.get("label", "").endswith(stamp)]
     c_coll = {}
     c_shuffle = {}

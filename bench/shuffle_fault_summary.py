@@ -10,23 +10,20 @@ rate first comes down to within 15% of the goodput the new link delivers.
 
 usage: shuffle_fault_summary.py FILE.json [--labels L ...] [--at S]"""
 import argparse
-import json
+import os
 import sys
 
 from collections import defaultdict
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "python"))
+from wsp_report import jsonl  # noqa: E402
+
 
 def load(path):
-    recs = []
-    with open(path) as f:
-        for line in f:
-            line = line.strip()
-            if line:
-                try:
-                    recs.append(json.loads(line))
-                except ValueError:
-                    pass
-    return recs
+    # A rank killed by the fault may leave its last line cut short.
+    return jsonl.load([path], prog="shuffle_fault_summary", skip_bad=True)
 
 
 def follow_time(pace, goodput, t_change, margin=1.15):

@@ -72,4 +72,4 @@ for m in $mpis; do
     --label "$label" --json "$json" ${WSP_BENCH_ARGS:-} || [ $? = 124 ]
 done
 echo "# load after the run: $(uptime)"
-echo "# JSON lines appended to $json; plot: /usr/bin/python3 $root/python/wsp_plot.py $json --out shuffle.png"
+echo "# JSON lines appended to $json; plot: /usr/bin/python3 $root/python/wsp_report shuffle $json --out shuffle.png"

@@ -24,7 +24,7 @@ KNEE_TOLERANCE = 1.05
 sys.dont_write_bytecode = True      # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "python"))
-import wsp_table  # noqa: E402
+from wsp_report import jsonl  # noqa: E402
 
 
 def rate(text):
@@ -55,8 +55,8 @@ def short(label, labels):
 
 
 def load(path, labels):
-    """The rows of the given labels (python/wsp_table.py reads the file)."""
-    return [r for r in wsp_table.load([path]) if r.get("label") in labels]
+    """The wsp-bench coll rows of the given labels."""
+    return [r for r in jsonl.load([path], "coll", prog="sites_knee") if r.get("label") in labels]
 
 
 def main(argv=None):

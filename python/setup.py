@@ -12,8 +12,8 @@ itself. Where it comes from is chosen by WIRESPEED_BUILD:
 WIRESPEED_LIBRARY=/path/libwirespeed.so skips both and uses that file. A built library is copied
 into the package (wirespeed/lib/); an installed one is used where it is, and its path is written
 into wirespeed/_build.py with the MPI it was built for. The repository's netlab package and
-report scripts are copied in as wirespeed._netlab and wirespeed._report, so that wirespeed-lab
-and wirespeed-report run from the installed package.
+report package (python/wsp_report) are copied in as wirespeed._netlab and wirespeed._report, so
+that wirespeed-lab and wirespeed-report run from the installed package.
 """
 import os
 import shutil
@@ -26,8 +26,6 @@ from setuptools.dist import Distribution
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-# The report scripts the commands run (python/ is also where wsp-bench --plot finds them).
-REPORT_SCRIPTS = ["wsp_plot.py", "wsp_table.py", "wsp_netmap_plot.py", "wsp_aware_table.py"]
 
 
 class BuildError(Exception):
@@ -118,13 +116,7 @@ class BuildPy(build_py):
         except BuildError as e:
             sys.exit(f"error: wirespeed: {e}")
         self.copy_tree_py(os.path.join(REPO, "lab", "netlab"), os.path.join(pkg, "_netlab"))
-        report = os.path.join(pkg, "_report")
-        os.makedirs(report, exist_ok=True)
-        open(os.path.join(report, "__init__.py"), "w").close()
-        for name in REPORT_SCRIPTS:
-            src = os.path.join(HERE, name)
-            if os.path.exists(src):
-                shutil.copyfile(src, os.path.join(report, name))
+        self.copy_tree_py(os.path.join(HERE, "wsp_report"), os.path.join(pkg, "_report"))
 
     def add_library(self, pkg):
         how = os.environ.get("WIRESPEED_BUILD", "auto")

@@ -151,7 +151,7 @@ lab_down
 trap - EXIT
 echo
 plot_rc=0
-/usr/bin/python3 "$root/python/wsp_plot.py" "$shuffle_json" --bench shuffle --out "$png" \
+/usr/bin/python3 "$root/python/wsp_report" shuffle "$shuffle_json" --out "$png" \
   --title "shuffle, netlab $hosts hosts x $rate: wirespeed (adaptive) vs synchronous rounds (s1)" \
   || { plot_rc=$?; echo "demo: the plot failed (exit $plot_rc)" >&2; }
 

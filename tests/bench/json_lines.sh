@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A wsp-bench run's JSON lines, read back as their consumers read them: every
 # record has the fields all subcommands share, and (for coll) the report
-# script python/wsp_table.py turns them into its table.
+# package python/wsp_report turns them into its table.
 #   json_lines.sh PYTHON SOURCE_DIR JSON_FILE SUBCOMMAND COMMAND [ARGS...]
 # COMMAND must write its JSON lines to JSON_FILE (removed first).
 set -euo pipefail
@@ -22,8 +22,8 @@ for n, r in enumerate(rows, 1):
 print(f"ok: {len(rows)} {sub} records with the common fields")
 PY
 if [ "$sub" = coll ]; then
-  table=$("$py" "$src/python/wsp_table.py" "$json")
+  table=$("$py" "$src/python/wsp_report" table "$json")
   printf '%s\n' "$table"
   printf '%s\n' "$table" | grep -Eq '^\| 4K \| [0-9]' ||
-    { echo "FAIL: python/wsp_table.py made no 4K row"; exit 1; }
+    { echo "FAIL: python/wsp_report table made no 4K row"; exit 1; }
 fi

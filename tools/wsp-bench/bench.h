@@ -91,7 +91,7 @@ json_t *wsp_bench_json_doubles(const double *v, size_t n);
 const char *wsp_bench_mpi_version(void);
 
 /* ---- after MPI_Finalize ---- */
-/* Runs what `post` holds (the plot through python/wsp_plot.py) and removes
+/* Runs what `post` holds (the plot through python/wsp_report) and removes
  * its private JSON file; returns an exit code (0 when there was nothing). */
 int wsp_bench_post_run(wsp_bench_post_t *post);
 

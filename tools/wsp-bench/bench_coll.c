@@ -412,8 +412,8 @@ static int parse(coll_opts_t *o, int argc, char **argv, int rank, int size) {
       WSP_BENCH_OPT_LABEL(o->io),
       WSP_BENCH_OPT_PLOT(o->io,
                          "after the run, draw busbw per algorithm with "
-                         "python/wsp_plot.py (rank 0; needs Python 3 with "
-                         "matplotlib; WSP_PLOT_SCRIPT overrides the script's path)"),
+                         "python/wsp_report (rank 0; needs Python 3 with "
+                         "matplotlib; WSP_PLOT_SCRIPT overrides its directory)"),
       WSP_BENCH_OPT_QUIET(o->io, "no table"),
       WSP_BENCH_OPT_END};
   const wsp_opt_cmd_t cmd = {"usage: mpirun -np N wsp-bench coll [options]\n", table,

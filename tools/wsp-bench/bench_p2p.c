@@ -92,7 +92,7 @@ static int parse(p2p_opts_t *o, int argc, char **argv, int rank) {
        "0", 0, 3600, NULL, NULL},
       WSP_BENCH_OPT_JSON(o->io, "append one JSON line per measurement"),
       WSP_BENCH_OPT_LABEL(o->io),
-      WSP_BENCH_OPT_PLOT(o->io, "draw rate against size (python/wsp_plot.py)"),
+      WSP_BENCH_OPT_PLOT(o->io, "draw rate against size (python/wsp_report)"),
       WSP_BENCH_OPT_QUIET(o->io, "no table"),
       WSP_BENCH_OPT_END};
   const wsp_opt_cmd_t cmd = {

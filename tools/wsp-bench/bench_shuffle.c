@@ -163,7 +163,7 @@ static int parse(shuffle_opts_t *o, int argc, char **argv, int rank) {
       WSP_BENCH_OPT_LABEL(o->io),
       WSP_BENCH_OPT_PLOT(o->io,
                          "after the run, draw goodput over time per strategy with "
-                         "python/wsp_plot.py (matplotlib)"),
+                         "python/wsp_report (matplotlib)"),
       WSP_BENCH_OPT_QUIET(o->io, "summary only"),
       WSP_BENCH_OPT_END};
   const wsp_opt_cmd_t cmd = {"usage: mpirun -np N wsp-bench shuffle [options]\n",

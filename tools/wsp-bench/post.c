@@ -1,6 +1,6 @@
 /*
  * The step after MPI_Finalize that any subcommand may ask for: draw the
- * run's JSON lines with python/wsp_plot.py (rank 0 only).
+ * run's JSON lines with python/wsp_report's plot (rank 0 only).
  */
 #include <stdio.h>
 
@@ -9,17 +9,18 @@
 
 int wsp_bench_post_run(wsp_bench_post_t *post) {
   if (post->plot_png == NULL) return 0;
-  const char *script = wsp_script_path("wsp_plot.py", "WSP_PLOT_SCRIPT");
+  const char *script = wsp_script_path("wsp_report", "WSP_PLOT_SCRIPT");
   if (script == NULL) {
     fprintf(stderr,
-            "error: --plot: python/wsp_plot.py not found (set WSP_PLOT_SCRIPT "
-            "to its path); the data is in %s\n",
+            "error: --plot: python/wsp_report not found (set WSP_PLOT_SCRIPT "
+            "to its directory); the data is in %s\n",
             post->json_tmp);
     return 1; /* the JSON is kept for the user */
   }
   const char *py = wsp_script_python();
-  char *argv[] = {(char *)py, (char *)script, post->json_tmp, "--out",
-                  (char *)post->plot_png, "--title", post->title, NULL};
+  char *argv[] = {(char *)py,      (char *)script,          "plot",  post->json_tmp,
+                  "--out",         (char *)post->plot_png, "--title", post->title,
+                  NULL};
   int rc = wsp_script_run("--plot", argv);
   if (rc == 0)
     printf("# plot: %s\n", post->plot_png);

@@ -48,7 +48,7 @@ static int parse(int argc, char **argv, int rank, probe_opts_t *o) {
       {"--no-eager", WSP_OPT_FLAG, &o->no_eager, NULL,
        "do not search for the eager/rendezvous switch", NULL, 0, 0, NULL, NULL},
       {"--plot", WSP_OPT_STRING, &o->plot, "PNG",
-       "draw heat maps of latency and bandwidth (python/wsp_netmap_plot.py; Python 3 with "
+       "draw heat maps of latency and bandwidth (python/wsp_report netmap; Python 3 with "
        "matplotlib)",
        NULL, 0, 0, NULL, NULL},
       {"--quiet", WSP_OPT_FLAG, &o->quiet, NULL, "print nothing but errors", NULL, 0, 0, NULL,
@@ -215,14 +215,13 @@ int main(int argc, char **argv) {
   fflush(stdout);
   MPI_Finalize();
   if (rank == 0 && !anybad && o.plot) {
-    const char *script = wsp_script_path("wsp_netmap_plot.py", NULL);
+    const char *script = wsp_script_path("wsp_report", NULL);
     if (script == NULL) {
-      fprintf(stderr, "error: --plot: python/wsp_netmap_plot.py not found; the map is in %s\n",
-              o.out);
+      fprintf(stderr, "error: --plot: python/wsp_report not found; the map is in %s\n", o.out);
       return 1;
     }
-    char *pargv[] = {(char *)wsp_script_python(), (char *)script, (char *)o.out, "--out",
-                     (char *)o.plot, NULL};
+    char *pargv[] = {(char *)wsp_script_python(), (char *)script, "netmap", (char *)o.out,
+                     "--out", (char *)o.plot, NULL};
     if (wsp_script_run("--plot", pargv) != 0) return 1;
   }
   return anybad;

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Plot `wsp-bench coll` or `wsp-bench shuffle` JSON lines.
 
 coll: busbw against message size.
@@ -11,8 +10,8 @@ collective ("mpi") and wirespeed's "auto" are drawn bold; rows whose result
 check failed are marked with a red x. Several rows for the same point (from
 several files or runs) are reduced to their median.
 
-    /usr/bin/python3 python/wsp_plot.py results.json --out coll.png
-    /usr/bin/python3 python/wsp_plot.py a.json b.json --out c.png --link-gbps 1
+    /usr/bin/python3 python/wsp_report coll results.json --out coll.png
+    /usr/bin/python3 python/wsp_report coll a.json b.json --out c.png --link-gbps 1
 
 shuffle: goodput over time, one line per strategy (the mean over hosts of
 the response payload each host received per second from other hosts), with
@@ -26,31 +25,15 @@ pyenv or a virtualenv may lack it: use /usr/bin/python3).
 """
 import argparse
 import collections
-import json
 import math
 import statistics
 import sys
 
+from . import jsonl
+
 
 def load(paths, bench="coll"):
-    rows = []
-    for path in paths:
-        try:
-            f = open(path)
-        except OSError as e:
-            sys.exit(f"wsp_plot: {e}")
-        with f:
-            for n, line in enumerate(f, 1):
-                line = line.strip()
-                if not line:
-                    continue
-                try:
-                    r = json.loads(line)
-                except json.JSONDecodeError as e:
-                    sys.exit(f"wsp_plot: {path}:{n}: not JSON: {e}")
-                if isinstance(r, dict) and r.get("bench") == bench:
-                    rows.append(r)
-    return rows
+    return jsonl.load(paths, bench, prog="wirespeed-report plot")
 
 
 def fmt_size(b, _pos=None):
@@ -77,8 +60,8 @@ def save(fig, axes, n, nrows, ncols, a):
     try:
         fig.savefig(a.out, dpi=110)
     except OSError as e:
-        sys.exit(f"wsp_plot: cannot write {a.out}: {e}")
-    print(f"wsp_plot: wrote {a.out} ({n} subplot{'s' if n != 1 else ''})")
+        sys.exit(f"wirespeed-report: cannot write {a.out}: {e}")
+    print(f"wirespeed-report: wrote {a.out} ({n} subplot{'s' if n != 1 else ''})")
 
 
 def plot_shuffle(rows, a, plt):
@@ -91,7 +74,7 @@ def plot_shuffle(rows, a, plt):
         groups.setdefault(key, collections.OrderedDict()).setdefault(
             r["strategy"], []).append(r)
     if not groups:
-        sys.exit("wsp_plot: no per-second shuffle rows in the input")
+        sys.exit("wirespeed-report: no per-second shuffle rows in the input")
     keys = sorted(groups)
     n = len(keys)
     ncols = 1 if n == 1 else 2
@@ -193,7 +176,7 @@ COLL_ORDER = ["bcast", "reduce", "allreduce", "gather", "scatter",
               "allgather", "alltoall"]
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("json", nargs="+", help="files written by wsp-bench coll --json")
@@ -207,7 +190,7 @@ def main():
     ap.add_argument("--logy", action="store_true", help="logarithmic busbw axis")
     ap.add_argument("--bench", choices=["auto", "coll", "shuffle", "p2p"], default="auto",
                     help="which rows to draw (default: coll if any, else shuffle, else p2p)")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
 
     try:
         import matplotlib
@@ -215,7 +198,7 @@ def main():
         import matplotlib.pyplot as plt
         from matplotlib.ticker import FuncFormatter
     except ImportError:
-        sys.exit(f"wsp_plot: matplotlib is not available to {sys.executable}; install "
+        sys.exit(f"wirespeed-report: matplotlib is not available to {sys.executable}; install "
                  "it (Debian/Ubuntu: apt install python3-matplotlib) and run this "
                  "script with /usr/bin/python3")
 
@@ -233,7 +216,7 @@ def main():
             if (not colls or r.get("coll") in colls)
             and (not labels or r.get("label", "") in labels)]
     if not rows:
-        sys.exit("wsp_plot: no wsp-bench coll rows in the input (after --colls/--labels)")
+        sys.exit("wirespeed-report: no wsp-bench coll rows in the input (after --colls/--labels)")
 
     # (coll, p, label) -> alg -> bytes -> [busbw], plus failed checks.
     groups = collections.OrderedDict()
@@ -286,6 +269,3 @@ def main():
         ax.legend(fontsize="small")
     save(fig, axes, n, nrows, ncols, a)
 
-
-if __name__ == "__main__":
-    main()

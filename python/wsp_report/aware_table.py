@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Tables of the trees built from a network map (bench/aware_simgrid.sh,
 bench/aware_netlab.sh).
 
@@ -15,28 +14,26 @@ reduce, one rank's block for gather and scatter) and the worst one anywhere.
   collective; --link-mbit adds aware's and the MPI's busbw over that rate.
 Ratios only ever compare rows of one run.
 
-    python3 python/wsp_aware_table.py results/aware-simgrid.json --p 64
-    python3 python/wsp_aware_table.py results/aware-netlab.json --labels L --link-mbit 100
+    python3 python/wsp_report aware results/aware-simgrid.json --p 64
+    python3 python/wsp_report aware results/aware-netlab.json --labels L --link-mbit 100
 """
 import argparse
 import collections
-import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from wsp_table import fmt_size, load  # noqa: E402
+from .table import fmt_size, load
 
 SMALL = 64 * 1024
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("json", nargs="+")
     ap.add_argument("--p", type=int, help="only rows of p ranks")
     ap.add_argument("--labels", help="comma-separated labels, each a platform")
     ap.add_argument("--link-mbit", type=float, help="with --labels: busbw over this rate")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     labels = args.labels.split(",") if args.labels else None
     t = collections.defaultdict(dict)  # (platform, coll, per-edge size) -> column -> s
     bus = {}  # (platform, coll, size, column) -> busbw GB/s
@@ -59,7 +56,7 @@ def main():
         t[(plat, r["coll"], edge)][col] = r["time_s"]
         bus[(plat, r["coll"], edge, col)] = r["busbw_GBps"]
     if not t:
-        sys.exit("wsp_aware_table: no matching rows")
+        sys.exit("wirespeed-report aware: no matching rows")
     cols = ["binomial", "aware", "auto"] + (["mpi"] if labels else ["mpi-ompi", "mpi-mpich"])
     # Other algorithms the run was given (chain, for paths), after binomial.
     seen = {c for row in t.values() for c in row}
@@ -107,6 +104,3 @@ def main():
         print(f"| {plat} | {mean:.3f} | {worst[1]:.3f} ({worst[3]} {fmt_size(worst[4])}) | "
               f"{amean:.3f} | {aworst[2]:.3f} ({aworst[3]} {fmt_size(aworst[4])}) |")
 
-
-if __name__ == "__main__":
-    main()

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Markdown tables from `wsp-bench coll` JSON lines.
 
 For each (label, collective) a table with one row per size and one column
@@ -7,31 +6,20 @@ in GB/s, and the ratio to the plain MPI collective ("mpi" row of the same
 run) in a second table. Rows from different labels (e.g. an Open MPI and an
 MPICH run) are never mixed in one ratio: ratios come from one run.
 
-    python3 python/wsp_table.py results/coll-netlab.json --link-mbit 100
-    python3 python/wsp_table.py f.json --metric time --colls allreduce,bcast
-    python3 python/wsp_table.py f.json --auto-summary   (how often auto was fastest)
+    python3 python/wsp_report table results/coll-netlab.json --link-mbit 100
+    python3 python/wsp_report table f.json --metric time --colls allreduce,bcast
+    python3 python/wsp_report table f.json --auto-summary   (how often auto was fastest)
 """
 import argparse
 import collections
-import json
 import sys
+
+from . import jsonl
 
 
 def load(paths):
-    rows = []
-    for p in paths:
-        with open(p) as f:
-            for n, line in enumerate(f, 1):
-                line = line.strip()
-                if not line:
-                    continue
-                try:
-                    r = json.loads(line)
-                except json.JSONDecodeError as e:
-                    sys.exit(f"{p}:{n}: not JSON: {e}")
-                if r.get("bench") == "coll":
-                    rows.append(r)
-    return rows
+    """The wsp-bench coll records of the files."""
+    return jsonl.load(paths, "coll", prog="wirespeed-report table")
 
 
 def fmt_size(b):
@@ -41,7 +29,7 @@ def fmt_size(b):
     return str(b)
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("json", nargs="+", help="JSON lines written by wsp-bench coll --json")
@@ -53,7 +41,7 @@ def main():
     ap.add_argument("--auto-summary", action="store_true",
                     help="per label and collective: how often auto ran the fastest "
                          "algorithm, and its worst time / fastest time")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     rows = load(a.json)
     if not rows:
         sys.exit("no wsp-bench coll rows in the input")
@@ -125,6 +113,3 @@ def main():
                 out.append(v)
             print(f"| {fmt_size(s)} | " + " | ".join(out) + " |")
 
-
-if __name__ == "__main__":
-    main()

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Heat maps of a wirespeed network map (the JSON file wsp-probe writes).
 
 Two panels over the nodes: one-way latency (microseconds) and bandwidth
@@ -6,7 +5,7 @@ Two panels over the nodes: one-way latency (microseconds) and bandwidth
 the diagonal and each node's own pair on it (blank where a node holds one
 rank). Lines mark the borders of the groups the probe found.
 
-    /usr/bin/python3 python/wsp_netmap_plot.py netmap.json --out netmap.png
+    /usr/bin/python3 python/wsp_report netmap netmap.json --out netmap.png
 
 Needs matplotlib (Debian: apt install python3-matplotlib).
 """
@@ -42,9 +41,9 @@ def main(argv=None):
         with open(args.map) as f:
             doc = json.load(f)
     except (OSError, ValueError) as e:
-        sys.exit(f"wsp_netmap_plot: {args.map}: {e}")
+        sys.exit(f"wirespeed-report netmap: {args.map}: {e}")
     if doc.get("format") != "wirespeed-netmap":
-        sys.exit(f"wsp_netmap_plot: {args.map} is not a wirespeed network map")
+        sys.exit(f"wirespeed-report netmap: {args.map} is not a wirespeed network map")
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -71,8 +70,5 @@ def main(argv=None):
                  f"{eager['inter_node']} B between nodes")
     fig.tight_layout()
     fig.savefig(args.out, dpi=100)
-    print(f"wsp_netmap_plot: wrote {args.out}")
+    print(f"wirespeed-report netmap: wrote {args.out}")
 
-
-if __name__ == "__main__":
-    main()
