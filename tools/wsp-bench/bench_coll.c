@@ -351,8 +351,7 @@ static int parse(coll_opts_t *o, int argc, char **argv, int rank, int size) {
       {"--colls", WSP_OPT_CHOICE_LIST, &o->colls, "LIST",
        "comma-separated, among bcast, reduce, allreduce, gather, scatter, "
        "allgather, alltoall",
-       "all", 0, 0,
-       coll_names, NULL},
+       "all", 0, 0, coll_names, NULL},
       {"--sizes", WSP_OPT_SIZE_LIST, &o->sizes, "LIST",
        "message sizes S in bytes, at most 1G, as in nccl-tests: the whole message "
        "for bcast/reduce/allreduce, the p-block buffer for gather/scatter/"
@@ -367,8 +366,7 @@ static int parse(coll_opts_t *o, int argc, char **argv, int rank, int size) {
        "for that collective",
        "every table algorithm, mpi and auto", 0, 0, NULL, NULL},
       {"--iters", WSP_OPT_INT, &o->iters, "N", "timed calls per repetition",
-       "as many as make the timed calls of a row take --max-time", 1, MAX_ITERS, NULL,
-       NULL},
+       "as many as make the timed calls of a row take --max-time", 1, MAX_ITERS, NULL, NULL},
       {"--max-time", WSP_OPT_DOUBLE, &o->max_time, "SEC",
        "seconds of timed calls per row, all repetitions together, when --iters is "
        "not given; at least one call per repetition",
@@ -377,12 +375,12 @@ static int parse(coll_opts_t *o, int argc, char **argv, int rank, int size) {
        "untimed calls per algorithm and row before the repetitions, after one "
        "checked call and the calls that time one",
        "min(iters, 5)", 0, MAX_ITERS, NULL, NULL},
-      {"--reps", WSP_OPT_INT, &o->reps, "N", "repetitions; the median is reported", "5",
-       1, 1000, NULL, NULL},
-      {"--root", WSP_OPT_INT, &o->root, "R", "root of bcast/reduce/gather/scatter",
-       "0", 0, size - 1, NULL, NULL},
-      {"--dtype", WSP_OPT_CHOICE, &o->is_int, "T",
-       "double or int; reductions use MPI_SUM", "double", 0, 0, dtype_names, NULL},
+      {"--reps", WSP_OPT_INT, &o->reps, "N", "repetitions; the median is reported", "5", 1, 1000,
+       NULL, NULL},
+      {"--root", WSP_OPT_INT, &o->root, "R", "root of bcast/reduce/gather/scatter", "0", 0,
+       size - 1, NULL, NULL},
+      {"--dtype", WSP_OPT_CHOICE, &o->is_int, "T", "double or int; reductions use MPI_SUM",
+       "double", 0, 0, dtype_names, NULL},
       {"--sync", WSP_OPT_CHOICE, &o->sync, "HOW",
        "how a repetition starts: barrier (each rank's clock starts as it "
        "leaves a barrier; back-to-back calls, as nccl-tests) or window (all "
@@ -410,10 +408,9 @@ static int parse(coll_opts_t *o, int argc, char **argv, int rank, int size) {
        "1G", 0, 0, NULL, NULL},
       WSP_BENCH_OPT_JSON(o->io, "append one JSON line per row"),
       WSP_BENCH_OPT_LABEL(o->io),
-      WSP_BENCH_OPT_PLOT(o->io,
-                         "after the run, draw busbw per algorithm with "
-                         "python/wsp_report (rank 0; needs Python 3 with "
-                         "matplotlib; WSP_PLOT_SCRIPT overrides its directory)"),
+      WSP_BENCH_OPT_PLOT(o->io, "after the run, draw busbw per algorithm with "
+                                "python/wsp_report (rank 0; needs Python 3 with "
+                                "matplotlib; WSP_PLOT_SCRIPT overrides its directory)"),
       WSP_BENCH_OPT_QUIET(o->io, "no table"),
       WSP_BENCH_OPT_END};
   const wsp_opt_cmd_t cmd = {"usage: mpirun -np N wsp-bench coll [options]\n", table,

@@ -18,9 +18,9 @@ int wsp_bench_post_run(wsp_bench_post_t *post) {
     return 1; /* the JSON is kept for the user */
   }
   const char *py = wsp_script_python();
-  char *argv[] = {(char *)py,      (char *)script,          "plot",  post->json_tmp,
-                  "--out",         (char *)post->plot_png, "--title", post->title,
-                  NULL};
+  char *argv[] = {(char *)py,     (char *)script, "plot",
+                  post->json_tmp, "--out",        (char *)post->plot_png,
+                  "--title",      post->title,    NULL};
   int rc = wsp_script_run("--plot", argv);
   if (rc == 0)
     printf("# plot: %s\n", post->plot_png);

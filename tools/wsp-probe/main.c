@@ -31,18 +31,18 @@ static int parse(int argc, char **argv, int rank, probe_opts_t *o) {
   snprintf(reps_def, sizeof reps_def, "%d", d.reps);
   wsp_fmt_size(d.stream_bytes, stream_def, sizeof stream_def);
   const wsp_opt_t opts[] = {
-      {"--out", WSP_OPT_STRING, &o->out, "FILE", "where to write the map (JSON)", "netmap.json",
-       0, 0, NULL, NULL},
+      {"--out", WSP_OPT_STRING, &o->out, "FILE", "where to write the map (JSON)", "netmap.json", 0,
+       0, NULL, NULL},
       {"--reps", WSP_OPT_INT, &o->reps, "N",
        "passes over every pair of nodes (latency: the smallest round trip; bandwidth: the "
        "median stream)",
        reps_def, 1, 1000, NULL, NULL},
       {"--stream-bytes", WSP_OPT_SIZE, &o->stream, "SIZE",
-       "bytes of one bandwidth stream (8 messages back to back)", stream_def, 64, 256 << 20,
-       NULL, NULL},
+       "bytes of one bandwidth stream (8 messages back to back)", stream_def, 64, 256 << 20, NULL,
+       NULL},
       {"--budget-seconds", WSP_OPT_DOUBLE, &o->budget_seconds, "S",
-       "stop passing once another pass would take the probe past S seconds (0: no budget)",
-       "0", 0, 1e9, NULL, NULL},
+       "stop passing once another pass would take the probe past S seconds (0: no budget)", "0", 0,
+       1e9, NULL, NULL},
       {"--budget-bytes", WSP_OPT_SIZE, &o->budget_bytes, "SIZE",
        "... or past SIZE bytes sent by one rank (0: no budget)", "0", 0, 0, NULL, NULL},
       {"--no-eager", WSP_OPT_FLAG, &o->no_eager, NULL,
@@ -220,8 +220,13 @@ int main(int argc, char **argv) {
       fprintf(stderr, "error: --plot: python/wsp_report not found; the map is in %s\n", o.out);
       return 1;
     }
-    char *pargv[] = {(char *)wsp_script_python(), (char *)script, "netmap", (char *)o.out,
-                     "--out", (char *)o.plot, NULL};
+    char *pargv[] = {(char *)wsp_script_python(),
+                     (char *)script,
+                     "netmap",
+                     (char *)o.out,
+                     "--out",
+                     (char *)o.plot,
+                     NULL};
     if (wsp_script_run("--plot", pargv) != 0) return 1;
   }
   return anybad;
