@@ -55,8 +55,7 @@ int wsp__config_check(const wsp_config_t *c) {
                      "wsp_comm_create: cfg->log_level = %d is not a "
                      "wsp_log_level_t",
                      (int)c->log_level);
-  if (c->sparse_alg != WSP_SPARSE_AUTO &&
-      ((int)c->sparse_alg < 0 || c->sparse_alg >= WSP_SPARSE_ALG_COUNT))
+  if ((int)c->sparse_alg < WSP_SPARSE_AUTO || c->sparse_alg >= WSP_SPARSE_ALG_COUNT)
     return wsp__fail(NULL, WSP_ERR_ARG,
                      "wsp_comm_create: cfg->sparse_alg = %d is not a "
                      "wsp_sparse_alg_t",

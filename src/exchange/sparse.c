@@ -346,7 +346,7 @@ int wsp_sparse_exchange_alg(wsp_comm_t *comm, wsp_sparse_alg_t alg,
    * comm and alg, so every rank fails here alike. */
   if (comm == NULL)
     return wsp__fail(NULL, WSP_ERR_ARG, "wsp_sparse_exchange: comm is NULL");
-  if (alg != WSP_SPARSE_AUTO && ((int)alg < 0 || alg >= WSP_SPARSE_ALG_COUNT))
+  if ((int)alg < WSP_SPARSE_AUTO || alg >= WSP_SPARSE_ALG_COUNT)
     return wsp__fail(comm, WSP_ERR_ARG,
                      "wsp_sparse_exchange: alg = %d is not a wsp_sparse_alg_t",
                      (int)alg);

@@ -29,7 +29,8 @@ typedef struct wsp__sparse_stats {
 #define WSP__AUTO_NCAND WSP_SPARSE_ALG_COUNT
 #define WSP__AUTO_FULL_REPS 3
 #define WSP__AUTO_PLAN_MAX (WSP__AUTO_FULL_REPS * WSP__AUTO_NCAND + 1)
-_Static_assert(WSP_SPARSE_AUTO < 0, "auto is no row of the table; the candidates are 0..count-1");
+_Static_assert(WSP_SPARSE_AUTO == -1,
+               "auto is -1, just below the rows 0..count-1: the range checks rely on it");
 _Static_assert(WSP__AUTO_FULL_REPS >= 2, "a later exploration runs each candidate twice");
 
 /* The state of the sparse `auto` chooser (sparse_auto.c). Identical on every

@@ -206,8 +206,10 @@ void wsp__hs_lane_event(wsp__stripe_t *st, wsp__pair_t *pr, int li) {
     wsp__hs_send(st, pr, li, &f, l->nc, WSP__HS_HELLO);
     return;
   }
-  const size_t want =
-      l->hs == WSP__HS_HELLO ? WSP__FRAME_HDR + WSP__CHALLENGE + WSP__MAC : WSP__FRAME_HDR;
+  /* The answer the listener owes: a CHAL after our HELLO, an ACK after our
+   * PROOF, exactly as their makers make them, payload included. */
+  const wsp__frame_t expect = l->hs == WSP__HS_HELLO ? wsp__frame_chal(li) : wsp__frame_ack(li);
+  const size_t want = WSP__FRAME_HDR + (size_t)expect.len;
   ssize_t n = recv(l->fd, l->hsbuf + l->hsgot, want - l->hsgot, 0);
   if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
   if (n <= 0) {
@@ -217,9 +219,7 @@ void wsp__hs_lane_event(wsp__stripe_t *st, wsp__pair_t *pr, int li) {
   l->hsgot += (size_t)n;
   if (l->hsgot < want) return;
   wsp__frame_t f;
-  const wsp__frame_t expect = l->hs == WSP__HS_HELLO ? wsp__frame_chal(li) : wsp__frame_ack(li);
-  const int stranger = wsp__frame_decode(l->hsbuf, &f) != 0 || !wsp__frame_equal(&f, &expect) ||
-                       f.len != want - WSP__FRAME_HDR;
+  const int stranger = wsp__frame_decode(l->hsbuf, &f) != 0 || !wsp__frame_equal(&f, &expect);
   if (stranger) {
     wsp__next_address(st, pr, "something that is not a lane's listener answered");
     return;
@@ -388,8 +388,7 @@ static wsp__pair_t *wsp__hello_pair(const wsp__stripe_t *st, const struct wsp__g
                                     const wsp__frame_t *f) {
   const uint64_t rank = wsp__hello_rank(f);
   const uint32_t lane = wsp__frame_lane(f);
-  if (f->type != WSP__F_HELLO || f->len != WSP__CHALLENGE || rank >= (uint64_t)st->comm->size)
-    return NULL;
+  if (f->type != WSP__F_HELLO || rank >= (uint64_t)st->comm->size) return NULL;
   wsp__pair_t *pr = st->pair[(int)rank];
   if (pr == NULL || pr->lower || pr->state != WSP__PAIR_CONNECT || lane >= (uint32_t)pr->nlanes ||
       pr->lane[lane].fd >= 0)

@@ -226,8 +226,8 @@ static inline wsp__frame_t wsp__frame_ack(int lane) {
 }
 /* HELLO, CHAL, PROOF, ACK: the lane the connection is to be. */
 static inline uint32_t wsp__frame_lane(const wsp__frame_t *f) { return f->aux; }
-/* HELLO: the lanes of the pair, and the connector's rank. */
-static inline uint64_t wsp__hello_lanes(const wsp__frame_t *f) { return f->id; }
+/* HELLO: the connector's rank (the pair's lanes it names are checked by
+ * comparing the whole header with wsp__frame_hello's). */
 static inline uint64_t wsp__hello_rank(const wsp__frame_t *f) { return f->off; }
 
 /* CTS: receive rid of `size` bytes with `tag` is posted; seq numbers the
