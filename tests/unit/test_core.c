@@ -151,6 +151,15 @@ static void test_table(void) {
   }
   CHECK(wsp_sparse_alg_info(WSP_SPARSE_ALG_COUNT) == NULL, "past the end");
   CHECK(wsp_sparse_alg_info((wsp_sparse_alg_t)-2) == NULL, "before auto");
+  /* wsp_recvset_free: a status, NULL and an empty (already freed) set accepted. */
+  wsp_recvset_t empty;
+  memset(&empty, 0, sizeof empty);
+  CHECK(wsp_recvset_free(NULL) == WSP_OK && wsp_recvset_free(&empty) == WSP_OK &&
+            wsp_recvset_free(&empty) == WSP_OK,
+        "wsp_recvset_free of NULL and of an empty set");
+  /* The renamed probe configuration: NULL refused naming the argument. */
+  CHECK(wsp_netmap_probe_config_init(NULL) == WSP_ERR_ARG && strstr(wsp_last_error(), "cfg"),
+        "wsp_netmap_probe_config_init(NULL): %s", wsp_last_error());
   wsp_sparse_alg_t x;
   CHECK(wsp_sparse_alg_from_name(NULL, &x) == WSP_ERR_ARG, "NULL name");
   CHECK(wsp_sparse_alg_from_name("nbx", NULL) == WSP_ERR_ARG, "NULL out");

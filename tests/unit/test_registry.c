@@ -96,7 +96,13 @@ int main(void) {
       }
     }
     CHECK(wsp_coll_alg_info((wsp_coll_t)c, t->count) == NULL, "%s: info past the end", t->name);
+    /* auto has a row of its own, for every collective; nothing below it. */
+    const wsp_alg_info_t *au = wsp_coll_alg_info((wsp_coll_t)c, WSP_ALG_AUTO);
+    CHECK(au && strcmp(au->name, "auto") == 0 && au->desc && au->cost, "%s: auto's row", t->name);
+    CHECK(wsp_coll_alg_info((wsp_coll_t)c, WSP_ALG_AUTO - 1) == NULL, "%s: info before auto",
+          t->name);
   }
+  CHECK(wsp_coll_alg_info(WSP_COLL_COUNT, WSP_ALG_AUTO) == NULL, "auto of no collective");
 
   /* Pipelined segments: sqrt(n.alpha / ((stages - 1).per_byte)) rounded
    * down to the alignment, kept within a known eager limit of 4 KiB or
