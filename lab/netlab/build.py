@@ -1,5 +1,5 @@
 """Making and removing a lab: namespaces, veth pairs, bridges, routes and the tc shaping of
-each profile (cluster, twosite, hetero). Every object is recorded in the state file before it
+each profile (cluster, twosite, hetero, cloud). Every object is recorded in the state file before it
 is created; teardown removes exactly what the state file lists."""
 
 import contextlib
@@ -30,7 +30,8 @@ def tbf_args(dev, bps):
 
 
 def flowcap_lines(dev, wan_bps, flow_bps):
-    """tc batch of a WAN direction: htb parent class W; FLOW_BUCKETS x FLOW_BUCKETS leaf
+    """tc batch of a link whose TCP flows are capped (a twosite WAN direction, a cloud host's
+    egress): htb parent class W; FLOW_BUCKETS x FLOW_BUCKETS leaf
     classes with ceil F, picked by a two-level u32 hash: low bits of the TCP source port, then
     low bits of the destination port (so that connections sharing a listening port are told
     apart too). Leaves have a small assured rate so that the parent (W) really bounds the
@@ -141,11 +142,11 @@ class Builder:
         self.st["shaped"].append({"ns": ns, "dev": dev, "kind": "tbf", "rate": bps,
                                   "role": role, "host": host})
 
-    def shape_flowcap(self, ns, dev, wan_bps, flow_bps, role):
+    def shape_flowcap(self, ns, dev, wan_bps, flow_bps, role, host=None):
         tc_batch(ns, flowcap_lines(dev, wan_bps, flow_bps))
         self.st["shaped"].append({"ns": ns, "dev": dev, "kind": "htb-flowcap", "rate": wan_bps,
                                   "flow_cap": flow_bps, "flow_classes": FLOW_BUCKETS ** 2,
-                                  "role": role, "host": None})
+                                  "role": role, "host": host})
 
     def shape_pairs(self, ns, dev, nic_bps, dests, role, host):
         tc_batch(ns, pairs_lines(dev, nic_bps, dests))
@@ -263,7 +264,26 @@ def build_hetero(b):
         b.add_host(i, sw, br, hp, egress=egress)
 
 
-BUILDERS = {"cluster": build_cluster, "twosite": build_twosite, "hetero": build_hetero}
+def build_cloud(b):
+    """A cluster whose every TCP flow leaving a host is capped at F below the NIC rate B (the
+    shape of a cloud outside a placement group: one flow gets F, several together get B). The
+    host's egress is the twosite WAN's per-flow htb with W = B; its ingress is the tbf of every
+    profile."""
+    st = b.st
+    p = st["params"]
+    plan = address_plan("cloud", st["index"], p["hosts"])
+    sw = b.add_ns("sw0")
+    br = b.pre + "br0"
+    b.bridge(sw, br)
+    b.root_port(sw, br, plan["root"])
+    for i, hp in enumerate(plan["hosts"]):
+        def egress(ns, dev, h):
+            b.shape_flowcap(ns, dev, p["rate"], p["flow_cap"], "host-egress", h["name"])
+        b.add_host(i, sw, br, hp, egress=egress)
+
+
+BUILDERS = {"cluster": build_cluster, "twosite": build_twosite, "hetero": build_hetero,
+            "cloud": build_cloud}
 
 
 def teardown(st, scan=False):

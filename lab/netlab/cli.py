@@ -10,6 +10,7 @@ from .build import BUILDERS, Builder, doctor, teardown
 from .fault import SIGNALS, cmd_fault as fault_main
 from .params import DEFAULTS, fmt_rate, merge_params
 from .run import MPIS, run_job, snapshot, write_standin
+from .traffic import CALIBRATE_TESTS
 from .state import (ADDR_BLOCK, NAME_RE, all_states, allocate, check_name, new_state,
                     pick_lab, runtime_dir, save_state, state_lock, state_path)
 from .traffic import calibrate, flow_main
@@ -31,6 +32,8 @@ def print_params(st):
              "tcp_cc=%s" % p.get("tcp_cc", "default")]
     if st["profile"] == "twosite":
         items += ["wan_rate=%s" % fmt_rate(p["wan_rate"]), "flow_cap=%s" % fmt_rate(p["flow_cap"])]
+    if st["profile"] == "cloud":
+        items += ["flow_cap=%s" % fmt_rate(p["flow_cap"])]
     if st["profile"] == "hetero":
         items += ["seed=%d" % p["seed"], "classes=%s" % p["classes"], "weights=%s" % p["weights"]]
     print("  " + " ".join(items))
@@ -168,7 +171,7 @@ def parser(prog="netlab"):
     sub = ap.add_subparsers(dest="cmd", metavar="COMMAND")
 
     up = sub.add_parser("up", help="create a lab", description="Create a lab from a profile "
-                        "(cluster, twosite, hetero) or a JSON spec file. Defaults: " +
+                        "(cluster, twosite, hetero, cloud) or a JSON spec file. Defaults: " +
                         "; ".join("%s: %s" % (k, ", ".join("%s=%s" % kv for kv in v.items()))
                                   for k, v in DEFAULTS.items()))
     up.add_argument("profile", nargs="?", choices=sorted(BUILDERS), help="lab profile")
@@ -179,7 +182,7 @@ def parser(prog="netlab"):
     up.add_argument("--hosts", type=int, help="number of hosts (namespaces)")
     up.add_argument("--rate", help="host NIC rate B, both directions (e.g. 100mbit)")
     up.add_argument("--wan-rate", dest="wan_rate", help="twosite: WAN capacity W")
-    up.add_argument("--flow-cap", dest="flow_cap", help="twosite: per-TCP-flow cap F on the WAN")
+    up.add_argument("--flow-cap", dest="flow_cap", help="twosite: per-TCP-flow cap F on the WAN; cloud: on every host's egress")
     up.add_argument("--seed", type=int, help="hetero: seed of the pair-rate matrix")
     up.add_argument("--classes", help="hetero: rate classes as fractions of B (e.g. 1,0.5,0.1)")
     up.add_argument("--weights", help="hetero: probability weights of the classes")
@@ -250,13 +253,15 @@ def parser(prog="netlab"):
                         description="pair: iperf3 between two hosts (fraction of B); ring: all "
                         "hosts send to their right neighbour at once; a2a: every host sends to "
                         "every other at once (netlab's own TCP flow helper); twosite: one vs k "
-                        "WAN streams (fraction of F). Fractions near 1 mean the lab, not the CPU, "
+                        "WAN streams (fraction of F); cloud: pair is one stream (fraction of F), "
+                        "pairk k streams (fraction of B). Fractions near 1 mean the lab, not the CPU, "
                         "is the limit.")
     ca.add_argument("--name")
     ca.add_argument("--seconds", type=int, default=3, help="measured seconds per test (default "
                     "3, plus 1 s warm-up)")
-    ca.add_argument("--streams", type=int, default=4, help="twosite: k for iperf3 -P k")
-    ca.add_argument("--only", help="comma list of tests: pair,wan1,wank,wanall,ring,a2a")
+    ca.add_argument("--streams", type=int, help="k for iperf3 -P k (default: twosite 4, "
+                    "cloud 8)")
+    ca.add_argument("--only", help="comma list of tests: " + ",".join(CALIBRATE_TESTS))
     ca.add_argument("--json", help="write results to this JSON file")
     ca.set_defaults(func=cmd_calibrate)
 

@@ -5,7 +5,7 @@ Each acts on hosts of one lab (a name, names separated by commas, or "all") and 
 that lab's objects:
 - rate: replaces the tbf of the host's egress (eth0 in its namespace) and ingress (its port
   on the switch) with one at the new rate; the state file records it, so `status` shows it.
-  Only hosts shaped by tbf (the cluster and twosite profiles) can be changed.
+  Only hosts shaped by tbf at both ends (the cluster and twosite profiles) can be changed.
 - down: sets the host's switch port down, so that every packet to and from the host is
   dropped (TCP retransmits, as over a cable pulled and plugged back), and up again after
   --for seconds.

@@ -12,6 +12,7 @@ from .base import EXIT_ENV, EXIT_USAGE, LabError
 DEFAULTS = {
     "cluster": {"hosts": 8, "rate": "100mbit"},
     "twosite": {"hosts": 8, "rate": "100mbit", "wan_rate": "100mbit", "flow_cap": "20mbit"},
+    "cloud": {"hosts": 8, "rate": "100mbit", "flow_cap": "20mbit"},
     "hetero": {"hosts": 8, "rate": "100mbit", "seed": 1,
                "classes": "1,0.5,0.25,0.1", "weights": "0.4,0.3,0.2,0.1"},
 }
@@ -167,5 +168,7 @@ def merge_params(args, environ=None, tcp_cc_check=check_tcp_cc):
         hetero_classes(params)      # refuse bad classes before anything is created
     if profile == "twosite" and params["flow_cap"] > params["wan_rate"]:
         raise LabError("twosite: --flow-cap must not exceed --wan-rate", EXIT_USAGE)
+    if profile == "cloud" and params["flow_cap"] > params["rate"]:
+        raise LabError("cloud: --flow-cap must not exceed --rate", EXIT_USAGE)
     name = getattr(args, "name", None) or spec.get("name")
     return profile, params, name

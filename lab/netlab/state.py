@@ -18,7 +18,7 @@ ADDR_BASE = "10.231"
 NAME_RE = re.compile(r"^[a-z][a-z0-9]{0,7}$")
 # Hosts a profile can address in its /24: .254 (and twosite's .125/.126/.254) belong to the
 # root namespace and the router, twosite's two sites are /25 halves.
-HOST_RANGE = {"cluster": (1, 250), "twosite": (2, 248), "hetero": (2, 250)}
+HOST_RANGE = {"cluster": (1, 250), "twosite": (2, 248), "hetero": (2, 250), "cloud": (2, 250)}
 
 
 def check_name(name):
@@ -49,7 +49,7 @@ def address_plan(profile, index, n):
     """Every address and route of a lab: {"subnet", "root": {ip, plen, routes}, "hosts":
     [{ip, plen, routes, site}], "router" (twosite only)}; routes are [(network, via)].
 
-    cluster, hetero: one /24, hosts .1.., the root namespace .254.
+    cluster, hetero, cloud: one /24, hosts .1.., the root namespace .254.
     twosite: site A = the lower /25 (first half of the hosts, .1..), site B = the upper /25
     (.129..); the router has .126 in A and .254 in B; the root namespace sits in A at .125
     with a route to B through the router, as every host has to the other site."""
@@ -57,7 +57,7 @@ def address_plan(profile, index, n):
         raise LabError("lab index %r is outside 1..254" % index)
     check_hosts(profile, n)
     plan = {"subnet": subnet(index), "hosts": []}
-    if profile in ("cluster", "hetero"):
+    if profile in ("cluster", "hetero", "cloud"):
         plan["root"] = {"ip": addr(index, 254), "plen": 24, "routes": []}
         for i in range(n):
             plan["hosts"].append({"ip": addr(index, 1 + i), "plen": 24, "routes": [],

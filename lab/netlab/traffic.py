@@ -14,7 +14,7 @@ import time
 from .base import EXIT_ENV, EXIT_OK, EXIT_USAGE, LabError, kill_tree, run_cmd
 from .params import fmt_rate
 
-CALIBRATE_TESTS = ("pair", "wan1", "wank", "wanall", "ring", "a2a")
+CALIBRATE_TESTS = ("pair", "pairk", "wan1", "wank", "wanall", "ring", "a2a")
 # The directory that holds the netlab package, and its name there: the flow helper runs as
 # `python3 -m netlab` inside the host namespaces and must find the same package (installed
 # with the Python package, it is wirespeed/_netlab).
@@ -208,7 +208,7 @@ def check_calibrate_args(args):
     """Usage errors of `calibrate`; returns the set of tests asked for (None: all)."""
     if args.seconds < 1:
         raise LabError("--seconds must be at least 1 (got %d)" % args.seconds, EXIT_USAGE)
-    if args.streams < 1:
+    if args.streams is not None and args.streams < 1:
         raise LabError("--streams must be at least 1 (got %d)" % args.streams, EXIT_USAGE)
     if not args.only:
         return None
@@ -262,13 +262,22 @@ def calibrate(st, args):
             add("wan1", "1 stream %s->%s over WAN, fraction of F" % (a[0]["name"], b[0]["name"]),
                 ipf.measure([(a[0]["ns"], b[0]["ip"], 5201, 1)], S), F)
         if want("wank"):
-            k = args.streams
+            k = args.streams or 4
             r = ipf.measure([(a[0]["ns"], b[0]["ip"], 5201, k)], S)
             add("wank", "iperf3 -P %d %s->%s over WAN, fraction of F" % (k, a[0]["name"],
                 b[0]["name"]), r, F, streams=k, fraction_of_W=r[0] / W)
         if want("wanall") and len(a) == len(b):
             r = ipf.measure([(ha["ns"], hb["ip"], 5201, 1) for ha, hb in zip(a, b)], S)
             add("wanall", "%d hosts A->B one stream each, sum / W" % len(a), [sum(r)], W)
+    elif st["profile"] == "cloud":
+        F = st["params"]["flow_cap"]
+        k = args.streams or 8
+        if want("pair") and n >= 2:
+            add("pair", "1 stream h0->h1, fraction of F",
+                ipf.measure([(hosts[0]["ns"], hosts[1]["ip"], 5201, 1)], S), F)
+        if want("pairk") and n >= 2:
+            add("pairk", "iperf3 -P %d h0->h1, fraction of B" % k,
+                ipf.measure([(hosts[0]["ns"], hosts[1]["ip"], 5201, k)], S), B, streams=k)
     elif st["profile"] == "hetero" and want("pair"):
         m = st["matrix"]
         seen = {}
@@ -291,6 +300,9 @@ def calibrate(st, args):
                 pair_rate_mbps=[x / 1e6 for x in refs])
         elif st["profile"] == "twosite":
             add("ring", "all hosts iperf3 to right neighbour (2 cross WAN)", r, B)
+        elif st["profile"] == "cloud":
+            F = st["params"]["flow_cap"]
+            add("ring", "all hosts 1 stream to right neighbour, fraction of F", r, F)
         else:
             add("ring", "all hosts iperf3 to right neighbour, fraction of B", r, B)
     if want("a2a") and n >= 2:

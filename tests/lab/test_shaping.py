@@ -2,11 +2,12 @@
 """Shaping holds (measured with iperf3 through `netlab calibrate`):
   cluster: one iperf3 stream between two hosts is within +-10% of B;
   twosite (W >= 4F): one WAN stream <= 1.15 F, four parallel streams >= 2.5 F;
-  hetero: a slow pair gets its own class rate (+-15%), not B.
+  hetero: a slow pair gets its own class rate (+-15%), not B;
+  cloud (F = B/5 on every host's egress): one stream <= 1.15 F, eight streams >= 0.8 B.
 A rate below its lower bound is measured once more, for 5 s: on a machine
 whose cores are busy (CI beside a simulation) iperf3 itself can be starved for
 a second, while a shaping mistake shows in both measurements. Upper bounds are
-never retried. Runtime ~35 s."""
+never retried. Runtime ~45 s."""
 import json
 import os
 import sys
@@ -85,6 +86,25 @@ def main():
             print("hetero %s: %.3f" % (r["desc"], fr))
             if not 0.85 <= fr <= 1.15:
                 errors.append("hetero: %s: %.3f of the class rate" % (r["desc"], fr))
+        netlab("down", "--name", name)
+
+        netlab("up", "cloud", "--name", name, "--hosts", "2", "--rate", "100mbit",
+               "--flow-cap", "20mbit")
+        res = calib(name, "pair,pairk")
+        one = res["pair"]["fraction"][0]
+        many = res["pairk"]["fraction"][0]
+        if one < 0.5 or many < 0.8:
+            print("cloud: %.2f F, %.2f B, measuring again" % (one, many), flush=True)
+            res = calib(name, "pair,pairk", seconds=5)
+            one = res["pair"]["fraction"][0]
+            many = res["pairk"]["fraction"][0]
+        print("cloud: 1 stream %.2f F, 8 streams %.2f B" % (one, many))
+        if one > 1.15:
+            errors.append("cloud: one stream got %.2f F > 1.15 F" % one)
+        if one < 0.5:
+            errors.append("cloud: one stream got only %.2f F" % one)
+        if many < 0.8:
+            errors.append("cloud: eight streams got %.2f B < 0.8 B" % many)
         netlab("down", "--name", name)
         if time.time() - t0 > 240:
             errors.append("test exceeded its time bound")

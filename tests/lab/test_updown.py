@@ -68,7 +68,8 @@ def main():
     try:
         # 1. every profile: up, objects exist with the prefix and match the state file, down
         for prof, extra in (("cluster", ["--hosts", "6"]), ("twosite", ["--hosts", "4"]),
-                            ("hetero", ["--hosts", "4", "--seed", "3"])):
+                            ("hetero", ["--hosts", "4", "--seed", "3"]),
+                            ("cloud", ["--hosts", "3"])):
             netlab("up", prof, "--name", n1, *extra)
             st = json.load(open("/run/netlab/%s.json" % n1))
             now = machine_objects()

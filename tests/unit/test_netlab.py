@@ -193,7 +193,8 @@ class TestAddressPlan(unittest.TestCase):
                                ("cluster", 251, "cluster: --hosts must be 1..250"),
                                ("twosite", 1, "twosite: --hosts must be 2..248"),
                                ("twosite", 249, "twosite: --hosts must be 2..248"),
-                               ("hetero", 1, "hetero: --hosts must be 2..250")):
+                               ("hetero", 1, "hetero: --hosts must be 2..250"),
+                               ("cloud", 251, "cloud: --hosts must be 2..250")):
             code, m = errmsg(state.address_plan, prof, 3, bad)
             self.assertEqual((code, m), (EXIT_USAGE, msg))
 
@@ -256,7 +257,8 @@ class TestParams(unittest.TestCase):
                  (["twosite", "--wan-rate", "10kbit"], "--wan-rate: rate '10kbit' is below"),
                  (["twosite", "--flow-cap", "200mbit"],
                   "twosite: --flow-cap must not exceed --wan-rate"),
-                 ([], "profile must be one of cluster, twosite, hetero (got None)"),
+                 (["cloud", "--flow-cap", "200mbit"], "cloud: --flow-cap must not exceed --rate"),
+                 ([], "profile must be one of cluster, twosite, cloud, hetero (got None)"),
                  (["hetero", "--classes", "1,x"], "hetero: --classes: '1,x' is not a comma list"),
                  (["hetero", "--classes", "1,0.5", "--weights", "1"],
                   "--classes (fractions of B in (0,1]) and --weights must have the same length"),
@@ -443,6 +445,25 @@ class TestBuilders(StateDirCase):
         self.assertEqual([(c[2], c[4][0]) for c in wan],
                          [("hnt-rt", "qdisc replace dev eth1 root handle 1: htb default 2"),
                           ("hnt-rt", "qdisc replace dev eth0 root handle 1: htb default 2")])
+
+    def test_cloud_caps_every_flow_leaving_a_host(self):
+        st, calls = self.build("cloud", "hnc", 8, {"hosts": 2, "rate": 10 ** 8,
+                                                   "flow_cap": 2 * 10 ** 7, "tcp_cc": "default"})
+        self.assertNotIn("router", st)
+        batches = [c for c in calls if c[:2] == ["tc", "-n"] and "-batch" in c]
+        # one per-flow htb per host's egress, parent at B, leaves with ceil F; ingress is tbf
+        self.assertEqual([c[2] for c in batches], ["hnc-h0", "hnc-h1"])
+        for c in batches:
+            self.assertIn("class add dev eth0 parent 1: classid 1:1 htb rate 100000000bit "
+                          "ceil 100000000bit burst 25000 cburst 25000", c[4])
+            leaves = [l for l in c[4] if "classid 1:1" in l and "parent 1:1 " in l]
+            self.assertEqual(len(leaves), build.FLOW_BUCKETS ** 2)
+            self.assertTrue(all(" ceil 20000000bit " in l for l in leaves))
+        self.assertEqual([(s["ns"], s["kind"], s["role"], s.get("flow_cap")) for s in st["shaped"]],
+                         [("hnc-h0", "htb-flowcap", "host-egress", 2 * 10 ** 7),
+                          ("hnc-sw0", "tbf", "host-ingress", None),
+                          ("hnc-h1", "htb-flowcap", "host-egress", 2 * 10 ** 7),
+                          ("hnc-sw0", "tbf", "host-ingress", None)])
 
     def test_hetero_egress_follows_matrix(self):
         st, calls = self.build("hetero", "hnh", 6, {"hosts": 3, "rate": 30000000, "seed": 7,
