@@ -11,7 +11,11 @@
 # Environment:
 #   WSP_COLLS (allreduce,bcast), WSP_SIZES (16M), WSP_MPIS ("openmpi mpich"),
 #   WSP_REPS (3), WSP_LAB_PROFILE (cluster; hetero: netlab's pairs in rate
-#   classes, seed 1, where busbw / B is over the NIC rate, not the pair's)
+#   classes, seed 1, where busbw / B is over the NIC rate, not the pair's;
+#   cloud: every TCP flow capped at WSP_FLOW_CAP, default 20mbit)
+#   WSP_SETTINGS: NAME VALUE pairs added to every job, the default one too
+#     (e.g. "WSP_TRANSPORT lanes WSP_P2P_LANES 8": wirespeed's collectives
+#     over lanes beside the MPI at its defaults and at each tuning)
 #   WSP_OMPI_TUNED, WSP_MPICH_TUNED: the hand tunings, one per line,
 #     "label: NAME VALUE NAME VALUE ..." (Open MPI MCA parameters; MPICH
 #     environment variables, CVARs and UCX's); default: those of
@@ -46,8 +50,13 @@ if [ -n "${WSP_BENCH_OLD:-}" ] && [ ! -x "$WSP_BENCH_OLD" ]; then
 fi
 trap '"$root/scripts/netlab" down --name "$name" >/dev/null 2>&1 || true' EXIT
 profile=${WSP_LAB_PROFILE:-cluster}
-case $profile in cluster|hetero) ;; *) echo "coll_tuned_netlab.sh: WSP_LAB_PROFILE must be cluster or hetero, not '$profile'" >&2; exit 2 ;; esac
-"$root/scripts/netlab" up "$profile" --name "$name" --hosts "$hosts" --rate "$rate"
+lab_args=()
+case $profile in
+  cluster|hetero) ;;
+  cloud) lab_args=(--flow-cap "${WSP_FLOW_CAP:-20mbit}") ;;
+  *) echo "coll_tuned_netlab.sh: WSP_LAB_PROFILE must be cluster, hetero or cloud, not '$profile'" >&2; exit 2 ;;
+esac
+"$root/scripts/netlab" up "$profile" --name "$name" --hosts "$hosts" --rate "$rate" "${lab_args[@]}"
 json="$out/coll-tuned-netlab.json"
 stamp=$(date +%Y%m%d%H%M%S)
 labels=
@@ -56,7 +65,9 @@ labels=
 run() {
   local m=$1 label="$2-$stamp" bench=$3
   shift 3
-  wsp_setting_args "$m" "$@"
+  local common=()
+  read -r -a common <<< "${WSP_SETTINGS:-}"
+  wsp_setting_args "$m" "${common[@]}" "$@"
   local args=("${setting_args[@]}")
   labels="$labels$label,"
   echo "== $label"

@@ -188,6 +188,20 @@ typedef enum wsp_coll {
   WSP_COLL_COUNT = 7
 } wsp_coll_t;
 
+/* What carries the collectives' transfers between nodes (WSP_TRANSPORT;
+ * docs/p2p.md, "Under the collectives"). */
+typedef enum wsp_transport {
+  /* wirespeed decides per pair; today that is MPI for every pair (the
+   * measurement that lets it choose lanes is not built yet) ("auto"). */
+  WSP_TRANSPORT_AUTO = -1,
+  /* Every transfer through MPI ("mpi"). */
+  WSP_TRANSPORT_MPI = 0,
+  /* Transfers of at least p2p_min bytes between nodes go to the striped
+   * engine, whose per-pair probe (or p2p_lanes) chooses lanes or MPI
+   * ("lanes"). */
+  WSP_TRANSPORT_LANES = 1
+} wsp_transport_t;
+
 /* How wirespeed learns which ranks share a node (WSP_NODES). */
 typedef enum wsp_node_split {
   /* Ranks with the same MPI_Get_processor_name (host name) ("host"). */
@@ -275,6 +289,10 @@ typedef struct wsp_config {
    * lanes are authenticated but travel in clear. Both ends must agree.
    * WSP_P2P_ENCRYPT=0|1; default 0 (docs/p2p.md, "Security"). */
   int p2p_encrypt;
+  /* What carries the collectives' transfers between nodes: MPI, or the
+   * pairs' lanes where they pay. WSP_TRANSPORT=auto|mpi|lanes; default
+   * auto (docs/p2p.md, "Under the collectives"). */
+  wsp_transport_t transport;
   /* Which ranks form sites (clusters, data centres, racks behind one
    * uplink), for the multi-site collectives (docs/sites.md). NULL or
    * "auto": the groups of the network map when one is attached, else none;

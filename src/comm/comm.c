@@ -15,6 +15,7 @@
 #include "../model/model.h"
 #include "../p2p/striped_internal.h"
 #include "../p2p/wan.h"
+#include "../p2p/xport.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,6 +117,7 @@ int wsp_comm_create(MPI_Comm comm, const wsp_config_t *cfg, wsp_comm_t **out) {
   if ((rc = wsp__topo_create(w)) != WSP_OK) goto fail;
   if ((rc = wsp__sites_create(w)) != WSP_OK) goto fail;
   if ((rc = wsp__stripe_create(w)) != WSP_OK) goto fail;
+  if ((rc = wsp__xport_create(w)) != WSP_OK) goto fail;
   if (w->cfg.model_alpha > 0) {
     w->model.alpha = w->model.alpha_node = w->cfg.model_alpha;
     w->model.beta = w->model.beta_node = w->cfg.model_beta;
@@ -146,6 +148,7 @@ int wsp_comm_create(MPI_Comm comm, const wsp_config_t *cfg, wsp_comm_t **out) {
   return WSP_OK;
 
 fail:
+  if (w) wsp__xport_free(w);
   if (w) wsp__stripe_free(w);
   if (w) wsp__aware_free(w->aware);
   if (w) wsp__topo_free(w);
@@ -164,7 +167,9 @@ int wsp_comm_free(wsp_comm_t **comm) {
     return wsp__fail(NULL, WSP_ERR_ARG, "wsp_comm_free: comm is NULL");
   wsp_comm_t *w = *comm;
   if (w == NULL) return WSP_OK;
-  int rc = wsp__stripe_free(w);
+  int rc = wsp__xport_free(w);
+  int src = wsp__stripe_free(w);
+  if (rc == WSP_OK) rc = src;
   int trc = wsp__topo_free(w);
   if (rc == WSP_OK) rc = trc;
   wsp__sites_wan_free(w);

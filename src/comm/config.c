@@ -46,6 +46,7 @@ int wsp_config_init(wsp_config_t *cfg) {
   cfg->p2p_max_lanes = 16;
   cfg->p2p_min = 64 * 1024;
   cfg->p2p_probe_ms = 300;
+  cfg->transport = WSP_TRANSPORT_AUTO;
   return WSP_OK;
 }
 
@@ -124,6 +125,11 @@ int wsp__config_check(const wsp_config_t *c) {
     return wsp__fail(NULL, WSP_ERR_ARG,
                      "wsp_comm_create: cfg->p2p_probe_ms = %u is not in [10, %d]",
                      c->p2p_probe_ms, WSP__P2P_PROBE_MS_MAX);
+  if (c->transport != WSP_TRANSPORT_AUTO && c->transport != WSP_TRANSPORT_MPI &&
+      c->transport != WSP_TRANSPORT_LANES)
+    return wsp__fail(NULL, WSP_ERR_ARG,
+                     "wsp_comm_create: cfg->transport = %d is not a wsp_transport_t",
+                     (int)c->transport);
   if (c->p2p_encrypt != 0 && c->p2p_encrypt != 1)
     return wsp__fail(NULL, WSP_ERR_ARG, "wsp_comm_create: cfg->p2p_encrypt = %d is not 0 or 1",
                      c->p2p_encrypt);
@@ -280,6 +286,18 @@ int wsp_config_from_env(wsp_config_t *cfg) {
   v = (size_t)c.p2p_encrypt;
   if ((rc = wsp__env_size("WSP_P2P_ENCRYPT", 0, 1, &v))) return rc;
   c.p2p_encrypt = (int)v;
+  s = getenv("WSP_TRANSPORT");
+  if (s && *s) {
+    if (strcmp(s, "auto") == 0)
+      c.transport = WSP_TRANSPORT_AUTO;
+    else if (strcmp(s, "mpi") == 0)
+      c.transport = WSP_TRANSPORT_MPI;
+    else if (strcmp(s, "lanes") == 0)
+      c.transport = WSP_TRANSPORT_LANES;
+    else
+      return wsp__fail(NULL, WSP_ERR_CONFIG, "WSP_TRANSPORT=\"%s\": expected auto, mpi or lanes",
+                       s);
+  }
   s = getenv("WSP_SITES");
   if (s && *s) {
     if ((rc = wsp__sites_syntax(s)) != WSP_OK)
@@ -329,6 +347,8 @@ uint64_t wsp__config_fingerprint(const wsp_config_t *cfg) {
   uint64_t p2p[4] = {cfg->p2p_lanes, cfg->p2p_max_lanes, cfg->p2p_min,
                      (uint64_t)(cfg->p2p_encrypt != 0)};
   h = wsp__fnv(h, p2p, sizeof p2p);
+  int64_t transport = cfg->transport;
+  h = wsp__fnv(h, &transport, sizeof transport);
   /* Sites decide which ranks talk across sites. */
   const char *sites = cfg->sites ? cfg->sites : "auto";
   h = wsp__fnv(h, sites, strlen(sites) + 1);

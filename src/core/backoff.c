@@ -98,6 +98,9 @@ void wsp__backoff_init(wsp__backoff_t *b, const wsp_comm_t *comm) {
   b->yield_passes = WSP__YIELD_PASSES - WSP__SPIN_PASSES;
   b->poll_until = 0;
   b->timeout = comm->cfg.timeout;
+  const wsp_comm_t *o = comm->owner ? comm->owner : comm;
+  b->lanes = o->xport ? o->lanes : NULL;
+  b->drive = o->xport ? o->xport->drive : NULL;
   wsp__backoff_reset(b);
 }
 
@@ -165,6 +168,18 @@ int wsp__backoff_idle(wsp__backoff_t *b) {
   return wsp__backoff_expired(b);
 }
 #else
+/* With transfers in flight on the lanes, an idle pass is a pass of their
+ * progress, and its sleep is spent waiting on their sockets (woken early
+ * when one is ready). Bytes moving on them count as progress for the time
+ * limit, which a transfer that takes longer than the limit needs, but not
+ * for the escalation: a pass that finds the lanes busy still sleeps. */
+static int wsp__backoff_drive(wsp__backoff_t *b, double seconds) {
+  if (b->lanes == NULL) return 0;
+  int moved = b->drive(b->lanes, seconds);
+  if (moved > 0) b->idle_since = 0;
+  return moved >= 0 && seconds > 0;
+}
+
 int wsp__backoff_idle(wsp__backoff_t *b) {
   b->idle++;
   if (wsp__backoff_expired(b)) return 1;
@@ -172,13 +187,16 @@ int wsp__backoff_idle(wsp__backoff_t *b) {
    * that have a time limit to poll to. */
   const int polling = b->idle <= b->spin_passes + b->yield_passes ||
                       (b->poll_until > 0 && wsp__now() < b->poll_until);
-  if (b->idle <= b->spin_passes) return 0;
+  if (b->idle <= b->spin_passes) {
+    (void)wsp__backoff_drive(b, 0);
+    return 0;
+  }
   if (polling || b->cap_us == 0) {
-    sched_yield();
+    if (!wsp__backoff_drive(b, 0)) sched_yield();
     return 0;
   }
   unsigned us = wsp__min_u(b->sleep_us, b->cap_us);
-  wsp__sleep_seconds(us * 1e-6);
+  if (!wsp__backoff_drive(b, us * 1e-6)) wsp__sleep_seconds(us * 1e-6);
   b->sleep_us = wsp__min_u(2 * us, b->cap_us);
   return 0;
 }

@@ -11,6 +11,7 @@
  */
 #include "p2p.h"
 
+#include "tags.h"
 #include "wsp_internal.h"
 
 #include <limits.h>
@@ -92,6 +93,15 @@ static int wsp__post(const wsp_comm_t *comm, void *buf, size_t count,
   static const char *const call[] = {"MPI_Isend", "MPI_Issend", "MPI_Irecv"};
   int n, owned, rc;
   MPI_Datatype ty;
+  /* The collectives' transfers may take the pair's lanes (xport.c says
+   * when); everything else, and what the transport leaves to MPI, below. */
+  if (comm->xport && kind != WSP__POST_SSEND && wsp__tag_exact(tag)) {
+    rc = comm->xport->post(comm, kind == WSP__POST_RECV, buf, count, type, peer, tag, req);
+    if (rc != WSP__XPORT_MPI) {
+      if (rc == WSP_OK && comm->cfg.timeout > 0) wsp__req_note(*req, peer, kind == WSP__POST_RECV);
+      return rc;
+    }
+  }
   if ((rc = wsp__count_type(comm, count, type, &n, &ty, &owned)) != WSP_OK) return rc;
   int mrc = kind == WSP__POST_RECV ? MPI_Irecv(buf, n, ty, peer, tag, comm->mpi, req)
             : kind == WSP__POST_SSEND ? MPI_Issend(buf, n, ty, peer, tag, comm->mpi, req)

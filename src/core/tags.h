@@ -54,5 +54,11 @@ enum {
 
 /* The tag of one collective. */
 #define WSP__COLL_TAG(coll) (WSP__TAG_COLL + (int)(coll))
+/* Whether the receives of messages with this tag always name their source
+ * and give the sent size (no probe, no wildcard): the collectives', whose
+ * transfers may then go over the lanes (src/p2p/xport.c). */
+static inline int wsp__tag_exact(int tag) {
+  return tag >= WSP__TAG_COLL && tag < WSP__TAG_SITES_LANES;
+}
 
 #endif

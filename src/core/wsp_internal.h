@@ -104,7 +104,30 @@ struct wsp_comm {
   /* Striped point-to-point (src/p2p); NULL on the node sub-communicators. */
   struct wsp__stripe *stripe;
   wsp__sites_t sites;
+  /* The transport under the collectives' transfers (src/p2p/xport.c): a
+   * duplicate whose striped engine carries them where the pair's lanes
+   * pay, and the calls core's point-to-point makes through it (core sits
+   * below p2p, so it reaches the lanes through these pointers only). NULL
+   * when every transfer goes through MPI (cfg.transport, SimGrid), and on
+   * the sub-communicators, whose waits drive their owner's lanes. */
+  struct wsp_comm *lanes;
+  const struct wsp__xport_ops *xport;
 };
+
+/* What core's point-to-point asks of the transport (src/p2p/xport.c). */
+typedef struct wsp__xport_ops {
+  /* Posts a transfer over the lanes when it should take them: WSP_OK with
+   * *req a request MPI can test and wait for like any other, or
+   * WSP__XPORT_MPI when it goes through MPI as before (a status < 0 is a
+   * failure). Both ends of a transfer decide alike. */
+  int (*post)(const struct wsp_comm *comm, int is_recv, void *buf, size_t count, MPI_Datatype type,
+              int peer, int tag, MPI_Request *req);
+  /* One pass of the lanes' progress that may sleep up to `seconds` on
+   * their sockets: -1 when nothing is in flight on them (the caller waits
+   * its own way), else 1 when bytes moved and 0 when none did. */
+  int (*drive)(struct wsp_comm *lanes, double seconds);
+} wsp__xport_ops_t;
+#define WSP__XPORT_MPI 1
 
 /* ---- errors ---- */
 
@@ -247,6 +270,10 @@ typedef struct wsp__backoff {
    * cfg.timeout, init_bulk adds the expected transfer time), and when the
    * current stretch began (0: not yet timed; reset clears it). */
   double timeout, idle_since;
+  /* The lanes an idle pass drives (wsp_comm_t.lanes of the owner), so that
+   * every polling loop of the library keeps them moving; NULL: none. */
+  struct wsp_comm *lanes;
+  int (*drive)(struct wsp_comm *lanes, double seconds);
 } wsp__backoff_t;
 
 void wsp__backoff_init(wsp__backoff_t *b, const wsp_comm_t *comm);

@@ -266,6 +266,7 @@ void wsp__stripe_flush(wsp__stripe_t *st, double seconds) {
 void wsp__stripe_close(wsp__stripe_t *st, double seconds) {
   double end = wsp__now() + seconds;
   int any = 0;
+  st->closing = 1;
   for (int p = 0; p < st->comm->size; p++) {
     wsp__pair_t *pr = st->pair[p];
     if (pr == NULL || pr->state == WSP__PAIR_FAILED) continue;

@@ -63,6 +63,7 @@ void wsp__req_finish(wsp__stripe_t *st, wsp__sreq_t *r, int status, const char *
   r->status = status;
   if (status != WSP_OK && why) snprintf(r->why, sizeof r->why, "%s", why);
   if (st) st->live--;
+  if (r->on_done) r->on_done(r);
 }
 
 /* ---- failure ---- */
@@ -140,7 +141,8 @@ void wsp__pair_fail(wsp__stripe_t *st, wsp__pair_t *pr, int status, const char *
   wsp__fail_queue(st, &pr->active, &pr->active_tail, status, pr->why);
   wsp__fail_queue(st, &pr->recvs, &pr->recvs_tail, status, pr->why);
   pr->nrecvs = 0;
-  wsp__log(st->comm, WSP_LOG_WARN, "striped: pair with rank %d failed: %s", pr->peer, pr->why);
+  wsp__log(st->comm, st->closing ? WSP_LOG_DEBUG : WSP_LOG_WARN,
+           "striped: pair with rank %d failed: %s", pr->peer, pr->why);
   if (!pr->lower) wsp__hs_idle(st, pr->peer);
 }
 

@@ -556,8 +556,8 @@ void wsp__pair_ready(wsp__stripe_t *st, wsp__pair_t *pr) {
 
 /* ---- posting ---- */
 
-static int wsp__striped_post(wsp_comm_t *comm, int is_send, void *buf, size_t bytes, int peer,
-                             int tag, wsp_striped_request_t **out, const char *fn) {
+int wsp__striped_post(wsp_comm_t *comm, int is_send, void *buf, size_t bytes, int peer, int tag,
+                      wsp_striped_request_t **out, const char *fn) {
   if (out) *out = NULL;
   if (comm == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "%s: comm is NULL", fn);
   if (wsp__usable(comm, fn) != WSP_OK) return WSP_ERR_TIMEOUT;
@@ -646,7 +646,7 @@ int wsp_striped_irecv(wsp_comm_t *comm, void *buf, size_t bytes, int source, int
 
 /* ---- completion ---- */
 
-static void wsp__test_mpi(wsp__sreq_t *r) {
+void wsp__striped_test_mpi(wsp__sreq_t *r) {
   if (r->done || r->path != WSP__PATH_MPI) return;
   int flag = 0;
   int mrc = MPI_Test(&r->mreq, &flag, MPI_STATUS_IGNORE);
@@ -659,7 +659,7 @@ static void wsp__test_mpi(wsp__sreq_t *r) {
 }
 
 /* Frees a finished request; its status, with the message recorded for it. */
-static int wsp__reap(wsp_striped_request_t **req, const char *fn) {
+int wsp__striped_reap(wsp_striped_request_t **req, const char *fn) {
   wsp__sreq_t *r = *req;
   int rc = r->status;
   if (rc != WSP_OK)
@@ -683,15 +683,15 @@ int wsp_striped_test(wsp_striped_request_t **req, int *done) {
     return WSP_OK;
   }
   wsp__sreq_t *r = *req;
-  wsp__test_mpi(r);
+  wsp__striped_test_mpi(r);
   /* A failed pass has failed every lanes request (wsp__stripe_break);
    * MPI ones go on. */
   if (!r->done) (void)wsp__stripe_progress(r->st, 0);
-  wsp__test_mpi(r);
+  wsp__striped_test_mpi(r);
   if (!r->done) return WSP_OK;
   *done = 1;
   if (r->st) wsp__stripe_flush(r->st, wsp__room_seconds(r->st, 10.0));
-  return wsp__reap(req, "wsp_striped_test");
+  return wsp__striped_reap(req, "wsp_striped_test");
 }
 
 /* How far the pending requests among reqs have come: bytes handed to lanes
@@ -754,7 +754,7 @@ int wsp_striped_waitall(int n, wsp_striped_request_t **reqs) {
     for (int i = 0; i < n; i++) {
       wsp__sreq_t *r = reqs[i];
       if (r == NULL || r->done) continue;
-      wsp__test_mpi(r);
+      wsp__striped_test_mpi(r);
       if (r->done) continue;
       pending++;
       mpi += r->path == WSP__PATH_MPI;
@@ -813,7 +813,7 @@ int wsp_striped_waitall(int n, wsp_striped_request_t **reqs) {
   int rc = WSP_OK;
   for (int i = 0; i < n; i++)
     if (reqs[i]) {
-      int r = wsp__reap(&reqs[i], "wsp_striped_wait");
+      int r = wsp__striped_reap(&reqs[i], "wsp_striped_wait");
       if (rc == WSP_OK) rc = r;
     }
   /* The timeout's message (reaping recorded the requests' own). */

@@ -332,6 +332,10 @@ struct wsp_striped_request {
   size_t got;
   unsigned char *have;
   struct wsp_striped_request *next; /* in the pair's queue it is on */
+  /* A transfer of the collectives' transport (xport.c): called once when
+   * the request is done, with the transport's own state. */
+  void (*on_done)(struct wsp_striped_request *r);
+  void *xfer;
   /* Every request of the communicator not yet reaped, so that freeing the
    * communicator can let go of them. */
   struct wsp_striped_request *all_prev, *all_next;
@@ -554,6 +558,9 @@ typedef struct wsp__stripe {
    * exercised on any machine. */
   int endgame_always;
   int broken; /* a progress pass failed: the lanes are gone, MPI remains */
+  /* wsp__stripe_close runs: nothing is in flight any more, so a pair that
+   * fails now (a peer that closed first and exited) is no news. */
+  int closing;
   /* The poll set, kept between passes. */
   struct pollfd *pfd;
   int *pfd_owner;
@@ -668,8 +675,17 @@ void wsp__stripe_close(wsp__stripe_t *st, double seconds);
 /* A lanes-path request ready to start: a send waits for its CTS, a receive
  * sends one. */
 void wsp__lanes_start(wsp__stripe_t *st, wsp__sreq_t *r);
-/* Sets a request done with status (and, failed, why); st->live goes down. */
+/* Sets a request done with status (and, failed, why); st->live goes down;
+ * a transport's request is told (on_done). */
 void wsp__req_finish(wsp__stripe_t *st, wsp__sreq_t *r, int status, const char *why);
+/* striped.c: posts a striped transfer as wsp_striped_isend/irecv do (fn
+ * names the caller in errors), and frees a request that is done (its
+ * status, with the message recorded for it). */
+int wsp__striped_post(wsp_comm_t *comm, int is_send, void *buf, size_t bytes, int peer, int tag,
+                      wsp_striped_request_t **out, const char *fn);
+int wsp__striped_reap(wsp_striped_request_t **req, const char *fn);
+/* Tests a request on the MPI path and finishes it when MPI has. */
+void wsp__striped_test_mpi(wsp__sreq_t *r);
 /* The pair's lanes are up: the probe, or READY when the lanes are forced. */
 void wsp__pair_connected(wsp__stripe_t *st, wsp__pair_t *pr);
 /* The pair's set-up reached READY (striped.c decides the waiting requests). */

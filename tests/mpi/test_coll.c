@@ -709,12 +709,14 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const char *only_coll = NULL, *only_alg = NULL, *map = NULL, *record = NULL;
-  int quick = 0;
+  int quick = 0, lanes = 0;
   size_t big = 100000;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--coll") && i + 1 < argc) only_coll = argv[++i];
     else if (!strcmp(argv[i], "--alg") && i + 1 < argc) only_alg = argv[++i];
     else if (!strcmp(argv[i], "--quick")) quick = 1;
+    else if (!strcmp(argv[i], "--lanes"))
+      lanes = 1;
     else if (!strcmp(argv[i], "--big-bytes") && i + 1 < argc) big = strtoul(argv[++i], NULL, 10);
     else if (!strcmp(argv[i], "--map") && i + 1 < argc &&
              (!strcmp(argv[i + 1], "probe") || !strcmp(argv[i + 1], "random") ||
@@ -725,7 +727,7 @@ int main(int argc, char **argv) {
     else {
       if (rank == 0)
         fprintf(stderr, "usage: test_coll [--coll NAME] [--alg NAME] [--quick] [--big-bytes B] "
-                        "[--map probe|random|uniform] [--record FILE]\n"
+                        "[--map probe|random|uniform] [--record FILE] [--lanes]\n"
                         "       test_coll --coverage FILE...\n");
       MPI_Finalize();
       return 2;
@@ -760,6 +762,26 @@ int main(int argc, char **argv) {
       if (map && !only_alg && strcmp(name, "aware") && strcmp(name, "auto")) continue;
       run_alg(w, coll, a, quick, big);
       ran++;
+    }
+  }
+  if (lanes) {
+    /* WSP_TRANSPORT=lanes: the collectives' transfers between nodes went
+     * over the lanes of their own communicator, and not one pair failed
+     * (every case above compared its result with MPI's). */
+    uint64_t moved = 0;
+    int failed = 0;
+    for (int p = 0; p < size && w->lanes; p++) {
+      wsp_striped_info_t info;
+      if (p == rank || wsp_striped_info(w->lanes, p, &info) != WSP_OK) continue;
+      moved += info.bytes_sent + info.bytes_received;
+      failed |= info.state == WSP_STRIPED_FAILED;
+    }
+    if (w->lanes == NULL || moved == 0 || failed) {
+      fprintf(stderr, "rank %d: --lanes: %s\n", rank,
+              w->lanes == NULL ? "the communicator has no lanes for its collectives"
+              : failed         ? "a pair's lanes failed"
+                               : "no byte went over the lanes");
+      failures++;
     }
   }
   wsp_comm_free(&w);

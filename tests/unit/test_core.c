@@ -97,6 +97,29 @@ static void test_config(void) {
   CHECK(wsp__config_check(&c) == WSP_ERR_ARG && strstr(wsp_last_error(), "cfg->p2p_encrypt"),
         "cfg.p2p_encrypt = -1 refused naming it");
   c.p2p_encrypt = 0;
+  /* WSP_TRANSPORT: auto (the default), mpi or lanes; the field likewise. */
+  CHECK(c.transport == WSP_TRANSPORT_AUTO, "WSP_TRANSPORT auto by default");
+  const struct {
+    const char *text;
+    wsp_transport_t t;
+  } transports[] = {
+      {"mpi", WSP_TRANSPORT_MPI}, {"lanes", WSP_TRANSPORT_LANES}, {"auto", WSP_TRANSPORT_AUTO}};
+  for (int i = 0; i < 3; i++) {
+    setenv("WSP_TRANSPORT", transports[i].text, 1);
+    CHECK(wsp_config_from_env(&c) == WSP_OK && c.transport == transports[i].t,
+          "WSP_TRANSPORT=%s: %s", transports[i].text, wsp_last_error());
+  }
+  const char *bad_transports[] = {"LANES", "tcp", "1", "lanes "};
+  for (int i = 0; i < 4; i++) {
+    setenv("WSP_TRANSPORT", bad_transports[i], 1);
+    CHECK(wsp_config_from_env(&c) == WSP_ERR_CONFIG && strstr(wsp_last_error(), "WSP_TRANSPORT"),
+          "WSP_TRANSPORT=%s rejected naming it", bad_transports[i]);
+  }
+  unsetenv("WSP_TRANSPORT");
+  c.transport = (wsp_transport_t)2;
+  CHECK(wsp__config_check(&c) == WSP_ERR_ARG && strstr(wsp_last_error(), "cfg->transport"),
+        "cfg.transport = 2 refused naming it");
+  c.transport = WSP_TRANSPORT_AUTO;
   /* WSP_TIMEOUT: seconds with an optional unit, 0 to 1e6. */
   CHECK(c.timeout == 0, "WSP_TIMEOUT off by default");
   const struct {

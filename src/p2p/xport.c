@@ -1,0 +1,284 @@
+/*
+ * The transport under the collectives: every transfer of a collective
+ * algorithm is posted through core's point-to-point (src/core/p2p.c), which
+ * asks this file whether it takes the pair's lanes; the algorithms and
+ * their schedules do not change.
+ *
+ * Which transfers. Only the collectives' (their tags, wsp__tag_exact):
+ * their receives name the source and give the sent size, which the lanes
+ * need, while the sparse exchange and the shuffle probe for messages that
+ * MPI alone can show. Of those, a transfer to another node of at least
+ * cfg.p2p_min bytes goes to the striped engine of a duplicate
+ * communicator of its own (comm->lanes; the user's striped messages keep
+ * theirs, and no tag can collide); everything smaller, to oneself or to a
+ * rank on the same node goes through MPI as before. The engine then
+ * chooses per pair, the same on both ends, between the lanes and MPI (its
+ * probe, or the lanes forced by WSP_P2P_LANES: docs/p2p.md). Both ends of
+ * a transfer decide from what both know, the size, the pair and the
+ * setting all ranks agreed on, so no message is spent on deciding.
+ *
+ * How a transfer on the lanes looks to the algorithm: an MPI generalized
+ * request (MPI_Grequest_start), which the algorithm tests and waits for
+ * with the rest of its step. MPI does not progress such a request; every
+ * polling loop of the library does, through its back-off (src/core/
+ * backoff.c): an idle pass is a pass of the engine, and its sleep is spent
+ * in poll(2) on the lanes. When the engine finishes the transfer it
+ * completes the request. A transfer the engine sends through MPI (the pair
+ * found no gain) hands its MPI request to the caller at once when the pair
+ * is decided, else once the pair's set-up decides it (tested here).
+ *
+ * Types. The lanes carry bytes. A contiguous type is sent as it lies; any
+ * other is packed into a buffer of the transfer's (MPI_Pack) and unpacked
+ * at the receiver, which relies on MPI's packed form of a homogeneous
+ * machine being the elements' bytes in order, as in Open MPI and MPICH.
+ *
+ * No MPI call is made inside MPI's callbacks: a cancelled transfer (a
+ * failed step's clean-up, wsp__abandon) is failed by the next pass of the
+ * engine, which then completes its request.
+ */
+#include "xport.h"
+
+#include "striped_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct wsp__xfer {
+  wsp__sreq_t *r;
+  MPI_Request greq;
+  int is_recv, peer, tag;
+  size_t bytes;
+  /* A type that is not contiguous: the packed bytes, and what to unpack
+   * them into. */
+  void *pack, *ubuf;
+  size_t count;
+  MPI_Datatype type;
+  int status;
+  int cancel; /* MPI asked to cancel: the next pass fails it */
+} wsp__xfer_t;
+
+/* Whether count elements of type lie as count * size contiguous bytes. */
+static int wsp__contiguous(MPI_Datatype type) {
+  MPI_Aint lb = 0, ext = 0, tlb = 0, text = 0;
+  int size = 0;
+  if (MPI_Type_size(type, &size) != MPI_SUCCESS ||
+      MPI_Type_get_extent(type, &lb, &ext) != MPI_SUCCESS ||
+      MPI_Type_get_true_extent(type, &tlb, &text) != MPI_SUCCESS)
+    return 0;
+  return lb == 0 && tlb == 0 && ext == size && text == size;
+}
+
+/* ---- MPI's callbacks: no MPI calls ---- */
+
+static int wsp__xfer_query(void *extra, MPI_Status *status) {
+  wsp__xfer_t *x = extra;
+  MPI_Status_set_elements_x(status, MPI_BYTE, (MPI_Count)x->bytes);
+  MPI_Status_set_cancelled(status, 0);
+  status->MPI_SOURCE = x->peer;
+  status->MPI_TAG = x->tag;
+  status->MPI_ERROR = x->status == WSP_OK ? MPI_SUCCESS : MPI_ERR_OTHER;
+  return status->MPI_ERROR;
+}
+
+static int wsp__xfer_free(void *extra) {
+  wsp__xfer_t *x = extra;
+  if (x->r) {
+    x->r->on_done = NULL;
+    (void)wsp__striped_reap(&x->r, "a collective's transfer");
+  }
+  free(x->pack);
+  free(x);
+  return MPI_SUCCESS;
+}
+
+static int wsp__xfer_cancel(void *extra, int complete) {
+  wsp__xfer_t *x = extra;
+  if (!complete) x->cancel = 1;
+  return MPI_SUCCESS;
+}
+
+/* The engine finished x's transfer (from one of its passes, or from the
+ * communicator's free): unpack, then complete the request. */
+static void wsp__xfer_done(wsp__sreq_t *r) {
+  wsp__xfer_t *x = r->xfer;
+  x->status = r->status;
+  if (x->status == WSP_OK && x->is_recv && x->pack) {
+    int pos = 0, n = 0, owned = 0;
+    MPI_Datatype t;
+    const wsp_comm_t *c = r->st ? r->st->comm : NULL;
+    if (c && wsp__count_type(c, x->count, x->type, &n, &t, &owned) == WSP_OK) {
+      if (MPI_Unpack(x->pack, (int)x->bytes, &pos, x->ubuf, n, t, c->mpi) != MPI_SUCCESS)
+        x->status = WSP_ERR_INTERNAL;
+      if (owned) MPI_Type_free(&t);
+    } else {
+      x->status = WSP_ERR_INTERNAL;
+    }
+  }
+  MPI_Grequest_complete(x->greq);
+}
+
+/* ---- posting ---- */
+
+static int wsp__xport_post(const wsp_comm_t *comm, int is_recv, void *buf, size_t count,
+                           MPI_Datatype type, int peer, int tag, MPI_Request *req) {
+  wsp_comm_t *lanes = comm->lanes;
+  int size = 0;
+  if (lanes == NULL || lanes->stripe == NULL || peer == comm->rank || peer < 0 ||
+      peer >= comm->size || comm->topo.node_of == NULL ||
+      comm->topo.node_of[peer] == comm->topo.node_of[comm->rank] ||
+      MPI_Type_size(type, &size) != MPI_SUCCESS || size <= 0)
+    return WSP__XPORT_MPI;
+  size_t bytes = count * (size_t)size;
+  if (bytes < lanes->cfg.p2p_min) return WSP__XPORT_MPI;
+  wsp__xfer_t *x = calloc(1, sizeof *x);
+  if (x == NULL) return wsp__fail(comm, WSP_ERR_NOMEM, "a collective's transfer: out of memory");
+  x->is_recv = is_recv, x->peer = peer, x->tag = tag, x->bytes = bytes;
+  x->greq = MPI_REQUEST_NULL;
+  void *wire = buf;
+  if (!wsp__contiguous(type)) {
+    int n = 0, owned = 0, pos = 0, rc;
+    MPI_Datatype t;
+    if ((x->pack = malloc(bytes)) == NULL) {
+      free(x);
+      return wsp__fail(comm, WSP_ERR_NOMEM, "a collective's transfer: out of memory for %zu "
+                       "bytes of a non-contiguous type", bytes);
+    }
+    x->ubuf = buf, x->count = count, x->type = type;
+    wire = x->pack;
+    if (!is_recv) {
+      if ((rc = wsp__count_type(comm, count, type, &n, &t, &owned)) != WSP_OK) {
+        free(x->pack);
+        free(x);
+        return rc;
+      }
+      int mrc = MPI_Pack(buf, n, t, x->pack, (int)bytes, &pos, comm->mpi);
+      if (owned) MPI_Type_free(&t);
+      if (mrc != MPI_SUCCESS) {
+        free(x->pack);
+        free(x);
+        return wsp__mpi_fail(comm, mrc, "MPI_Pack", WSP__WHERE);
+      }
+    }
+  }
+  wsp__sreq_t *r = NULL;
+  int rc = wsp__striped_post(lanes, !is_recv, wire, bytes, peer, tag, &r, "a collective's transfer");
+  if (rc == WSP_OK && r->done) rc = wsp__striped_reap(&r, "a collective's transfer");
+  if (rc != WSP_OK) {
+    free(x->pack);
+    free(x);
+    return rc;
+  }
+  if (r->path == WSP__PATH_MPI && x->pack == NULL) {
+    /* Through MPI, decided already: the caller gets MPI's own request. */
+    *req = r->mreq;
+    r->mreq = MPI_REQUEST_NULL;
+    wsp__req_finish(r->st, r, WSP_OK, NULL);
+    (void)wsp__striped_reap(&r, "a collective's transfer");
+    free(x);
+    return WSP_OK;
+  }
+  int mrc = MPI_Grequest_start(wsp__xfer_query, wsp__xfer_free, wsp__xfer_cancel, x, &x->greq);
+  if (mrc != MPI_SUCCESS) {
+    /* The engine has it: it can only be failed. */
+    if (r->pair) wsp__pair_fail(r->st, r->pair, WSP_ERR_INTERNAL, "MPI_Grequest_start failed");
+    else if (r->path == WSP__PATH_MPI) wsp__let_go(&r->mreq, !r->is_send);
+    wsp__req_finish(r->st, r, WSP_ERR_INTERNAL, "MPI_Grequest_start failed");
+    (void)wsp__striped_reap(&r, "a collective's transfer");
+    free(x->pack);
+    free(x);
+    return wsp__mpi_fail(comm, mrc, "MPI_Grequest_start", WSP__WHERE);
+  }
+  wsp__log(comm, WSP_LOG_TRACE, "transport: %s %zu bytes %s rank %d, tag %d: %s", is_recv ? "receiving" : "sending",
+           bytes, is_recv ? "from" : "to", peer, tag,
+           r->path == WSP__PATH_LANES ? "lanes" : r->path == WSP__PATH_MPI ? "MPI" : "the pair's set-up decides");
+  x->r = r;
+  r->xfer = x;
+  r->on_done = wsp__xfer_done;
+  *req = x->greq;
+  return WSP_OK;
+}
+
+/* ---- progress ---- */
+
+static int wsp__xport_drive(wsp_comm_t *lanes, double seconds) {
+  wsp__stripe_t *st = lanes->stripe;
+  if (st == NULL || st->live == 0) return -1;
+  /* Cancelled transfers fail (their pair with them, as a lane that breaks:
+   * the peer learns it), and transfers the pair's set-up sent through MPI
+   * are tested: the engine's pass does neither. */
+  for (wsp__sreq_t *r = st->reqs, *next; r; r = next) {
+    next = r->all_next;
+    wsp__xfer_t *x = r->on_done == wsp__xfer_done ? r->xfer : NULL;
+    if (x == NULL || r->done) continue;
+    if (x->cancel) {
+      if (r->path == WSP__PATH_MPI) {
+        wsp__let_go(&r->mreq, !r->is_send);
+        wsp__req_finish(st, r, WSP_ERR_CONN, "cancelled after a failure elsewhere in the call");
+      } else if (r->pair) {
+        wsp__pair_fail(st, r->pair, WSP_ERR_CONN,
+                       "a transfer was cancelled after a failure elsewhere in the call");
+      }
+    } else if (r->path == WSP__PATH_MPI) {
+      wsp__striped_test_mpi(r);
+    }
+  }
+  uint64_t before = 0, after = 0;
+  for (int p = 0; p < lanes->size; p++)
+    for (int i = 0; st->pair[p] && i < st->pair[p]->nlanes; i++)
+      before += st->pair[p]->lane[i].bytes_in + st->pair[p]->lane[i].bytes_out;
+  int ms = (int)(seconds * 1e3);
+  (void)wsp__stripe_progress(st, ms > 0 ? ms : 0);
+  for (int p = 0; p < lanes->size; p++)
+    for (int i = 0; st->pair[p] && i < st->pair[p]->nlanes; i++)
+      after += st->pair[p]->lane[i].bytes_in + st->pair[p]->lane[i].bytes_out;
+  return after != before;
+}
+
+static const wsp__xport_ops_t wsp__xport_ops = {
+    .post = wsp__xport_post,
+    .drive = wsp__xport_drive,
+};
+
+/* ---- the lanes' communicator ---- */
+
+int wsp__xport_create(wsp_comm_t *comm) {
+  comm->lanes = NULL;
+  comm->xport = NULL;
+#ifdef WSP_SIMGRID
+  return WSP_OK; /* no sockets in a simulation */
+#else
+  if (comm->cfg.transport != WSP_TRANSPORT_LANES || comm->size < 2) return WSP_OK;
+  const char *what = "wsp_comm_create: the collectives' lanes";
+  MPI_Comm mc = MPI_COMM_NULL;
+  int drc = wsp__comm_dup(comm, &mc);
+  if (drc == WSP_ERR_TIMEOUT) return drc;
+  wsp_comm_t *w = drc == WSP_OK ? wsp__comm_wrap(comm, mc) : NULL;
+  if (w == NULL && mc != MPI_COMM_NULL) MPI_Comm_free(&mc);
+  wsp__agree_t ag = {
+      .what = what,
+      .status = drc != WSP_OK ? drc
+                : w == NULL   ? wsp__fail(comm, WSP_ERR_NOMEM, "%s: out of memory", what)
+                              : WSP_OK,
+  };
+  int rc = wsp__agree(comm, &ag);
+  if (rc == WSP_OK) rc = wsp__stripe_create(w); /* agreed inside */
+  if (rc != WSP_OK) {
+    wsp__comm_unwrap(&w);
+    if (rc == WSP_ERR_TIMEOUT) return rc;
+    wsp__log(comm, WSP_LOG_WARN, "%s could not be set up (%s); every transfer goes through MPI",
+             what, wsp_last_error());
+    return WSP_OK;
+  }
+  comm->lanes = w;
+  comm->xport = &wsp__xport_ops;
+  return WSP_OK;
+#endif
+}
+
+int wsp__xport_free(wsp_comm_t *comm) {
+  int rc = WSP_OK;
+  if (comm->lanes) rc = wsp__stripe_free(comm->lanes);
+  wsp__comm_unwrap(&comm->lanes);
+  comm->xport = NULL;
+  return rc;
+}

@@ -1,0 +1,20 @@
+/*
+ * The transport under the collectives (src/p2p/xport.c): the duplicate
+ * communicator whose lanes carry their transfers, made and freed with the
+ * communicator.
+ */
+#ifndef WSP_P2P_XPORT_H
+#define WSP_P2P_XPORT_H
+
+#include "wsp_internal.h"
+
+/* Collective over comm, from wsp_comm_create: with cfg.transport
+ * WSP_TRANSPORT_LANES (never under SimGrid) makes comm->lanes and sets
+ * comm->xport. A failure on any rank leaves every transfer to MPI on every
+ * rank, with one warning; only a timeout fails the call. */
+int wsp__xport_create(wsp_comm_t *comm);
+/* From wsp_comm_free: frees comm->lanes (WSP_ERR_ARG when transfers were
+ * still in flight on it; they fail). */
+int wsp__xport_free(wsp_comm_t *comm);
+
+#endif
