@@ -191,8 +191,9 @@ typedef enum wsp_coll {
 /* What carries the collectives' transfers between nodes (WSP_TRANSPORT;
  * docs/p2p.md, "Under the collectives"). */
 typedef enum wsp_transport {
-  /* wirespeed decides per pair; today that is MPI for every pair (the
-   * measurement that lets it choose lanes is not built yet) ("auto"). */
+  /* At the first collective that could use lanes, a short measurement
+   * between pairs of nodes decides, alike on every rank, whether transfers
+   * between nodes take lanes or all stay on MPI ("auto"). */
   WSP_TRANSPORT_AUTO = -1,
   /* Every transfer through MPI ("mpi"). */
   WSP_TRANSPORT_MPI = 0,
@@ -490,6 +491,12 @@ typedef struct wsp_model {
    * known). Calibrated when the communicator has two sites or more;
    * otherwise alpha, beta and 0. */
   double alpha_wan, beta_wan, beta_wan_link;
+  /* Bytes from which a transfer between nodes takes the lanes (the
+   * collectives' transport, WSP_TRANSPORT; docs/p2p.md), 0 when none does.
+   * Set when auto finds that lanes pay: alpha, beta and beta_x are then the
+   * lanes' (one more round trip per message, the rate of all lanes), and
+   * pipelined algorithms keep their segments at or above it. */
+  size_t lanes_min;
 } wsp_model_t;
 
 /* Which ranks share a node, as wirespeed sees it (WSP_NODES). */

@@ -6,6 +6,8 @@
  */
 #include "coll_internal.h"
 
+#include "../p2p/xport.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +15,12 @@ int wsp__coll_run(wsp_comm_t *comm, wsp__coll_args_t *a,
                   const wsp__coll_shape_t *in) {
   const wsp__coll_table_t *t = wsp__coll_table(a->coll);
   wsp__coll_shape_t sh = *in, *shape = &sh;
+  /* auto's transport is decided at the first call that could use lanes
+   * (the size is the same on every rank). */
+  if (comm->lanes && comm->xport == NULL && in->bytes >= comm->lanes->cfg.p2p_min) {
+    int rc = wsp__xport_decide(comm);
+    if (rc != WSP_OK) return rc;
+  }
   wsp__coll_shape_topo(comm, shape);
   int fell = 0;
   int alg = wsp__coll_choose(comm, t, shape, &fell);

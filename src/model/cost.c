@@ -46,6 +46,10 @@ size_t wsp__pipeline_seg(const wsp_model_t *m, size_t n, int stages,
    * limit with the calibration's noise made the same broadcast bimodal
    * (docs/results/netmap.md, "The eager limit, used"). */
   if (m->eager >= WSP__SEG_EAGER_MIN && seg > (double)m->eager) seg = (double)m->eager;
+  /* Over the lanes, at or above their threshold: a smaller segment would go
+   * through MPI at one flow's rate, which the model no longer prices. */
+  if (m->lanes_min && seg < (double)m->lanes_min) seg = (double)m->lanes_min;
+  if (seg > (double)n) seg = (double)n;
   size_t s = (size_t)seg / align * align;
   return s ? s : align;
 }

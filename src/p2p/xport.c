@@ -140,8 +140,10 @@ static int wsp__xport_post(const wsp_comm_t *comm, int is_recv, void *buf, size_
     MPI_Datatype t;
     if ((x->pack = malloc(bytes)) == NULL) {
       free(x);
-      return wsp__fail(comm, WSP_ERR_NOMEM, "a collective's transfer: out of memory for %zu "
-                       "bytes of a non-contiguous type", bytes);
+      return wsp__fail(comm, WSP_ERR_NOMEM,
+                       "a collective's transfer: out of memory for %zu "
+                       "bytes of a non-contiguous type",
+                       bytes);
     }
     x->ubuf = buf, x->count = count, x->type = type;
     wire = x->pack;
@@ -161,7 +163,8 @@ static int wsp__xport_post(const wsp_comm_t *comm, int is_recv, void *buf, size_
     }
   }
   wsp__sreq_t *r = NULL;
-  int rc = wsp__striped_post(lanes, !is_recv, wire, bytes, peer, tag, &r, "a collective's transfer");
+  int rc =
+      wsp__striped_post(lanes, !is_recv, wire, bytes, peer, tag, &r, "a collective's transfer");
   if (rc == WSP_OK && r->done) rc = wsp__striped_reap(&r, "a collective's transfer");
   if (rc != WSP_OK) {
     free(x->pack);
@@ -180,17 +183,21 @@ static int wsp__xport_post(const wsp_comm_t *comm, int is_recv, void *buf, size_
   int mrc = MPI_Grequest_start(wsp__xfer_query, wsp__xfer_free, wsp__xfer_cancel, x, &x->greq);
   if (mrc != MPI_SUCCESS) {
     /* The engine has it: it can only be failed. */
-    if (r->pair) wsp__pair_fail(r->st, r->pair, WSP_ERR_INTERNAL, "MPI_Grequest_start failed");
-    else if (r->path == WSP__PATH_MPI) wsp__let_go(&r->mreq, !r->is_send);
+    if (r->pair)
+      wsp__pair_fail(r->st, r->pair, WSP_ERR_INTERNAL, "MPI_Grequest_start failed");
+    else if (r->path == WSP__PATH_MPI)
+      wsp__let_go(&r->mreq, !r->is_send);
     wsp__req_finish(r->st, r, WSP_ERR_INTERNAL, "MPI_Grequest_start failed");
     (void)wsp__striped_reap(&r, "a collective's transfer");
     free(x->pack);
     free(x);
     return wsp__mpi_fail(comm, mrc, "MPI_Grequest_start", WSP__WHERE);
   }
-  wsp__log(comm, WSP_LOG_TRACE, "transport: %s %zu bytes %s rank %d, tag %d: %s", is_recv ? "receiving" : "sending",
-           bytes, is_recv ? "from" : "to", peer, tag,
-           r->path == WSP__PATH_LANES ? "lanes" : r->path == WSP__PATH_MPI ? "MPI" : "the pair's set-up decides");
+  wsp__log(comm, WSP_LOG_TRACE, "transport: %s %zu bytes %s rank %d, tag %d: %s",
+           is_recv ? "receiving" : "sending", bytes, is_recv ? "from" : "to", peer, tag,
+           r->path == WSP__PATH_LANES ? "lanes"
+           : r->path == WSP__PATH_MPI ? "MPI"
+                                      : "the pair's set-up decides");
   x->r = r;
   r->xfer = x;
   r->on_done = wsp__xfer_done;
@@ -239,6 +246,99 @@ static const wsp__xport_ops_t wsp__xport_ops = {
     .drive = wsp__xport_drive,
 };
 
+/* ---- auto: whether lanes pay, measured at first use ---- */
+
+/* The nodes pair up in order of their lowest ranks (the first with the
+ * second, the third with the fourth, ...), and each pair's lowest ranks
+ * set up their lanes with one striped message each way, which runs the
+ * engine's probe: one lane, then all it opens (docs/p2p.md). Every node is
+ * in at most one pair, so no two probes share a NIC, and all run at once:
+ * the cost is one set-up and one probe whatever the number of nodes.
+ * Then every rank learns how many pairs found lanes faster than one flow;
+ * where most did, every transfer between nodes of at least the largest
+ * threshold they found takes that many lanes (no further probe), and
+ * otherwise the lanes' communicator goes and everything stays on MPI. The
+ * verdict is the same on every rank. */
+int wsp__xport_decide(wsp_comm_t *comm) {
+  wsp_comm_t *w = comm->lanes;
+  if (w == NULL || comm->xport) return WSP_OK;
+  const int p = comm->size, me = comm->rank, nodes = comm->topo.pub.nodes;
+  const int *node = comm->topo.node_of; /* numbered in order of their lowest ranks */
+  int partner = -1, rc = WSP_OK;
+  /* The lowest rank of each node measures, with that of the node paired
+   * with its own (0 with 1, 2 with 3, ...). */
+  int lowest = 1;
+  for (int q = 0; q < me && lowest; q++) lowest = node[q] != node[me];
+  int other = node[me] ^ 1;
+  for (int r = 0; lowest && other < nodes && r < p && partner < 0; r++)
+    if (node[r] == other) partner = r;
+  /* Sums: pairs measured, those where lanes pay. Maxima: lanes, the
+   * threshold, the seconds per byte of all lanes and the round trip. */
+  double sum[2] = {0, 0}, max[4] = {0, 0, 0, 0};
+  if (partner >= 0) {
+    size_t n = w->cfg.p2p_min;
+    unsigned char *out = calloc(2, n);
+    wsp_striped_request_t *req[2] = {NULL, NULL};
+    if (out == NULL) {
+      rc = wsp__fail(comm, WSP_ERR_NOMEM, "transport: out of memory");
+    } else if ((rc = wsp_striped_isend(w, out, n, partner, 0, &req[0])) == WSP_OK &&
+               (rc = wsp_striped_irecv(w, out + n, n, partner, 0, &req[1])) == WSP_OK) {
+      rc = wsp_striped_waitall(2, req);
+    } else {
+      (void)wsp_striped_waitall(2, req);
+    }
+    free(out);
+    wsp_striped_info_t info;
+    if (rc == WSP_OK && wsp_striped_info(w, partner, &info) == WSP_OK && info.rate_one > 0) {
+      /* Both ends know the pair's figures; the lower one counts it. */
+      sum[0] = me < partner;
+      if (info.threshold != SIZE_MAX && info.lanes > 1) {
+        sum[1] = me < partner;
+        max[0] = info.lanes;
+        max[1] = (double)info.threshold;
+        max[2] = 1 / info.rate_lanes;
+        max[3] = info.rtt;
+      }
+      wsp__log(comm, WSP_LOG_INFO, "transport: rank %d: one flow %.3g MB/s, %d flows %.3g MB/s: %s",
+               partner, info.rate_one / 1e6, info.lanes_open, info.rate_lanes / 1e6,
+               sum[1] > 0 ? "lanes pay" : "one flow is as fast");
+    }
+    /* A failed measurement counts as no gain; only a timeout fails the
+     * call (below, when the others wait for this rank). */
+    if (rc == WSP_ERR_TIMEOUT) return rc;
+    rc = WSP_OK;
+  }
+  if ((rc = wsp__allreduce_wait(comm, sum, 2, MPI_DOUBLE, MPI_SUM)) != WSP_OK ||
+      (rc = wsp__allreduce_wait(comm, max, 4, MPI_DOUBLE, MPI_MAX)) != WSP_OK)
+    return rc;
+  if (sum[0] > 0 && 2 * sum[1] > sum[0]) {
+    w->cfg.p2p_lanes = (unsigned)max[0];
+    if (max[1] > (double)w->cfg.p2p_min) w->cfg.p2p_min = (size_t)max[1];
+    comm->xport = &wsp__xport_ops;
+    /* Selection sees the lanes: between nodes, the slowest pair's rate of
+     * all lanes and one more round trip per message (the receiver's
+     * clear-to-send), from the threshold up (wsp_model_t.lanes_min). */
+    wsp_model_t *m = &comm->model;
+    if (max[2] > 0 && max[2] < m->beta) {
+      m->beta_x *= max[2] / m->beta;
+      m->beta = max[2];
+    }
+    m->alpha += max[3];
+    m->lanes_min = w->cfg.p2p_min;
+    wsp__log(comm, WSP_LOG_INFO,
+             "transport: lanes pay between %g of %g pairs of nodes measured: transfers of %zu "
+             "bytes or more between nodes take %u lanes",
+             sum[1], sum[0], w->cfg.p2p_min, w->cfg.p2p_lanes);
+  } else {
+    wsp__log(comm, WSP_LOG_INFO,
+             "transport: lanes pay between %g of %g pairs of nodes measured: every transfer "
+             "stays on MPI",
+             sum[1], sum[0]);
+    (void)wsp__xport_free(comm);
+  }
+  return WSP_OK;
+}
+
 /* ---- the lanes' communicator ---- */
 
 int wsp__xport_create(wsp_comm_t *comm) {
@@ -247,7 +347,8 @@ int wsp__xport_create(wsp_comm_t *comm) {
 #ifdef WSP_SIMGRID
   return WSP_OK; /* no sockets in a simulation */
 #else
-  if (comm->cfg.transport != WSP_TRANSPORT_LANES || comm->size < 2) return WSP_OK;
+  if (comm->cfg.transport == WSP_TRANSPORT_MPI || comm->size < 2 || comm->topo.pub.nodes < 2)
+    return WSP_OK;
   const char *what = "wsp_comm_create: the collectives' lanes";
   MPI_Comm mc = MPI_COMM_NULL;
   int drc = wsp__comm_dup(comm, &mc);
@@ -270,7 +371,8 @@ int wsp__xport_create(wsp_comm_t *comm) {
     return WSP_OK;
   }
   comm->lanes = w;
-  comm->xport = &wsp__xport_ops;
+  /* auto decides at the first collective that could use them. */
+  if (comm->cfg.transport == WSP_TRANSPORT_LANES) comm->xport = &wsp__xport_ops;
   return WSP_OK;
 #endif
 }

@@ -8,11 +8,17 @@
 
 #include "wsp_internal.h"
 
-/* Collective over comm, from wsp_comm_create: with cfg.transport
- * WSP_TRANSPORT_LANES (never under SimGrid) makes comm->lanes and sets
- * comm->xport. A failure on any rank leaves every transfer to MPI on every
+/* Collective over comm, from wsp_comm_create: unless cfg.transport is
+ * WSP_TRANSPORT_MPI, on a communicator of two nodes or more (never under
+ * SimGrid), makes comm->lanes; with WSP_TRANSPORT_LANES sets comm->xport
+ * too (auto: wsp__xport_decide). A failure on any rank leaves every transfer to MPI on every
  * rank, with one warning; only a timeout fails the call. */
 int wsp__xport_create(wsp_comm_t *comm);
+/* Collective over comm, under auto before its first collective that moves
+ * cfg.p2p_min bytes or more: measures whether lanes pay between nodes and
+ * sets comm->xport, or frees comm->lanes, alike on every rank (xport.c
+ * says how). Nothing once decided. */
+int wsp__xport_decide(wsp_comm_t *comm);
 /* From wsp_comm_free: frees comm->lanes (WSP_ERR_ARG when transfers were
  * still in flight on it; they fail). */
 int wsp__xport_free(wsp_comm_t *comm);

@@ -192,6 +192,8 @@ static int print_model(int json, int rank) {
     json_object_set_new(json_object_get(doc, "model"), "beta_wan", json_real(m.beta_wan));
     json_object_set_new(json_object_get(doc, "model"), "beta_wan_link",
                         json_real(m.beta_wan_link));
+    json_object_set_new(json_object_get(doc, "model"), "lanes_min",
+                        json_integer((json_int_t)m.lanes_min));
     json_t *jt = json_object_get(doc, "topology"), *jsite = json_array();
     for (int r = 0; r < p && topo.sites; r++) {
       int sr = -1;
@@ -219,6 +221,9 @@ static int print_model(int json, int rank) {
     if (m.eager || m.eager_node)
       printf("  eager limit (network map): %zu bytes between nodes, %zu inside a node\n",
              m.eager, m.eager_node);
+    if (m.lanes_min)
+      printf("  between nodes, transfers of %zu bytes or more take the lanes (WSP_TRANSPORT)\n",
+             m.lanes_min);
     printf("  nodes: %d, at most %d ranks per node%s (WSP_NODES)\n", topo.nodes,
            topo.max_node_ranks, topo.blocks ? ", in blocks of consecutive ranks" : "");
     print_sites(comm, p, &topo, &m);
