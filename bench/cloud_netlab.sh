@@ -78,43 +78,6 @@ for m in $mpis; do
   fi
 done
 
-/usr/bin/python3 - "$json" "${rate%mbit}" "$labels" "$stamp" <<'PY'
-import json, sys
-path, mbit, labels, stamp = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4]
-want = [l for l in labels.split(",") if l]
-B = mbit * 1e6 / 8
-rows = {}
-for line in open(path):
-    r = json.loads(line)
-    if r.get("bench") == "coll" and r["label"] in want:
-        rows[(r["label"], r["coll"], r["size"], r["alg"])] = r
-def frac(r):
-    return r["busbw_GBps"] * 1e9 / B
-short = lambda l: l[:-len(stamp) - 1]
-print("\n| job | collective | size | wirespeed busbw / B (ran) | MPI busbw / B | wirespeed / MPI |")
-print("|---|---|---|---|---|---|")
-for (l, c, s, a), r in sorted(rows.items(), key=lambda kv: (kv[0][1], kv[0][2], want.index(kv[0][0]))):
-    if a != "auto" or (l, c, s, "mpi") not in rows:
-        continue
-    m = rows[(l, c, s, "mpi")]
-    print(f"| {short(l)} | {c} | {s} | {frac(r):.3f} ({r['ran']}) | {frac(m):.3f} | {m['time_s'] / r['time_s']:.2f} |")
-print("\nsummary: wirespeed against each MPI's default call and its best hand-tuned call (the job")
-print("whose MPI call ran fastest); each ratio divides two times of one job")
-for mpi in ("openmpi", "mpich"):
-    for c, s in sorted({(k[1], k[2]) for k in rows if k[0].startswith(mpi + "-")}):
-        jobs = [k[0] for k in rows if k[0].startswith(mpi + "-") and k[1:] == (c, s, "mpi")
-                and (k[0], c, s, "auto") in rows]
-        if not jobs:
-            continue
-        d = f"{mpi}-default-{stamp}"
-        best = max(jobs, key=lambda l: rows[(l, c, s, "mpi")]["busbw_GBps"])
-        line = f"  {mpi} {c} {s}:"
-        if d in jobs:
-            a, m = rows[(d, c, s, "auto")], rows[(d, c, s, "mpi")]
-            line += f" defaults: wirespeed {frac(a):.3f} B ({a['ran']}), MPI {frac(m):.3f} B -> {m['time_s'] / a['time_s']:.2f}x;"
-        a, m = rows[(best, c, s, "auto")], rows[(best, c, s, "mpi")]
-        line += (f" best tuning {short(best)[len(mpi) + 1:]}: MPI {frac(m):.3f} B, wirespeed "
-                 f"{frac(a):.3f} B -> {m['time_s'] / a['time_s']:.2f}x")
-        print(line)
-PY
+/usr/bin/python3 "$root/python/wsp_report" tuned "$json" --link-mbit "${rate%mbit}" \
+  --labels "$labels" --stamp "$stamp"
 echo "# JSON lines appended to $json (labels end in -$stamp)"

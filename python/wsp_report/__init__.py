@@ -25,6 +25,9 @@ COMMANDS = {
     "table": ("table", [],
               "tables: auto against wirespeed's algorithms and against the MPI "
               "(wsp-bench coll)"),
+    "tuned": ("tuned", [],
+              "wirespeed beside the MPI at its defaults and each hand tuning, one job each "
+              "(bench/cloud_netlab.sh)"),
     "aware": ("aware_table", [],
               "trees built from a network map beside binomial and auto (bench/aware_*.sh)"),
     "netmap": ("netmap_plot", [],
