@@ -91,25 +91,22 @@ static int wsp__post(const wsp_comm_t *comm, void *buf, size_t count,
                      MPI_Datatype type, int peer, int tag, int kind,
                      MPI_Request *req) {
   static const char *const call[] = {"MPI_Isend", "MPI_Issend", "MPI_Irecv"};
-  int n, owned, rc;
+  int n, owned, rc = WSP__XPORT_MPI;
   MPI_Datatype ty;
   /* The collectives' transfers may take the pair's lanes (xport.c says
-   * when); everything else, and what the transport leaves to MPI, below. */
-  if (comm->xport && kind != WSP__POST_SSEND && wsp__tag_exact(tag)) {
+   * when); everything else, and what the transport leaves to MPI, here. */
+  if (comm->xport && kind != WSP__POST_SSEND && wsp__tag_exact(tag))
     rc = comm->xport->post(comm, kind == WSP__POST_RECV, buf, count, type, peer, tag, req);
-    if (rc != WSP__XPORT_MPI) {
-      if (rc == WSP_OK && comm->cfg.timeout > 0) wsp__req_note(*req, peer, kind == WSP__POST_RECV);
-      return rc;
-    }
+  if (rc == WSP__XPORT_MPI) {
+    if ((rc = wsp__count_type(comm, count, type, &n, &ty, &owned)) != WSP_OK) return rc;
+    int mrc = kind == WSP__POST_RECV    ? MPI_Irecv(buf, n, ty, peer, tag, comm->mpi, req)
+              : kind == WSP__POST_SSEND ? MPI_Issend(buf, n, ty, peer, tag, comm->mpi, req)
+                                        : MPI_Isend(buf, n, ty, peer, tag, comm->mpi, req);
+    if (owned) MPI_Type_free(&ty); /* MPI keeps it until the request completes */
+    if (mrc != MPI_SUCCESS) return wsp__mpi_fail(comm, mrc, call[kind], WSP__WHERE);
   }
-  if ((rc = wsp__count_type(comm, count, type, &n, &ty, &owned)) != WSP_OK) return rc;
-  int mrc = kind == WSP__POST_RECV ? MPI_Irecv(buf, n, ty, peer, tag, comm->mpi, req)
-            : kind == WSP__POST_SSEND ? MPI_Issend(buf, n, ty, peer, tag, comm->mpi, req)
-                                      : MPI_Isend(buf, n, ty, peer, tag, comm->mpi, req);
-  if (owned) MPI_Type_free(&ty); /* MPI keeps it until the request completes */
-  if (mrc != MPI_SUCCESS) return wsp__mpi_fail(comm, mrc, call[kind], WSP__WHERE);
-  if (comm->cfg.timeout > 0) wsp__req_note(*req, peer, kind == WSP__POST_RECV);
-  return WSP_OK;
+  if (rc == WSP_OK && comm->cfg.timeout > 0) wsp__req_note(*req, peer, kind == WSP__POST_RECV);
+  return rc;
 }
 
 int wsp__isend_typed(const wsp_comm_t *comm, const void *buf, size_t count,

@@ -107,9 +107,11 @@ struct wsp_comm {
   /* The transport under the collectives' transfers (src/p2p/xport.c): a
    * duplicate whose striped engine carries them where the pair's lanes
    * pay, and the calls core's point-to-point makes through it (core sits
-   * below p2p, so it reaches the lanes through these pointers only). NULL
-   * when every transfer goes through MPI (cfg.transport, SimGrid), and on
-   * the sub-communicators, whose waits drive their owner's lanes. */
+   * below p2p, so it reaches the lanes through these pointers only). Both
+   * NULL when every transfer goes through MPI (cfg.transport, one node,
+   * SimGrid, auto found no gain), and on the sub-communicators, whose
+   * waits drive their owner's lanes; lanes without xport: auto has not
+   * decided yet (wsp__xport_decide). */
   struct wsp_comm *lanes;
   const struct wsp__xport_ops *xport;
 };

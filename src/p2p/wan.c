@@ -11,6 +11,7 @@
 
 #include "striped_internal.h"
 #include "wan.h"
+#include "xport.h"
 
 #include <stdlib.h>
 
@@ -26,33 +27,10 @@ wsp_comm_t *wsp__sites_wan_with(wsp_comm_t *comm, int lanes, int *rc) {
   if (st->wan || st->wan_failed) return st->wan;
   if (lanes <= 1) return NULL;
   const char *what = "sites: the lanes between sites";
-  MPI_Comm mc = MPI_COMM_NULL;
-  int drc = wsp__comm_dup(comm, &mc);
-  if (drc == WSP_ERR_TIMEOUT) {
-    *rc = drc;
-    return NULL;
-  }
-  wsp_comm_t *w = drc == WSP_OK ? wsp__comm_wrap(comm, mc) : NULL;
-  if (w == NULL && mc != MPI_COMM_NULL) MPI_Comm_free(&mc);
+  wsp_comm_t *w = NULL;
   st->wan_off = calloc((size_t)comm->size, 1);
-  /* Every rank has its duplicate wrapped, or none goes on: the striped
-   * engine's set-up below is collective over it. */
-  wsp__agree_t ag = {
-      .what = what,
-      .status = drc != WSP_OK                          ? drc
-                : w == NULL || st->wan_off == NULL ? wsp__fail(comm, WSP_ERR_NOMEM,
-                                                                "%s: out of memory", what)
-                                                       : WSP_OK,
-  };
-  int arc = wsp__agree(comm, &ag);
-  if (arc == WSP_OK) {
-    w->cfg.p2p_lanes = (unsigned)lanes;
-    /* Its own agreement covers its memory, obeys the limit and gates its
-     * MPI_Comm_dup. */
-    arc = wsp__stripe_create(w);
-  }
+  int arc = wsp__lanes_comm(comm, (unsigned)lanes, st->wan_off == NULL, what, &w);
   if (arc != WSP_OK) {
-    wsp__comm_unwrap(&w);
     free(st->wan_off);
     st->wan_off = NULL;
   }

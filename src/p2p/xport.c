@@ -40,6 +40,7 @@
 
 #include "striped_internal.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,8 +49,8 @@ typedef struct wsp__xfer {
   MPI_Request greq;
   int is_recv, peer, tag;
   size_t bytes;
-  /* A type that is not contiguous: the packed bytes, and what to unpack
-   * them into. */
+  /* A type that is not contiguous: the packed bytes, and the caller's
+   * elements they are packed from or unpacked into. */
   void *pack, *ubuf;
   size_t count;
   MPI_Datatype type;
@@ -97,23 +98,25 @@ static int wsp__xfer_cancel(void *extra, int complete) {
   return MPI_SUCCESS;
 }
 
+/* Packs x's elements into x->pack, or unpacks them from it. */
+static int wsp__xfer_pack(const wsp_comm_t *c, wsp__xfer_t *x, int unpack) {
+  int n = 0, owned = 0, pos = 0, rc;
+  MPI_Datatype t;
+  if ((rc = wsp__count_type(c, x->count, x->type, &n, &t, &owned)) != WSP_OK) return rc;
+  int mrc = unpack ? MPI_Unpack(x->pack, (int)x->bytes, &pos, x->ubuf, n, t, c->mpi)
+                   : MPI_Pack(x->ubuf, n, t, x->pack, (int)x->bytes, &pos, c->mpi);
+  if (owned) MPI_Type_free(&t);
+  return mrc == MPI_SUCCESS ? WSP_OK
+                            : wsp__mpi_fail(c, mrc, unpack ? "MPI_Unpack" : "MPI_Pack", WSP__WHERE);
+}
+
 /* The engine finished x's transfer (from one of its passes, or from the
  * communicator's free): unpack, then complete the request. */
 static void wsp__xfer_done(wsp__sreq_t *r) {
   wsp__xfer_t *x = r->xfer;
   x->status = r->status;
-  if (x->status == WSP_OK && x->is_recv && x->pack) {
-    int pos = 0, n = 0, owned = 0;
-    MPI_Datatype t;
-    const wsp_comm_t *c = r->st ? r->st->comm : NULL;
-    if (c && wsp__count_type(c, x->count, x->type, &n, &t, &owned) == WSP_OK) {
-      if (MPI_Unpack(x->pack, (int)x->bytes, &pos, x->ubuf, n, t, c->mpi) != MPI_SUCCESS)
-        x->status = WSP_ERR_INTERNAL;
-      if (owned) MPI_Type_free(&t);
-    } else {
-      x->status = WSP_ERR_INTERNAL;
-    }
-  }
+  if (x->status == WSP_OK && x->is_recv && x->pack)
+    x->status = r->st ? wsp__xfer_pack(r->st->comm, x, 1) : WSP_ERR_CONN;
   MPI_Grequest_complete(x->greq);
 }
 
@@ -123,60 +126,47 @@ static int wsp__xport_post(const wsp_comm_t *comm, int is_recv, void *buf, size_
                            MPI_Datatype type, int peer, int tag, MPI_Request *req) {
   wsp_comm_t *lanes = comm->lanes;
   int size = 0;
-  if (lanes == NULL || lanes->stripe == NULL || peer == comm->rank || peer < 0 ||
-      peer >= comm->size || comm->topo.node_of == NULL ||
+  if (lanes == NULL || lanes->stripe == NULL || peer < 0 || peer >= comm->size ||
+      comm->topo.node_of == NULL || /* oneself is on one's own node too */
       comm->topo.node_of[peer] == comm->topo.node_of[comm->rank] ||
       MPI_Type_size(type, &size) != MPI_SUCCESS || size <= 0)
     return WSP__XPORT_MPI;
   size_t bytes = count * (size_t)size;
   if (bytes < lanes->cfg.p2p_min) return WSP__XPORT_MPI;
+  const char *what = "a collective's transfer";
+  const int packed = !wsp__contiguous(type);
+  /* MPI_Pack counts bytes in an int. Both ends may not agree on packing
+   * (a send and its receive may use different types), so a transfer they
+   * cannot both carry fails rather than go to MPI on one end only. */
+  if (packed && bytes > INT_MAX)
+    return wsp__fail(comm, WSP_ERR_UNSUPPORTED,
+                     "%s: %zu bytes of a non-contiguous type over the lanes (at most %d; "
+                     "WSP_TRANSPORT=mpi sends them through MPI)",
+                     what, bytes, INT_MAX);
   wsp__xfer_t *x = calloc(1, sizeof *x);
-  if (x == NULL) return wsp__fail(comm, WSP_ERR_NOMEM, "a collective's transfer: out of memory");
-  x->is_recv = is_recv, x->peer = peer, x->tag = tag, x->bytes = bytes;
-  x->greq = MPI_REQUEST_NULL;
-  void *wire = buf;
-  if (!wsp__contiguous(type)) {
-    int n = 0, owned = 0, pos = 0, rc;
-    MPI_Datatype t;
-    if ((x->pack = malloc(bytes)) == NULL) {
-      free(x);
-      return wsp__fail(comm, WSP_ERR_NOMEM,
-                       "a collective's transfer: out of memory for %zu "
-                       "bytes of a non-contiguous type",
-                       bytes);
-    }
-    x->ubuf = buf, x->count = count, x->type = type;
-    wire = x->pack;
-    if (!is_recv) {
-      if ((rc = wsp__count_type(comm, count, type, &n, &t, &owned)) != WSP_OK) {
-        free(x->pack);
-        free(x);
-        return rc;
-      }
-      int mrc = MPI_Pack(buf, n, t, x->pack, (int)bytes, &pos, comm->mpi);
-      if (owned) MPI_Type_free(&t);
-      if (mrc != MPI_SUCCESS) {
-        free(x->pack);
-        free(x);
-        return wsp__mpi_fail(comm, mrc, "MPI_Pack", WSP__WHERE);
-      }
-    }
+  if (x == NULL || (packed && (x->pack = malloc(bytes)) == NULL)) {
+    free(x);
+    return wsp__fail(comm, WSP_ERR_NOMEM, "%s: out of memory (%zu bytes)", what, bytes);
   }
+  x->is_recv = is_recv, x->peer = peer, x->tag = tag, x->bytes = bytes;
+  x->ubuf = buf, x->count = count, x->type = type;
+  x->greq = MPI_REQUEST_NULL;
   wsp__sreq_t *r = NULL;
-  int rc =
-      wsp__striped_post(lanes, !is_recv, wire, bytes, peer, tag, &r, "a collective's transfer");
-  if (rc == WSP_OK && r->done) rc = wsp__striped_reap(&r, "a collective's transfer");
+  int rc = packed && !is_recv ? wsp__xfer_pack(comm, x, 0) : WSP_OK;
+  if (rc == WSP_OK)
+    rc = wsp__striped_post(lanes, !is_recv, packed ? x->pack : buf, bytes, peer, tag, &r, what);
+  if (rc == WSP_OK && r->done) rc = wsp__striped_reap(&r, what);
   if (rc != WSP_OK) {
     free(x->pack);
     free(x);
     return rc;
   }
-  if (r->path == WSP__PATH_MPI && x->pack == NULL) {
+  if (r->path == WSP__PATH_MPI && !packed) {
     /* Through MPI, decided already: the caller gets MPI's own request. */
     *req = r->mreq;
     r->mreq = MPI_REQUEST_NULL;
     wsp__req_finish(r->st, r, WSP_OK, NULL);
-    (void)wsp__striped_reap(&r, "a collective's transfer");
+    (void)wsp__striped_reap(&r, what);
     free(x);
     return WSP_OK;
   }
@@ -188,7 +178,7 @@ static int wsp__xport_post(const wsp_comm_t *comm, int is_recv, void *buf, size_
     else if (r->path == WSP__PATH_MPI)
       wsp__let_go(&r->mreq, !r->is_send);
     wsp__req_finish(r->st, r, WSP_ERR_INTERNAL, "MPI_Grequest_start failed");
-    (void)wsp__striped_reap(&r, "a collective's transfer");
+    (void)wsp__striped_reap(&r, what);
     free(x->pack);
     free(x);
     return wsp__mpi_fail(comm, mrc, "MPI_Grequest_start", WSP__WHERE);
@@ -206,6 +196,15 @@ static int wsp__xport_post(const wsp_comm_t *comm, int is_recv, void *buf, size_
 }
 
 /* ---- progress ---- */
+
+/* Bytes through every lane of st so far, both ways. */
+static uint64_t wsp__stripe_bytes(const wsp__stripe_t *st) {
+  uint64_t n = 0;
+  for (int p = 0; p < st->comm->size; p++)
+    for (int i = 0; st->pair[p] && i < st->pair[p]->nlanes; i++)
+      n += st->pair[p]->lane[i].bytes_in + st->pair[p]->lane[i].bytes_out;
+  return n;
+}
 
 static int wsp__xport_drive(wsp_comm_t *lanes, double seconds) {
   wsp__stripe_t *st = lanes->stripe;
@@ -229,16 +228,10 @@ static int wsp__xport_drive(wsp_comm_t *lanes, double seconds) {
       wsp__striped_test_mpi(r);
     }
   }
-  uint64_t before = 0, after = 0;
-  for (int p = 0; p < lanes->size; p++)
-    for (int i = 0; st->pair[p] && i < st->pair[p]->nlanes; i++)
-      before += st->pair[p]->lane[i].bytes_in + st->pair[p]->lane[i].bytes_out;
+  uint64_t before = wsp__stripe_bytes(st);
   int ms = (int)(seconds * 1e3);
   (void)wsp__stripe_progress(st, ms > 0 ? ms : 0);
-  for (int p = 0; p < lanes->size; p++)
-    for (int i = 0; st->pair[p] && i < st->pair[p]->nlanes; i++)
-      after += st->pair[p]->lane[i].bytes_in + st->pair[p]->lane[i].bytes_out;
-  return after != before;
+  return wsp__stripe_bytes(st) != before;
 }
 
 static const wsp__xport_ops_t wsp__xport_ops = {
@@ -341,6 +334,37 @@ int wsp__xport_decide(wsp_comm_t *comm) {
 
 /* ---- the lanes' communicator ---- */
 
+int wsp__lanes_comm(wsp_comm_t *comm, unsigned lanes, int failed, const char *what,
+                    wsp_comm_t **out) {
+  *out = NULL;
+  MPI_Comm mc = MPI_COMM_NULL;
+  int drc = wsp__comm_dup(comm, &mc);
+  if (drc == WSP_ERR_TIMEOUT) return drc;
+  wsp_comm_t *w = drc == WSP_OK ? wsp__comm_wrap(comm, mc) : NULL;
+  if (w == NULL && mc != MPI_COMM_NULL) MPI_Comm_free(&mc);
+  /* Every rank has its duplicate wrapped, or none goes on: the striped
+   * engine's set-up below is collective over it. */
+  wsp__agree_t ag = {
+      .what = what,
+      .status = drc != WSP_OK         ? drc
+                : w == NULL || failed ? wsp__fail(comm, WSP_ERR_NOMEM, "%s: out of memory", what)
+                                      : WSP_OK,
+  };
+  int rc = wsp__agree(comm, &ag);
+  if (rc == WSP_OK) {
+    w->cfg.p2p_lanes = lanes;
+    /* Its own agreement covers its memory, obeys the limit and gates its
+     * MPI_Comm_dup. */
+    rc = wsp__stripe_create(w);
+  }
+  if (rc != WSP_OK) {
+    wsp__comm_unwrap(&w);
+    return rc;
+  }
+  *out = w;
+  return WSP_OK;
+}
+
 int wsp__xport_create(wsp_comm_t *comm) {
   comm->lanes = NULL;
   comm->xport = NULL;
@@ -350,27 +374,13 @@ int wsp__xport_create(wsp_comm_t *comm) {
   if (comm->cfg.transport == WSP_TRANSPORT_MPI || comm->size < 2 || comm->topo.pub.nodes < 2)
     return WSP_OK;
   const char *what = "wsp_comm_create: the collectives' lanes";
-  MPI_Comm mc = MPI_COMM_NULL;
-  int drc = wsp__comm_dup(comm, &mc);
-  if (drc == WSP_ERR_TIMEOUT) return drc;
-  wsp_comm_t *w = drc == WSP_OK ? wsp__comm_wrap(comm, mc) : NULL;
-  if (w == NULL && mc != MPI_COMM_NULL) MPI_Comm_free(&mc);
-  wsp__agree_t ag = {
-      .what = what,
-      .status = drc != WSP_OK ? drc
-                : w == NULL   ? wsp__fail(comm, WSP_ERR_NOMEM, "%s: out of memory", what)
-                              : WSP_OK,
-  };
-  int rc = wsp__agree(comm, &ag);
-  if (rc == WSP_OK) rc = wsp__stripe_create(w); /* agreed inside */
+  int rc = wsp__lanes_comm(comm, comm->cfg.p2p_lanes, 0, what, &comm->lanes);
+  if (rc == WSP_ERR_TIMEOUT) return rc;
   if (rc != WSP_OK) {
-    wsp__comm_unwrap(&w);
-    if (rc == WSP_ERR_TIMEOUT) return rc;
     wsp__log(comm, WSP_LOG_WARN, "%s could not be set up (%s); every transfer goes through MPI",
              what, wsp_last_error());
     return WSP_OK;
   }
-  comm->lanes = w;
   /* auto decides at the first collective that could use them. */
   if (comm->cfg.transport == WSP_TRANSPORT_LANES) comm->xport = &wsp__xport_ops;
   return WSP_OK;

@@ -8,6 +8,16 @@
 
 #include "wsp_internal.h"
 
+/* Collective over comm: a duplicate of it wrapped with its configuration,
+ * whose own striped engine carries traffic over lanes (`lanes` per pair;
+ * 0: each pair's probe chooses), so that its tags never meet the user's
+ * striped messages. `failed`: this rank could not prepare what the caller
+ * keeps beside it (it fails the agreement for every rank). WSP_OK with
+ * *out; otherwise *out NULL and the same status on every rank (only
+ * WSP_ERR_TIMEOUT should fail the caller). Used by the transport below and
+ * the lanes between sites (wan.c). */
+int wsp__lanes_comm(wsp_comm_t *comm, unsigned lanes, int failed, const char *what,
+                    wsp_comm_t **out);
 /* Collective over comm, from wsp_comm_create: unless cfg.transport is
  * WSP_TRANSPORT_MPI, on a communicator of two nodes or more (never under
  * SimGrid), makes comm->lanes; with WSP_TRANSPORT_LANES sets comm->xport

@@ -221,9 +221,6 @@ static int print_model(int json, int rank) {
     if (m.eager || m.eager_node)
       printf("  eager limit (network map): %zu bytes between nodes, %zu inside a node\n",
              m.eager, m.eager_node);
-    if (m.lanes_min)
-      printf("  between nodes, transfers of %zu bytes or more take the lanes (WSP_TRANSPORT)\n",
-             m.lanes_min);
     printf("  nodes: %d, at most %d ranks per node%s (WSP_NODES)\n", topo.nodes,
            topo.max_node_ranks, topo.blocks ? ", in blocks of consecutive ranks" : "");
     print_sites(comm, p, &topo, &m);
