@@ -191,11 +191,21 @@ int wsp__backoff_idle(wsp__backoff_t *b) {
     (void)wsp__backoff_drive(b, 0);
     return 0;
   }
+  unsigned us = wsp__min_u(b->sleep_us, b->cap_us);
   if (polling || b->cap_us == 0) {
-    if (!wsp__backoff_drive(b, 0)) sched_yield();
+    /* With transfers on the lanes, the sleeps start at once: a lane that
+     * becomes ready wakes the poll they are spent in, so only what waits
+     * on MPI alone is noticed up to a sleep late. Yielding passes polled
+     * every socket of every pair each time, and with eight ranks on two
+     * cores the polls took most of the cores (docs/results/p2p.md, "The
+     * lanes under the collectives"). */
+    if (b->lanes && us > 0 && wsp__backoff_drive(b, us * 1e-6)) {
+      b->sleep_us = wsp__min_u(2 * us, b->cap_us > 0 ? b->cap_us : 1);
+      return 0;
+    }
+    sched_yield();
     return 0;
   }
-  unsigned us = wsp__min_u(b->sleep_us, b->cap_us);
   if (!wsp__backoff_drive(b, us * 1e-6)) wsp__sleep_seconds(us * 1e-6);
   b->sleep_us = wsp__min_u(2 * us, b->cap_us);
   return 0;

@@ -17,15 +17,16 @@
  * reports it writable again, that is when TCP_NOTSENT_LOWAT says its
  * backlog has drained.
  */
-#define _DEFAULT_SOURCE 1
+#define _GNU_SOURCE 1 /* ppoll */
 #include "striped_internal.h"
 
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
-int wsp__stripe_progress(wsp__stripe_t *st, int timeout_ms) {
+int wsp__stripe_progress(wsp__stripe_t *st, long timeout_us) {
   wsp_comm_t *comm = st->comm;
   if (st->fault_poll) {
     uint64_t in = 0;
@@ -36,6 +37,16 @@ int wsp__stripe_progress(wsp__stripe_t *st, int timeout_ms) {
       wsp__stripe_break(st, WSP_ERR_INTERNAL, "poll failed (injected fault, WSP_P2P_FAULT_POLL)");
       return WSP_ERR_INTERNAL;
     }
+  }
+  /* The set-ups advance first: that may open lanes and listeners, which
+   * the poll set must then have room for (sized before, an advance that
+   * opened the lanes wrote past its end). */
+  int mpi_pending = 0;
+  for (int p = 0; p < comm->size; p++) {
+    wsp__pair_t *pr = st->pair[p];
+    if (pr == NULL || pr->state == WSP__PAIR_FAILED) continue;
+    wsp__pair_advance(st, pr);
+    if (pr->state == WSP__PAIR_XCHG || pr->vreq != MPI_REQUEST_NULL) mpi_pending = 1;
   }
   size_t cap = (size_t)st->nlst + st->ngreet;
   for (int p = 0; p < comm->size; p++)
@@ -54,13 +65,9 @@ int wsp__stripe_progress(wsp__stripe_t *st, int timeout_ms) {
   struct pollfd *pfd = st->pfd;
   int *own = st->pfd_owner; /* (peer, lane) of each entry; peer -1 listener, -2 greeting */
   nfds_t nf = 0;
-  int mpi_pending = 0;
   for (int p = 0; p < comm->size; p++) {
     wsp__pair_t *pr = st->pair[p];
     if (pr == NULL || pr->state == WSP__PAIR_FAILED) continue;
-    wsp__pair_advance(st, pr);
-    if (pr->state == WSP__PAIR_XCHG || pr->vreq != MPI_REQUEST_NULL) mpi_pending = 1;
-    if (pr->state == WSP__PAIR_FAILED) continue;
     for (int i = 0; i < pr->nlanes; i++) {
       wsp__lane_t *l = &pr->lane[i];
       if (l->fd < 0) continue;
@@ -85,8 +92,12 @@ int wsp__stripe_progress(wsp__stripe_t *st, int timeout_ms) {
   }
   /* A set-up message in flight is an MPI request: do not sleep on the
    * sockets while it may have finished. */
-  if (mpi_pending && timeout_ms > 1) timeout_ms = 1;
-  int n = poll(pfd, nf, timeout_ms);
+  if (mpi_pending && timeout_us > 1000) timeout_us = 1000;
+  /* ppoll, not poll: the back-off's sleeps are microseconds (backoff.c),
+   * and poll's milliseconds turned every one of them into a pass that did
+   * not wait at all, so a rank waiting on lanes spun on its core. */
+  struct timespec ts = {timeout_us / 1000000, (timeout_us % 1000000) * 1000};
+  int n = ppoll(pfd, nf, &ts, NULL);
   if (n < 0) {
     if (errno == EINTR) return WSP_OK;
     char why[120];

@@ -795,7 +795,7 @@ int wsp_striped_waitall(int n, wsp_striped_request_t **reqs) {
      * MPI requests among them, poll without waiting and back off. A pass
      * that fails has failed every request on lanes (wsp__stripe_break),
      * which leaves MPI ones to wait for. */
-    int timeout = mpi || several ? 0 : 100;
+    long timeout = mpi || several ? 0 : 100000; /* us */
     int progressed = 0;
     for (int i = 0; i < n; i++) {
       wsp__sreq_t *r = reqs[i];

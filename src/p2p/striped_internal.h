@@ -645,9 +645,10 @@ int wsp__hs_accepting(const wsp__stripe_t *st);
 
 /* engine.c and the files it names */
 /* One pass: polls every lane, the listeners and the greetings for at most
- * timeout_ms, moves what can move, advances set-ups. A failure here
- * (a failed poll) fails every pair with lanes (wsp__stripe_break). */
-int wsp__stripe_progress(wsp__stripe_t *st, int timeout_ms);
+ * timeout_us microseconds (0: not at all), moves what can move, advances
+ * set-ups. A failure here (a failed poll) fails every pair with lanes
+ * (wsp__stripe_break). */
+int wsp__stripe_progress(wsp__stripe_t *st, long timeout_us);
 /* Every pair with lanes fails with status; later striped transfers of the
  * communicator go through MPI or fail at once. */
 void wsp__stripe_break(wsp__stripe_t *st, int status, const char *why);

@@ -229,8 +229,8 @@ static int wsp__xport_drive(wsp_comm_t *lanes, double seconds) {
     }
   }
   uint64_t before = wsp__stripe_bytes(st);
-  int ms = (int)(seconds * 1e3);
-  (void)wsp__stripe_progress(st, ms > 0 ? ms : 0);
+  long us = (long)(seconds * 1e6);
+  (void)wsp__stripe_progress(st, us > 0 ? us : 0);
   return wsp__stripe_bytes(st) != before;
 }
 
