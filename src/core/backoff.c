@@ -44,7 +44,10 @@
  * the spinning passes, an idle pass reads the clock and reports when the
  * idle stretch since the last progress (wsp__backoff_reset) has outlasted
  * the limit, so every loop that backs off can end instead of waiting
- * forever for a rank that died or stopped.
+ * forever for a rank that died or stopped. An idle pass also ends the wait
+ * once a lane of the collectives' transport has failed on any rank
+ * (wsp_comm_t.lane_fault), limit or not; the same functions then report
+ * that failure instead of a timeout.
  *
  * Under SimGrid (smpicc maps nanosleep to a simulated sleep) a spinning,
  * yielding or polling pass is a simulated sleep of 1 us (WSP__SIM_PASS_US;
@@ -101,6 +104,7 @@ void wsp__backoff_init(wsp__backoff_t *b, const wsp_comm_t *comm) {
   const wsp_comm_t *o = comm->owner ? comm->owner : comm;
   b->lanes = o->xport ? o->lanes : NULL;
   b->drive = o->xport ? o->xport->drive : NULL;
+  b->lane_failed = &o->lane_fault.failed;
   wsp__backoff_reset(b);
 }
 
@@ -182,6 +186,9 @@ static int wsp__backoff_drive(wsp__backoff_t *b, double seconds) {
 
 int wsp__backoff_idle(wsp__backoff_t *b) {
   b->idle++;
+  /* A lane of the collectives' transport failed here or elsewhere: what
+   * this wait waits for may never come, with or without a time limit. */
+  if (*b->lane_failed) return 1;
   if (wsp__backoff_expired(b)) return 1;
   /* Past the spinning and yielding passes, the clock is read only by waits
    * that have a time limit to poll to. */

@@ -240,7 +240,7 @@ int wsp__waitany(const wsp_comm_t *comm, int n, MPI_Request *reqs, size_t bytes,
     int done = 0;
     int mrc = MPI_Testany(n, reqs, idx, &done, MPI_STATUS_IGNORE);
     if (mrc != MPI_SUCCESS) return wsp__mpi_fail(comm, mrc, "MPI_Testany", WSP__WHERE);
-    if (done) return WSP_OK;
+    if (done) return wsp__lane_failure(comm, WSP_OK);
     if (wsp__backoff_idle(&b)) return wsp__timeout(comm, n, reqs, "any of several transfers");
   }
 #endif
@@ -257,7 +257,7 @@ int wsp__waitall(const wsp_comm_t *comm, int n, MPI_Request *reqs, size_t bytes)
     int done = 0;
     int mrc = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
     if (mrc != MPI_SUCCESS) return wsp__mpi_fail(comm, mrc, "MPI_Testall", WSP__WHERE);
-    if (done) return WSP_OK;
+    if (done) return wsp__lane_failure(comm, WSP_OK);
     if (wsp__backoff_idle(&b)) return wsp__timeout(comm, n, reqs, "a step's transfers");
   }
 #endif

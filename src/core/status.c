@@ -81,5 +81,7 @@ int wsp__mpi_fail(const wsp_comm_t *comm, int mpi_rc, const char *call,
            len ? text : "no text", mpi_rc);
   wsp__record(comm, WSP_ERR_MPI, buf);
   wsp__errmpi = mpi_rc;
-  return WSP_ERR_MPI;
+  /* A lane of the collectives' transport failed: the request that failed
+   * here was one of its transfers, or waited with them. */
+  return comm ? wsp__lane_failure(comm, WSP_ERR_MPI) : WSP_ERR_MPI;
 }

@@ -27,6 +27,9 @@ enum {
    * striped messages that go through MPI use the user's tags on a
    * communicator of their own (wsp__stripe_t.p2p). */
   WSP__TAG_STRIPE_SETUP = 0x5b20,
+  /* The collectives' transport (src/p2p/xport.c), on its communicator:
+   * a rank's notice that a lane failed under a transfer. */
+  WSP__TAG_LANE_FAULT = 0x5b21,
   /* Collectives: WSP__TAG_COLL + the wsp_coll_t (src/coll). */
   WSP__TAG_COLL = 0x5c00,
   /* The multi-site bcast and allreduce: whether a pair's crossings over

@@ -27,6 +27,12 @@
  *   unusable: its traffic is out of step between ranks now (some finished
  *   the call, some did not), so any later call on it could match the wrong
  *   messages. Every later call fails at once in wsp__usable.
+ *
+ * A lane of the collectives' transport that fails (src/p2p/xport.c) ends
+ * every wait the same way, on every rank, at its next idle pass
+ * (backoff.c): what a wait waited for may never come. The functions below
+ * then report that failure, WSP_ERR_CONN naming the pair, rather than a
+ * timeout, so that every rank's call returns the same error.
  */
 #include "wsp_internal.h"
 
@@ -36,9 +42,23 @@
 /* The operation the calling thread is in (its public name), for messages. */
 static _Thread_local const char *wsp__op_name;
 
+/* "a lane between ranks 1 and 2 failed (why)", for messages. */
+static void wsp__lane_text(const wsp_comm_t *o, char *buf, size_t len) {
+  snprintf(buf, len, "a lane of the collectives' transport between ranks %d and %d failed (%s)",
+           o->lane_fault.a, o->lane_fault.b, o->lane_fault.why);
+}
+
 int wsp__usable(const wsp_comm_t *comm, const char *fn) {
   wsp__op_name = fn;
   const wsp_comm_t *o = comm->owner ? comm->owner : comm;
+  if (o->lane_fault.failed) {
+    char text[320];
+    wsp__lane_text(o, text, sizeof text);
+    return wsp__fail(comm, WSP_ERR_CONN,
+                     "%s: the communicator is unusable: %s in an earlier call; free it, or end "
+                     "the job",
+                     fn, text);
+  }
   if (!o->broken && !comm->broken) return WSP_OK;
   return wsp__fail(comm, WSP_ERR_TIMEOUT,
                    "%s: the communicator is unusable: an earlier call on it timed out "
@@ -112,7 +132,24 @@ static void wsp__mark_broken(const wsp_comm_t *comm) {
   ((wsp_comm_t *)comm)->broken = 1; /* callers' communicators are never const objects */
 }
 
+int wsp__lane_failure(const wsp_comm_t *comm, int rc) {
+  const wsp_comm_t *o = comm->owner ? comm->owner : comm;
+  if (!o->lane_fault.failed) return rc;
+  wsp__mark_broken(comm);
+  char text[320];
+  wsp__lane_text(o, text, sizeof text);
+  return wsp__fail(comm, WSP_ERR_CONN,
+                   "%s: %s; the call's transfers were let go and the communicator is unusable "
+                   "from now on",
+                   wsp__op_name ? wsp__op_name : "wirespeed", text);
+}
+
 static int wsp__timeout_fail(const wsp_comm_t *comm, const char *peers, const char *what) {
+  const wsp_comm_t *o = comm->owner ? comm->owner : comm;
+  if (o->lane_fault.failed) {
+    (void)peers, (void)what;
+    return wsp__lane_failure(comm, WSP_ERR_CONN);
+  }
   wsp__mark_broken(comm);
   return wsp__fail(comm, WSP_ERR_TIMEOUT,
                    "%s: no progress for %g s (WSP_TIMEOUT) waiting for %s (%s); the "
@@ -155,6 +192,8 @@ int wsp__timeout_abandon(const wsp_comm_t *comm, int rc, int nrecv, MPI_Request 
       wsp__let_go(&reqs[i], 0); /* the receives were cancelled */
     }
   }
+  const wsp_comm_t *o = comm->owner ? comm->owner : comm;
+  if (o->lane_fault.failed) return wsp__lane_failure(comm, rc);
   wsp__mark_broken(comm);
   char text[256] = "rank(s) ";
   wsp__peers_text(text, sizeof text, peers, np);

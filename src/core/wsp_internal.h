@@ -114,6 +114,15 @@ struct wsp_comm {
    * decided yet (wsp__xport_decide). */
   struct wsp_comm *lanes;
   const struct wsp__xport_ops *xport;
+  /* A transfer of that transport failed on a lane, on this rank or, as
+   * the rank that saw it told every other over MPI, on another one
+   * (src/p2p/xport.c): the pair (a < b) and why. Every wait on the
+   * communicator ends at its next idle pass, and it and every later call
+   * fail with WSP_ERR_CONN (src/core/timeout.c). Set on the owner. */
+  struct {
+    int failed, a, b;
+    char why[160];
+  } lane_fault;
 };
 
 /* What core's point-to-point asks of the transport (src/p2p/xport.c). */
@@ -220,6 +229,11 @@ int wsp__timeout_abandon(const wsp_comm_t *comm, int rc, int nrecv, MPI_Request 
  * (npeers < 0: any rank). Lets go of no request. */
 int wsp__timeout_peers(const wsp_comm_t *comm, const int *peers, int npeers,
                        const char *what);
+/* rc, or, once a lane of the collectives' transport has failed
+ * (wsp_comm_t.lane_fault), WSP_ERR_CONN naming it, with the owner marked
+ * unusable. All three above report such a failure this way instead of a
+ * timeout, and so does wsp__mpi_fail. */
+int wsp__lane_failure(const wsp_comm_t *comm, int rc);
 
 /* ---- logging ---- */
 void wsp__log(const wsp_comm_t *comm, wsp_log_level_t level, const char *fmt,
@@ -276,6 +290,8 @@ typedef struct wsp__backoff {
    * every polling loop of the library keeps them moving; NULL: none. */
   struct wsp_comm *lanes;
   int (*drive)(struct wsp_comm *lanes, double seconds);
+  /* The owner's lane_fault.failed: set, every idle pass ends the wait. */
+  const int *lane_failed;
 } wsp__backoff_t;
 
 void wsp__backoff_init(wsp__backoff_t *b, const wsp_comm_t *comm);

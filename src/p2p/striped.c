@@ -48,6 +48,7 @@ int wsp__stripe_create(wsp_comm_t *comm) {
   if (st) {
     st->comm = comm;
     st->p2p = MPI_COMM_NULL;
+    st->notice = MPI_REQUEST_NULL;
     st->pair = calloc((size_t)comm->size, sizeof *st->pair);
     if (comm->cfg.p2p_interfaces && (st->ifaces = strdup(comm->cfg.p2p_interfaces)) == NULL)
       failed = 1;
@@ -159,7 +160,11 @@ int wsp__stripe_free(wsp_comm_t *comm) {
   wsp__stripe_t *st = comm->stripe;
   if (st == NULL) return WSP_OK;
   int rc = WSP_OK;
-  if (st->live > 0)
+  st->closing = 1; /* what fails from here on is the free's doing */
+  /* Only the user's own requests are the user's to wait for: the library's
+   * communicators with lanes (the transport's, the sites') may hold those a
+   * failed call let go of. */
+  if (st->live > 0 && (comm->owner == NULL || comm->owner == comm))
     rc = wsp__fail(comm, WSP_ERR_ARG,
                    "wsp_comm_free: %d striped requests are still in flight; they fail "
                    "with WSP_ERR_CONN (wait for them before freeing)",
@@ -172,11 +177,18 @@ int wsp__stripe_free(wsp_comm_t *comm) {
     if (!r->done && r->path == WSP__PATH_MPI && r->mreq != MPI_REQUEST_NULL) {
       wsp__let_go(&r->mreq, !r->is_send);
     }
-    wsp__req_finish(st, r, WSP_ERR_CONN, "the communicator was freed while it was in flight");
+    /* Detached first: finishing it may complete a transport's request
+     * whose free reaps it (xport.c), and then r is gone. */
+    const int orphan = r->orphan;
     r->st = NULL;
     r->pair = NULL;
     r->next = NULL;
     r->all_prev = r->all_next = NULL;
+    wsp__req_finish(st, r, WSP_ERR_CONN, "the communicator was freed while it was in flight");
+    if (orphan) {
+      free(r->have);
+      free(r);
+    }
   }
   st->reqs = NULL;
   /* A peer waiting for this rank's part of a set-up learns that it will
@@ -219,6 +231,10 @@ int wsp__stripe_free(wsp_comm_t *comm) {
     if (st->pair[p]) wsp__pair_free(st->pair[p]);
   for (size_t g = 0; g < st->ngreet; g++) wsp__lane_close(st->greet[g].fd, 1);
   for (int i = 0; i < st->nlst; i++) wsp__lane_close(st->lst[i].fd, 0);
+  if (st->notice != MPI_REQUEST_NULL) { /* a receive: cancelled, then complete */
+    MPI_Cancel(&st->notice);
+    MPI_Wait(&st->notice, MPI_STATUS_IGNORE);
+  }
   if (st->p2p != MPI_COMM_NULL) MPI_Comm_free(&st->p2p);
   free(st->greet);
   free(st->pair);
@@ -662,7 +678,7 @@ void wsp__striped_test_mpi(wsp__sreq_t *r) {
 int wsp__striped_reap(wsp_striped_request_t **req, const char *fn) {
   wsp__sreq_t *r = *req;
   int rc = r->status;
-  if (rc != WSP_OK)
+  if (rc != WSP_OK && fn) /* fn NULL: quietly (the last error stays) */
     rc = wsp__fail(r->st ? r->st->comm : NULL, rc, "%s: striped %s rank %d: %s", fn,
                    r->is_send ? "send to" : "receive from", r->peer,
                    r->why[0] ? r->why : wsp_strerror(rc));

@@ -336,6 +336,10 @@ struct wsp_striped_request {
    * the request is done, with the transport's own state. */
   void (*on_done)(struct wsp_striped_request *r);
   void *xfer;
+  /* MPI freed the transport's request before the engine finished this
+   * one: nobody reaps it, so the transport's next pass does once it is
+   * done, or the communicator's free. */
+  int orphan;
   /* Every request of the communicator not yet reaped, so that freeing the
    * communicator can let go of them. */
   struct wsp_striped_request *all_prev, *all_next;
@@ -529,6 +533,11 @@ typedef struct wsp__stripe {
   /* Connections dropped without becoming a lane (strangers, failed proofs,
    * over the cap, late): counted, the first one logged as a warning. */
   uint64_t refused;
+  /* The collectives' transport only (xport.c): the receive of another
+   * rank's notice that a lane failed (MPI_REQUEST_NULL: none posted) and
+   * its buffer, this rank's notice, and whether it went out. */
+  MPI_Request notice;
+  int notice_in[3], notice_out[3], noticed;
   wsp__pair_t **pair; /* by peer rank; NULL until used */
   int live;           /* requests not yet completed */
   wsp__sreq_t *reqs;  /* requests not yet reaped */

@@ -35,12 +35,29 @@
  * No MPI call is made inside MPI's callbacks: a cancelled transfer (a
  * failed step's clean-up, wsp__abandon) is failed by the next pass of the
  * engine, which then completes its request.
+ *
+ * Failures. A lane that breaks under a transfer fails the pair on both of
+ * its ends, but the other ranks would go on waiting for what the pair's
+ * ranks will no longer send them, until their time limit or forever. So a
+ * rank whose transfer fails on the lanes records it on the communicator
+ * (wsp_comm_t.lane_fault) and tells every other rank, once, with a small
+ * MPI message on the lanes' communicator; every rank keeps one receive of
+ * such a notice posted and tests it in each pass of its waits. A notice,
+ * or a failure of one's own, ends every wait of the communicator at its
+ * next idle pass (src/core/backoff.c), and the call returns WSP_ERR_CONN
+ * naming the pair on every rank that was still in it; later calls fail at
+ * once the same way (src/core/timeout.c). A rank that had finished the
+ * call keeps its result, which is complete. The notice is a few bytes,
+ * sent eagerly and let go (MPI_Request_free).
  */
 #include "xport.h"
 
 #include "striped_internal.h"
 
+#include "tags.h"
+
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,15 +94,27 @@ static int wsp__xfer_query(void *extra, MPI_Status *status) {
   MPI_Status_set_cancelled(status, 0);
   status->MPI_SOURCE = x->peer;
   status->MPI_TAG = x->tag;
-  status->MPI_ERROR = x->status == WSP_OK ? MPI_SUCCESS : MPI_ERR_OTHER;
-  return status->MPI_ERROR;
+  /* A failure is not MPI's to report: it would raise the error handler of
+   * MPI_COMM_WORLD, the program's (fatal by default), as generalized
+   * requests belong to no communicator. The transfer's failure is recorded
+   * on the communicator before the request completes (wsp__lane_fault),
+   * and core's waits look there when their requests are done. */
+  status->MPI_ERROR = MPI_SUCCESS;
+  return MPI_SUCCESS;
 }
 
 static int wsp__xfer_free(void *extra) {
   wsp__xfer_t *x = extra;
   if (x->r) {
+    /* Quietly: a failed call's clean-up frees its requests, and the error
+     * the call reports is the one it recorded first. The engine may still
+     * hold a request that is not done (MPI may free before completion). */
     x->r->on_done = NULL;
-    (void)wsp__striped_reap(&x->r, "a collective's transfer");
+    x->r->xfer = NULL;
+    if (x->r->done)
+      (void)wsp__striped_reap(&x->r, NULL);
+    else
+      x->r->orphan = 1;
   }
   free(x->pack);
   free(x);
@@ -110,6 +139,65 @@ static int wsp__xfer_pack(const wsp_comm_t *c, wsp__xfer_t *x, int unpack) {
                             : wsp__mpi_fail(c, mrc, unpack ? "MPI_Unpack" : "MPI_Pack", WSP__WHERE);
 }
 
+/* ---- failures: one rank's lane, every rank's error ---- */
+
+/* A transfer of this rank to or from peer failed on the lanes: recorded on
+ * the owner, and every other rank told, once (not while the communicator
+ * is being freed, which fails what is still in flight itself). */
+static void wsp__lane_noticed(wsp__stripe_t *st, int from);
+
+/* Whether another rank's notice has arrived (then recorded). */
+static int wsp__lane_notice_test(wsp__stripe_t *st) {
+  int got = 0;
+  MPI_Status s;
+  if (st->notice == MPI_REQUEST_NULL || MPI_Test(&st->notice, &got, &s) != MPI_SUCCESS || !got)
+    return 0;
+  wsp__lane_noticed(st, s.MPI_SOURCE);
+  return 1;
+}
+
+static void wsp__lane_fault(wsp__stripe_t *st, int peer, const char *why) {
+  wsp_comm_t *w = st->comm, *o = w->owner ? w->owner : w;
+  if (st->closing || o->lane_fault.failed) return;
+  /* A pair often fails here because its peer broke it on a notice: then
+   * the notice names the lane that failed first. */
+  if (wsp__lane_notice_test(st)) return;
+  o->lane_fault.failed = 1;
+  o->lane_fault.a = w->rank < peer ? w->rank : peer;
+  o->lane_fault.b = w->rank < peer ? peer : w->rank;
+  snprintf(o->lane_fault.why, sizeof o->lane_fault.why, "%s",
+           why && *why ? why : "no reason given");
+  wsp__log(w, WSP_LOG_WARN, "transport: %s; telling every rank", o->lane_fault.why);
+  if (st->noticed) return;
+  st->noticed = 1;
+  st->notice_out[0] = WSP_ERR_CONN;
+  st->notice_out[1] = o->lane_fault.a;
+  st->notice_out[2] = o->lane_fault.b;
+  for (int q = 0; q < w->size; q++) {
+    MPI_Request req = MPI_REQUEST_NULL;
+    if (q != w->rank &&
+        MPI_Isend(st->notice_out, 3, MPI_INT, q, WSP__TAG_LANE_FAULT, w->mpi, &req) == MPI_SUCCESS)
+      MPI_Request_free(&req);
+  }
+}
+
+/* Another rank's notice arrived: recorded, and every transfer of this
+ * rank on the lanes fails with it. */
+static void wsp__lane_noticed(wsp__stripe_t *st, int from) {
+  wsp_comm_t *w = st->comm, *o = w->owner ? w->owner : w;
+  st->noticed = 1; /* the notice went to every rank: nothing to pass on */
+  if (o->lane_fault.failed) return;
+  int a = st->notice_in[1], b = st->notice_in[2];
+  if (a < 0 || b < 0 || a >= w->size || b >= w->size) a = b = from;
+  o->lane_fault.failed = 1;
+  o->lane_fault.a = a;
+  o->lane_fault.b = b;
+  snprintf(o->lane_fault.why, sizeof o->lane_fault.why, "as rank %d told", from);
+  char why[200];
+  snprintf(why, sizeof why, "a lane between ranks %d and %d failed, as rank %d told", a, b, from);
+  wsp__stripe_break(st, WSP_ERR_CONN, why);
+}
+
 /* The engine finished x's transfer (from one of its passes, or from the
  * communicator's free): unpack, then complete the request. */
 static void wsp__xfer_done(wsp__sreq_t *r) {
@@ -117,6 +205,8 @@ static void wsp__xfer_done(wsp__sreq_t *r) {
   x->status = r->status;
   if (x->status == WSP_OK && x->is_recv && x->pack)
     x->status = r->st ? wsp__xfer_pack(r->st->comm, x, 1) : WSP_ERR_CONN;
+  if (x->status != WSP_OK && !x->cancel && r->st)
+    wsp__lane_fault(r->st, x->peer, r->status != WSP_OK ? r->why : wsp_last_error());
   MPI_Grequest_complete(x->greq);
 }
 
@@ -157,9 +247,12 @@ static int wsp__xport_post(const wsp_comm_t *comm, int is_recv, void *buf, size_
     rc = wsp__striped_post(lanes, !is_recv, packed ? x->pack : buf, bytes, peer, tag, &r, what);
   if (rc == WSP_OK && r->done) rc = wsp__striped_reap(&r, what);
   if (rc != WSP_OK) {
+    /* Refused at once: the pair failed before (a transfer that failed
+     * with it has told the others already). */
+    if (rc == WSP_ERR_CONN) wsp__lane_fault(lanes->stripe, peer, wsp_last_error());
     free(x->pack);
     free(x);
-    return rc;
+    return wsp__lane_failure(comm, rc);
   }
   if (r->path == WSP__PATH_MPI && !packed) {
     /* Through MPI, decided already: the caller gets MPI's own request. */
@@ -208,12 +301,17 @@ static uint64_t wsp__stripe_bytes(const wsp__stripe_t *st) {
 
 static int wsp__xport_drive(wsp_comm_t *lanes, double seconds) {
   wsp__stripe_t *st = lanes->stripe;
+  if (st) (void)wsp__lane_notice_test(st);
   if (st == NULL || st->live == 0) return -1;
   /* Cancelled transfers fail (their pair with them, as a lane that breaks:
    * the peer learns it), and transfers the pair's set-up sent through MPI
    * are tested: the engine's pass does neither. */
   for (wsp__sreq_t *r = st->reqs, *next; r; r = next) {
     next = r->all_next;
+    if (r->orphan && r->done) {
+      (void)wsp__striped_reap(&r, NULL);
+      continue;
+    }
     wsp__xfer_t *x = r->on_done == wsp__xfer_done ? r->xfer : NULL;
     if (x == NULL || r->done) continue;
     if (x->cancel) {
@@ -238,6 +336,22 @@ static const wsp__xport_ops_t wsp__xport_ops = {
     .post = wsp__xport_post,
     .drive = wsp__xport_drive,
 };
+
+/* Transfers take the lanes from now on; the receive of a notice is posted
+ * (without it, a failure elsewhere ends this rank's waits only at the time
+ * limit). */
+static void wsp__xport_on(wsp_comm_t *comm) {
+  wsp_comm_t *w = comm->lanes;
+  comm->xport = &wsp__xport_ops;
+  wsp__stripe_t *st = w->stripe;
+  if (MPI_Irecv(st->notice_in, 3, MPI_INT, MPI_ANY_SOURCE, WSP__TAG_LANE_FAULT, w->mpi,
+                &st->notice) != MPI_SUCCESS) {
+    st->notice = MPI_REQUEST_NULL;
+    wsp__log(comm, WSP_LOG_WARN,
+             "transport: the receive of failure notices could not be posted; a lane that fails "
+             "elsewhere ends this rank's calls only at WSP_TIMEOUT");
+  }
+}
 
 /* ---- auto: whether lanes pay, measured at first use ---- */
 
@@ -307,7 +421,7 @@ int wsp__xport_decide(wsp_comm_t *comm) {
   if (sum[0] > 0 && 2 * sum[1] > sum[0]) {
     w->cfg.p2p_lanes = (unsigned)max[0];
     if (max[1] > (double)w->cfg.p2p_min) w->cfg.p2p_min = (size_t)max[1];
-    comm->xport = &wsp__xport_ops;
+    wsp__xport_on(comm);
     /* Selection sees the lanes: between nodes, the slowest pair's rate of
      * all lanes and one more round trip per message (the receiver's
      * clear-to-send), from the threshold up (wsp_model_t.lanes_min). */
@@ -382,7 +496,7 @@ int wsp__xport_create(wsp_comm_t *comm) {
     return WSP_OK;
   }
   /* auto decides at the first collective that could use them. */
-  if (comm->cfg.transport == WSP_TRANSPORT_LANES) comm->xport = &wsp__xport_ops;
+  if (comm->cfg.transport == WSP_TRANSPORT_LANES) wsp__xport_on(comm);
   return WSP_OK;
 #endif
 }

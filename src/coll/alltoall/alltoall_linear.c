@@ -72,6 +72,7 @@ int wsp__alltoall_linear(wsp_comm_t *comm, const wsp__coll_args_t *a) {
       if (busy[s] && req[2 * s] == MPI_REQUEST_NULL && req[2 * s + 1] == MPI_REQUEST_NULL)
         busy[s] = 0, active--;
     if (done > 0 && done != MPI_UNDEFINED) {
+      if ((rc = wsp__lane_failure(comm, WSP_OK)) != WSP_OK) break;
       wsp__backoff_reset(&b);
     } else if (wsp__backoff_idle(&b)) {
       rc = wsp__timeout(comm, 2 * W, req, "the exchanges in flight");
