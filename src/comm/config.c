@@ -298,6 +298,28 @@ int wsp_config_from_env(wsp_config_t *cfg) {
       return wsp__fail(NULL, WSP_ERR_CONFIG, "WSP_TRANSPORT=\"%s\": expected auto, mpi or lanes",
                        s);
   }
+  /* The striped engine's testing aids (docs/env.md) are read where they
+   * act (src/p2p/striped.c), not kept here; a bad value is refused here
+   * like any other, rather than ignored there. */
+  size_t aid = 0;
+  if ((rc = wsp__env_size("WSP_P2P_FAULT_RESET", 0, SIZE_MAX, &aid)) ||
+      (rc = wsp__env_size("WSP_P2P_FAULT_POLL", 0, SIZE_MAX, &aid)) ||
+      (rc = wsp__env_size("WSP_P2P_FAULT_SETUP_MS", 0, 600000, &aid)))
+    return rc;
+  s = getenv("WSP_P2P_ENDGAME");
+  if (s && *s && strcmp(s, "always") != 0)
+    return wsp__fail(NULL, WSP_ERR_CONFIG, "WSP_P2P_ENDGAME=\"%s\": expected always, or unset", s);
+  s = getenv("WSP_P2P_PROBE_FIGURES");
+  if (s && *s) {
+    double f[3];
+    char end;
+    if (sscanf(s, "%lf,%lf,%lf%c", &f[0], &f[1], &f[2], &end) != 3 || !(f[0] > 0) || !(f[1] > 0) ||
+        !(f[2] >= 0))
+      return wsp__fail(NULL, WSP_ERR_CONFIG,
+                       "WSP_P2P_PROBE_FIGURES=\"%s\": expected RATE1,RATEK,RTT (two rates above "
+                       "0 in bytes/s, a round trip in s)",
+                       s);
+  }
   s = getenv("WSP_SITES");
   if (s && *s) {
     if ((rc = wsp__sites_syntax(s)) != WSP_OK)

@@ -75,11 +75,10 @@ int main(int argc, char **argv) {
   double t = MPI_Wtime() - t0;
   char msg[512];
   snprintf(msg, sizeof msg, "%s", wsp_last_error());
-  printf("FAULT rank %d status %s after %.2f s: %s\n", rank, wsp_err_name(rc), t,
-         rc ? msg : "");
+  printf("FAULT rank %d status %s after %.2f s: %s\n", rank, wsp_err_name(rc), t, rc ? msg : "");
   fflush(stdout);
-  CHECK(rc == WSP_ERR_CONN, "rank %d: the allreduce on which a lane broke returned %s (%s)",
-        rank, wsp_err_name(rc), msg);
+  CHECK(rc == WSP_ERR_CONN, "rank %d: the allreduce on which a lane broke returned %s (%s)", rank,
+        wsp_err_name(rc), msg);
   CHECK(rc != WSP_ERR_CONN || strstr(msg, "between ranks 1 and") != NULL,
         "rank %d: the message does not name the pair of rank 1: %s", rank, msg);
   t0 = MPI_Wtime();

@@ -120,6 +120,24 @@ static void test_config(void) {
   CHECK(wsp__config_check(&c) == WSP_ERR_ARG && strstr(wsp_last_error(), "cfg->transport"),
         "cfg.transport = 2 refused naming it");
   c.transport = WSP_TRANSPORT_AUTO;
+  /* The striped engine's testing aids: read where they act, refused here
+   * when bad, naming the variable. */
+  const struct {
+    const char *var, *good, *bad;
+  } aids[] = {{"WSP_P2P_FAULT_RESET", "300000", "zz"},
+              {"WSP_P2P_FAULT_POLL", "1M", "-1"},
+              {"WSP_P2P_FAULT_SETUP_MS", "200", "700000"},
+              {"WSP_P2P_ENDGAME", "always", "sometimes"},
+              {"WSP_P2P_PROBE_FIGURES", "1e6,5e6,0.0001", "1e6,0,0.1"}};
+  for (int i = 0; i < 5; i++) {
+    setenv(aids[i].var, aids[i].good, 1);
+    CHECK(wsp_config_from_env(&c) == WSP_OK, "%s=%s: %s", aids[i].var, aids[i].good,
+          wsp_last_error());
+    setenv(aids[i].var, aids[i].bad, 1);
+    CHECK(wsp_config_from_env(&c) == WSP_ERR_CONFIG && strstr(wsp_last_error(), aids[i].var),
+          "%s=%s rejected naming it", aids[i].var, aids[i].bad);
+    unsetenv(aids[i].var);
+  }
   /* WSP_TIMEOUT: seconds with an optional unit, 0 to 1e6. */
   CHECK(c.timeout == 0, "WSP_TIMEOUT off by default");
   const struct {
