@@ -372,6 +372,7 @@ int wsp__xport_decide(wsp_comm_t *comm) {
   const int p = comm->size, me = comm->rank, nodes = comm->topo.pub.nodes;
   const int *node = comm->topo.node_of; /* numbered in order of their lowest ranks */
   int partner = -1, rc = WSP_OK;
+  const double t0 = wsp__now();
   /* The lowest rank of each node measures, with that of the node paired
    * with its own (0 with 1, 2 with 3, ...). */
   int lowest = 1;
@@ -434,13 +435,13 @@ int wsp__xport_decide(wsp_comm_t *comm) {
     m->lanes_min = w->cfg.p2p_min;
     wsp__log(comm, WSP_LOG_INFO,
              "transport: lanes pay between %g of %g pairs of nodes measured: transfers of %zu "
-             "bytes or more between nodes take %u lanes",
-             sum[1], sum[0], w->cfg.p2p_min, w->cfg.p2p_lanes);
+             "bytes or more between nodes take %u lanes (decided in %.2f s)",
+             sum[1], sum[0], w->cfg.p2p_min, w->cfg.p2p_lanes, wsp__now() - t0);
   } else {
     wsp__log(comm, WSP_LOG_INFO,
              "transport: lanes pay between %g of %g pairs of nodes measured: every transfer "
-             "stays on MPI",
-             sum[1], sum[0]);
+             "stays on MPI (decided in %.2f s)",
+             sum[1], sum[0], wsp__now() - t0);
     (void)wsp__xport_free(comm);
   }
   return WSP_OK;
