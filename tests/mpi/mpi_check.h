@@ -9,6 +9,8 @@
 
 #include <stdio.h>
 
+#include "wirespeed.h"
+
 static int rank, size;
 static long failures;
 
@@ -21,5 +23,16 @@ static long failures;
       fprintf(stderr, "\n");                                                  \
     }                                                                         \
   } while (0)
+
+/* wsp_comm_create over MPI_COMM_WORLD with the environment's settings; a
+ * failure ends the job (nothing else can be tested then). */
+static inline wsp_comm_t *world_comm(void) {
+  wsp_comm_t *w = NULL;
+  if (wsp_comm_create(MPI_COMM_WORLD, NULL, &w) != WSP_OK) {
+    fprintf(stderr, "rank %d: wsp_comm_create: %s\n", rank, wsp_last_error());
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  return w;
+}
 
 #endif

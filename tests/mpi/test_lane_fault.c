@@ -45,12 +45,8 @@ int main(int argc, char **argv) {
   }
   const char *after = getenv("WSP_LANE_FAULT_AFTER");
   if (rank == 1) setenv("WSP_P2P_FAULT_RESET", after ? after : "300000", 1);
-  wsp_comm_t *w = NULL;
-  int rc = wsp_comm_create(MPI_COMM_WORLD, NULL, &w);
-  if (rc != WSP_OK) {
-    fprintf(stderr, "rank %d: wsp_comm_create: %s\n", rank, wsp_last_error());
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  }
+  wsp_comm_t *w = world_comm();
+  int rc;
   wsp_config_t cfg;
   wsp_comm_config(w, &cfg);
   CHECK(cfg.timeout == 0, "run without WSP_TIMEOUT: the notice must end the waits");

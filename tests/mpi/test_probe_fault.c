@@ -27,12 +27,8 @@ int main(int argc, char **argv) {
     if (rank == 0) fprintf(stderr, "test_probe_fault needs 2 ranks\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
-  wsp_comm_t *w = NULL;
-  int rc = wsp_comm_create(MPI_COMM_WORLD, NULL, &w);
-  if (rc != WSP_OK) {
-    fprintf(stderr, "rank %d: wsp_comm_create: %s\n", rank, wsp_last_error());
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  }
+  wsp_comm_t *w = world_comm();
+  int rc;
   wsp_config_t cfg;
   wsp_comm_config(w, &cfg);
   CHECK(cfg.timeout > 0, "set WSP_TIMEOUT: the partner waits for the verdict until then");
