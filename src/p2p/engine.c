@@ -17,7 +17,9 @@
  * reports it writable again, that is when TCP_NOTSENT_LOWAT says its
  * backlog has drained.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1 /* ppoll */
+#endif
 #include "striped_internal.h"
 
 #include <errno.h>
