@@ -309,17 +309,8 @@ int wsp_config_from_env(wsp_config_t *cfg) {
   s = getenv("WSP_P2P_ENDGAME");
   if (s && *s && strcmp(s, "always") != 0)
     return wsp__fail(NULL, WSP_ERR_CONFIG, "WSP_P2P_ENDGAME=\"%s\": expected always, or unset", s);
-  s = getenv("WSP_P2P_PROBE_FIGURES");
-  if (s && *s) {
-    double f[3];
-    char end;
-    if (sscanf(s, "%lf,%lf,%lf%c", &f[0], &f[1], &f[2], &end) != 3 || !(f[0] > 0) || !(f[1] > 0) ||
-        !(f[2] >= 0))
-      return wsp__fail(NULL, WSP_ERR_CONFIG,
-                       "WSP_P2P_PROBE_FIGURES=\"%s\": expected RATE1,RATEK,RTT (two rates above "
-                       "0 in bytes/s, a round trip in s)",
-                       s);
-  }
+  double figures[3];
+  if ((rc = wsp__env_probe_figures(figures)) < 0) return rc;
   s = getenv("WSP_SITES");
   if (s && *s) {
     if ((rc = wsp__sites_syntax(s)) != WSP_OK)

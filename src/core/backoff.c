@@ -207,7 +207,7 @@ int wsp__backoff_idle(wsp__backoff_t *b) {
      * cores the polls took most of the cores (docs/results/p2p.md, "The
      * lanes under the collectives"). */
     if (b->lanes && us > 0 && wsp__backoff_drive(b, us * 1e-6)) {
-      b->sleep_us = wsp__min_u(2 * us, b->cap_us > 0 ? b->cap_us : 1);
+      b->sleep_us = wsp__min_u(2 * us, b->cap_us);
       return 0;
     }
     sched_yield();

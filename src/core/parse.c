@@ -10,6 +10,7 @@
 #include <ctype.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -81,6 +82,21 @@ int wsp__env_size(const char *var, size_t lo, size_t hi, size_t *out) {
                      var, s, lo, hi);
   *out = v;
   return WSP_OK;
+}
+
+int wsp__env_probe_figures(double out[3]) {
+  const char *s = getenv("WSP_P2P_PROBE_FIGURES");
+  if (s == NULL || *s == '\0') return 0;
+  double f[3];
+  char end;
+  if (sscanf(s, "%lf,%lf,%lf%c", &f[0], &f[1], &f[2], &end) != 3 || !(f[0] > 0) || !(f[1] > 0) ||
+      !(f[2] >= 0))
+    return wsp__fail(NULL, WSP_ERR_CONFIG,
+                     "WSP_P2P_PROBE_FIGURES=\"%s\": expected RATE1,RATEK,RTT (two rates above 0 "
+                     "in bytes/s, a round trip in s)",
+                     s);
+  memcpy(out, f, sizeof f);
+  return 1;
 }
 
 uint64_t wsp__fnv(uint64_t h, const void *p, size_t n) {

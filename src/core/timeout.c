@@ -145,11 +145,8 @@ int wsp__lane_failure(const wsp_comm_t *comm, int rc) {
 }
 
 static int wsp__timeout_fail(const wsp_comm_t *comm, const char *peers, const char *what) {
-  const wsp_comm_t *o = comm->owner ? comm->owner : comm;
-  if (o->lane_fault.failed) {
-    (void)peers, (void)what;
-    return wsp__lane_failure(comm, WSP_ERR_CONN);
-  }
+  int rc = wsp__lane_failure(comm, WSP_OK);
+  if (rc != WSP_OK) return rc;
   wsp__mark_broken(comm);
   return wsp__fail(comm, WSP_ERR_TIMEOUT,
                    "%s: no progress for %g s (WSP_TIMEOUT) waiting for %s (%s); the "
@@ -192,8 +189,7 @@ int wsp__timeout_abandon(const wsp_comm_t *comm, int rc, int nrecv, MPI_Request 
       wsp__let_go(&reqs[i], 0); /* the receives were cancelled */
     }
   }
-  const wsp_comm_t *o = comm->owner ? comm->owner : comm;
-  if (o->lane_fault.failed) return wsp__lane_failure(comm, rc);
+  if (wsp__lane_failure(comm, WSP_OK) != WSP_OK) return WSP_ERR_CONN;
   wsp__mark_broken(comm);
   char text[256] = "rank(s) ";
   wsp__peers_text(text, sizeof text, peers, np);

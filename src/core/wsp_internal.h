@@ -252,6 +252,10 @@ int wsp__parse_log_level(const char *s);
  * two) in [lo, hi] into *out; unset or empty leaves *out alone. On a bad
  * value returns WSP_ERR_CONFIG naming the variable. */
 int wsp__env_size(const char *var, size_t lo, size_t hi, size_t *out);
+/* WSP_P2P_PROBE_FIGURES (a testing aid, docs/env.md): 1 with out = one
+ * lane's rate, all lanes' rate (bytes/s, above 0) and a round trip (s,
+ * >= 0); 0 when unset (out untouched); WSP_ERR_CONFIG naming it when bad. */
+int wsp__env_probe_figures(double out[3]);
 /* A fingerprint of the fields that must agree on every rank. */
 uint64_t wsp__config_fingerprint(const wsp_config_t *cfg);
 /* Checks a configuration passed in by the user against the same bounds as

@@ -76,19 +76,10 @@ int wsp__stripe_create(wsp_comm_t *comm) {
   v = 0;
   if (wsp__env_size("WSP_P2P_FAULT_SETUP_MS", 0, 600000, &v) == WSP_OK)
     st->fault_setup_delay = 1e-3 * (double)v;
-  const char *pf = getenv("WSP_P2P_PROBE_FIGURES");
-  if (pf && *pf) {
-    double f[3];
-    char end;
-    if (sscanf(pf, "%lf,%lf,%lf%c", &f[0], &f[1], &f[2], &end) == 3 && f[0] > 0 && f[1] > 0 &&
-        f[2] >= 0)
-      memcpy(st->probe_as, f, sizeof f);
-    else
-      wsp__log(comm, WSP_LOG_WARN,
-               "WSP_P2P_PROBE_FIGURES=\"%s\" is not RATE1,RATEK,RTT (two rates above 0 in "
-               "bytes/s, a round trip in s); the probe's own figures are used",
-               pf);
-  }
+  /* A bad value is refused with the configuration from the environment; a
+   * configuration given in full still meets it here. */
+  if (wsp__env_probe_figures(st->probe_as) < 0)
+    wsp__log(comm, WSP_LOG_WARN, "%s; the probe's own figures are used", wsp_last_error());
   const char *eg = getenv("WSP_P2P_ENDGAME");
   st->endgame_always = eg && strcmp(eg, "always") == 0;
   /* Unsent backlog at which a lane counts as free (lane.c). */
@@ -185,10 +176,7 @@ int wsp__stripe_free(wsp_comm_t *comm) {
     r->next = NULL;
     r->all_prev = r->all_next = NULL;
     wsp__req_finish(st, r, WSP_ERR_CONN, "the communicator was freed while it was in flight");
-    if (orphan) {
-      free(r->have);
-      free(r);
-    }
+    if (orphan) (void)wsp__striped_reap(&r, NULL); /* detached: only freed */
   }
   st->reqs = NULL;
   /* A peer waiting for this rank's part of a set-up learns that it will

@@ -534,10 +534,10 @@ typedef struct wsp__stripe {
    * over the cap, late): counted, the first one logged as a warning. */
   uint64_t refused;
   /* The collectives' transport only (xport.c): the receive of another
-   * rank's notice that a lane failed (MPI_REQUEST_NULL: none posted) and
-   * its buffer, this rank's notice, and whether it went out. */
+   * rank's notice that a lane failed (MPI_REQUEST_NULL: none posted), its
+   * buffer, and this rank's notice (the failed pair). */
   MPI_Request notice;
-  int notice_in[3], notice_out[3], noticed;
+  int notice_in[2], notice_out[2];
   wsp__pair_t **pair; /* by peer rank; NULL until used */
   int live;           /* requests not yet completed */
   wsp__sreq_t *reqs;  /* requests not yet reaped */

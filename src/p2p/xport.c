@@ -47,8 +47,8 @@
  * next idle pass (src/core/backoff.c), and the call returns WSP_ERR_CONN
  * naming the pair on every rank that was still in it; later calls fail at
  * once the same way (src/core/timeout.c). A rank that had finished the
- * call keeps its result, which is complete. The notice is a few bytes,
- * sent eagerly and let go (MPI_Request_free).
+ * call keeps its result, which is complete. The notice is the pair (two
+ * ints), sent eagerly and let go (MPI_Request_free).
  */
 #include "xport.h"
 
@@ -141,9 +141,6 @@ static int wsp__xfer_pack(const wsp_comm_t *c, wsp__xfer_t *x, int unpack) {
 
 /* ---- failures: one rank's lane, every rank's error ---- */
 
-/* A transfer of this rank to or from peer failed on the lanes: recorded on
- * the owner, and every other rank told, once (not while the communicator
- * is being freed, which fails what is still in flight itself). */
 static void wsp__lane_noticed(wsp__stripe_t *st, int from);
 
 /* Whether another rank's notice has arrived (then recorded). */
@@ -156,6 +153,9 @@ static int wsp__lane_notice_test(wsp__stripe_t *st) {
   return 1;
 }
 
+/* A transfer of this rank to or from peer failed on the lanes: recorded on
+ * the owner, and every other rank told, once (not while the communicator
+ * is being freed, which fails what is still in flight itself). */
 static void wsp__lane_fault(wsp__stripe_t *st, int peer, const char *why) {
   wsp_comm_t *w = st->comm, *o = w->owner ? w->owner : w;
   if (st->closing || o->lane_fault.failed) return;
@@ -168,15 +168,12 @@ static void wsp__lane_fault(wsp__stripe_t *st, int peer, const char *why) {
   snprintf(o->lane_fault.why, sizeof o->lane_fault.why, "%s",
            why && *why ? why : "no reason given");
   wsp__log(w, WSP_LOG_WARN, "transport: %s; telling every rank", o->lane_fault.why);
-  if (st->noticed) return;
-  st->noticed = 1;
-  st->notice_out[0] = WSP_ERR_CONN;
-  st->notice_out[1] = o->lane_fault.a;
-  st->notice_out[2] = o->lane_fault.b;
+  st->notice_out[0] = o->lane_fault.a;
+  st->notice_out[1] = o->lane_fault.b;
   for (int q = 0; q < w->size; q++) {
     MPI_Request req = MPI_REQUEST_NULL;
     if (q != w->rank &&
-        MPI_Isend(st->notice_out, 3, MPI_INT, q, WSP__TAG_LANE_FAULT, w->mpi, &req) == MPI_SUCCESS)
+        MPI_Isend(st->notice_out, 2, MPI_INT, q, WSP__TAG_LANE_FAULT, w->mpi, &req) == MPI_SUCCESS)
       MPI_Request_free(&req);
   }
 }
@@ -185,9 +182,8 @@ static void wsp__lane_fault(wsp__stripe_t *st, int peer, const char *why) {
  * rank on the lanes fails with it. */
 static void wsp__lane_noticed(wsp__stripe_t *st, int from) {
   wsp_comm_t *w = st->comm, *o = w->owner ? w->owner : w;
-  st->noticed = 1; /* the notice went to every rank: nothing to pass on */
-  if (o->lane_fault.failed) return;
-  int a = st->notice_in[1], b = st->notice_in[2];
+  if (o->lane_fault.failed) return; /* the notice went to every rank: nothing to pass on */
+  int a = st->notice_in[0], b = st->notice_in[1];
   if (a < 0 || b < 0 || a >= w->size || b >= w->size) a = b = from;
   o->lane_fault.failed = 1;
   o->lane_fault.a = a;
@@ -344,7 +340,7 @@ static void wsp__xport_on(wsp_comm_t *comm) {
   wsp_comm_t *w = comm->lanes;
   comm->xport = &wsp__xport_ops;
   wsp__stripe_t *st = w->stripe;
-  if (MPI_Irecv(st->notice_in, 3, MPI_INT, MPI_ANY_SOURCE, WSP__TAG_LANE_FAULT, w->mpi,
+  if (MPI_Irecv(st->notice_in, 2, MPI_INT, MPI_ANY_SOURCE, WSP__TAG_LANE_FAULT, w->mpi,
                 &st->notice) != MPI_SUCCESS) {
     st->notice = MPI_REQUEST_NULL;
     wsp__log(comm, WSP_LOG_WARN,
