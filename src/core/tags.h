@@ -48,6 +48,13 @@ enum {
   WSP__TAG_SPARSE_SUM_ODD = 0x5e05,
   WSP__TAG_SPARSE_REPORT_EVEN = 0x5e06, /* auto: the timing report */
   WSP__TAG_SPARSE_REPORT_ODD = 0x5e07,
+  /* A message that goes over the lanes (src/exchange/sparse.c): its size,
+   * announced through MPI where the receivers probe, and its bytes, which
+   * the receiver then asks for from that rank (exact). */
+  WSP__TAG_SPARSE_ANNOUNCE_EVEN = 0x5e08,
+  WSP__TAG_SPARSE_ANNOUNCE_ODD = 0x5e09,
+  WSP__TAG_SPARSE_LANES_EVEN = 0x5e0a,
+  WSP__TAG_SPARSE_LANES_ODD = 0x5e0b,
   /* The shuffle, on its own communicator (src/exchange/shuffle*.c). */
   WSP__TAG_SHUFFLE_REQ = 1,
   WSP__TAG_SHUFFLE_RESP = 2,
@@ -58,10 +65,12 @@ enum {
 /* The tag of one collective. */
 #define WSP__COLL_TAG(coll) (WSP__TAG_COLL + (int)(coll))
 /* Whether the receives of messages with this tag always name their source
- * and give the sent size (no probe, no wildcard): the collectives', whose
- * transfers may then go over the lanes (src/p2p/xport.c). */
+ * and give the sent size (no probe, no wildcard): the collectives' and the
+ * sparse exchange's announced messages, whose transfers may then go over
+ * the lanes (src/p2p/xport.c). */
 static inline int wsp__tag_exact(int tag) {
-  return tag >= WSP__TAG_COLL && tag < WSP__TAG_SITES_LANES;
+  return (tag >= WSP__TAG_COLL && tag < WSP__TAG_SITES_LANES) ||
+         tag == WSP__TAG_SPARSE_LANES_EVEN || tag == WSP__TAG_SPARSE_LANES_ODD;
 }
 
 #endif

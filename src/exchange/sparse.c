@@ -19,6 +19,8 @@
  */
 #include "sparse_internal.h"
 
+#include "../p2p/xport.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,7 +115,8 @@ struct wsp__sparse_comm *wsp__sparse_comm_new(int p, uint64_t interval) {
   s->cnt = malloc(4 * n * sizeof *s->cnt);
   s->to = malloc(n * sizeof *s->to);
   s->reqs = malloc(2 * n * sizeof *s->reqs);
-  if (!s->u64 || !s->cnt || !s->to || !s->reqs) {
+  s->announced = malloc(n * sizeof *s->announced);
+  if (!s->u64 || !s->cnt || !s->to || !s->reqs || !s->announced) {
     wsp__sparse_comm_free(s);
     return NULL;
   }
@@ -127,6 +130,7 @@ void wsp__sparse_comm_free(struct wsp__sparse_comm *s) {
   free(s->cnt);
   free(s->to);
   free(s->reqs);
+  free(s->announced);
   free(s);
 }
 
@@ -190,22 +194,103 @@ nomem:
                    bytes, source);
 }
 
+/* ---- messages over the lanes ----
+ * A message that the transport would carry over the pair's lanes
+ * (wsp__xport_takes: lanes on, another node, at least cfg.p2p_min bytes)
+ * cannot be found by a probe, which sees only MPI. So its size goes first
+ * through MPI, on the round's announce tag, where the receivers probe (and
+ * with MPI_Issend where the algorithm must know it was matched); its bytes
+ * follow on the lanes tag, which the receiver, once it has the size, asks
+ * for from that rank as the collectives do (src/core/p2p.c hands both ends
+ * to the transport, which decides alike on both). A sender is done with a
+ * message once its announcement was matched and its bytes sent, and the
+ * receiver has posted the receive of the bytes by then, so nbx's rule (all
+ * of a rank's sends done: all of them received) still holds. The
+ * announcement costs one small MPI message per large one. */
+
+static int wsp__announce_tag(const wsp__sparse_round_t *r) {
+  return r->parity ? WSP__TAG_SPARSE_ANNOUNCE_ODD : WSP__TAG_SPARSE_ANNOUNCE_EVEN;
+}
+
+static int wsp__lanes_tag(const wsp__sparse_round_t *r) {
+  return r->parity ? WSP__TAG_SPARSE_LANES_ODD : WSP__TAG_SPARSE_LANES_EVEN;
+}
+
 int wsp__sparse_post_sends(wsp__sparse_round_t *r, int tag, int synchronous,
                            MPI_Request *reqs, size_t *nreq) {
+  wsp_comm_t *c = r->comm;
+  uint64_t *announced = c->sparse->announced; /* one per peer: sent until the round ends */
   *nreq = 0;
   for (size_t i = 0; i < r->nsends; i++) {
     const wsp_send_t *s = &r->sends[i];
-    if (s->peer == r->comm->rank) continue;
-    int rc = wsp__isend_bytes(r->comm, s->data, s->bytes, s->peer, tag,
-                              synchronous, &reqs[*nreq]);
+    if (s->peer == c->rank) continue;
+    int rc;
+    if (wsp__xport_takes(c, s->peer, s->bytes)) {
+      announced[s->peer] = s->bytes;
+      rc = wsp__isend_bytes(c, &announced[s->peer], sizeof *announced, s->peer,
+                            wsp__announce_tag(r), synchronous, &reqs[*nreq]);
+      if (rc != WSP_OK) return rc;
+      (*nreq)++;
+      rc = wsp__isend_bytes(c, s->data, s->bytes, s->peer, wsp__lanes_tag(r), 0, &reqs[*nreq]);
+    } else {
+      rc = wsp__isend_bytes(c, s->data, s->bytes, s->peer, tag, synchronous, &reqs[*nreq]);
+    }
     if (rc != WSP_OK) return rc;
     (*nreq)++;
   }
   return WSP_OK;
 }
 
+int wsp__sparse_probe(wsp__sparse_round_t *r, int tag, int *flag, MPI_Status *st) {
+  wsp_comm_t *c = r->comm;
+  int rc = WSP_OK;
+  WSP__MPI_GOTO(c, MPI_Iprobe(MPI_ANY_SOURCE, tag, c->mpi, flag, st), rc, out);
+  if (!*flag && c->xport)
+    WSP__MPI_GOTO(c, MPI_Iprobe(MPI_ANY_SOURCE, wsp__announce_tag(r), c->mpi, flag, st), rc, out);
+out:
+  return rc;
+}
+
+/* The announcement st describes: its size read, and the receive of the
+ * bytes it announces posted. Without memory for them the round is
+ * poisoned and the pair failed as a broken lane would be (the bytes cannot
+ * be dropped as MPI drops a truncated message), so that the sender does
+ * not wait for a receive that never comes. */
+static int wsp__recv_announced(wsp__sparse_round_t *r, MPI_Status *st) {
+  wsp_comm_t *c = r->comm;
+  const int from = st->MPI_SOURCE;
+  size_t n = 0;
+  uint64_t bytes = 0;
+  int rc = wsp__status_bytes(c, st, &n);
+  if (rc != WSP_OK) return rc;
+  if (n != sizeof bytes)
+    return wsp__fail(c, WSP_ERR_INTERNAL,
+                     "sparse exchange: rank %d's announcement has %zu bytes, not %zu", from, n,
+                     sizeof bytes);
+  WSP__MPI_GOTO(c, MPI_Recv(&bytes, 1, MPI_UINT64_T, from, st->MPI_TAG, c->mpi, MPI_STATUS_IGNORE),
+                rc, out);
+  if (bytes > WSP__MAX_MESSAGE || !wsp__xport_takes(c, from, (size_t)bytes))
+    return wsp__fail(c, WSP_ERR_INTERNAL,
+                     "sparse exchange: rank %d announced %llu bytes, which do not go over the "
+                     "lanes",
+                     from, (unsigned long long)bytes);
+  void *buf = NULL;
+  if (wsp__grow((void **)&r->rreqs, &r->caprreqs, r->nrreqs + 1, sizeof *r->rreqs) ||
+      wsp__sparse_take(r, from, (size_t)bytes, &buf) != WSP_OK) {
+    r->poisoned = 1;
+    wsp__fail(c, WSP_ERR_NOMEM, "sparse exchange: out of memory");
+    wsp__xport_refuse(c, from, "a message over the lanes found no memory at its receiver");
+    return WSP_OK;
+  }
+  rc = wsp__irecv_bytes(c, buf, (size_t)bytes, from, wsp__lanes_tag(r), &r->rreqs[r->nrreqs]);
+  if (rc == WSP_OK) r->nrreqs++;
+out:
+  return rc;
+}
+
 int wsp__recv_probed(wsp__sparse_round_t *r, MPI_Status *st) {
   wsp_comm_t *c = r->comm;
+  if (st->MPI_TAG == wsp__announce_tag(r)) return wsp__recv_announced(r, st);
   size_t bytes;
   int rc = wsp__status_bytes(c, st, &bytes);
   if (rc != WSP_OK) return rc;
@@ -369,12 +454,28 @@ int wsp_sparse_exchange_alg(wsp_comm_t *comm, wsp_sparse_alg_t alg,
   }
   if (out) memset(out, 0, sizeof *out);
 
+  /* auto's transport is decided before the round after one whose
+   * messages averaged cfg.p2p_min bytes or more (the sums every rank has
+   * alike after nbx's, alltoallv's and auto's rounds): the sizes of this
+   * round are known only locally. Until then, and after a verdict for
+   * MPI, every message goes through MPI. */
+  if (comm->lanes && comm->xport == NULL && comm->sparse->lanes_due) {
+    comm->sparse->lanes_due = 0;
+    int drc = wsp__xport_decide(comm);
+    if (drc != WSP_OK) return drc;
+  }
   double t0 = MPI_Wtime();
   r.parity = (int)(comm->sparse_round & 1u);
   comm->sparse_round++;
   wsp__log(comm, WSP_LOG_TRACE, "sparse round %llu: %s, %zu sends",
            (unsigned long long)(comm->sparse_round - 1), wsp_sparse_alg_info(alg)->name, r.nsends);
   int rc = wsp__sparse_run(&r, alg);
+  if (r.have_global && r.global.sends > 0 && comm->lanes &&
+      r.global.bytes / r.global.sends >= comm->lanes->cfg.p2p_min)
+    comm->sparse->lanes_due = 1;
+  /* A message of this rank's that failed on the lanes (its receiver has
+   * failed, and every rank was told). */
+  if (rc == WSP_OK) rc = wsp__lane_failure(comm, WSP_OK);
   if (rc != WSP_OK) goto fail; /* an MPI failure: already recorded */
   if (local_rc != WSP_OK) {
     rc = local_rc;

@@ -65,7 +65,11 @@ struct wsp__sparse_comm {
   uint64_t *u64;          /* 6p: pex's counts; alltoallv's sizes out and in */
   int *cnt;               /* 4p: alltoallv's counts and displacements */
   const wsp_send_t **to;  /* p: alltoallv's message to each rank */
-  MPI_Request *reqs;      /* 2p: alltoallv's tails */
+  MPI_Request *reqs;      /* 2p: alltoallv's tails; nbx's and pex's sends */
+  uint64_t *announced;    /* p: the sizes of messages over the lanes (sparse.c) */
+  /* A round's messages averaged cfg.p2p_min bytes or more: under auto, the
+   * transport is decided before the next one (sparse.c). */
+  int lanes_due;
 };
 
 /* ---- memory of a round ----
@@ -144,8 +148,14 @@ int wsp__sparse_reserve(wsp__sparse_round_t *r, size_t nmsgs, size_t nblocks);
  * memory for the message, it is still consumed (as a truncated receive) so
  * that its sender completes, and the round is poisoned. */
 int wsp__recv_probed(wsp__sparse_round_t *r, MPI_Status *st);
+/* MPI_Iprobe from any source for the round's messages (`tag`) and, with
+ * the lanes on, their announcements (sparse.c); what it finds goes to
+ * wsp__recv_probed, which starts its receive either way. */
+int wsp__sparse_probe(wsp__sparse_round_t *r, int tag, int *flag, MPI_Status *st);
 /* Starts the round's sends to other ranks (MPI_Issend if `synchronous`,
- * else MPI_Isend); reqs has room for nsends; *nreq gets the number. */
+ * else MPI_Isend; a message over the lanes is announced that way and its
+ * bytes follow on the lanes); reqs has room for 2 nsends; *nreq gets the
+ * number. */
 int wsp__sparse_post_sends(wsp__sparse_round_t *r, int tag, int synchronous,
                            MPI_Request *reqs, size_t *nreq);
 /* Waits for every receive wsp__recv_probed started. */

@@ -32,7 +32,7 @@ int wsp__sparse_nbx(wsp__sparse_round_t *r) {
   int rc = WSP_OK;
   int tag = r->parity ? WSP__TAG_SPARSE_ODD : WSP__TAG_SPARSE_EVEN;
   size_t nreq = 0;
-  MPI_Request *reqs = c->sparse->reqs; /* nsends <= p: the scratch holds them */
+  MPI_Request *reqs = c->sparse->reqs; /* 2 per send at most, nsends < p: the scratch holds them */
   wsp__sum_t consensus;
   uint64_t mine[3];
 
@@ -44,8 +44,7 @@ int wsp__sparse_nbx(wsp__sparse_round_t *r) {
   for (;;) {
     int progress = 0, flag = 0;
     MPI_Status st;
-    WSP__MPI_GOTO(c, MPI_Iprobe(MPI_ANY_SOURCE, tag, c->mpi, &flag, &st), rc,
-                  out);
+    if ((rc = wsp__sparse_probe(r, tag, &flag, &st)) != WSP_OK) goto out;
     if (flag) {
       if ((rc = wsp__recv_probed(r, &st)) != WSP_OK) goto out;
       progress = 1;

@@ -23,9 +23,10 @@ int wsp__sparse_pex(wsp__sparse_round_t *r) {
   wsp_comm_t *c = r->comm;
   int rc = WSP_OK;
   int tag = r->parity ? WSP__TAG_SPARSE_ODD : WSP__TAG_SPARSE_EVEN;
-  /* The p counts and the send requests (nsends <= p) are the
+  /* The p counts and the send requests (two per send at most) are the
    * communicator's scratch: nothing here can run out of memory before the
-   * reduce-scatter, where every rank must state its part. */
+   * reduce-scatter, where every rank must state its part. A message over
+   * the lanes is counted once: its announcement is what the probe finds. */
   uint64_t *counts = c->sparse->u64, incoming = 0;
   MPI_Request *reqs = c->sparse->reqs;
   size_t nreq = 0;
@@ -47,8 +48,7 @@ int wsp__sparse_pex(wsp__sparse_round_t *r) {
   for (uint64_t k = 0; k < incoming;) {
     MPI_Status st;
     int flag = 0;
-    WSP__MPI_GOTO(c, MPI_Iprobe(MPI_ANY_SOURCE, tag, c->mpi, &flag, &st), rc,
-                  out);
+    if ((rc = wsp__sparse_probe(r, tag, &flag, &st)) != WSP_OK) goto out;
     if (!flag) {
       if (wsp__backoff_idle(&bo)) {
         rc = wsp__timeout_peers(c, NULL, -1, "the messages the counts announced");

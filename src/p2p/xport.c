@@ -4,10 +4,11 @@
  * asks this file whether it takes the pair's lanes; the algorithms and
  * their schedules do not change.
  *
- * Which transfers. Only the collectives' (their tags, wsp__tag_exact):
- * their receives name the source and give the sent size, which the lanes
- * need, while the sparse exchange and the shuffle probe for messages that
- * MPI alone can show. Of those, a transfer to another node of at least
+ * Which transfers. Only those whose receives name the source and give the
+ * sent size, which the lanes need (their tags, wsp__tag_exact): the
+ * collectives', and the sparse exchange's large messages, whose size it
+ * first announces through MPI, where its receivers probe
+ * (src/exchange/sparse.c). Of those, a transfer to another node of at least
  * cfg.p2p_min bytes goes to the striped engine of a duplicate
  * communicator of its own (comm->lanes; the user's striped messages keep
  * theirs, and no tag can collide); everything smaller, to oneself or to a
@@ -143,6 +144,10 @@ static int wsp__xfer_pack(const wsp_comm_t *c, wsp__xfer_t *x, int unpack) {
 
 static void wsp__lane_noticed(wsp__stripe_t *st, int from);
 
+/* How long a rank whose own transfer failed waits for another rank's
+ * notice before it reports its own (wsp__lane_fault), in seconds. */
+#define WSP__NOTICE_GRACE 0.25
+
 /* Whether another rank's notice has arrived (then recorded). */
 static int wsp__lane_notice_test(wsp__stripe_t *st) {
   int got = 0;
@@ -159,9 +164,15 @@ static int wsp__lane_notice_test(wsp__stripe_t *st) {
 static void wsp__lane_fault(wsp__stripe_t *st, int peer, const char *why) {
   wsp_comm_t *w = st->comm, *o = w->owner ? w->owner : w;
   if (st->closing || o->lane_fault.failed) return;
-  /* A pair often fails here because its peer broke it on a notice: then
-   * the notice names the lane that failed first. */
-  if (wsp__lane_notice_test(st)) return;
+  /* A pair often fails here because its peer broke it on a notice that
+   * may still be on its way to this rank (seen in about one run in five
+   * under MPICH on loopback): the notice is waited for a little, so that
+   * every rank names the lane that failed first. A lane that failed first
+   * here is reported that much later; a failure path can afford it. */
+  for (const double t0 = wsp__now();; wsp__sleep_seconds(1e-3)) {
+    if (wsp__lane_notice_test(st)) return;
+    if (wsp__now() - t0 > WSP__NOTICE_GRACE) break;
+  }
   o->lane_fault.failed = 1;
   o->lane_fault.a = w->rank < peer ? w->rank : peer;
   o->lane_fault.b = w->rank < peer ? peer : w->rank;
@@ -176,6 +187,10 @@ static void wsp__lane_fault(wsp__stripe_t *st, int peer, const char *why) {
         MPI_Isend(st->notice_out, 2, MPI_INT, q, WSP__TAG_LANE_FAULT, w->mpi, &req) == MPI_SUCCESS)
       MPI_Request_free(&req);
   }
+}
+
+void wsp__xport_refuse(wsp_comm_t *comm, int peer, const char *why) {
+  if (comm->lanes && comm->lanes->stripe) wsp__lane_fault(comm->lanes->stripe, peer, why);
 }
 
 /* Another rank's notice arrived: recorded, and every transfer of this
@@ -208,17 +223,20 @@ static void wsp__xfer_done(wsp__sreq_t *r) {
 
 /* ---- posting ---- */
 
+int wsp__xport_takes(const wsp_comm_t *comm, int peer, size_t bytes) {
+  const wsp_comm_t *lanes = comm->lanes;
+  return comm->xport && lanes && lanes->stripe && peer >= 0 && peer < comm->size &&
+         comm->topo.node_of && /* oneself is on one's own node too */
+         comm->topo.node_of[peer] != comm->topo.node_of[comm->rank] && bytes >= lanes->cfg.p2p_min;
+}
+
 static int wsp__xport_post(const wsp_comm_t *comm, int is_recv, void *buf, size_t count,
                            MPI_Datatype type, int peer, int tag, MPI_Request *req) {
   wsp_comm_t *lanes = comm->lanes;
   int size = 0;
-  if (lanes == NULL || lanes->stripe == NULL || peer < 0 || peer >= comm->size ||
-      comm->topo.node_of == NULL || /* oneself is on one's own node too */
-      comm->topo.node_of[peer] == comm->topo.node_of[comm->rank] ||
-      MPI_Type_size(type, &size) != MPI_SUCCESS || size <= 0)
-    return WSP__XPORT_MPI;
+  if (MPI_Type_size(type, &size) != MPI_SUCCESS || size <= 0) return WSP__XPORT_MPI;
   size_t bytes = count * (size_t)size;
-  if (bytes < lanes->cfg.p2p_min) return WSP__XPORT_MPI;
+  if (!wsp__xport_takes(comm, peer, bytes)) return WSP__XPORT_MPI;
   const char *what = "a collective's transfer";
   const int packed = !wsp__contiguous(type);
   /* MPI_Pack counts bytes in an int. Both ends may not agree on packing
@@ -416,7 +434,9 @@ int wsp__xport_decide(wsp_comm_t *comm) {
       (rc = wsp__allreduce_wait(comm, max, 4, MPI_DOUBLE, MPI_MAX)) != WSP_OK)
     return rc;
   if (sum[0] > 0 && 2 * sum[1] > sum[0]) {
-    w->cfg.p2p_lanes = (unsigned)max[0];
+    /* A lane count the user fixed (WSP_P2P_LANES) holds; the probe
+     * measured with as many as it chose. */
+    w->cfg.p2p_lanes = comm->cfg.p2p_lanes ? comm->cfg.p2p_lanes : (unsigned)max[0];
     if (max[1] > (double)w->cfg.p2p_min) w->cfg.p2p_min = (size_t)max[1];
     wsp__xport_on(comm);
     /* Selection sees the lanes: between nodes, the slowest pair's rate of
@@ -485,7 +505,10 @@ int wsp__xport_create(wsp_comm_t *comm) {
   if (comm->cfg.transport == WSP_TRANSPORT_MPI || comm->size < 2 || comm->topo.pub.nodes < 2)
     return WSP_OK;
   const char *what = "wsp_comm_create: the collectives' lanes";
-  int rc = wsp__lanes_comm(comm, comm->cfg.p2p_lanes, 0, what, &comm->lanes);
+  /* Under auto the pairs' probe measures first (wsp__xport_decide), which
+   * a fixed lane count would skip. */
+  const unsigned k = comm->cfg.transport == WSP_TRANSPORT_LANES ? comm->cfg.p2p_lanes : 0;
+  int rc = wsp__lanes_comm(comm, k, 0, what, &comm->lanes);
   if (rc == WSP_ERR_TIMEOUT) return rc;
   if (rc != WSP_OK) {
     wsp__log(comm, WSP_LOG_WARN, "%s could not be set up (%s); every transfer goes through MPI",

@@ -29,6 +29,15 @@ int wsp__xport_create(wsp_comm_t *comm);
  * sets comm->xport, or frees comm->lanes, alike on every rank (xport.c
  * says how). Nothing once decided. */
 int wsp__xport_decide(wsp_comm_t *comm);
+/* Whether a transfer of `bytes` between this rank and peer goes to the
+ * lanes' engine (which may still carry it through MPI, as the pair's probe
+ * found): the lanes are on, the peer is on another node and the transfer
+ * is at least cfg.p2p_min. Both ends of a transfer answer alike. */
+int wsp__xport_takes(const wsp_comm_t *comm, int peer, size_t bytes);
+/* A transfer from peer that this rank cannot receive (no memory for it):
+ * failed as a lane that breaks under it would be, so that every rank's
+ * waits end with WSP_ERR_CONN rather than the sender's at its time limit. */
+void wsp__xport_refuse(wsp_comm_t *comm, int peer, const char *why);
 /* From wsp_comm_free: frees comm->lanes (WSP_ERR_ARG when transfers were
  * still in flight on it; they fail). */
 int wsp__xport_free(wsp_comm_t *comm);

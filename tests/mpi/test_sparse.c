@@ -7,8 +7,11 @@
  * random per-rank delays, alternating algorithms so that rounds of different
  * kinds follow each other.
  *
- * usage: test_sparse [--rounds N] [--max-bytes B] [--max-density D]
- * (--max-density trims the matrix for large simulated runs)
+ * usage: test_sparse [--rounds N] [--max-bytes B] [--max-density D] [--lanes]
+ * (--max-density trims the matrix for large simulated runs; --lanes: the
+ * test also fails unless bytes went over the lanes of the collectives'
+ * transport, which the large messages to other nodes take when
+ * WSP_TRANSPORT and WSP_NODES make them, with no pair failed)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +21,7 @@
 #include "pattern.h"
 #include "wirespeed.h"
 #include "mpi_check.h"
-
+#include "../../src/core/wsp_internal.h"
 
 static const char *alg_name(wsp_sparse_alg_t a) {
   return wsp_sparse_alg_info(a)->name;
@@ -83,10 +86,18 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!strcmp(argv[i], "--rounds")) rounds = atol(argv[i + 1]);
-    else if (!strcmp(argv[i], "--max-bytes")) maxbig = (size_t)atol(argv[i + 1]);
-    else if (!strcmp(argv[i], "--max-density")) maxdens = atof(argv[i + 1]);
+  int lanes = 0;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--lanes"))
+      lanes = 1;
+    else if (i + 1 >= argc)
+      break;
+    else if (!strcmp(argv[i], "--rounds"))
+      rounds = atol(argv[++i]);
+    else if (!strcmp(argv[i], "--max-bytes"))
+      maxbig = (size_t)atol(argv[++i]);
+    else if (!strcmp(argv[i], "--max-density"))
+      maxdens = atof(argv[++i]);
   }
 
   wsp_comm_t *comm = NULL;
@@ -136,6 +147,25 @@ int main(int argc, char **argv) {
     }
     run_round(comm, algs[r % 4], &pt);
     cases++;
+  }
+
+  if (lanes) {
+    /* Every message was checked above; this checks that the large ones to
+     * other nodes did go over the lanes (more than auto's probe moves on
+     * them: one message of cfg.p2p_min each way), and that no pair
+     * failed. */
+    uint64_t moved = 0;
+    int failed = 0;
+    for (int q = 0; q < size && comm->lanes; q++) {
+      wsp_striped_info_t info;
+      if (q == rank || wsp_striped_info(comm->lanes, q, &info) != WSP_OK) continue;
+      moved += info.bytes_sent + info.bytes_received;
+      failed |= info.state == WSP_STRIPED_FAILED;
+    }
+    CHECK(comm->xport && moved >= maxbig && !failed, "--lanes: %s",
+          comm->xport == NULL ? "the sparse exchange's messages never took the lanes"
+          : failed            ? "a pair's lanes failed"
+                              : "less than one large message went over the lanes");
   }
 
   long total = 0;
