@@ -59,10 +59,16 @@ extern "C" {
 #define WSP_API
 #endif
 
+/* The version, written here and nowhere else: CMake, the Python package
+ * and every tool's --version read it from these three lines. */
 #define WSP_VERSION_MAJOR 0
 #define WSP_VERSION_MINOR 1
 #define WSP_VERSION_PATCH 0
-#define WSP_VERSION_STRING "0.1.0"
+#define WSP__VERSION_STR(x) #x
+#define WSP__VERSION_XSTR(x) WSP__VERSION_STR(x)
+#define WSP_VERSION_STRING                                                                         \
+  WSP__VERSION_XSTR(WSP_VERSION_MAJOR)                                                             \
+  "." WSP__VERSION_XSTR(WSP_VERSION_MINOR) "." WSP__VERSION_XSTR(WSP_VERSION_PATCH)
 
 /* ------------------------------------------------------------------------
  * Status codes. One table; wsp_strerror() and wsp_err_name() are built
@@ -888,8 +894,10 @@ typedef struct wsp_striped_info {
 /* What this rank knows of its lanes to `peer` (local; no communication). */
 WSP_API int wsp_striped_info(const wsp_comm_t *comm, int peer, wsp_striped_info_t *info);
 
-/* Build information for wsp-info. */
-WSP_API const char *wsp_version_string(void);
+/* The library's version ("0.1.0"), which may differ from the header's
+ * WSP_VERSION_STRING when a program runs with another build than it was
+ * compiled against; and how it was built (compiler, MPI, build type). */
+WSP_API const char *wsp_version(void);
 WSP_API const char *wsp_build_info(void);
 
 /* ------------------------------------------------------------------------
@@ -928,6 +936,8 @@ static inline int wsp_irecv_striped(wsp_comm_t *comm, void *buf, size_t bytes, i
                                     wsp_striped_request_t **req) {
   return wsp_striped_irecv(comm, buf, bytes, source, tag, req);
 }
+WSP_DEPRECATED("wsp_version")
+static inline const char *wsp_version_string(void) { return wsp_version(); }
 
 #ifdef __cplusplus
 }

@@ -16,6 +16,7 @@ report package (python/wsp_report) are copied in as wirespeed._netlab and wiresp
 that wirespeed-lab and wirespeed-report run from the installed package.
 """
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -162,4 +163,11 @@ class BinaryDistribution(Distribution):
         return True
 
 
-setup(cmdclass={"build_py": BuildPy}, distclass=BinaryDistribution)
+def version():
+    """The version, from the one place it is written: include/wirespeed.h."""
+    with open(os.path.join(REPO, "include", "wirespeed.h")) as f:
+        v = dict(re.findall(r"^#define WSP_VERSION_(MAJOR|MINOR|PATCH) ([0-9]+)$", f.read(), re.M))
+    return "%s.%s.%s" % (v["MAJOR"], v["MINOR"], v["PATCH"])
+
+
+setup(version=version(), cmdclass={"build_py": BuildPy}, distclass=BinaryDistribution)

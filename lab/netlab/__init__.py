@@ -25,3 +25,21 @@ Safety rules implemented here:
     (for twosite) one route to the other site, and never forwards (its ip_forward is untouched);
   * traffic is only ever sent to addresses of the lab's own namespaces.
 """
+
+import os as _os
+import re as _re
+
+
+def version():
+    """wirespeed's version: from include/wirespeed.h when this package is the source tree's
+    (lab/netlab), else that of the installed wirespeed package it was copied into."""
+    header = _os.path.join(_os.path.dirname(_os.path.dirname(_os.path.dirname(
+        _os.path.abspath(__file__)))), "include", "wirespeed.h")
+    try:
+        with open(header) as f:
+            v = dict(_re.findall(r"^#define WSP_VERSION_(MAJOR|MINOR|PATCH) ([0-9]+)$", f.read(),
+                                 _re.M))
+        return "%s.%s.%s" % (v["MAJOR"], v["MINOR"], v["PATCH"])
+    except (OSError, KeyError):
+        from importlib.metadata import version as dist_version
+        return dist_version("wirespeed")

@@ -5,6 +5,7 @@ import json
 import os
 import time
 
+from . import version
 from .base import EXIT_OK, EXIT_USAGE, LabError, list_netns, log, require_root
 from .build import BUILDERS, Builder, doctor, teardown
 from .fault import SIGNALS, cmd_fault as fault_main
@@ -168,6 +169,7 @@ def parser(prog="netlab"):
     ap = argparse.ArgumentParser(
         prog=prog, description="Emulated cluster of network namespaces with shaped links "
         "(addresses from %s, one /24 per lab). See docs/netlab.md." % ADDR_BLOCK)
+    ap.add_argument("--version", action="version", version="%s (wirespeed) %s" % (prog, version()))
     sub = ap.add_subparsers(dest="cmd", metavar="COMMAND")
 
     up = sub.add_parser("up", help="create a lab", description="Create a lab from a profile "

@@ -61,8 +61,8 @@ if FLAVOR in ("openmpi", "mpich") and FLAVOR != _mpi_of_mpi4py():
         f"{MPI.Get_library_version().splitlines()[0]!r}: build the package for the same MPI "
         "(MPICC=... pip install ./python) or point mpi4py at the library's MPI")
 
-lib.wsp_version_string.restype = c_char_p
-__version__: str = lib.wsp_version_string().decode()
+lib.wsp_version.restype = c_char_p
+__version__: str = lib.wsp_version().decode()
 
 # An MPI handle as C sees it: MPI_Comm, MPI_Datatype and MPI_Op have one size in each MPI.
 Handle = c_void_p if MPI._sizeof(MPI.Comm) == ctypes.sizeof(c_void_p) else c_int
@@ -148,7 +148,7 @@ _PROTOTYPES = {
     "wsp_strerror": (c_char_p, [c_int]),
     "wsp_err_name": (c_char_p, [c_int]),
     "wsp_last_error": (c_char_p, []),
-    "wsp_version_string": (c_char_p, []),
+    "wsp_version": (c_char_p, []),
     "wsp_comm_create": (c_int, [H, P, POINTER(P)]),
     "wsp_comm_free": (c_int, [POINTER(P)]),
     "wsp_comm_rank": (c_int, [P, POINTER(c_int)]),

@@ -10,6 +10,7 @@ Every module reads its input through jsonl.load (the one JSON-lines reader) or, 
 map, json. The plots need matplotlib; the tables do not.
 """
 import importlib
+import os
 import sys
 from typing import List, Optional
 
@@ -40,13 +41,27 @@ def usage(prog: str) -> str:
              "Tables and plots from the JSON that wirespeed's benchmarks and wsp-probe write.", "",
              "subcommands:"]
     lines += [f"  {name:<8} {what}" for name, (_, _, what) in COMMANDS.items()]
-    lines += ["", f"{prog} SUBCOMMAND --help lists a subcommand's options."]
+    lines += ["", f"{prog} SUBCOMMAND --help lists a subcommand's options; {prog} --version the version."]
     return "\n".join(lines)
+
+
+def _version() -> str:
+    """netlab's reading of the version (the installed package's copy, else the source tree's)."""
+    try:
+        from wirespeed._netlab import version  # type: ignore[import-not-found]
+    except ImportError:
+        here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        sys.path.insert(0, os.path.join(here, "lab"))
+        from netlab import version  # type: ignore[import-not-found,no-redef]
+    return version()
 
 
 def main(argv: Optional[List[str]] = None, prog: str = "wirespeed-report") -> int:
     """Runs one subcommand; returns its exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] == "--version":
+        print(f"{prog} (wirespeed) {_version()}")
+        return 0
     if not argv or argv[0] in ("-h", "--help"):
         print(usage(prog), file=sys.stdout if argv else sys.stderr)
         return 0 if argv else 2

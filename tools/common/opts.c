@@ -297,6 +297,15 @@ int wsp_opts_parse(const wsp_opt_cmd_t *cmd, int argc, char **argv, FILE *out,
   return WSP_OPTS_OK;
 }
 
+int wsp_opts_version(const char *name, int argc, char **argv, FILE *out) {
+  for (int i = 1; i < argc; i++)
+    if (strcmp(argv[i], "--version") == 0) {
+      fprintf(out, "%s (wirespeed) %s\n", name, wsp_version());
+      return 1;
+    }
+  return 0;
+}
+
 /* ---- --help ---- */
 
 /* Prints text word by word from column `col`, breaking lines before

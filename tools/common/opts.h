@@ -89,6 +89,9 @@ enum { WSP_OPTS_OK = 0, WSP_OPTS_HELP = 1, WSP_OPTS_ERROR = 2 };
  * WSP_OPTS_ERROR; otherwise WSP_OPTS_OK. */
 int wsp_opts_parse(const wsp_opt_cmd_t *cmd, int argc, char **argv, FILE *out,
                    FILE *err);
+/* When argv holds --version: prints "NAME (wirespeed) X.Y.Z" to out and
+ * returns 1 (the tool then exits 0, before MPI_Init); else 0. */
+int wsp_opts_version(const char *name, int argc, char **argv, FILE *out);
 /* The help text generated from the table. */
 void wsp_opts_help(const wsp_opt_cmd_t *cmd, FILE *f);
 

@@ -32,7 +32,7 @@ static const struct subcommand {
 #define NSUB (sizeof subcommands / sizeof subcommands[0])
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: wsp-bench SUBCOMMAND [options]\n"
+  fprintf(f, "usage: wsp-bench SUBCOMMAND [options] | --version\n"
              "       mpirun -np N wsp-bench sparse|coll|shuffle|p2p [--help]\n\n"
              "subcommands:\n");
   for (size_t i = 0; i < NSUB; i++)
@@ -54,6 +54,7 @@ _Noreturn void wsp_bench_die(int rank, const char *what, const char *detail) {
 }
 
 int main(int argc, char **argv) {
+  if (wsp_opts_version("wsp-bench", argc, argv, stdout)) return 0;
   if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
     usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;

@@ -80,7 +80,7 @@ json_t *wsp_bench_record(const wsp_bench_out_t *out) {
   json_object_set_new(j, "label", json_string(out->label));
   json_object_set_new(j, "mpi", json_string(out->mpi));
   json_object_set_new(j, "p", json_integer(out->p));
-  json_object_set_new(j, "wirespeed", json_string(wsp_version_string()));
+  json_object_set_new(j, "wirespeed", json_string(wsp_version()));
   return j;
 }
 

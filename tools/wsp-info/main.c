@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "wirespeed.h"
+#include "opts.h"
 
 /* 8 B .. 64 MiB: x8 steps, and 64 MiB itself. */
 static const size_t model_sizes[] = {8,      64,       512,       4096,     32768,
@@ -21,28 +22,27 @@ static const size_t model_sizes[] = {8,      64,       512,       4096,     3276
 #define NSIZES (sizeof model_sizes / sizeof model_sizes[0])
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: wsp-info [--help]\n"
-          "       wsp-info --markdown coll|sparse\n"
-          "       mpirun -np N wsp-info --model [--json]\n\n"
-          "Prints wirespeed's version, MPI library, build options, the\n"
-          "configuration read from WSP_* environment variables and the\n"
-          "available algorithms. Runs as a single process (no mpirun needed).\n\n"
-          "  --model   also create a communicator over MPI_COMM_WORLD (this\n"
-          "            calibrates the cost model unless WSP_MODEL sets it; run it\n"
-          "            under mpirun with the job's process count) and print the\n"
-          "            model and, per collective, the predicted time of every\n"
-          "            algorithm at sizes 8 B .. 64 MiB, with '*' on the one\n"
-          "            auto runs (rules file, then model; commutative op). Size\n"
-          "            is what the model and rules files take: the whole message\n"
-          "            for bcast/reduce/allreduce, one rank's block for gather,\n"
-          "            scatter, allgather and alltoall.\n"
-          "  --json    with --model: print one JSON document instead of text\n"
-          "  --markdown coll|sparse\n"
-          "            print only the algorithm table of the collectives or of the\n"
-          "            sparse exchange as Markdown (name, description,\n"
-          "            preconditions, cost): docs/coll.md and docs/sparse.md\n"
-          "            include exactly this output (scripts/doc-tables checks it)\n");
+  fprintf(f, "usage: wsp-info [--help | --version]\n"
+             "       wsp-info --markdown coll|sparse\n"
+             "       mpirun -np N wsp-info --model [--json]\n\n"
+             "Prints wirespeed's version, MPI library, build options, the\n"
+             "configuration read from WSP_* environment variables and the\n"
+             "available algorithms. Runs as a single process (no mpirun needed).\n\n"
+             "  --model   also create a communicator over MPI_COMM_WORLD (this\n"
+             "            calibrates the cost model unless WSP_MODEL sets it; run it\n"
+             "            under mpirun with the job's process count) and print the\n"
+             "            model and, per collective, the predicted time of every\n"
+             "            algorithm at sizes 8 B .. 64 MiB, with '*' on the one\n"
+             "            auto runs (rules file, then model; commutative op). Size\n"
+             "            is what the model and rules files take: the whole message\n"
+             "            for bcast/reduce/allreduce, one rank's block for gather,\n"
+             "            scatter, allgather and alltoall.\n"
+             "  --json    with --model: print one JSON document instead of text\n"
+             "  --markdown coll|sparse\n"
+             "            print only the algorithm table of the collectives or of the\n"
+             "            sparse exchange as Markdown (name, description,\n"
+             "            preconditions, cost): docs/coll.md and docs/sparse.md\n"
+             "            include exactly this output (scripts/doc-tables checks it)\n");
 }
 
 static const char *fmt_size(size_t b, char *buf, size_t len) {
@@ -180,14 +180,14 @@ static int print_model(int json, int rank) {
   }
   json_t *doc = NULL, *jcolls = NULL;
   if (json) {
-    doc = json_pack("{s:s, s:i, s:{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b, s:I, s:I}, "
-                    "s:{s:i, s:i, s:b}}",
-                    "wirespeed", wsp_version_string(), "p", p, "model", "alpha",
-                    m.alpha, "beta", m.beta, "gamma", m.gamma, "beta_x", m.beta_x,
-                    "alpha_node", m.alpha_node, "beta_node", m.beta_node, "gap", m.gap,
-                    "calibrated", m.calibrated, "eager", (json_int_t)m.eager, "eager_node",
-                    (json_int_t)m.eager_node, "topology", "nodes", topo.nodes,
-                    "max_node_ranks", topo.max_node_ranks, "blocks", topo.blocks);
+    doc =
+        json_pack("{s:s, s:i, s:{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b, s:I, s:I}, "
+                  "s:{s:i, s:i, s:b}}",
+                  "wirespeed", wsp_version(), "p", p, "model", "alpha", m.alpha, "beta", m.beta,
+                  "gamma", m.gamma, "beta_x", m.beta_x, "alpha_node", m.alpha_node, "beta_node",
+                  m.beta_node, "gap", m.gap, "calibrated", m.calibrated, "eager",
+                  (json_int_t)m.eager, "eager_node", (json_int_t)m.eager_node, "topology", "nodes",
+                  topo.nodes, "max_node_ranks", topo.max_node_ranks, "blocks", topo.blocks);
     json_object_set_new(json_object_get(doc, "model"), "alpha_wan", json_real(m.alpha_wan));
     json_object_set_new(json_object_get(doc, "model"), "beta_wan", json_real(m.beta_wan));
     json_object_set_new(json_object_get(doc, "model"), "beta_wan_link",
@@ -307,6 +307,7 @@ static int print_model(int json, int rank) {
 
 int main(int argc, char **argv) {
   int model = 0, json = 0;
+  if (wsp_opts_version("wsp-info", argc, argv, stdout)) return 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       usage(stdout);
@@ -363,7 +364,7 @@ int main(int argc, char **argv) {
     return rc == WSP_OK ? 0 : 1;
   }
   if (rank == 0) {
-    printf("wirespeed %s\n", wsp_version_string());
+    printf("wirespeed %s\n", wsp_version());
     printf("MPI library:   %s (MPI %d.%d)\n", lib, major, minor);
     printf("build:         %s\n", wsp_build_info());
     printf("\nconfiguration (defaults + WSP_* environment):\n");

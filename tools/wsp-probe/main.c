@@ -56,7 +56,8 @@ static int parse(int argc, char **argv, int rank, probe_opts_t *o) {
       {NULL, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL},
   };
   const wsp_opt_cmd_t cmd = {
-      .usage = "usage: mpirun -np N wsp-probe [options]\n\n"
+      .usage = "usage: mpirun -np N wsp-probe [options]\n"
+               "       wsp-probe --version\n\n"
                "Measures the network between the job's nodes (WSP_NODES says which ranks "
                "share one)\nand writes the map as JSON, for wsp_netmap_load.\n",
       .opts = opts,
@@ -184,6 +185,7 @@ out:
 }
 
 int main(int argc, char **argv) {
+  if (wsp_opts_version("wsp-probe", argc, argv, stdout)) return 0;
   MPI_Init(&argc, &argv);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
