@@ -4,9 +4,9 @@
 # algorithm and auto, with wirespeed at its defaults (WSP_TRANSPORT=auto:
 # the lanes are decided after the first round of large messages) beside
 # the same with every message on MPI (WSP_TRANSPORT=mpi, as before the
-# lanes), and under Open MPI with btl_tcp_links 4 and 8 (the MPI tuned by
-# hand: its alltoallv row is MPI_Alltoallv so tuned), each in one job; then
-# the ratios. Needs root; the lab is removed again on exit.
+# lanes), and that under the MPI tuned by hand (Open MPI: btl_tcp_links 4
+# and 8; MPICH: UCX_RNDV_THRESH 256K, and its scattered alltoallv), each in
+# one job; then the ratios. Needs root; the lab is removed again on exit.
 #   bench/cloud_sparse_netlab.sh [outdir] [hosts] [rate] [flow-cap]
 #   (defaults: results 8 100mbit 20mbit; one rank per host)
 # Environment: WSP_MPIS ("openmpi mpich"), WSP_SIZES (1M), WSP_DENSITIES
@@ -51,6 +51,9 @@ for m in $mpis; do
   run "$m" "$m-nolanes" WSP_TRANSPORT mpi
   if [ "$m" = openmpi ]; then
     for links in 4 8; do run "$m" "$m-nolanes-links$links" WSP_TRANSPORT mpi btl_tcp_links $links; done
+  else
+    run "$m" "$m-nolanes-rndv256K" WSP_TRANSPORT mpi $(wsp_tuning mpich rndv-256K)
+    run "$m" "$m-nolanes-scattered" WSP_TRANSPORT mpi MPIR_CVAR_ALLTOALLV_INTRA_ALGORITHM scattered
   fi
 done
 

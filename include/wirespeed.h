@@ -573,6 +573,13 @@ typedef struct wsp_netmap_probe_config {
    * them (a send that completes before its receive is posted is eager).
    * Default 1. */
   int eager_limits;
+  /* 1: also measure, per pair of nodes, one TCP flow's rate against
+   * several flows' (the striped engine's probe, docs/p2p.md, between the
+   * pair's lowest ranks), which the collectives' transport then reads
+   * instead of measuring (WSP_TRANSPORT=auto). Costs a lane set-up and
+   * 2 x WSP_P2P_PROBE_MS per round of pairs, about nodes - 1 rounds. Not
+   * under SimGrid (no sockets: the figures stay unmeasured). Default 0. */
+  int flows;
 } wsp_netmap_probe_config_t;
 
 typedef struct wsp_netmap_info {
@@ -605,6 +612,13 @@ WSP_API int wsp_netmap_info(const wsp_netmap_t *map, wsp_netmap_info_t *info);
  * when they share a node; 0 and 0 for a rank with itself. */
 WSP_API int wsp_netmap_pair(const wsp_netmap_t *map, int a, int b, double *latency,
                             double *inv_bandwidth);
+/* What the probe's flows (cfg.flows) measured between the nodes of ranks a
+ * and b: one TCP flow's rate and the rate of k flows (bytes/s), and the
+ * message size from which the flows paid (threshold; 0 when they did not).
+ * All 0 when not measured, for a pair inside one node, and for a rank with
+ * itself. */
+WSP_API int wsp_netmap_flows(const wsp_netmap_t *map, int a, int b, double *rate_one,
+                             double *rate_k, int *k, size_t *threshold);
 /* The node and the group of a rank. */
 WSP_API int wsp_netmap_node(const wsp_netmap_t *map, int rank, int *node, int *group);
 /* Frees *map and sets it to NULL; NULL is accepted. */

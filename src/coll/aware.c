@@ -147,6 +147,28 @@ static void wsp__aware_wan_model(wsp_comm_t *comm, const wsp_netmap_t *map) {
   m->beta_wan_link = 0;
 }
 
+/* What the map's flows say, for the transport's verdict (wsp_comm_t.
+ * map_flows): pairs measured, pairs where the flows paid, and over those
+ * the most flows, the largest threshold, the slowest rate, the longest
+ * round trip (twice the map's one-way latency). */
+static void wsp__aware_flows(wsp_comm_t *comm, const wsp_netmap_t *map) {
+  memset(&comm->map_flows, 0, sizeof comm->map_flows);
+  const int n = map->nodes;
+  for (int a = 0; a < n; a++)
+    for (int b = a + 1; b < n; b++) {
+      const size_t ab = (size_t)a * (size_t)n + (size_t)b;
+      if (map->flows[ab] == 0) continue;
+      comm->map_flows.pairs++;
+      if (map->flows_min[ab] == 0) continue;
+      comm->map_flows.pay++;
+      comm->map_flows.lanes = fmax(comm->map_flows.lanes, map->flows[ab]);
+      comm->map_flows.threshold = fmax(comm->map_flows.threshold, (double)map->flows_min[ab]);
+      if (comm->map_flows.rate_k == 0 || map->rate_k[ab] < comm->map_flows.rate_k)
+        comm->map_flows.rate_k = map->rate_k[ab];
+      if (isfinite(map->lat[ab])) comm->map_flows.rtt = fmax(comm->map_flows.rtt, 2 * map->lat[ab]);
+    }
+}
+
 int wsp_comm_set_netmap(wsp_comm_t *comm, const wsp_netmap_t *map) {
   static const char fn[] = "wsp_comm_set_netmap";
   if (comm == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "%s: comm is NULL", fn);
@@ -154,6 +176,7 @@ int wsp_comm_set_netmap(wsp_comm_t *comm, const wsp_netmap_t *map) {
   if (map == NULL) {
     wsp__aware_free(comm->aware);
     comm->aware = NULL;
+    memset(&comm->map_flows, 0, sizeof comm->map_flows);
     comm->model.eager = comm->model.eager_node = 0;
     wsp__topo_set_models(comm);
     wsp__sites_from_map(comm, NULL, NULL);
@@ -182,6 +205,7 @@ int wsp_comm_set_netmap(wsp_comm_t *comm, const wsp_netmap_t *map) {
   }
   comm->model.eager = map->eager_inter;
   comm->model.eager_node = map->eager_intra;
+  wsp__aware_flows(comm, map);
   wsp__topo_set_models(comm);
   wsp__sites_from_map(comm, map->node_of, map->group);
   wsp__aware_wan_model(comm, map);

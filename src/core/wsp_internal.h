@@ -114,6 +114,15 @@ struct wsp_comm {
    * decided yet (wsp__xport_decide). */
   struct wsp_comm *lanes;
   const struct wsp__xport_ops *xport;
+  /* What the attached map's flows say (wsp_comm_set_netmap, src/coll/
+   * aware.c), for auto's verdict (wsp__xport_decide), which then measures
+   * nothing: pairs of nodes with figures (0: none, the transport measures)
+   * and pairs where several flows paid; over those, the most flows, the
+   * largest size from which they paid, the slowest rate of the flows
+   * (bytes/s) and the longest round trip (s). */
+  struct {
+    double pairs, pay, lanes, threshold, rate_k, rtt;
+  } map_flows;
   /* A transfer of that transport failed on a lane, on this rank or, as
    * the rank that saw it told every other over MPI, on another one
    * (src/p2p/xport.c): the pair (a < b) and why. Every wait on the

@@ -197,6 +197,13 @@ static int wsp__open(wsp_comm_t *comm, const char *fn, const wsp_shuffle_config_
     sh->peers[q].local = comm->topo.node_of[q] == comm->topo.node_of[comm->rank];
   sh->c = *comm;
   sh->c.mpi = dup;
+  /* The shuffle stays on MPI: the copy must not reach the communicator's
+   * lanes (src/p2p/xport.c), whose engine its waits would otherwise drive,
+   * from the progress thread too, while the caller runs a collective on the
+   * same engine. Its responses would need lanes of its own, driven under
+   * its lock. */
+  sh->c.lanes = NULL;
+  sh->c.xport = NULL;
   sh->cfg = c;
   sh->lim = lim;
   /* The piece size: configured, else the map's eager limit between nodes,

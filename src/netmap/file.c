@@ -9,8 +9,13 @@
  *    "groups": [0, 0, 1, 1],
  *    "intra": [{"node": 0, "latency_s": ..., "inv_bandwidth_s_per_byte": ...,
  *               "samples": 5, "outliers": 0}, ...],
- *    "pairs": [{"a": 0, "b": 1, "latency_s": ..., ...}, ...]}
+ *    "pairs": [{"a": 0, "b": 1, "latency_s": ..., ...,
+ *               "flows": {"one_bytes_per_s": ..., "k": 4, "k_bytes_per_s": ...,
+ *                         "from_bytes": 1048576}}, ...]}
  *
+ * "flows" (the probe's cfg.flows) is optional, absent where not measured;
+ * "from_bytes" 0 says the flows did not pay. Readers that predate it
+ * ignore it.
  * "intra" lists the nodes of two ranks or more; "pairs" every pair of nodes
  * a < b once. Reals are written with 17 significant digits, so that a map
  * read back is the map written, to the bit.
@@ -63,9 +68,15 @@ static json_t *wsp__netmap_json(const wsp_netmap_t *m) {
       json_array_append_new(intra, f);
     }
     for (int b = a + 1; b < n; b++) {
-      json_t *f = wsp__figures(m, (size_t)a * (size_t)n + (size_t)b);
+      const size_t ab = (size_t)a * (size_t)n + (size_t)b;
+      json_t *f = wsp__figures(m, ab);
       json_object_set_new(f, "a", json_integer(a));
       json_object_set_new(f, "b", json_integer(b));
+      if (m->flows[ab] > 0)
+        json_object_set_new(f, "flows",
+                            json_pack("{s:f, s:i, s:f, s:I}", "one_bytes_per_s", m->rate_one[ab],
+                                      "k", m->flows[ab], "k_bytes_per_s", m->rate_k[ab],
+                                      "from_bytes", (json_int_t)m->flows_min[ab]));
       json_array_append_new(pairs, f);
     }
   }
@@ -148,6 +159,24 @@ static int wsp__read_figures(wsp_netmap_t *m, json_t *f, int a, int b, char *why
   m->inv_bw[ba] = m->inv_bw[ab];
   m->samples[ab] = m->samples[ba] = (int)s;
   m->outliers[ab] = m->outliers[ba] = (int)o;
+  json_t *fl = json_object_get(f, "flows");
+  if (fl == NULL) return 0;
+  long long k, from;
+  if (a == b) {
+    snprintf(why, wl, "node %d's own figures have \"flows\" (only pairs of nodes do)", a);
+    return -1;
+  }
+  if (!json_is_object(fl) || wsp__get_pos(fl, "one_bytes_per_s", &m->rate_one[ab], why, wl) ||
+      wsp__get_pos(fl, "k_bytes_per_s", &m->rate_k[ab], why, wl) ||
+      wsp__get_int(fl, "k", 1, WSP_STRIPED_LANES_MAX, &k, why, wl) ||
+      wsp__get_int(fl, "from_bytes", 0, INT64_MAX, &from, why, wl)) {
+    if (!json_is_object(fl)) snprintf(why, wl, "\"flows\" must be an object");
+    return -1;
+  }
+  m->rate_one[ba] = m->rate_one[ab];
+  m->rate_k[ba] = m->rate_k[ab];
+  m->flows[ab] = m->flows[ba] = (int)k;
+  m->flows_min[ab] = m->flows_min[ba] = (size_t)from;
   return 0;
 }
 

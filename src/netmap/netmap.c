@@ -35,8 +35,12 @@ wsp_netmap_t *wsp__netmap_new(int p, int nodes) {
   m->samples = calloc(nn, sizeof *m->samples);
   m->outliers = calloc(nn, sizeof *m->outliers);
   m->group = calloc((size_t)nodes, sizeof *m->group);
+  m->rate_one = calloc(nn, sizeof *m->rate_one);
+  m->rate_k = calloc(nn, sizeof *m->rate_k);
+  m->flows = calloc(nn, sizeof *m->flows);
+  m->flows_min = calloc(nn, sizeof *m->flows_min);
   if (!m->node_of || !m->host || !m->lat || !m->inv_bw || !m->samples || !m->outliers ||
-      !m->group) {
+      !m->group || !m->rate_one || !m->rate_k || !m->flows || !m->flows_min) {
     wsp_netmap_free(&m);
     return NULL;
   }
@@ -56,6 +60,10 @@ int wsp_netmap_free(wsp_netmap_t **map) {
   free(m->samples);
   free(m->outliers);
   free(m->group);
+  free(m->rate_one);
+  free(m->rate_k);
+  free(m->flows);
+  free(m->flows_min);
   free(m);
   *map = NULL;
   return WSP_OK;
@@ -76,6 +84,10 @@ uint64_t wsp__netmap_fingerprint(const wsp_netmap_t *m) {
   h = wsp__fnv(h, m->samples, nn * sizeof *m->samples);
   h = wsp__fnv(h, m->outliers, nn * sizeof *m->outliers);
   h = wsp__fnv(h, m->group, (size_t)m->nodes * sizeof *m->group);
+  h = wsp__fnv(h, m->rate_one, nn * sizeof *m->rate_one);
+  h = wsp__fnv(h, m->rate_k, nn * sizeof *m->rate_k);
+  h = wsp__fnv(h, m->flows, nn * sizeof *m->flows);
+  h = wsp__fnv(h, m->flows_min, nn * sizeof *m->flows_min);
   uint64_t rest[4] = {(uint64_t)m->groups, m->eager_intra, m->eager_inter, (uint64_t)m->reps};
   return wsp__fnv(h, rest, sizeof rest);
 }
@@ -205,6 +217,27 @@ int wsp_netmap_pair(const wsp_netmap_t *map, int a, int b, double *latency,
   size_t k = (size_t)map->node_of[a] * (size_t)map->nodes + (size_t)map->node_of[b];
   *latency = map->lat[k];
   *inv_bandwidth = map->inv_bw[k];
+  return WSP_OK;
+}
+
+int wsp_netmap_flows(const wsp_netmap_t *map, int a, int b, double *rate_one, double *rate_k,
+                     int *k, size_t *threshold) {
+  const char *fn = "wsp_netmap_flows";
+  if (map == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "%s: map is NULL", fn);
+  if (!rate_one || !rate_k || !k || !threshold)
+    return wsp__fail(NULL, WSP_ERR_ARG, "%s: %s is NULL", fn,
+                     !rate_one ? "rate_one"
+                     : !rate_k ? "rate_k"
+                     : !k      ? "k"
+                               : "threshold");
+  if (a < 0 || a >= map->p || b < 0 || b >= map->p)
+    return wsp__fail(NULL, WSP_ERR_ARG, "%s: %s = %d is out of range [0, %d)", fn,
+                     a < 0 || a >= map->p ? "a" : "b", a < 0 || a >= map->p ? a : b, map->p);
+  size_t i = (size_t)map->node_of[a] * (size_t)map->nodes + (size_t)map->node_of[b];
+  *rate_one = map->rate_one[i];
+  *rate_k = map->rate_k[i];
+  *k = map->flows[i];
+  *threshold = map->flows_min[i];
   return WSP_OK;
 }
 

@@ -25,6 +25,12 @@ struct wsp_netmap {
    * of them were marked as outliers. */
   double *lat, *inv_bw;
   int *samples, *outliers;
+  /* nodes x nodes, symmetric, between nodes only (cfg.flows): one TCP
+   * flow's rate and k flows' (bytes/s), k, and the size from which the
+   * flows paid (0: they did not); 0 where not measured. */
+  double *rate_one, *rate_k;
+  int *flows;
+  size_t *flows_min;
   int *group;        /* nodes: the group of every node */
   int groups;
   size_t eager_intra, eager_inter; /* bytes; 0: not measured */

@@ -35,11 +35,23 @@
  * setting: the same probe works for Open MPI's BTLs, UCX and SimGrid. One
  * pair between the first two nodes and one inside the first node of two
  * ranks or more are probed; others are assumed alike (a pair class).
+ *
+ * The flows (cfg.flows). MPI's stream is one TCP flow per pair, or what
+ * the MPI makes of it; where one flow gets only part of the link, several
+ * get more, and the collectives' transport wants to know where. So the
+ * leaders of each pair of a tournament round exchange one message of
+ * cfg.p2p_min bytes each way through the striped engine of a lanes
+ * communicator made for the purpose, which runs its probe between them
+ * (one lane, then all it opens; docs/p2p.md), and keep its figures. A
+ * reduction between rounds keeps them apart, so that no NIC is in two
+ * probes at once. A failed exchange leaves its pair unmeasured; only a
+ * timeout fails the probe.
  */
 #include "netmap.h"
 
 #include "../core/measure.h"
 #include "../core/tags.h"
+#include "../p2p/xport.h"
 #include "../patterns/tournament.h"
 
 #include <math.h>
@@ -85,13 +97,15 @@ static int wsp__probe_check(const wsp_netmap_probe_config_t *c) {
   if (c->eager_limits != 0 && c->eager_limits != 1)
     return wsp__fail(NULL, WSP_ERR_ARG, "%s: cfg->eager_limits = %d is neither 0 nor 1", fn,
                      c->eager_limits);
+  if (c->flows != 0 && c->flows != 1)
+    return wsp__fail(NULL, WSP_ERR_ARG, "%s: cfg->flows = %d is neither 0 nor 1", fn, c->flows);
   return WSP_OK;
 }
 
 static uint64_t wsp__probe_cfg_fingerprint(const wsp_netmap_probe_config_t *c) {
-  uint64_t v[5] = {(uint64_t)c->reps, c->stream_bytes, (uint64_t)c->budget_bytes,
-                   (uint64_t)c->eager_limits, 0};
-  memcpy(&v[4], &c->budget_seconds, sizeof v[4]);
+  uint64_t v[6] = {(uint64_t)c->reps,         c->stream_bytes,    (uint64_t)c->budget_bytes,
+                   (uint64_t)c->eager_limits, (uint64_t)c->flows, 0};
+  memcpy(&v[5], &c->budget_seconds, sizeof v[5]);
   return wsp__fnv(WSP__FNV_INIT, v, sizeof v);
 }
 
@@ -367,6 +381,84 @@ out:
   return rc;
 }
 
+/* The flows of every pair of nodes (the top of this file says how). */
+static int wsp__probe_flows(wsp__probe_t *pr) {
+  static const char fn[] = "wsp_netmap_probe";
+  wsp_comm_t *c = pr->comm;
+  wsp_netmap_t *m = pr->m;
+  const int n = m->nodes, rounds = wsp__tournament_rounds(n), me = c->rank;
+  const size_t nn = (size_t)n * (size_t)n;
+#ifdef WSP_SIMGRID
+  (void)me, (void)nn, (void)rounds, (void)fn;
+  return WSP_OK; /* no sockets in a simulation */
+#else
+  if (rounds == 0) return WSP_OK;
+  wsp_comm_t *w = NULL;
+  int rc = wsp__lanes_comm(c, 0, 0, "wsp_netmap_probe: the flows' lanes", &w);
+  if (rc != WSP_OK) {
+    if (rc == WSP_ERR_TIMEOUT) return rc;
+    wsp__log(c, WSP_LOG_WARN, "%s: no lanes for the flows' probe (%s); flows not measured", fn,
+             wsp_last_error());
+    return WSP_OK;
+  }
+  const size_t bytes = w->cfg.p2p_min;
+  double *d = malloc(3 * nn * sizeof *d);
+  int *k = malloc(nn * sizeof *k);
+  unsigned char *buf = calloc(2, bytes);
+  if ((rc = wsp__agree_alloc(c, !d || !k || !buf, fn)) != WSP_OK) goto out;
+  for (size_t i = 0; i < 3 * nn; i++) d[i] = INFINITY;
+  for (size_t i = 0; i < nn; i++) k[i] = 0;
+  const int leader = pr->leader[pr->node] == me;
+  for (int r = 0; r < rounds && rc == WSP_OK; r++) {
+    int b = leader ? wsp__tournament_partner(n, r, pr->node) : -1;
+    if (b >= 0) {
+      const int peer = pr->leader[b];
+      wsp_striped_request_t *req[2] = {NULL, NULL};
+      int prc = wsp_striped_isend(w, buf, bytes, peer, 0, &req[0]);
+      if (prc == WSP_OK) prc = wsp_striped_irecv(w, buf + bytes, bytes, peer, 0, &req[1]);
+      int wrc = wsp_striped_waitall(2, req);
+      if (prc == WSP_OK) prc = wrc;
+      if (prc == WSP_ERR_TIMEOUT) rc = prc;
+      wsp_striped_info_t info;
+      if (prc == WSP_OK && pr->node < b && wsp_striped_info(w, peer, &info) == WSP_OK &&
+          info.rate_one > 0) {
+        const size_t ab = (size_t)pr->node * (size_t)n + (size_t)b;
+        const int pays = info.threshold != SIZE_MAX && info.lanes > 1;
+        d[ab] = -info.rate_one; /* maxima through MPI_MIN */
+        d[nn + ab] = info.rate_lanes > 0 ? -info.rate_lanes : -info.rate_one;
+        d[2 * nn + ab] = pays ? -(double)info.threshold : 0;
+        k[ab] = pays ? info.lanes : 1;
+      }
+    }
+    /* The rounds apart; a timeout on one rank ends every rank's probe. */
+    int failed = rc != WSP_OK;
+    int arc = wsp__allreduce_wait(c, &failed, 1, MPI_INT, MPI_MAX);
+    if (rc == WSP_OK) rc = arc;
+    if (rc == WSP_OK && failed)
+      rc = wsp__fail(c, WSP_ERR_TIMEOUT, "%s: a pair's flows timed out", fn);
+  }
+  if (rc == WSP_OK &&
+      (rc = wsp__allreduce_wait(c, d, (int)(3 * nn), MPI_DOUBLE, MPI_MIN)) == WSP_OK &&
+      (rc = wsp__allreduce_wait(c, k, (int)nn, MPI_INT, MPI_MAX)) == WSP_OK) {
+    for (int a = 0; a < n; a++)
+      for (int b = a + 1; b < n; b++) {
+        const size_t ab = (size_t)a * (size_t)n + (size_t)b, ba = (size_t)b * (size_t)n + (size_t)a;
+        if (!isfinite(d[ab])) continue;
+        m->rate_one[ab] = m->rate_one[ba] = -d[ab];
+        m->rate_k[ab] = m->rate_k[ba] = -d[nn + ab];
+        m->flows_min[ab] = m->flows_min[ba] = (size_t)-d[2 * nn + ab];
+        m->flows[ab] = m->flows[ba] = k[ab];
+      }
+  }
+out:
+  free(d);
+  free(k);
+  free(buf);
+  wsp__lanes_comm_free(&w);
+  return rc;
+#endif
+}
+
 int wsp_netmap_probe(wsp_comm_t *comm, const wsp_netmap_probe_config_t *cfg, wsp_netmap_t **out) {
   const char *fn = "wsp_netmap_probe";
   if (comm == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "%s: comm is NULL", fn);
@@ -405,6 +497,7 @@ int wsp_netmap_probe(wsp_comm_t *comm, const wsp_netmap_probe_config_t *cfg, wsp
   if (rc == WSP_OK) rc = wsp__probe_passes(&pr, t0, &passes);
   if (rc == WSP_OK) rc = wsp__probe_gather(&pr, passes);
   if (rc == WSP_OK && cfg->eager_limits) rc = wsp__probe_eager(&pr);
+  if (rc == WSP_OK && cfg->flows) rc = wsp__probe_flows(&pr);
   if (rc != WSP_OK) goto fail;
   wsp__netmap_group(pr.m);
   pr.m->reps = passes;

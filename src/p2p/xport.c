@@ -397,6 +397,16 @@ int wsp__xport_decide(wsp_comm_t *comm) {
   /* Sums: pairs measured, those where lanes pay. Maxima: lanes, the
    * threshold, the seconds per byte of all lanes and the round trip. */
   double sum[2] = {0, 0}, max[4] = {0, 0, 0, 0};
+  const int from_map = comm->map_flows.pairs > 0;
+  if (from_map) {
+    /* The attached map measured every pair (the same map, so the same
+     * figures, on every rank): nothing to measure or to share. */
+    sum[0] = comm->map_flows.pairs, sum[1] = comm->map_flows.pay;
+    max[0] = comm->map_flows.lanes, max[1] = comm->map_flows.threshold;
+    max[2] = comm->map_flows.rate_k > 0 ? 1 / comm->map_flows.rate_k : 0;
+    max[3] = comm->map_flows.rtt;
+    partner = -1;
+  }
   if (partner >= 0) {
     size_t n = w->cfg.p2p_min;
     unsigned char *out = calloc(2, n);
@@ -430,8 +440,8 @@ int wsp__xport_decide(wsp_comm_t *comm) {
     if (rc == WSP_ERR_TIMEOUT) return rc;
     rc = WSP_OK;
   }
-  if ((rc = wsp__allreduce_wait(comm, sum, 2, MPI_DOUBLE, MPI_SUM)) != WSP_OK ||
-      (rc = wsp__allreduce_wait(comm, max, 4, MPI_DOUBLE, MPI_MAX)) != WSP_OK)
+  if (!from_map && ((rc = wsp__allreduce_wait(comm, sum, 2, MPI_DOUBLE, MPI_SUM)) != WSP_OK ||
+                    (rc = wsp__allreduce_wait(comm, max, 4, MPI_DOUBLE, MPI_MAX)) != WSP_OK))
     return rc;
   if (sum[0] > 0 && 2 * sum[1] > sum[0]) {
     /* A lane count the user fixed (WSP_P2P_LANES) holds; the probe
@@ -450,14 +460,15 @@ int wsp__xport_decide(wsp_comm_t *comm) {
     m->alpha += max[3];
     m->lanes_min = w->cfg.p2p_min;
     wsp__log(comm, WSP_LOG_INFO,
-             "transport: lanes pay between %g of %g pairs of nodes measured: transfers of %zu "
+             "transport: lanes pay between %g of %g pairs of nodes %s: transfers of %zu "
              "bytes or more between nodes take %u lanes (decided in %.2f s)",
-             sum[1], sum[0], w->cfg.p2p_min, w->cfg.p2p_lanes, wsp__now() - t0);
+             sum[1], sum[0], from_map ? "in the map" : "measured", w->cfg.p2p_min, w->cfg.p2p_lanes,
+             wsp__now() - t0);
   } else {
     wsp__log(comm, WSP_LOG_INFO,
-             "transport: lanes pay between %g of %g pairs of nodes measured: every transfer "
+             "transport: lanes pay between %g of %g pairs of nodes %s: every transfer "
              "stays on MPI (decided in %.2f s)",
-             sum[1], sum[0], wsp__now() - t0);
+             sum[1], sum[0], from_map ? "in the map" : "measured", wsp__now() - t0);
     (void)wsp__xport_free(comm);
   }
   return WSP_OK;
@@ -519,6 +530,11 @@ int wsp__xport_create(wsp_comm_t *comm) {
   if (comm->cfg.transport == WSP_TRANSPORT_LANES) wsp__xport_on(comm);
   return WSP_OK;
 #endif
+}
+
+void wsp__lanes_comm_free(wsp_comm_t **w) {
+  if (*w) (void)wsp__stripe_free(*w);
+  wsp__comm_unwrap(w);
 }
 
 int wsp__xport_free(wsp_comm_t *comm) {

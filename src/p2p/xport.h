@@ -18,6 +18,9 @@
  * the lanes between sites (wan.c). */
 int wsp__lanes_comm(wsp_comm_t *comm, unsigned lanes, int failed, const char *what,
                     wsp_comm_t **out);
+/* Collective: frees a communicator of wsp__lanes_comm and sets *w to NULL
+ * (transfers still in flight on it fail). */
+void wsp__lanes_comm_free(wsp_comm_t **w);
 /* Collective over comm, from wsp_comm_create: unless cfg.transport is
  * WSP_TRANSPORT_MPI, on a communicator of two nodes or more (never under
  * SimGrid), makes comm->lanes; with WSP_TRANSPORT_LANES sets comm->xport

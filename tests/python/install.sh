@@ -58,7 +58,16 @@ assert wirespeed.FLAVOR == flavor, (wirespeed.FLAVOR, flavor)
 assert b.SOURCE == how, (b.SOURCE, how)
 assert wirespeed.LIBRARY_PATH.startswith(venv), "the library is outside the environment"
 PY
+# The commands run from the installed package, and state the version of
+# the library the package loads (one number, written in wirespeed.h).
+libv=$("$(dirname "$0")/../shim/py_run.sh" "$venv" - "$flavor" - <<'PY'
+import wirespeed
+print(wirespeed.__version__)
+PY
+)
 for cmd in wirespeed-lab wirespeed-report; do
   "$venv/bin/$cmd" --help >/dev/null || { echo "install.sh: $cmd --help failed" >&2; exit 1; }
+  v=$("$venv/bin/$cmd" --version) && [ "$v" = "$cmd (wirespeed) $libv" ] ||
+    { echo "install.sh: $cmd --version printed '$v', expected '$cmd (wirespeed) $libv'" >&2; exit 1; }
 done
 echo "install.sh: ok"

@@ -20,7 +20,7 @@ typedef struct probe_opts {
   long reps;
   size_t stream, budget_bytes;
   double budget_seconds;
-  int no_eager, quiet;
+  int no_eager, flows, quiet;
 } probe_opts_t;
 
 static int parse(int argc, char **argv, int rank, probe_opts_t *o) {
@@ -47,6 +47,11 @@ static int parse(int argc, char **argv, int rank, probe_opts_t *o) {
        "... or past SIZE bytes sent by one rank (0: no budget)", "0", 0, 0, NULL, NULL},
       {"--no-eager", WSP_OPT_FLAG, &o->no_eager, NULL,
        "do not search for the eager/rendezvous switch", NULL, 0, 0, NULL, NULL},
+      {"--flows", WSP_OPT_FLAG, &o->flows, NULL,
+       "also measure one TCP flow against several per pair of nodes (the lanes' probe, about "
+       "2 x WSP_P2P_PROBE_MS and a set-up per round of pairs), which WSP_TRANSPORT=auto then "
+       "reads from the map instead of measuring",
+       NULL, 0, 0, NULL, NULL},
       {"--plot", WSP_OPT_STRING, &o->plot, "PNG",
        "draw heat maps of latency and bandwidth (python/wsp_report netmap; Python 3 with "
        "matplotlib)",
@@ -100,6 +105,24 @@ static int by_bw(const void *x, const void *y) {
 static int by_lat(const void *x, const void *y) {
   const pair_fig_t *p = x, *q = y;
   return (p->lat < q->lat) - (p->lat > q->lat);
+}
+
+/* The flows' figures of every pair of nodes that has them. */
+static void flows_summary(const wsp_netmap_t *m, int n, const int *lead) {
+  int shown = 0;
+  for (int a = 0; a < n; a++)
+    for (int b = a + 1; b < n; b++) {
+      double one, k_rate;
+      int k;
+      size_t from;
+      if (wsp_netmap_flows(m, lead[a], lead[b], &one, &k_rate, &k, &from) != WSP_OK || k == 0)
+        continue;
+      if (shown++ == 0)
+        printf("# flows per pair (node a - node b: one flow, k flows in Mbit/s; lanes from)\n");
+      char sz[32];
+      printf("  %d-%d: %.1f, %d: %.1f; %s\n", a, b, 8e-6 * one, k, 8e-6 * k_rate,
+             from ? wsp_fmt_size(from, sz, sizeof sz) : "never (one flow is as fast)");
+    }
 }
 
 static void summary(const wsp_netmap_t *m, const char *out, int eager) {
@@ -176,6 +199,7 @@ static void summary(const wsp_netmap_t *m, const char *out, int eager) {
   for (int i = 0; i < shown; i++)
     printf(" %d-%d: %.1f, %.1f;", pairs[i].a, pairs[i].b, pairs[i].lat, pairs[i].bw);
   printf("\n");
+  flows_summary(m, n, lead);
 out:
   free(lead);
   free(count);
@@ -204,6 +228,7 @@ int main(int argc, char **argv) {
   cfg.budget_seconds = o.budget_seconds;
   cfg.budget_bytes = o.budget_bytes;
   cfg.eager_limits = !o.no_eager;
+  cfg.flows = o.flows;
   int rc = wsp_comm_create(MPI_COMM_WORLD, NULL, &comm);
   if (rc == WSP_OK) rc = wsp_netmap_probe(comm, &cfg, &map);
   if (rc == WSP_OK && rank == 0) rc = wsp_netmap_save(map, o.out);

@@ -1,0 +1,142 @@
+/*
+ * The network map's flows (wsp_netmap_probe_config_t.flows): per pair of
+ * nodes, one TCP flow's rate against several flows', and auto's transport
+ * reading them from an attached map instead of measuring.
+ *
+ * Run with one node per rank (WSP_NODES=cyclic:P), WSP_TRANSPORT=auto and
+ * the lanes' probe figures given (WSP_P2P_PROBE_FIGURES=1e6,5e6,0.0001:
+ * one lane 1 MB/s, all lanes 5 MB/s), so that the expected figures are
+ * known. Checks:
+ *   1. every pair of nodes in the map holds the given rates, several flows
+ *      and a threshold (lanes pay); a rank with itself holds zeros; bad
+ *      arguments are refused naming them;
+ *   2. saved and loaded, the map holds the same flows;
+ *   3. a second communicator, made after the figures were changed to a
+ *      pair where lanes do not pay (1e6 against 1.05e6), with the map
+ *      attached: its first large allreduce takes the lanes the map says pay
+ *      (bytes moved over them), with MPI's result; detached, a third one
+ *      measures and keeps MPI.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "wirespeed.h"
+#include "mpi_check.h"
+#include "../../src/core/wsp_internal.h"
+
+static uint64_t lanes_bytes(const wsp_comm_t *w) {
+  uint64_t moved = 0;
+  for (int q = 0; q < size && w->lanes; q++) {
+    wsp_striped_info_t info;
+    if (q != rank && wsp_striped_info(w->lanes, q, &info) == WSP_OK)
+      moved += info.bytes_sent + info.bytes_received;
+  }
+  return moved;
+}
+
+/* An allreduce of 1 MiB of integer-valued doubles against MPI's. */
+static void allreduce_check(wsp_comm_t *w, const char *what) {
+  size_t n = (size_t)1 << 17;
+  double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), *ref = malloc(n * sizeof *ref);
+  for (size_t i = 0; i < n; i++) x[i] = (double)((i * 7 + (size_t)rank * 13) % 1000);
+  int rc = wsp_allreduce(w, x, y, n, MPI_DOUBLE, MPI_SUM);
+  CHECK(rc == WSP_OK, "%s: allreduce: %s", what, wsp_last_error());
+  MPI_Allreduce(x, ref, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  CHECK(rc != WSP_OK || memcmp(y, ref, n * sizeof *y) == 0, "%s: allreduce differs from MPI's",
+        what);
+  free(x);
+  free(y);
+  free(ref);
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  wsp_comm_t *w = world_comm();
+  wsp_netmap_probe_config_t cfg;
+  wsp_netmap_probe_config_init(&cfg);
+  CHECK(cfg.flows == 0, "flows are measured by default");
+  cfg.reps = 1;
+  cfg.eager_limits = 0;
+  cfg.flows = 1;
+  wsp_netmap_t *map = NULL;
+  int rc = wsp_netmap_probe(w, &cfg, &map);
+  CHECK(rc == WSP_OK, "probe: %s", wsp_last_error());
+  if (rc != WSP_OK) MPI_Abort(MPI_COMM_WORLD, 1);
+
+  /* 1. The figures given to the lanes' probe, for every pair. */
+  for (int a = 0; a < size; a++)
+    for (int b = 0; b < size; b++) {
+      double one = -1, k_rate = -1;
+      int k = -1;
+      size_t from = 1;
+      rc = wsp_netmap_flows(map, a, b, &one, &k_rate, &k, &from);
+      CHECK(rc == WSP_OK, "flows(%d, %d): %s", a, b, wsp_last_error());
+      if (a == b)
+        CHECK(one == 0 && k_rate == 0 && k == 0 && from == 0, "flows(%d, %d) not zero", a, b);
+      else
+        CHECK(fabs(one - 1e6) < 1 && fabs(k_rate - 5e6) < 1 && k >= 2 && from > 0,
+              "flows(%d, %d): one %g, k %d at %g, from %zu; expected 1e6, several at 5e6, > 0",
+              a, b, one, k, k_rate, from);
+    }
+  double d;
+  int k;
+  size_t z;
+  CHECK(wsp_netmap_flows(map, 0, size, &d, &d, &k, &z) == WSP_ERR_ARG &&
+            strstr(wsp_last_error(), "b = ") != NULL,
+        "an out-of-range rank: %s", wsp_last_error());
+  CHECK(wsp_netmap_flows(map, 0, 0, &d, &d, NULL, &z) == WSP_ERR_ARG &&
+            strstr(wsp_last_error(), "k is NULL") != NULL,
+        "k NULL: %s", wsp_last_error());
+
+  /* 2. Saved and loaded: the same flows. */
+  char path[64] = "";
+  if (rank == 0) {
+    snprintf(path, sizeof path, "/tmp/wsp-map-flows-%ld.json", (long)getpid());
+    CHECK(wsp_netmap_save(map, path) == WSP_OK, "save: %s", wsp_last_error());
+  }
+  MPI_Bcast(path, sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
+  wsp_netmap_t *back = NULL;
+  rc = wsp_netmap_load(w, path, &back);
+  CHECK(rc == WSP_OK, "load: %s", wsp_last_error());
+  if (rank == 0) remove(path);
+  for (int b = 1; rc == WSP_OK && b < size; b++) {
+    double o1, k1, o2, k2;
+    int n1, n2;
+    size_t f1, f2;
+    wsp_netmap_flows(map, 0, b, &o1, &k1, &n1, &f1);
+    wsp_netmap_flows(back, 0, b, &o2, &k2, &n2, &f2);
+    CHECK(o1 == o2 && k1 == k2 && n1 == n2 && f1 == f2, "pair 0-%d differs after loading", b);
+  }
+
+  /* 3. A communicator where measuring would find no gain, with the map. */
+  setenv("WSP_P2P_PROBE_FIGURES", "1e6,1.05e6,0.0001", 1);
+  wsp_comm_t *m2 = world_comm();
+  rc = wsp_comm_set_netmap(m2, back ? back : map);
+  CHECK(rc == WSP_OK, "set_netmap: %s", wsp_last_error());
+  allreduce_check(m2, "with the map");
+  CHECK(m2->xport != NULL && lanes_bytes(m2) >= ((size_t)1 << 17),
+        "with the map: %s", m2->xport == NULL ? "the transport stayed on MPI"
+                                              : "less than one block went over the lanes");
+  wsp_comm_free(&m2);
+  /* Without it, the same settings measure and keep MPI. */
+  wsp_comm_t *m3 = world_comm();
+  allreduce_check(m3, "without the map");
+  CHECK(m3->xport == NULL && m3->lanes == NULL,
+        "without the map the transport took the lanes the probe figures say do not pay");
+  wsp_comm_free(&m3);
+
+  wsp_netmap_free(&back);
+  wsp_netmap_free(&map);
+  wsp_comm_free(&w);
+  long total = 0;
+  MPI_Allreduce(&failures, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0) printf("test_map_flows: np %d, %ld failures\n", size, total);
+  MPI_Finalize();
+  return total ? 1 : 0;
+}
