@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Trees built from a network map on netlab's hetero profile (hosts whose
 # pairs are shaped to 1, 0.5, 0.25 or 0.1 of the NIC rate B: 10 to 100
 # Mbit/s at the default B): wsp-probe measures the lab under Open MPI, then

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Trees built from a network map, under SimGrid: on a heterogeneous platform
 # (racks with oversubscribed uplinks of higher latency, NIC latencies spread
 # over a factor, a few slow hosts) and on a uniform one of the same size,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * aware_tree_cost: how long building a tree from a measured map takes
  * (src/patterns/aware_tree.h), and how its predicted time compares with the

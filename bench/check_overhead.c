@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What WSP_CHECK costs (docs/results/coll.md): one job makes two wirespeed
  * communicators over MPI_COMM_WORLD with the same cost model (calibrated

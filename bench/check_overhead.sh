@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # What WSP_CHECK costs (docs/results/coll.md, "What WSP_CHECK costs"): an
 # 8-byte wsp_allreduce on a communicator with the check and on one without,
 # in the same job (paired blocks, median difference; bench/check_overhead.c),

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The collectives on netlab's cloud profile (every TCP flow capped at F below
 # the NIC rate B): wirespeed at its defaults (WSP_TRANSPORT=auto, which
 # measures whether lanes pay at the first large collective) beside the MPI's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The sparse exchange on netlab's cloud profile (every TCP flow capped at F
 # below the NIC rate B): 1 MiB messages to 1 and to 4 peers, every
 # algorithm and auto, with wirespeed at its defaults (WSP_TRANSPORT=auto:

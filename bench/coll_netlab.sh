@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # wsp-bench coll on a netlab cluster: allreduce and bcast, every algorithm,
 # auto, wirespeed's native row and the plain MPI collective, under Open MPI
 # and under MPICH, then busbw as a fraction of the NIC rate B. Needs root;

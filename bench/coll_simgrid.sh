@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # wsp-bench coll under SimGrid at p = 256 (a simulated cluster of 256 hosts,
 # 1 Gbit/s NICs, 50 us): every algorithm of every collective, auto and the
 # simulated MPI's own collective (SMPI's "ompi" selector: Open MPI's

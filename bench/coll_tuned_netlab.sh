@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The collectives' headline against the MPI library at its defaults and tuned
 # by hand: on one netlab cluster, wsp-bench coll (auto and the plain MPI
 # collective) under each MPI's default settings and then under each hand

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * exchange_order: does it matter, for one large pairwise exchange, whether
  * each rank posts its receive or its send first?

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # bench/exchange_order.c on a netlab cluster under Open MPI and MPICH: one
 # large pairwise exchange per distance, the receive posted first against the
 # send posted first, as a fraction of the NIC rate B. Plain MPI, no

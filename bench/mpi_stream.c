@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mpi_stream: how much of a network an all-to-all stream of point-to-point
  * messages gets through the MPI library, with no wirespeed code.

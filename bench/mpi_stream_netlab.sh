@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # bench/mpi_stream.c on a netlab cluster: how much of the NIC rate B an
 # all-to-all stream of point-to-point messages gets through Open MPI, with no
 # wirespeed code, beside raw TCP (netlab calibrate --only a2a). The evidence

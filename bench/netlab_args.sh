@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Shell functions for the benchmarks that run jobs on netlab with settings;
 # sourced, not run.
 #   wsp_setting_args MPI [NAME VALUE ...]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Shell functions for the benchmarks that measure a netlab lab's network map
 # and run with it attached; sourced, not run.
 #   wsp_lab_probe ROOT LAB MPI MAP   wsp-probe at its defaults on every host of

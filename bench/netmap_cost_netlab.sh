@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # What the network map costs on netlab: wsp-probe at its defaults on a
 # cluster of N hosts (the time it reports, and the job's wall time), then a
 # long wsp-bench coll run with the map attached that refreshes one round of

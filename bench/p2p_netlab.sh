@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # wsp-bench p2p on netlab: one message between two hosts, MPI_Send against
 # wsp_striped_send (k = 1..16 and auto) and iperf3 -P k on the same path.
 # Needs root; every lab it makes is removed again on exit.

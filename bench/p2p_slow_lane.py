@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Slow one data lane of each striped communicator on a netlab twosite lab.
 
 Run while wsp-bench p2p holds after its set-up (bench/p2p_netlab.sh): its

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The Python layer's own cost (docs/results/python.md): run under the launcher with the
 wirespeed package installed (bench/python_layer.sh does both).
 

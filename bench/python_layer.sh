@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The Python layer's own cost (docs/results/python.md), on this machine, for
 # each MPI: the package installed into a fresh virtual environment
 # (tests/python/install.sh), then in one run

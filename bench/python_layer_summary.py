@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Tables of bench/python_layer.sh's JSON lines (docs/results/python.md).
 
     python3 bench/python_layer_summary.py results/python-layer.json [STAMP]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The netlab headline through Python (docs/results/python.md): a 16 MiB
 # allreduce of doubles on a netlab cluster, one rank per host, through the
 # wirespeed package (auto) against mpi4py's Allreduce, busbw / B; mpi4py

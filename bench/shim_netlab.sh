@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The PMPI shim under a public program it was not written for: the OSU
 # broadcast latency test that mpi4py ships in its source distribution
 # (demo/osu_bcast.py, run unmodified; its function takes the largest size

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The PMPI shim's cost where it does nothing (docs/results/shim.md): the
  * same job calls MPI_Allreduce of 8 bytes and an 8-byte MPI_Send/MPI_Recv

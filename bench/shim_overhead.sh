@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The PMPI shim's cost where it does nothing (docs/results/shim.md): an
 # 8-byte MPI_Allreduce and an 8-byte MPI_Send/MPI_Recv ping-pong through
 # their MPI_ names against their PMPI_ names, in the same job (paired

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The shuffle under each MPI's default settings (no eager limit raised, no
 # MCA or UCX variable), and the same with every host's rate halved AT
 # seconds into the run (netlab fault rate all): goodput per host / B

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The table of bench/shuffle_fault_netlab.sh, from its JSON lines.
 
 For each run (label): goodput per host / B over the whole run (the shuffle's summary record);

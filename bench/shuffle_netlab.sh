@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # wsp-bench shuffle on a netlab cluster: s1 (synchronous rounds), s2 (unpaced
 # servers), s3 (G-thinker's paced batches) and wsp_shuffle's adaptive pacing,
 # each for DURATION seconds, goodput per host as a fraction of the NIC rate

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # wsp-bench shuffle under SimGrid: p simulated hosts with one rank each
 # (NICs of rate B, 50 us), every strategy (s1, s2, s3 at B, adaptive) one
 # after the other. SimGrid shares links as a fluid: no packets, no queue

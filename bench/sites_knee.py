@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The multi-site collectives' times against the number of connections n,
 beside the source's formula (bench/sites_simgrid.sh writes the JSON).
 

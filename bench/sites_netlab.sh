@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The multi-site collectives on netlab's twosite profile: 2 sites of 4 hosts
 # (one rank each), NIC B = 25mbit, WAN W = 100mbit, first without a per-flow
 # cap on the WAN (F = W), then with F = B/2. wsp-bench coll --sites runs

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The multi-site collectives under SimGrid at the source's scale: two sites
 # of 64 hosts (1 Gbit/s NICs, 50 us) joined by a 10 Gbit/s WAN of 10 ms,
 # full duplex (wsp_platform.py twosite --wan-duplex split).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Reproduces the loopback figures of docs/sparse.md (the runs:
 # docs/results/sparse.md, "Loopback"): wsp-bench sparse at
 # 16 ranks on this machine, under Open MPI and MPICH, densities 1/p, 10%, 50%

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # wsp-bench sparse on a netlab cluster (16 hosts, 25 Mbit/s NICs, one rank
 # per host, Open MPI over TCP through the shaped links), beside the same
 # command on loopback. Needs root. The lab is removed again on exit.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Reproduces the SimGrid figures of docs/sparse.md (the runs:
 # docs/results/sparse.md, "Simulated cluster"): NBX, PEX, alltoallv and
 # auto at p = 64 and 256 on a simulated cluster of 256 hosts with 1 Gbit/s

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The median the standalone benchmark programs of bench/ report; the
  * library's own (src/core/measure.h) is not exported.

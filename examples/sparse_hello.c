@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The README's example (tests/install builds it against an installed
  * wirespeed; keep the two identical). */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wirespeed — network-speed communication on top of any MPI-3 library.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Build step of the wirespeed Python package: find or build libwirespeed.
 
 The package binds the C library with ctypes, so the only thing to compile is the library

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Configures and builds one flavour of wirespeed into build/<flavour>.
 #   scripts/build.sh openmpi|mpich|asan|simgrid|fuzz [extra cmake args]
 # CI builds use -DWSP_WERROR=ON (warnings are errors).

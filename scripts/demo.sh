@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The main job: installs what is missing, builds wirespeed, and shows what it
 # is for. As root it builds a small netlab cluster (4 hosts, one rank each,
 # NIC 100 Mbit/s, Open MPI over TCP through the shaped links) and measures,

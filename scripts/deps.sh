@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Installs what wirespeed's build, tests and demo need, when it is missing.
 # Debian/Ubuntu (apt). Safe to run again: it only installs what is absent.
 set -euo pipefail

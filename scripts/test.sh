@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The whole test suite: installs what is missing, builds wirespeed five ways
 # (Open MPI, MPICH, Open MPI with AddressSanitizer + UBSan, SimGrid SMPI, and
 # the parsers' fuzz targets with clang) and runs each build's tests with

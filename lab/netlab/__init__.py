@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """netlab: an emulated cluster made of Linux network namespaces with shaped links.
 
 Hosts are network namespaces; switches are Linux bridges living in their own namespaces;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Errors and exit codes, running iproute2 and other commands, ending processes."""
 
 import contextlib

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Making and removing a lab: namespaces, veth pairs, bridges, routes and the tc shaping of
 each profile (cluster, twosite, hetero, cloud). Every object is recorded in the state file before it
 is created; teardown removes exactly what the state file lists."""

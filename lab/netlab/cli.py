@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The netlab command line: argument parsing, one function per subcommand, exit codes."""
 
 import argparse

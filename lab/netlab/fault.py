@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Faults injected into a running lab: a host's link rate changed, a host's link dropped for a
 while, the processes of a host killed or stopped (`netlab fault ...`, docs/netlab.md).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """What a lab is asked to be: profile defaults, rates, spec file and options, TCP congestion
 control, and the hetero profile's pair-rate classes. Nothing here touches the machine except
 reading which congestion controls the kernel offers."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Starting MPI jobs with each lab namespace as one host: the ssh stand-in, the hostfile, the
 launcher command lines and environment of Open MPI and MPICH, rank placement, the job's time
 limits, and the byte counters of the shaped devices around the job."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """What a lab owns: its name and object prefix, its addresses, and the state file
 /run/netlab/<name>.json that records every object before it is created (so that `down`
 removes exactly what exists, also after a crash). Choosing a free name and /24 happens here,

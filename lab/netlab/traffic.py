@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Raw TCP measurements on a lab, the check that the lab and not the CPU is the limit:
 iperf3 between hosts, netlab's own all-to-all flow helper (`_flow`, run inside each host
 namespace), and `netlab calibrate`, which reports each as a fraction of its reference rate."""

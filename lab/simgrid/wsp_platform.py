@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Write a SimGrid platform (and hostfile) for wirespeed's simulations.
 
 Profiles:

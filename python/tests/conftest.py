@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Fixtures for the tests that run under mpirun: every rank runs the same tests in the same order.
 
 A test must make the same collective calls on every rank whatever it finds, so the checks go

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """wirespeed.Comm against mpi4py's own calls, under mpirun at any number of ranks.
 
 Data is integer-valued (also in float and complex arrays), so every sum is exact whatever the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """wirespeed-report and wirespeed-lab as installed (one rank only: they are not MPI programs).
 
 The reports read data files kept in the repository (docs/results/data, the fuzz corpus's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """wirespeed.Shuffle with Python handlers: every request answered exactly once, with the right
 response, against a reference computed independently on the requester."""
 import hashlib

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """wirespeed for mpi4py and NumPy.
 
     from mpi4py import MPI

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Loading libwirespeed and describing its functions to ctypes.
 
 The library is the one setup.py found or built (wirespeed/_build.py says which), or the file

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """wirespeed.Comm: the library's communicator on an mpi4py communicator.
 
 Buffers are any object with the buffer protocol (NumPy arrays, bytearray, memoryview, ...).

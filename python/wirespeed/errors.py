@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """wirespeed's status codes as Python exceptions.
 
 Every failed call raises an `Error` (or one of its subclasses) carrying the C library's status

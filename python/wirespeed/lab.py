@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """wirespeed-lab: netlab, the emulated cluster of network namespaces with shaped links.
 
 The same commands as the repository's scripts/netlab (up, run, fault, calibrate, down, ...;

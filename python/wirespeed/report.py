@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """wirespeed-report: tables and plots from the benchmarks' JSON lines.
 
     wirespeed-report coll results/coll.json --out coll.png --link-gbps 0.1

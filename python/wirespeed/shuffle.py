@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """wirespeed.Shuffle: the all-pairs shuffle with request and response handlers in Python.
 
 Every rank posts requests to any rank; the destination's `on_requests` answers them and the

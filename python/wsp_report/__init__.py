@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Tables and plots from the JSON that wirespeed's benchmarks and wsp-probe write.
 
 One package, run three ways with the same subcommands:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """`python3 python/wsp_report SUBCOMMAND ...` (the directory run as a program) and
 `python3 -m wsp_report SUBCOMMAND ...`."""
 import os

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Tables of the trees built from a network map (bench/aware_simgrid.sh,
 bench/aware_netlab.sh).
 

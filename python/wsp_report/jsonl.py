@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The one reader of the JSON-lines files that wsp-bench and the bench/ scripts write.
 
 Each line is one JSON object (a record); blank lines are skipped. A line that is not JSON ends

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Heat maps of a wirespeed network map (the JSON file wsp-probe writes).
 
 Two panels over the nodes: one-way latency (microseconds) and bandwidth

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Plot `wsp-bench coll` or `wsp-bench shuffle` JSON lines.
 
 coll: busbw against message size.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Markdown tables from `wsp-bench coll` JSON lines.
 
 For each (label, collective) a table with one row per size and one column

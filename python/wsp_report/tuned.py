@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """wirespeed beside the MPI in every job of a tuning run (bench/cloud_netlab.sh): each job runs
 wirespeed's auto and the MPI's own call under one setting of the MPI (its defaults, or a hand
 tuning), so every ratio divides two times of one job. Prints one table row per job and

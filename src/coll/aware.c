@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The trees a communicator builds from its network map (aware.h). */
 #include "aware.h"
 

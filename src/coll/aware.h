@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The trees a communicator builds from its network map (wsp_comm_set_netmap),
  * for the `aware` algorithms of bcast, reduce, gather and scatter.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * WSP_CHECK: the ranks compare a collective's arguments before it runs.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Running a collective: the algorithm that selection (select.c) chose, with
  * the tuning its cost function picked, on this collective's tag; and the

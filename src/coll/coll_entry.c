@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The public collective calls: argument checks, in-place resolution, and
  * the byte view of data-movement buffers.

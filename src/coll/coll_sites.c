@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the multi-site collectives share (sites.h). */
 #include "sites.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Helpers shared by the collective algorithms: local reduction and copies,
  * temporary buffers for derived datatypes. Messages go through

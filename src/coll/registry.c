@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The algorithm tables, built from the rows of registry.h, and the public
  * calls that read them: names, descriptions, preconditions and costs of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The registry of collective algorithms. Everything wirespeed knows about
  * an algorithm comes from its row below: the enum value, the prototypes,

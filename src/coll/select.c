@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Selection: which algorithm a collective call runs. Every input to this
  * decision (p, the message size, the op's commutativity, the datatype's

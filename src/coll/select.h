@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What the communicator (src/comm/comm.c) needs from selection: reading
  * the rules file when a wsp_comm_t is created, comparing it across ranks,

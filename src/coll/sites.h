@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What the multi-site collectives share (bcast and allreduce "sites",
  * bcast "far_first", allreduce "two_tier"; docs/sites.md). The sites

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wsp_comm_t: a private duplicate of the user's communicator plus the
  * configuration every rank agreed on, the node topology (src/core/topo.c),

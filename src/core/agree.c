@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The agreement: before a step that all ranks must take together (making a
  * communicator, opening a shuffle, probing or loading a network map, the

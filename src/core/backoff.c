@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Back-off for polling loops. MPI has no call that waits for "a message
  * from anyone or this request", so NBX-style loops and the collectives'

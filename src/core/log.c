@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Levelled logging to stderr. Each line carries the rank so that the
  * interleaved output of many processes can be read.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Timing a pair of ranks (measure.h). */
 #include "measure.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Timing a pair of ranks: round trips and streams, the measurements that
  * the model's calibration (src/model/calibrate.c) and the network map's

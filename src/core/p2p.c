@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Point-to-point on the private communicator (declarations and the reasons
  * in p2p.h).

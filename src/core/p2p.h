@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Point-to-point on wirespeed's private communicator: the one family of
  * send and receive helpers every part of the library uses (src/core/p2p.c).

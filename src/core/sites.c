@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Sites: which ranks of a communicator sit together behind a link that is
  * longer or narrower than the links among them (two clusters joined by a

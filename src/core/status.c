@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Status codes, their names and texts, and the per-thread record of the
  * last failure. The texts come from WSP_STATUS_MAP in wirespeed.h.

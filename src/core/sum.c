@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A non-blocking sum of a few 64-bit counters over all ranks of a
  * wsp_comm_t, built from point-to-point messages on the private

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Every message tag wirespeed uses, in one place, so that two parts of the
  * library can never pick the same one by accident.

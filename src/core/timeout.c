@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Time limits (cfg.timeout, WSP_TIMEOUT; docs/faults.md).
  *

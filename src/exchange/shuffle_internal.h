@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Internal interface of the all-pairs shuffle (src/exchange/shuffle*.c).
  *

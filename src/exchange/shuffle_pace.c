@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Pacing of the all-pairs shuffle: how fast batches may enter the network.
  *

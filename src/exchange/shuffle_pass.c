@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The shuffle's pass: the step every call into the engine repeats, the
  * waits built from it, the optional progress thread, and what every part

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The shuffle's requester: posted requests are batched per destination,
  * batches are sealed and sent under the flow control and the pacing, and

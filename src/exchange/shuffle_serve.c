@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The shuffle's responder: request batches are received, served (each
  * request handed to on_request, its reply appended to a response chunk)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What the communicator (src/comm/comm.c) needs from the sparse exchange:
  * its per-communicator state, made when a wsp_comm_t is created and freed

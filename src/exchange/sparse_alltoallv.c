@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * alltoallv — the dense approach that NBX replaces, kept as a baseline and
  * for dense patterns of small messages where MPI's tuned all-to-all wins.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * auto — choosing the sparse-exchange algorithm by measuring it.
  *

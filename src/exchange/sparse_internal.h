@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Internal interface between the sparse-exchange dispatcher (sparse.c) and
  * its algorithms (sparse_<alg>.c).

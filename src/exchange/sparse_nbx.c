@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * nbx — the nonblocking consensus of Hoefler, Siebert and Lumsdaine
  * (PPoPP 2010) for dynamic sparse data exchange.

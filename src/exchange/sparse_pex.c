@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pex — personalized exchange with counts found by a reduce-scatter.
  *

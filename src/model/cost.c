@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The cost helpers that algorithms' cost functions share (declared, with
  * what each computes, in model.h).

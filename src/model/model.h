@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The α-β-γ cost model: the helpers every algorithm's cost function shares
  * (src/model/cost.c) and the calibration that measures the model's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The network map as a file: versioned JSON, written and read with jansson.
  *

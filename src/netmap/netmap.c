@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The map itself: making one, its fingerprints, grouping its nodes, and the
  * public calls that read it.

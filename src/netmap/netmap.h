@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The network map inside (the public calls are in wirespeed.h): what a
  * map holds, and what its parts (netmap.c: the map and its groups,

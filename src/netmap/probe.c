@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Measuring the network map (wsp_netmap_probe).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The striped engine's progress loop (the protocol is described in
  * striped_internal.h). The engine is four files:

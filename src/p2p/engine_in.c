@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Frames in: reading a lane and acting on what it carries.
  *

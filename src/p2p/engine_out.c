@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Frames out: what goes next on each lane (control frames on lane 0, data
  * on lanes 1..k, the probe's stream on the lanes it names), the endgame

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A pair of the striped engine: its request queues, its failure (every
  * request of a failed pair ends with the failure's status, its lanes are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A pair's lanes coming up (the set-up as a whole is outlined in
  * striped_internal.h; the keys come from secure.c).

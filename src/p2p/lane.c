@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The sockets under striped point-to-point: which addresses this rank
  * offers, its listeners, connects and accepts, the options every lane gets,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The lanes' cryptography, all of it from OpenSSL's libcrypto (nothing
  * here is a cipher or a curve of our own): the pair's key agreement, the

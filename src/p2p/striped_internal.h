@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Striped point-to-point: the engine's state, shared by its files.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The lanes between sites: the multi-site bcast and allreduce
  * (src/coll/coll_sites.c) carry their crossings over a duplicate of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The lanes between sites (src/p2p/wan.c): the duplicate communicator whose
  * striped point-to-point carries the crossings of the multi-site bcast and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The transport under the collectives: every transfer of a collective
  * algorithm is posted through core's point-to-point (src/core/p2p.c), which

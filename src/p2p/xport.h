@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The transport under the collectives (src/p2p/xport.c): the duplicate
  * communicator whose lanes carry their transfers, made and freed with the

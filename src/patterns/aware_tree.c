@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Trees from a measured map of pairs; see aware_tree.h for the model, the
  * constructions and their cost.
  *

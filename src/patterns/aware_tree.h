@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Trees built from a measured map of pairs: the pure construction (no MPI).
  *

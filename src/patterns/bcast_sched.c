@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Scatter-based broadcast schedules; see bcast_sched.h. */
 #include "bcast_sched.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Bruck's allgather and alltoall schedules and block moves; see bruck.h. */
 #include "bruck.h"
 

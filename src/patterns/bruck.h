@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Bruck's allgather and alltoall (Bruck, Ho, Kipnis, Upfal & Weathersby
  * 1997) for any p: the pure schedules and the local block moves (no MPI).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Pairwise exchange for alltoall over p ranks: the pure schedule (no MPI).
  *

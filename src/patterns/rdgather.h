@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Recursive-doubling allgather for a power of two p: the pure schedule (no
  * MPI).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "rdouble.h"
 
 static int wsp__pow2_floor(int p) {

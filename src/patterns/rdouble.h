@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Recursive doubling for any p: the pure schedule (no MPI).
  *

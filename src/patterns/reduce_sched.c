@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Schedules of the reductions; see reduce_sched.h. */
 #include "reduce_sched.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Schedules of the reductions (reduce, allreduce): the pure math, no MPI.
  *

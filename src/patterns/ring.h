@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Ring schedule for allgather over p ranks: the pure schedule (no MPI).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The layout of the multi-site collectives (bcast and allreduce "sites";
  * docs/sites.md): the pure part, no MPI.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Split binary tree for broadcast: the pure schedule (no MPI).
  *

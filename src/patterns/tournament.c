@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Round-robin tournament: see tournament.h. */
 #include "tournament.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Round-robin tournament over n players: a 1-factorisation of the complete
  * graph, the pure schedule (no MPI). The network map probes every pair of

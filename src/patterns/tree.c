@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Binomial and k-nomial trees; see tree.h. */
 #include "tree.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Trees over p ranks: the pure schedules (no MPI).
  *

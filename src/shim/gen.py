@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Writes the shim's wrappers from colls.list (the one list of the calls it
 intercepts), and under MPI 4 their large-count twins (MPI_Bcast_c, ...):
 gen.py [--fortran] colls.list out.c

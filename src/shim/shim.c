@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The PMPI shim: wirespeed's collectives under an unmodified MPI program
  * (docs/shim.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The PMPI shim (docs/shim.md): what the generated wrappers (gen.py, from
  * colls.list) share. Nothing here is part of wirespeed's API; the shim

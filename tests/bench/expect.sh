@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs a command and checks both its exit status and its output. ctest
 # cannot do both at once: a PASS_REGULAR_EXPRESSION replaces the exit
 # status check, so a run that printed the right line but failed would pass.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # A wsp-bench run's JSON lines, read back as their consumers read them: every
 # record has the fields all subcommands share, and (for coll) the report
 # package python/wsp_report turns them into its table.

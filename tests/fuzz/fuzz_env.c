@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Fuzz target: the WSP_* environment parsers (wsp_config_from_env and the
  * parsers it calls: sizes, rates of the model, node and site groupings,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Fuzz target: what the lanes read from another process (src/p2p): the
  * frame parser of a lane that is up (wsp__lane_read: headers, payload into

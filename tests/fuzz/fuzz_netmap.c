@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Fuzz target: the network map file parser (wsp__netmap_from_bytes, the
  * JSON that wsp-probe writes and WSP_NETMAP loads; docs/netmap.md). Any

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Fuzz target: the rules file parser (wsp__rules_load_bytes, the JSON of
  * WSP_RULES_FILE; docs/coll.md). Any input must give WSP_OK or

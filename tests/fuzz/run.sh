@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs one fuzz target on a copy of its seed corpus for a while.
 #   run.sh TARGET SEED_DIR SECONDS
 # The seeds are copied to a temporary directory, so the inputs the run

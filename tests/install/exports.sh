@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The shared library exports exactly the functions that wirespeed.h
 # declares: the names after WSP_API in the header against the dynamic
 # symbols the library defines (nm -D). Anything else, internal functions

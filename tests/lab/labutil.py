@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Shared helpers for the netlab tests (tests/lab/test_*.py).
 
 Exit codes follow ctest: 0 pass, 1 fail, 77 skip (printed reason). In CI (WSP_CI=1, set by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* netlab MPI check: deterministic data from a seed, MPI_Allreduce + MPI_Alltoall,
  * prints one line of checksums from rank 0. The output depends only on (seed, count, np),
  * so a run on loopback and a run across netlab hosts must print the same line.

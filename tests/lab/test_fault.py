@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """`netlab fault`: bad arguments refused at once naming them; a host's rate changed (tc shows
 the new rate on both ends of its link); a host's link dropped for 2 s (no connection gets through
 meanwhile, one does after); a host's process killed by its command line. Then a shuffle

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """An MPI program (tests/lab/mpi_check.c: seeded data, MPI_Allreduce + MPI_Alltoall, checksums)
 gives the same output on loopback and across 4 netlab hosts, under Open MPI and MPICH, and the
 shaped devices' counters account for at least the alltoall bytes that had to cross hosts.

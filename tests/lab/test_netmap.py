@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The network map's probe recovers netlab's hetero profile: on 8 hosts at B = 100 Mbit/s whose
 pairs are shaped to 1, 0.5, 0.25 or 0.1 of B (seed 1), wsp-probe under Open MPI (one rank per
 host) measures every pair's bandwidth within 15% of its shaped rate, and finds the eager limit

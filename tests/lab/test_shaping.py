@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Shaping holds (measured with iperf3 through `netlab calibrate`):
   cluster: one iperf3 stream between two hosts is within +-10% of B;
   twosite (W >= 4F): one WAN stream <= 1.15 F, four parallel streams >= 2.5 F;

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The multi-site collectives carry each byte across the WAN once per direction: on netlab's
 twosite profile (2 hosts per site, NIC and WAN at 100 Mbit/s, no per-flow cap), wsp-bench runs
 bcast (root on site A) and allreduce with each multi-site algorithm under Open MPI, once with 1

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """netlab up/down leaves no residue: normal down, rollback after an error, down from the
 state file after a crash (SIGKILL of `netlab up` midway), all three profiles, two labs at once,
 clear error when not root, TCP between hosts under the lab's congestion control (--tcp-cc).

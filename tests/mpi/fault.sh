@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs an MPI job in which one rank dies or stops (test_fault), and checks
 # what its survivors report and that nothing of the job is left running.
 #   fault.sh SURVIVORS LAUNCHER [ARGS...]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Faults injected under the library, and requests it leaves behind, for
  * the tests of its failure paths. The test program defines MPI_Isend and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The harness of the multi-rank tests: CHECK records a failure with the
  * rank and the place (printing the first 30 of a rank) and goes on; each

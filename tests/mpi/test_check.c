@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * WSP_CHECK (cfg.check): each collective called with arguments that differ
  * between the ranks (count, datatype signature, op, root, a root out of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Collectives against native MPI. For one collective (or all), every
  * algorithm of its table plus auto is run over

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Algorithm selection: the model's cheapest algorithm is the one chosen;
  * forced algorithms (environment and wsp_coll_set_alg) are used, and fall

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Sites on a communicator (src/core/sites.c, docs/sites.md), at any rank
  * count:

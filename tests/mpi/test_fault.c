@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A rank dies or stops in the middle of an operation; the others must
  * return an error within WSP_TIMEOUT plus a margin, and a later call must

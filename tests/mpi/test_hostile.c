@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A stranger against the lanes (docs/p2p.md, "Security").
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A lane of the collectives' transport breaks in the middle of a call
  * (src/p2p/xport.c, "Failures"): every rank must return the same error,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The network map on this machine (WSP_NODES may group the ranks into
  * nodes): the probe's map is whole (every pair, positive figures, the node

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The network probe's eager search when a send fails: no request may be
  * left active. The lower rank of the eager pair sends a message and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Sparse exchange against an independent reference: every rank computes,
  * from the seeded pattern, exactly which messages it must receive (source,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Bad arguments: the rank that passes one gets WSP_ERR_ARG with a message
  * naming the argument, every other rank gets WSP_ERR_REMOTE, nobody hangs,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Running out of memory in a sparse round. On one rank, the n-th allocation
  * the exchange makes in the round fails (wsp__fail_alloc_in), for n = 1, 2,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Striped point-to-point against an independent reference: every byte a
  * rank receives is compared with the byte the sender's seeded generator

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Installs the Python package as a user would, into a fresh virtual
 # environment, and checks that it imports on the right MPI.
 #

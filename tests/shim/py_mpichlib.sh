@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # mpi4py's wheel carries an extension for MPICH's ABI that loads MPICH's
 # library as libmpi.so.12, which Debian does not ship: this puts a link to
 # libmpich.so.12 under that name in VENV/mpichlib (py_run.sh adds it to

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs one rank of the shim's Python test: the venv's Python with the shim
 # preloaded here (not through the launcher, which would preload it into
 # this shell too) and, for MPICH, mpi4py's MPICH extension. SHIM_LIB "-"

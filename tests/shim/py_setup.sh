@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Makes the virtual environment the shim's Python test runs in: the system
 # Python (its NumPy, from python3-numpy) and mpi4py from PyPI. Its wheel
 # carries an extension for Open MPI's ABI and one for MPICH's, which needs

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs a program with one environment variable set differently on one rank,
 # for the shim's check that its settings agree across ranks.
 #   rank_env.sh RANK NAME VALUE PROGRAM [ARGS...]

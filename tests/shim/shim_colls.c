@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * An MPI program that knows nothing of wirespeed: the shim's C test. It
  * calls the seven collectives the shim intercepts on MPI_COMM_WORLD, on a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Bad arguments under the shim: every rank passes the same bad root, op,
  * count (with --counts) or datatype, with MPI_ERRORS_RETURN on the communicator. Each

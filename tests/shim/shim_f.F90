@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: BSD-3-Clause
 ! The shim's Fortran test: a program that knows nothing of wirespeed,
 ! through `use mpi` (or `use mpi_f08` when built with -DWSP_F08, mpif.h
 ! with -DWSP_MPIFH: each has its own MPI_IN_PLACE in MPICH). It calls

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The shim's Fortran sentinels under every name Open MPI may give them.
  * Open MPI's libmpi defines MPI_IN_PLACE and MPI_BOTTOM of Fortran as

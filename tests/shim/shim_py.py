@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The shim under mpi4py and NumPy: a Python program that knows nothing of
 wirespeed calls Allreduce (plain and in place), Bcast, Reduce, Allgather,
 Gather, Scatter and Alltoall on NumPy arrays of 20000 doubles (above the

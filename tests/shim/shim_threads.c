@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The shim under MPI_THREAD_MULTIPLE: a plain MPI program whose threads
  * each run the seven collectives the shim takes on a communicator of their

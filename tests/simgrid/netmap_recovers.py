@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The network map's probe recovers a SimGrid platform: on 4 racks of 4 hosts
 (uplinks 100 us, oversubscribed 2:1) whose NIC latencies spread over a factor
 of 3, wsp-probe's one-way latency of every pair of hosts is within 10% of the

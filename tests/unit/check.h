@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A minimal harness for single-process unit tests: CHECK records a failure
  * with its location and goes on; check_summary() prints the closing line
  * and gives the exit code. */

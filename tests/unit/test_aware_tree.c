@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Trees from a measured map (src/patterns/aware_tree.h), checked against
  * references written here, independently of the library's code:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Scatter-based broadcast schedules (src/patterns/bcast_sched.h) for every
  * p up to 130, simulated step by step with a table of which rank holds
  * which block:

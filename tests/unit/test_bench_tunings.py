@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """bench/tunings, the hand tunings every benchmark compares against.
 
 A name the MPI does not know is no tuning at all (Open MPI ignores an unknown

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Bruck's allgather and alltoall for every p up to 70, simulated on real
  * byte buffers with the same pack/unpack/rotation code the collectives use:
  * every rank ends with block i of rank s at the place MPI puts it, for

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Unit tests of the netlab package (lab/netlab) that need neither root nor namespaces.
 
 The expected values are written out here from docs/netlab.md, the launcher settings of

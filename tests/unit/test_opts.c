@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The table-driven option parser of the tools: every kind parses what it
  * should into its target, and every bad input is refused with one message
  * that names the option (and leaves the target as it was). The expected

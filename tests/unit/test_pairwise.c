@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Pairwise alltoall for every p up to 70: at each step the send and
  * receive partners match (r's send peer receives from r), and over the p-1
  * steps every ordered pair of distinct ranks exchanges its block exactly

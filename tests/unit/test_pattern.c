@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The seeded pattern that tests and benchmarks use as their reference. */
 #include <stdlib.h>
 #include <string.h>

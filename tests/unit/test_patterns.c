@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Recursive doubling for every p up to 70: executing every rank's schedule
  * step by step with FIFO channels, every rank ends with the sum of all
  * values, every message sent is received by the step that expects it, and

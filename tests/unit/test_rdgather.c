@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Recursive-doubling allgather for every power of two p up to 64: partners
  * are mutual, each rank sends only blocks it holds, the partner's send is
  * what this rank receives, no block arrives twice, and at the end every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Reduction schedules (src/patterns/reduce_sched.h), exhaustively for small
  * p, with partial results tracked as ranges of ranks [lo, hi] so that a
  * combination out of rank order is caught:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The algorithm tables built from src/coll/registry.h: row 0 of every
  * collective is native, every other row can run and be priced, every

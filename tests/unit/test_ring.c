@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Ring allgather for every p up to 70: simulating the p-1 steps (every
  * rank sends the block the schedule names to its next rank, which stores
  * it where its own schedule says it receives) must leave every rank with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The shuffle's pure logic, without MPI: the pacing controller driven by a
  * simulated network, the memory shares derived from mem_limit, buffer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The WSP_SITES parsers (src/core/sites.c) against hand-written cases:
  * what the syntax check accepts and refuses, the site of every rank of a
  * "ranks:" list (and its refusals: a rank out of range, listed twice or

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Unit tests of bench/sites_knee.py (the knee table of bench/sites_simgrid.sh); no MPI needed.
 
 The expected values are worked out by hand here: the source's formula L + M/min(n.B, W) + 2M/B

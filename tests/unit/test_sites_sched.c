@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The multi-site layout (patterns/sites_sched.h), for every site size q up
  * to 24, every n <= q and several counts: groups and pieces must cut the
  * ranks and the message into consecutive parts, each piece inside its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The split binary tree (src/patterns/splitbin.h) for every p up to 300,
  * checked by simulating the broadcast it describes, message by message:
  * every rank but the root has one parent, of its own side (or the root),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The benchmarks' statistics against hand-computed values and, for random
  * inputs, against definitions computed another way: the median as the
  * value with as many values below as above (counted, not sorted), the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Striped point-to-point without sockets or MPI: the probe's choice of
  * lanes and threshold against cases worked out by hand, and the frame

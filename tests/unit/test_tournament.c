@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The round-robin tournament for every n up to 200: in each round every
  * player meets at most one other, and the meeting is mutual; over all

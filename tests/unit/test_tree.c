@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Binomial and k-nomial trees for every p up to 200 and k in 2..8: every
  * non-root rank has exactly one parent, which lists it as a child; a
  * subtree is the contiguous range [r, r + size) and is the union of r and

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Unit tests of the SimGrid platform generator (lab/simgrid/wsp_platform.py); no SimGrid needed.
 
 The expected values are written out here: the XML of the cluster and twosite profiles as the

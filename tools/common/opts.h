@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Command-line options of the tools, declared as tables. A command lists
  * its options once, as rows {name, kind, target, placeholder, help,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Seeded random traffic patterns for the sparse-exchange tests and
  * benchmarks. Any rank can compute any other rank's sends, so a receiver

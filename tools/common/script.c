@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Running the project's Python scripts (script.h). */
 #include "script.h"
 

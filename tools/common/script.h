@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Running the project's Python scripts from the tools (the plots drawn
  * after a run): where a script is, which python runs it, and running it.

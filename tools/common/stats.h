@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The statistics the benchmarks report: median, minimum, mean and maximum
  * of repeated timings, and the steadiness of a rate over time. Kept apart

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What the subcommands of wsp-bench share: the options every one has, the
  * one JSON writer (every record starts with the same fields), and the step

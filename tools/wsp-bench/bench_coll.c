@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wsp-bench coll — time per call of every collective algorithm, side by
  * side with the MPI library's own collective, in nccl-tests' terms.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wsp-bench p2p — one large message from one rank to another: the MPI's
  * own MPI_Send/MPI_Recv, wsp_striped_send with k lanes forced and with

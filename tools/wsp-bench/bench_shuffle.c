@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wsp-bench shuffle — goodput of all-pairs request/response traffic.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wsp-bench sparse — time per round of the sparse-exchange algorithms.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wsp-bench: wirespeed's benchmarks. Each subcommand prints a table for
  * people and, with --json FILE, writes one JSON object per measurement.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The one JSON writer of wsp-bench: every record is built with jansson,
  * starts with the same fields, and goes as one line to the --json file and,

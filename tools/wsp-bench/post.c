@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The step after MPI_Finalize that any subcommand may ask for: draw the
  * run's JSON lines with python/wsp_report's plot (rank 0 only).

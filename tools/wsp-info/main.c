@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wsp-info: what this wirespeed is and what it would do here: version, the
  * MPI library it runs on, build options, the configuration taken from the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Bruck's allgather (Bruck et al. 1997), any p.
  *

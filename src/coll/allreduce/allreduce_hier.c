@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Node-aware allreduce: reduce inside each node, allreduce among the nodes'
  * leaders, broadcast inside each node.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Rabenseifner's allreduce: reduce-scatter by recursive halving, then
  * allgather by recursive doubling (Rabenseifner 2004; Thakur, Rabenseifner

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Segmented ring allreduce (reduce-scatter around the ring, then allgather
  * around the ring; Patarasuk & Yuan 2009, as in Horovod/NCCL/Gloo).

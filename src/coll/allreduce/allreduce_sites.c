@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Multi-site allreduce: the source's modified Rabenseifner allreduce, with
  * n connections between every two sites at once (docs/sites.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Two-tier allreduce: the usual multi-site allreduce (the source's
  * baseline), kept as an algorithm of its own so that it can be forced and

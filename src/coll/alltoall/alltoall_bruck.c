@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Bruck's alltoall (Bruck et al. 1997), any p.
  *

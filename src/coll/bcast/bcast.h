@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the broadcast algorithms share (each algorithm is in its own file). */
 #ifndef WSP_COLL_BCAST_H
 #define WSP_COLL_BCAST_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Broadcast along a tree built from the network map (src/coll/aware.h).
  *

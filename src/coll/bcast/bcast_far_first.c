@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Far-first broadcast: the usual multi-site broadcast (MPICH-G2, MagPIe,
  * PACX-MPI; the source's baseline), kept as an algorithm of its own so that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * k-nomial-tree broadcast with a fixed radix k = 4.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The parts that the scatter-based broadcasts (scatter_ring, scatter_rdb)
  * share: the binomial scatter of the message's p blocks from the root, and

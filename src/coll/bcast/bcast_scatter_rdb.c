@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Scatter + recursive-doubling allgather broadcast (MPICH's
  * scatter_recursive_doubling_allgather), for any p.

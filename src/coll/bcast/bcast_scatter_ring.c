@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Scatter + ring allgather broadcast (van de Geijn; MPICH's
  * scatter_ring_allgather).

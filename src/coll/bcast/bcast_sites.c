@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Multi-site broadcast: the source's modified van de Geijn broadcast, with
  * n connections between every two sites at once (docs/sites.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Multi-site pipelined broadcast: up to n chains at once, one per
  * connection between two sites (docs/sites.md). Not in the source: its

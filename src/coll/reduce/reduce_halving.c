@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The reduce-scatter by recursive halving that Rabenseifner's reduce and
  * allreduce share (after the fold to q = 2^floor(lg p) ranks).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Rabenseifner's reduce: reduce-scatter by recursive halving, then a
  * binomial gather of the pieces to the root (Rabenseifner 2004; Thakur,

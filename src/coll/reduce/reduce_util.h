@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Small helpers shared by the reduce and allreduce algorithms: blocking
  * messages of a's dtype and tag that skip empty ones (both sides compute the
