@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The user's configuration (wsp_config_t): its defaults, the bounds of every
  * field, the WSP_* parser and the fingerprint compared across ranks. It sits
@@ -202,12 +203,12 @@ int wsp_config_from_env(wsp_config_t *cfg) {
   int rc;
   size_t v;
   v = (size_t)c.sparse_auto_interval;
-  if ((rc = wsp__env_size("WSP_SPARSE_AUTO_INTERVAL", WSP__AUTO_INTERVAL_MIN,
-                          WSP__AUTO_INTERVAL_MAX, &v)))
+  if ((rc = wsp__env_count("WSP_SPARSE_AUTO_INTERVAL", WSP__AUTO_INTERVAL_MIN,
+                           WSP__AUTO_INTERVAL_MAX, &v)))
     return rc;
   c.sparse_auto_interval = v;
   v = c.poll_max_sleep_us;
-  if ((rc = wsp__env_size("WSP_POLL_MAX_SLEEP_US", 0, WSP__POLL_SLEEP_MAX_US, &v))) return rc;
+  if ((rc = wsp__env_count("WSP_POLL_MAX_SLEEP_US", 0, WSP__POLL_SLEEP_MAX_US, &v))) return rc;
   c.poll_max_sleep_us = (unsigned)v;
   if ((rc = wsp__env_size("WSP_BIG_MESSAGE", WSP__BIG_MESSAGE_MIN, WSP__BIG_MESSAGE_MAX,
                           &c.big_message)))
@@ -268,10 +269,10 @@ int wsp_config_from_env(wsp_config_t *cfg) {
   if ((rc = wsp__env_size("WSP_COLL_SEGMENT", 0, WSP__COLL_SEGMENT_MAX, &c.coll_segment)))
     return rc;
   v = c.p2p_lanes;
-  if ((rc = wsp__env_size("WSP_P2P_LANES", 0, WSP_STRIPED_LANES_MAX, &v))) return rc;
+  if ((rc = wsp__env_count("WSP_P2P_LANES", 0, WSP_STRIPED_LANES_MAX, &v))) return rc;
   c.p2p_lanes = (unsigned)v;
   v = c.p2p_max_lanes;
-  if ((rc = wsp__env_size("WSP_P2P_MAX_LANES", 2, WSP_STRIPED_LANES_MAX, &v))) return rc;
+  if ((rc = wsp__env_count("WSP_P2P_MAX_LANES", 2, WSP_STRIPED_LANES_MAX, &v))) return rc;
   c.p2p_max_lanes = (unsigned)v;
   if ((rc = wsp__env_size("WSP_P2P_MIN", 1, SIZE_MAX, &c.p2p_min))) return rc;
   s = getenv("WSP_P2P_CHUNK");
@@ -279,12 +280,12 @@ int wsp_config_from_env(wsp_config_t *cfg) {
       (rc = wsp__env_size("WSP_P2P_CHUNK", 4096, INT_MAX, &c.p2p_chunk)))
     return rc;
   v = c.p2p_probe_ms;
-  if ((rc = wsp__env_size("WSP_P2P_PROBE_MS", 10, WSP__P2P_PROBE_MS_MAX, &v))) return rc;
+  if ((rc = wsp__env_count("WSP_P2P_PROBE_MS", 10, WSP__P2P_PROBE_MS_MAX, &v))) return rc;
   c.p2p_probe_ms = (unsigned)v;
   s = getenv("WSP_P2P_IF");
   if (s && *s) c.p2p_interfaces = s;
   v = (size_t)c.p2p_encrypt;
-  if ((rc = wsp__env_size("WSP_P2P_ENCRYPT", 0, 1, &v))) return rc;
+  if ((rc = wsp__env_count("WSP_P2P_ENCRYPT", 0, 1, &v))) return rc;
   c.p2p_encrypt = (int)v;
   s = getenv("WSP_TRANSPORT");
   if (s && *s) {
@@ -304,7 +305,7 @@ int wsp_config_from_env(wsp_config_t *cfg) {
   size_t aid = 0;
   if ((rc = wsp__env_size("WSP_P2P_FAULT_RESET", 0, SIZE_MAX, &aid)) ||
       (rc = wsp__env_size("WSP_P2P_FAULT_POLL", 0, SIZE_MAX, &aid)) ||
-      (rc = wsp__env_size("WSP_P2P_FAULT_SETUP_MS", 0, 600000, &aid)))
+      (rc = wsp__env_count("WSP_P2P_FAULT_SETUP_MS", 0, 600000, &aid)))
     return rc;
   s = getenv("WSP_P2P_ENDGAME");
   if (s && *s && strcmp(s, "always") != 0)
@@ -318,13 +319,13 @@ int wsp_config_from_env(wsp_config_t *cfg) {
     c.sites = s;
   }
   v = c.wan_connections;
-  if ((rc = wsp__env_size("WSP_WAN_CONNECTIONS", 0, WSP__WAN_CONNECTIONS_MAX, &v))) return rc;
+  if ((rc = wsp__env_count("WSP_WAN_CONNECTIONS", 0, WSP__WAN_CONNECTIONS_MAX, &v))) return rc;
   c.wan_connections = (unsigned)v;
   v = c.wan_lanes;
-  if ((rc = wsp__env_size("WSP_WAN_LANES", 0, WSP_STRIPED_LANES_MAX, &v))) return rc;
+  if ((rc = wsp__env_count("WSP_WAN_LANES", 0, WSP_STRIPED_LANES_MAX, &v))) return rc;
   c.wan_lanes = (unsigned)v;
   v = (size_t)c.check;
-  if ((rc = wsp__env_size("WSP_CHECK", 0, 1, &v))) return rc;
+  if ((rc = wsp__env_count("WSP_CHECK", 0, 1, &v))) return rc;
   c.check = (int)v;
   if ((rc = wsp__env_seconds("WSP_TIMEOUT", &c.timeout))) return rc;
   *cfg = c;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Parsing what users write (sizes, rates, the WSP_* variables that hold
  * them) and the one hash compared across ranks: the helpers every layer
@@ -80,6 +81,25 @@ int wsp__env_size(const char *var, size_t lo, size_t hi, size_t *out) {
                      "%s=\"%s\": expected an integer in [%zu, %zu] (K, M, G: "
                      "powers of two)",
                      var, s, lo, hi);
+  *out = v;
+  return WSP_OK;
+}
+
+int wsp__env_count(const char *var, size_t lo, size_t hi, size_t *out) {
+  const char *s = getenv(var);
+  if (s == NULL || *s == '\0') return WSP_OK;
+  /* Digits only: a count, a flag or a time is not a size, so "1K" or
+   * "0x10" is refused rather than read as 1024 or 16. */
+  size_t v = 0;
+  int ok = 1;
+  for (const char *c = s; *c && ok; c++) {
+    ok = *c >= '0' && *c <= '9' && v <= (SIZE_MAX - (size_t)(*c - '0')) / 10;
+    if (ok) v = v * 10 + (size_t)(*c - '0');
+  }
+  if (!ok || v < lo || v > hi)
+    return wsp__fail(NULL, WSP_ERR_CONFIG,
+                     "%s=\"%s\": expected a whole number in [%zu, %zu] (digits only)", var, s, lo,
+                     hi);
   *out = v;
   return WSP_OK;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Internal declarations shared by the library's sources. Nothing here is
  * public: names are wsp__* and may change at any time.
@@ -261,6 +262,8 @@ int wsp__parse_log_level(const char *s);
  * two) in [lo, hi] into *out; unset or empty leaves *out alone. On a bad
  * value returns WSP_ERR_CONFIG naming the variable. */
 int wsp__env_size(const char *var, size_t lo, size_t hi, size_t *out);
+/* The same for a count, a flag or a time (digits only, no suffix). */
+int wsp__env_count(const char *var, size_t lo, size_t hi, size_t *out);
 /* WSP_P2P_PROBE_FIGURES (a testing aid, docs/env.md): 1 with out = one
  * lane's rate, all lanes' rate (bytes/s, above 0) and a round trip (s,
  * >= 0); 0 when unset (out untouched); WSP_ERR_CONFIG naming it when bad. */

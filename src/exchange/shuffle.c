@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The all-pairs shuffle engine: requests to any rank, batched per
  * destination, answered by the destination's request handler, the answers
@@ -96,8 +97,7 @@ static int wsp__open_check(wsp_comm_t *comm, const char *fn,
   if (rc == WSP_OK && cfg) *c = *cfg;
   /* Testing aid, local to this rank and not part of the configuration
    * (docs/env.md): an allocation inside a pass fails with probability 1/N. */
-  if (rc == WSP_OK)
-    rc = wsp__env_size("WSP_SHUFFLE_FAULT_NOMEM", 0, (size_t)1 << 30, fault_n);
+  if (rc == WSP_OK) rc = wsp__env_count("WSP_SHUFFLE_FAULT_NOMEM", 0, (size_t)1 << 30, fault_n);
   if (rc == WSP_OK && *fault_n == 1) /* nothing could ever be received */
     rc = wsp__fail(comm, WSP_ERR_CONFIG,
                    "WSP_SHUFFLE_FAULT_NOMEM=1: every allocation would fail "

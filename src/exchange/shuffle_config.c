@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Configuration of the all-pairs shuffle: defaults, WSP_SHUFFLE_* variables
  * (docs/env.md; keep it in step with this file), the checks wsp_shuffle_open
@@ -53,8 +54,8 @@ int wsp_shuffle_config_from_env(wsp_shuffle_config_t *cfg) {
                           WSP__SHUFFLE_MAX_BATCH, &c.batch_bytes)))
     return rc;
   size_t us = (size_t)llround(c.batch_delay * 1e6);
-  if ((rc = wsp__env_size("WSP_SHUFFLE_BATCH_DELAY_US", 0,
-                          (size_t)(WSP__SHUFFLE_MAX_DELAY * 1e6), &us)))
+  if ((rc = wsp__env_count("WSP_SHUFFLE_BATCH_DELAY_US", 0, (size_t)(WSP__SHUFFLE_MAX_DELAY * 1e6),
+                           &us)))
     return rc;
   c.batch_delay = (double)us * 1e-6;
   if ((rc = wsp__env_size("WSP_SHUFFLE_PEER_WINDOW", WSP__SHUFFLE_MIN_WINDOW,

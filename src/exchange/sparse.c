@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Dynamic sparse data exchange: the algorithm table and the dispatcher.
  *
@@ -269,11 +270,14 @@ static int wsp__recv_announced(wsp__sparse_round_t *r, MPI_Status *st) {
                      sizeof bytes);
   WSP__MPI_GOTO(c, MPI_Recv(&bytes, 1, MPI_UINT64_T, from, st->MPI_TAG, c->mpi, MPI_STATUS_IGNORE),
                 rc, out);
-  if (bytes > WSP__MAX_MESSAGE || !wsp__xport_takes(c, from, (size_t)bytes))
+  if (bytes > WSP__MAX_MESSAGE || !wsp__xport_takes(c, from, (size_t)bytes)) {
+    /* The ranks disagree on the transport: the sender must not wait. */
+    wsp__xport_refuse(c, from, "a message announced for the lanes that its receiver refused");
     return wsp__fail(c, WSP_ERR_INTERNAL,
                      "sparse exchange: rank %d announced %llu bytes, which do not go over the "
                      "lanes",
                      from, (unsigned long long)bytes);
+  }
   void *buf = NULL;
   if (wsp__grow((void **)&r->rreqs, &r->caprreqs, r->nrreqs + 1, sizeof *r->rreqs) ||
       wsp__sparse_take(r, from, (size_t)bytes, &buf) != WSP_OK) {

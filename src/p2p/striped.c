@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Striped point-to-point: the public calls (include/wirespeed.h), the
  * choice between lanes and MPI, and the pair's set-up over MPI.
@@ -74,7 +75,7 @@ int wsp__stripe_create(wsp_comm_t *comm) {
   v = 0;
   if (wsp__env_size("WSP_P2P_FAULT_POLL", 0, SIZE_MAX, &v) == WSP_OK) st->fault_poll = v;
   v = 0;
-  if (wsp__env_size("WSP_P2P_FAULT_SETUP_MS", 0, 600000, &v) == WSP_OK)
+  if (wsp__env_count("WSP_P2P_FAULT_SETUP_MS", 0, 600000, &v) == WSP_OK)
     st->fault_setup_delay = 1e-3 * (double)v;
   /* A bad value is refused with the configuration from the environment; a
    * configuration given in full still meets it here. */

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Installs the build in $1 into a temporary prefix, builds the README's
 # example against it with CMake (find_package) and with pkg-config, and runs
 # both on 3 ranks, comparing their output with what the example must print.
@@ -33,6 +34,7 @@ int main(void) {
   wsp_striped_request_t *r = 0;
   (void)wsp_send_striped; (void)wsp_recv_striped;
   (void)wsp_isend_striped; (void)wsp_irecv_striped; (void)r;
+  if (wsp_version_string()[0] != WSP_VERSION_STRING[0]) return 1;
   return pc.reps > 0 ? 0 : 1;
 }
 SRC
@@ -40,13 +42,16 @@ pcflags=$(PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig:$tmp/prefix/lib/x86_64-linu
 mpicc -std=c11 "$tmp/old_names.c" $pcflags -Wl,-rpath,"$tmp/prefix/lib" \
   -Wl,-rpath,"$tmp/prefix/lib/x86_64-linux-gnu" -o "$tmp/old_names" 2>"$tmp/old_names.err"
 for new in wsp_netmap_probe_config_t wsp_netmap_probe_config_init wsp_striped_send \
-           wsp_striped_recv wsp_striped_isend wsp_striped_irecv; do
+           wsp_striped_recv wsp_striped_isend wsp_striped_irecv wsp_version; do
   if ! grep -q "use $new" "$tmp/old_names.err"; then
     echo "FAIL: no deprecation warning naming $new:"; cat "$tmp/old_names.err"; exit 1
   fi
 done
 "$tmp/old_names" || { echo "FAIL: wsp_probe_config_init (deprecated) did not fill defaults"; exit 1; }
 echo "ok: the deprecated names compile, warn and run"
+cmp -s "$src/LICENSE" "$tmp/prefix/share/doc/wirespeed/LICENSE" ||
+  { echo "FAIL: the licence is not installed as share/doc/wirespeed/LICENSE"; exit 1; }
+echo "ok: the licence is installed"
 echo '#include <wirespeed.h>' | mpicxx -x c++ -fsyntax-only -Wall -Werror $pcflags - \
   || { echo "FAIL: wirespeed.h does not compile as C++"; exit 1; }
 echo "ok: wirespeed.h compiles as C++"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The network map's flows (wsp_netmap_probe_config_t.flows): per pair of
  * nodes, one TCP flow's rate against several flows', and auto's transport
@@ -81,8 +82,8 @@ int main(int argc, char **argv) {
         CHECK(one == 0 && k_rate == 0 && k == 0 && from == 0, "flows(%d, %d) not zero", a, b);
       else
         CHECK(fabs(one - 1e6) < 1 && fabs(k_rate - 5e6) < 1 && k >= 2 && from > 0,
-              "flows(%d, %d): one %g, k %d at %g, from %zu; expected 1e6, several at 5e6, > 0",
-              a, b, one, k, k_rate, from);
+              "flows(%d, %d): one %g, k %d at %g, from %zu; expected 1e6, several at 5e6, > 0", a,
+              b, one, k, k_rate, from);
     }
   double d;
   int k;
@@ -120,9 +121,9 @@ int main(int argc, char **argv) {
   rc = wsp_comm_set_netmap(m2, back ? back : map);
   CHECK(rc == WSP_OK, "set_netmap: %s", wsp_last_error());
   allreduce_check(m2, "with the map");
-  CHECK(m2->xport != NULL && lanes_bytes(m2) >= ((size_t)1 << 17),
-        "with the map: %s", m2->xport == NULL ? "the transport stayed on MPI"
-                                              : "less than one block went over the lanes");
+  CHECK(m2->xport != NULL && lanes_bytes(m2) >= ((size_t)1 << 17), "with the map: %s",
+        m2->xport == NULL ? "the transport stayed on MPI"
+                          : "less than one block went over the lanes");
   wsp_comm_free(&m2);
   /* Without it, the same settings measure and keep MPI. */
   wsp_comm_t *m3 = world_comm();

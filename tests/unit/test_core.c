@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Status codes, configuration from the environment, log levels, the
  * algorithm table, and auto's choice (a pure function). */
 #include <limits.h>
@@ -63,6 +64,26 @@ static void test_config(void) {
   setenv("WSP_BIG_MESSAGE", "2048", 1);
   setenv("WSP_SPARSE_AUTO_INTERVAL", "0", 1);
   CHECK(wsp_config_from_env(&c) == WSP_ERR_CONFIG, "interval 0");
+  /* Counts, flags and times are whole numbers, not sizes: no suffix. */
+  const char *counts[] = {"WSP_SPARSE_AUTO_INTERVAL", "WSP_P2P_LANES", "WSP_P2P_PROBE_MS",
+                          "WSP_POLL_MAX_SLEEP_US", "WSP_WAN_CONNECTIONS"};
+  const char *not_counts[] = {"1K", "2k", "0x10", "1e3", "+5", " 5"};
+  for (int i = 0; i < 5; i++) {
+    for (int j = 0; j < 6; j++) {
+      setenv(counts[i], not_counts[j], 1);
+      CHECK(wsp_config_from_env(&c) == WSP_ERR_CONFIG && strstr(wsp_last_error(), counts[i]),
+            "%s=%s refused naming it", counts[i], not_counts[j]);
+    }
+    unsetenv(counts[i]);
+  }
+  setenv("WSP_P2P_PROBE_MS", "250", 1);
+  CHECK(wsp_config_from_env(&c) == WSP_OK && c.p2p_probe_ms == 250, "WSP_P2P_PROBE_MS=250: %s",
+        wsp_last_error());
+  unsetenv("WSP_P2P_PROBE_MS");
+  setenv("WSP_P2P_MIN", "1K", 1); /* a size still takes its suffix */
+  CHECK(wsp_config_from_env(&c) == WSP_OK && c.p2p_min == 1024, "WSP_P2P_MIN=1K: %s",
+        wsp_last_error());
+  unsetenv("WSP_P2P_MIN");
   setenv("WSP_SPARSE_AUTO_INTERVAL", "10", 1);
   setenv("WSP_LOG", "loud", 1);
   CHECK(wsp_config_from_env(&c) == WSP_ERR_CONFIG, "bad log level");

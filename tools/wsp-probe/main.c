@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wsp-probe: measures the network map of a job (wsp_netmap_probe), writes
  * it as JSON and prints what it found: the nodes and their groups, the
@@ -242,7 +243,7 @@ int main(int argc, char **argv) {
   fflush(stdout);
   MPI_Finalize();
   if (rank == 0 && !anybad && o.plot) {
-    const char *script = wsp_script_path("wsp_report", NULL);
+    const char *script = wsp_script_path("wsp_report", "WSP_PLOT_SCRIPT");
     if (script == NULL) {
       fprintf(stderr, "error: --plot: python/wsp_report not found; the map is in %s\n", o.out);
       return 1;
