@@ -56,6 +56,8 @@
 
 static int rank, size;
 static long failures, cases;
+
+#include "lanes_check.h"
 static const char *map_mode; /* --map */
 /* Which algorithms ran in this run, by collective and table index. */
 #define MAX_ALGS 64
@@ -776,14 +778,8 @@ int main(int argc, char **argv) {
     /* The collectives' transfers between nodes went
      * over the lanes of their own communicator, and not one pair failed
      * (every case above compared its result with MPI's). */
-    uint64_t moved = 0;
     int failed = 0;
-    for (int p = 0; p < size && w->lanes; p++) {
-      wsp_striped_info_t info;
-      if (p == rank || wsp_striped_info(w->lanes, p, &info) != WSP_OK) continue;
-      moved += info.bytes_sent + info.bytes_received;
-      failed |= info.state == WSP_STRIPED_FAILED;
-    }
+    uint64_t moved = lanes_moved(w, &failed);
     if (w->lanes == NULL || moved == 0 || failed) {
       fprintf(stderr, "rank %d: --lanes: %s\n", rank,
               w->lanes == NULL ? "the communicator has no lanes for its collectives"

@@ -27,17 +27,7 @@
 
 #include "wirespeed.h"
 #include "mpi_check.h"
-#include "../../src/core/wsp_internal.h"
-
-static uint64_t lanes_bytes(const wsp_comm_t *w) {
-  uint64_t moved = 0;
-  for (int q = 0; q < size && w->lanes; q++) {
-    wsp_striped_info_t info;
-    if (q != rank && wsp_striped_info(w->lanes, q, &info) == WSP_OK)
-      moved += info.bytes_sent + info.bytes_received;
-  }
-  return moved;
-}
+#include "lanes_check.h"
 
 /* An allreduce of 1 MiB of integer-valued doubles against MPI's. */
 static void allreduce_check(wsp_comm_t *w, const char *what) {
@@ -121,7 +111,7 @@ int main(int argc, char **argv) {
   rc = wsp_comm_set_netmap(m2, back ? back : map);
   CHECK(rc == WSP_OK, "set_netmap: %s", wsp_last_error());
   allreduce_check(m2, "with the map");
-  CHECK(m2->xport != NULL && lanes_bytes(m2) >= ((size_t)1 << 17), "with the map: %s",
+  CHECK(m2->xport != NULL && lanes_moved(m2, NULL) >= ((size_t)1 << 17), "with the map: %s",
         m2->xport == NULL ? "the transport stayed on MPI"
                           : "less than one block went over the lanes");
   wsp_comm_free(&m2);

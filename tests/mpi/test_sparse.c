@@ -22,7 +22,7 @@
 #include "pattern.h"
 #include "wirespeed.h"
 #include "mpi_check.h"
-#include "../../src/core/wsp_internal.h"
+#include "lanes_check.h"
 
 static const char *alg_name(wsp_sparse_alg_t a) {
   return wsp_sparse_alg_info(a)->name;
@@ -155,14 +155,8 @@ int main(int argc, char **argv) {
      * other nodes did go over the lanes (more than auto's probe moves on
      * them: one message of cfg.p2p_min each way), and that no pair
      * failed. */
-    uint64_t moved = 0;
     int failed = 0;
-    for (int q = 0; q < size && comm->lanes; q++) {
-      wsp_striped_info_t info;
-      if (q == rank || wsp_striped_info(comm->lanes, q, &info) != WSP_OK) continue;
-      moved += info.bytes_sent + info.bytes_received;
-      failed |= info.state == WSP_STRIPED_FAILED;
-    }
+    uint64_t moved = lanes_moved(comm, &failed);
     CHECK(comm->xport && moved >= maxbig && !failed, "--lanes: %s",
           comm->xport == NULL ? "the sparse exchange's messages never took the lanes"
           : failed            ? "a pair's lanes failed"
