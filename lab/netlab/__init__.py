@@ -33,7 +33,8 @@ import re as _re
 
 def version():
     """wirespeed's version: from include/wirespeed.h when this package is the source tree's
-    (lab/netlab), else that of the installed wirespeed package it was copied into."""
+    (lab/netlab), else that of the installed wirespeed package it was copied into, else
+    "unknown" (a copy of netlab alone: --version must not stop the lab's commands)."""
     header = _os.path.join(_os.path.dirname(_os.path.dirname(_os.path.dirname(
         _os.path.abspath(__file__)))), "include", "wirespeed.h")
     try:
@@ -42,5 +43,8 @@ def version():
                                  _re.M))
         return "%s.%s.%s" % (v["MAJOR"], v["MINOR"], v["PATCH"])
     except (OSError, KeyError):
-        from importlib.metadata import version as dist_version
-        return dist_version("wirespeed")
+        from importlib.metadata import PackageNotFoundError, version as dist_version
+        try:
+            return dist_version("wirespeed")
+        except PackageNotFoundError:
+            return "unknown"
