@@ -424,7 +424,7 @@ static int wsp__probe_flows(wsp__probe_t *pr) {
       if (prc == WSP_OK && pr->node < b && wsp_striped_info(w, peer, &info) == WSP_OK &&
           info.rate_one > 0) {
         const size_t ab = (size_t)pr->node * (size_t)n + (size_t)b;
-        const int pays = info.threshold != SIZE_MAX && info.lanes > 1;
+        const int pays = wsp__lanes_pay(&info);
         d[ab] = -info.rate_one; /* maxima through MPI_MIN */
         d[nn + ab] = info.rate_lanes > 0 ? -info.rate_lanes : -info.rate_one;
         d[2 * nn + ab] = pays ? -(double)info.threshold : 0;
@@ -455,7 +455,7 @@ out:
   free(d);
   free(k);
   free(buf);
-  wsp__lanes_comm_free(&w);
+  (void)wsp__lanes_comm_free(&w);
   return rc;
 #endif
 }

@@ -425,7 +425,7 @@ int wsp__xport_decide(wsp_comm_t *comm) {
     if (rc == WSP_OK && wsp_striped_info(w, partner, &info) == WSP_OK && info.rate_one > 0) {
       /* Both ends know the pair's figures; the lower one counts it. */
       sum[0] = me < partner;
-      if (info.threshold != SIZE_MAX && info.lanes > 1) {
+      if (wsp__lanes_pay(&info)) {
         sum[1] = me < partner;
         max[0] = info.lanes;
         max[1] = (double)info.threshold;
@@ -533,15 +533,17 @@ int wsp__xport_create(wsp_comm_t *comm) {
 #endif
 }
 
-void wsp__lanes_comm_free(wsp_comm_t **w) {
-  if (*w) (void)wsp__stripe_free(*w);
+int wsp__lanes_comm_free(wsp_comm_t **w) {
+  int rc = *w ? wsp__stripe_free(*w) : WSP_OK;
   wsp__comm_unwrap(w);
+  return rc;
 }
 
 int wsp__xport_free(wsp_comm_t *comm) {
-  int rc = WSP_OK;
-  if (comm->lanes) rc = wsp__stripe_free(comm->lanes);
-  wsp__comm_unwrap(&comm->lanes);
   comm->xport = NULL;
-  return rc;
+  return wsp__lanes_comm_free(&comm->lanes);
+}
+
+int wsp__lanes_pay(const wsp_striped_info_t *info) {
+  return info->threshold != SIZE_MAX && info->lanes > 1;
 }

@@ -20,8 +20,11 @@
 int wsp__lanes_comm(wsp_comm_t *comm, unsigned lanes, int failed, const char *what,
                     wsp_comm_t **out);
 /* Collective: frees a communicator of wsp__lanes_comm and sets *w to NULL
- * (transfers still in flight on it fail). */
-void wsp__lanes_comm_free(wsp_comm_t **w);
+ * (transfers still in flight on it fail, and WSP_ERR_ARG says so). */
+int wsp__lanes_comm_free(wsp_comm_t **w);
+/* Whether a pair's probe found several lanes faster than one flow (the
+ * rule of auto's verdict and of the map's flows). */
+int wsp__lanes_pay(const wsp_striped_info_t *info);
 /* Collective over comm, from wsp_comm_create: unless cfg.transport is
  * WSP_TRANSPORT_MPI, on a communicator of two nodes or more (never under
  * SimGrid), makes comm->lanes; with WSP_TRANSPORT_LANES sets comm->xport

@@ -81,6 +81,12 @@ int main(int argc, char **argv) {
   CHECK(wsp_netmap_flows(map, 0, size, &d, &d, &k, &z) == WSP_ERR_ARG &&
             strstr(wsp_last_error(), "b = ") != NULL,
         "an out-of-range rank: %s", wsp_last_error());
+  CHECK(wsp_netmap_flows(map, -1, 0, &d, &d, &k, &z) == WSP_ERR_ARG &&
+            strstr(wsp_last_error(), "a = -1") != NULL,
+        "a negative rank: %s", wsp_last_error());
+  CHECK(wsp_netmap_flows(NULL, 0, 0, &d, &d, &k, &z) == WSP_ERR_ARG &&
+            strstr(wsp_last_error(), "map is NULL") != NULL,
+        "map NULL: %s", wsp_last_error());
   CHECK(wsp_netmap_flows(map, 0, 0, &d, &d, NULL, &z) == WSP_ERR_ARG &&
             strstr(wsp_last_error(), "k is NULL") != NULL,
         "k NULL: %s", wsp_last_error());
