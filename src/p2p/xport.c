@@ -166,8 +166,9 @@ static void wsp__lane_fault(wsp__stripe_t *st, int peer, const char *why) {
   wsp_comm_t *w = st->comm, *o = w->owner ? w->owner : w;
   if (st->closing || o->lane_fault.failed) return;
   /* A pair often fails here because its peer broke it on a notice that
-   * may still be on its way to this rank (seen under MPICH on loopback): the notice is waited for a little, so that
-   * every rank names the lane that failed first. A lane that failed first
+   * may still be on its way to this rank (seen under MPICH on loopback):
+   * the notice is waited for a little, so that every rank names the lane
+   * that failed first. A lane that failed first
    * here is reported that much later; a failure path can afford it. */
   for (const double t0 = wsp__now();; wsp__sleep_seconds(1e-3)) {
     if (wsp__lane_notice_test(st)) return;
