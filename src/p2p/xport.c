@@ -168,8 +168,8 @@ static void wsp__lane_fault(wsp__stripe_t *st, int peer, const char *why) {
   /* A pair often fails here because its peer broke it on a notice that
    * may still be on its way to this rank (seen under MPICH on loopback):
    * the notice is waited for a little, so that every rank names the lane
-   * that failed first. A lane that failed first
-   * here is reported that much later; a failure path can afford it. */
+   * that failed first. A lane that failed first here is reported that
+   * much later; a failure path can afford it. */
   for (const double t0 = wsp__now();; wsp__sleep_seconds(1e-3)) {
     if (wsp__lane_notice_test(st)) return;
     if (wsp__now() - t0 > WSP__NOTICE_GRACE) break;
