@@ -801,6 +801,10 @@ typedef struct wsp_shuffle_stats {
    * allocation inside the engine failed and what needed it was left for a
    * later pass (running out of memory is back-pressure). */
   uint64_t nomem_waits;
+  /* Response chunks this rank sent over the shuffle's lanes, as one
+   * transfer after their announcement instead of pieces (docs/shuffle.md,
+   * "Over the lanes"). */
+  uint64_t chunks_on_lanes;
 } wsp_shuffle_stats_t;
 
 /* Defaults; from_env applies WSP_SHUFFLE_* (docs/env.md) and leaves *cfg

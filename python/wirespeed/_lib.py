@@ -126,7 +126,8 @@ class ShuffleStats(ctypes.Structure):
                 ("max_response", c_size_t), ("rate", c_double), ("rate_min", c_double),
                 ("rate_max", c_double), ("rtt_min_per_byte", c_double), ("srtt", c_double),
                 ("inflight", c_double), ("global_requests_posted", _U64),
-                ("global_requests_served", _U64), ("nomem_waits", _U64)]
+                ("global_requests_served", _U64), ("nomem_waits", _U64),
+                ("chunks_on_lanes", _U64)]
 
 
 class ShuffleItem(ctypes.Structure):

@@ -166,6 +166,7 @@ static void wsp__aware_flows(wsp_comm_t *comm, const wsp_netmap_t *map) {
       comm->map_flows.threshold = fmax(comm->map_flows.threshold, (double)map->flows_min[ab]);
       if (comm->map_flows.rate_k == 0 || map->rate_k[ab] < comm->map_flows.rate_k)
         comm->map_flows.rate_k = map->rate_k[ab];
+      comm->map_flows.rate_one = fmax(comm->map_flows.rate_one, map->rate_one[ab]);
       if (isfinite(map->lat[ab])) comm->map_flows.rtt = fmax(comm->map_flows.rtt, 2 * map->lat[ab]);
     }
 }

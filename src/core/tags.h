@@ -61,17 +61,22 @@ enum {
   WSP__TAG_SHUFFLE_RESP = 2,
   WSP__TAG_SHUFFLE_DONE = 3,  /* the termination sum */
   WSP__TAG_SHUFFLE_CHECK = 4, /* the sum of requests served, after it */
+  /* A response chunk over the shuffle's lanes: its announcement goes with
+   * WSP__TAG_SHUFFLE_RESP, where the requester probes, and its bytes with
+   * this tag, which the requester then asks for from that rank (exact). */
+  WSP__TAG_SHUFFLE_LANES = 0x5f00,
 };
 
 /* The tag of one collective. */
 #define WSP__COLL_TAG(coll) (WSP__TAG_COLL + (int)(coll))
 /* Whether the receives of messages with this tag always name their source
- * and give the sent size (no probe, no wildcard): the collectives' and the
- * sparse exchange's announced messages, whose transfers may then go over
- * the lanes (src/p2p/xport.c). */
+ * and give the sent size (no probe, no wildcard): the collectives', and
+ * the sparse exchange's and the shuffle's announced messages, whose
+ * transfers may then go over the lanes (src/p2p/xport.c). */
 static inline int wsp__tag_exact(int tag) {
   return (tag >= WSP__TAG_COLL && tag < WSP__TAG_SITES_LANES) ||
-         tag == WSP__TAG_SPARSE_LANES_EVEN || tag == WSP__TAG_SPARSE_LANES_ODD;
+         tag == WSP__TAG_SPARSE_LANES_EVEN || tag == WSP__TAG_SPARSE_LANES_ODD ||
+         tag == WSP__TAG_SHUFFLE_LANES;
 }
 
 #endif

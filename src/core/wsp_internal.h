@@ -122,8 +122,14 @@ struct wsp_comm {
    * largest size from which they paid, the slowest rate of the flows
    * (bytes/s) and the longest round trip (s). */
   struct {
-    double pairs, pay, lanes, threshold, rate_k, rtt;
+    double pairs, pay, lanes, threshold, rate_one, rate_k, rtt;
   } map_flows;
+  /* What auto's verdict took the lanes on (wsp__xport_decide), in bytes/s:
+   * the fastest pair's one flow and the slowest pair's lanes; 0 when the
+   * lanes were forced (WSP_TRANSPORT=lanes) or are off. A pattern that runs
+   * many flows per host at once, as the shuffle does, weighs them against
+   * each other (src/exchange/shuffle.c, wsp__shuffle_lanes). */
+  double lanes_rate_one, lanes_rate_k;
   /* A transfer of that transport failed on a lane, on this rank or, as
    * the rank that saw it told every other over MPI, on another one
    * (src/p2p/xport.c): the pair (a < b) and why. Every wait on the

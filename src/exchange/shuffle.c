@@ -61,6 +61,7 @@
  */
 #include "shuffle_internal.h"
 #include "../core/tags.h"
+#include "../p2p/xport.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,6 +151,49 @@ static wsp_shuffle_t *wsp__new_handle(int p, const wsp_shuffle_config_t *c, int 
   return sh;
 }
 
+/* Whether the shuffle's responses take lanes of its own. Where one TCP
+ * flow gets only part of the link, the communicator's transport carries
+ * its transfers over several (src/p2p/xport.c); but the shuffle talks to
+ * every other rank at once, so a host already runs one MPI flow per pair
+ * of its ranks and another node's, and enough of them fill its NIC without
+ * lanes, which would then only add their round trip and their CPU. So,
+ * collective over comm (the verdict of auto is taken here if it was not
+ * yet, when a chunk can reach the lanes' threshold): lanes when they are
+ * forced (WSP_TRANSPORT=lanes), and under auto when the host with the
+ * fewest such flows would get less than WSP__SHUFFLE_LANES_SHARE of the
+ * rate of the lanes from its flows at the rate of one (the verdict's
+ * figures, the same on every rank); below that share the lanes' cost is
+ * not paid back. */
+#define WSP__SHUFFLE_LANES_SHARE 0.8
+static int wsp__shuffle_lanes(wsp_comm_t *comm, const wsp__shuffle_limits_t *lim, int *use) {
+  *use = 0;
+  if (comm->lanes == NULL || lim->resp_out / 2 < comm->lanes->cfg.p2p_min) return WSP_OK;
+  int rc = wsp__xport_decide(comm);
+  if (rc != WSP_OK || comm->xport == NULL) return rc;
+  if (comm->lanes_rate_one <= 0 || comm->lanes_rate_k <= 0) {
+    *use = 1; /* forced */
+    return WSP_OK;
+  }
+  const int p = comm->size, nodes = comm->topo.pub.nodes;
+  int *count = calloc((size_t)nodes, sizeof *count);
+  if ((rc = wsp__agree_alloc(comm, count == NULL, "wsp_shuffle_open")) != WSP_OK) {
+    free(count);
+    return rc;
+  }
+  for (int q = 0; q < p; q++) count[comm->topo.node_of[q]]++;
+  double flows = (double)p * p;
+  for (int n = 0; n < nodes; n++)
+    if ((double)count[n] * (p - count[n]) < flows) flows = (double)count[n] * (p - count[n]);
+  free(count);
+  *use = flows * comm->lanes_rate_one < WSP__SHUFFLE_LANES_SHARE * comm->lanes_rate_k;
+  wsp__log(comm, WSP_LOG_INFO,
+           "wsp_shuffle_open: %g flows per host at %.3g MB/s each against %.3g MB/s over the "
+           "lanes: responses go %s",
+           flows, comm->lanes_rate_one / 1e6, comm->lanes_rate_k / 1e6,
+           *use ? "over lanes of the shuffle's own" : "through MPI");
+  return WSP_OK;
+}
+
 /* Both opens: handlers per request and response (h), or batched (hb). */
 static int wsp__open(wsp_comm_t *comm, const char *fn, const wsp_shuffle_config_t *cfg,
                      const wsp_shuffle_handlers_t *h,
@@ -197,13 +241,16 @@ static int wsp__open(wsp_comm_t *comm, const char *fn, const wsp_shuffle_config_
     sh->peers[q].local = comm->topo.node_of[q] == comm->topo.node_of[comm->rank];
   sh->c = *comm;
   sh->c.mpi = dup;
-  /* The shuffle stays on MPI: the copy must not reach the communicator's
-   * lanes (src/p2p/xport.c), whose engine its waits would otherwise drive,
-   * from the progress thread too, while the caller runs a collective on the
-   * same engine. Its responses would need lanes of its own, driven under
-   * its lock. */
-  sh->c.lanes = NULL;
-  sh->c.xport = NULL;
+  /* The copy must not reach the communicator's lanes (src/p2p/xport.c),
+   * whose engine its waits would otherwise drive, from the progress thread
+   * too, while the caller runs a collective on the same engine: where its
+   * responses take lanes, they are lanes of its own, moved in its passes
+   * under its lock (shuffle_pass.c). */
+  int lanes = 0;
+  if ((rc = wsp__shuffle_lanes(comm, &lim, &lanes)) != WSP_OK ||
+      (rc = wsp__xport_inherit(&sh->c, lanes ? comm : NULL, "wsp_shuffle_open: the lanes")) !=
+          WSP_OK)
+    goto fail;
   sh->cfg = c;
   sh->lim = lim;
   /* The piece size: configured, else the map's eager limit between nodes,
@@ -616,6 +663,9 @@ int wsp_shuffle_close(wsp_shuffle_t *sh, wsp_shuffle_stats_t *stats) {
   wsp_shuffle_stats_t s;
   wsp__fill_stats(sh, &s); /* before release: mem_current as it ended */
   if (rc == WSP_OK) wsp__release(sh); /* else MPI may still own buffers */
+  /* The lanes go first: their communicator is a duplicate of this one. */
+  int lrc = wsp__xport_free(&sh->c);
+  if (lrc != WSP_OK && rc == WSP_OK) rc = lrc;
   if (sh->c.mpi != MPI_COMM_NULL) {
     int mrc = MPI_Comm_free(&sh->c.mpi);
     if (mrc != MPI_SUCCESS && rc == WSP_OK)

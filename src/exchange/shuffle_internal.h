@@ -319,6 +319,10 @@ typedef struct wsp__peer {
    * let in because the resp_in share was full (ann_len > 0). */
   struct wsp__imsg *assembling;
   uint64_t ann_len, ann_seq;
+  /* The announced chunk comes over the lanes (wsp__xport_takes), in one
+   * transfer whose receive is not posted yet (it waits for room or
+   * memory); what this peer sends after it waits in MPI until then. */
+  int lanes_wait;
 } wsp__peer_t;
 
 /* A reply handle. Each request handler call gets the next of
@@ -371,6 +375,7 @@ struct wsp_shuffle {
   double resp_per_req;  /* estimate; < 0 until the first answer */
   /* Counters that let a pass skip empty scans. */
   size_t n_open, n_ready, n_fly, n_in, n_rin;
+  size_t n_lanes_wait; /* peers with lanes_wait */
   int rr_serve;
   /* Sealed batches not yet sent, all peers, in the order they were sealed
    * (linked by `next`; a batch's peer is its `dest`). */

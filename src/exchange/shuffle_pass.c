@@ -44,6 +44,9 @@
  */
 #include "shuffle_internal.h"
 
+#include "../core/tags.h"
+#include "../p2p/xport.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -142,12 +145,12 @@ void *wsp__shuffle_realloc(wsp_shuffle_t *sh, void *p, size_t n) {
 
 /* ---- receiving ---- */
 
-/* Queues m (its buffer set) as a message of `bytes` from src and posts its
- * receive. */
-static int wsp__recv_post(wsp_shuffle_t *sh, const wsp__inbox_t *box, int src,
+/* Queues m (its buffer set) as a message of `bytes` from src with `tag`
+ * and posts its receive. */
+static int wsp__recv_post(wsp_shuffle_t *sh, const wsp__inbox_t *box, int src, int tag,
                           wsp__imsg_t *m, size_t bytes) {
   m->len = bytes;
-  int rc = wsp__irecv_bytes(&sh->c, m->buf, bytes, src, box->tag, &m->req);
+  int rc = wsp__irecv_bytes(&sh->c, m->buf, bytes, src, tag, &m->req);
   if (rc != WSP_OK) return rc;
   wsp__imsgq_push((wsp__imsgq_t *)((char *)&sh->peers[src] + box->queue), m);
   (*box->queued)++;
@@ -183,11 +186,12 @@ static int wsp__assembly_admit(wsp_shuffle_t *sh, const wsp__inbox_t *box, int s
   return 1;
 }
 
-/* Posts the receive of the next piece (bytes long) of src's assembly into
- * its place in the assembly's buffer. *blocked: out of memory for the
- * queue element (the piece stays queued in MPI). */
-static int wsp__piece_post(wsp_shuffle_t *sh, const wsp__inbox_t *box, int src, size_t bytes,
-                           int *blocked) {
+/* Posts the receive of the next piece (bytes long, with `tag`) of src's
+ * assembly into its place in the assembly's buffer. *blocked: out of
+ * memory for the queue element (the piece stays queued in MPI, or on the
+ * lanes). */
+static int wsp__piece_post(wsp_shuffle_t *sh, const wsp__inbox_t *box, int src, int tag,
+                           size_t bytes, int *blocked) {
   wsp__peer_t *pe = &sh->peers[src];
   wsp__imsg_t *a = pe->assembling;
   *blocked = 0;
@@ -202,7 +206,7 @@ static int wsp__piece_post(wsp_shuffle_t *sh, const wsp__inbox_t *box, int src, 
   m->buf = a->buf + a->posted;
   m->borrowed = 1;
   m->kind = WSP__MSG_PIECE;
-  int rc = wsp__recv_post(sh, box, src, m, bytes);
+  int rc = wsp__recv_post(sh, box, src, tag, m, bytes);
   if (rc != WSP_OK) {
     free(m);
     return rc;
@@ -210,6 +214,36 @@ static int wsp__piece_post(wsp_shuffle_t *sh, const wsp__inbox_t *box, int src, 
   a->posted += bytes;
   if (a->posted == a->len) pe->assembling = NULL;
   return WSP_OK;
+}
+
+/* src announced a chunk that comes over the lanes (lanes_wait): it is let
+ * in, and its one receive posted on the lanes' tag, when room and memory
+ * allow. *posted: done (src's later messages may be received again). */
+static int wsp__lanes_chunk(wsp_shuffle_t *sh, const wsp__inbox_t *box, int src, int *posted) {
+  wsp__peer_t *pe = &sh->peers[src];
+  int blocked = 0, rc = WSP_OK;
+  *posted = 0;
+  if (pe->ann_len && !wsp__assembly_admit(sh, box, src)) return WSP_OK;
+  const wsp__imsg_t *a = pe->assembling;
+  if ((rc = wsp__piece_post(sh, box, src, WSP__TAG_SHUFFLE_LANES, a->len - a->posted, &blocked)) !=
+          WSP_OK ||
+      blocked)
+    return rc;
+  pe->lanes_wait = 0;
+  sh->n_lanes_wait--;
+  *posted = 1;
+  return WSP_OK;
+}
+
+/* Each pass first retries the chunks announced for the lanes that wait:
+ * nothing more may arrive from their sources through MPI to bring them
+ * back (their responders may be waiting for these very transfers). */
+static int wsp__lanes_retry(wsp_shuffle_t *sh, const wsp__inbox_t *box, int *progress) {
+  int rc = WSP_OK, posted = 0;
+  for (int q = 0; q < sh->p && sh->n_lanes_wait && rc == WSP_OK; q++)
+    if (sh->peers[q].lanes_wait && (rc = wsp__lanes_chunk(sh, box, q, &posted)) == WSP_OK && posted)
+      *progress = 1;
+  return rc;
 }
 
 /* While an announcement or a whole chunk waits for room or memory:
@@ -220,14 +254,14 @@ static int wsp__piece_post(wsp_shuffle_t *sh, const wsp__inbox_t *box, int src, 
 static int wsp__pieces_only(wsp_shuffle_t *sh, const wsp__inbox_t *box, int *progress) {
   int budget = WSP__PROBES_PER_PASS, rc = WSP_OK;
   for (int q = 0; q < sh->p && budget > 0; q++)
-    while (sh->peers[q].assembling && budget-- > 0) {
+    while (sh->peers[q].assembling && !sh->peers[q].lanes_wait && budget-- > 0) {
       int flag = 0, blocked = 0;
       MPI_Status st;
       size_t bytes;
       WSP__MPI_GOTO(&sh->c, MPI_Iprobe(q, box->tag, sh->c.mpi, &flag, &st), rc, out);
       if (!flag) break;
       if ((rc = wsp__status_bytes(&sh->c, &st, &bytes)) != WSP_OK ||
-          (rc = wsp__piece_post(sh, box, q, bytes, &blocked)) != WSP_OK)
+          (rc = wsp__piece_post(sh, box, q, box->tag, bytes, &blocked)) != WSP_OK)
         goto out;
       if (blocked) return WSP_OK;
       *progress = 1;
@@ -239,6 +273,8 @@ out:
 int wsp__shuffle_receive(wsp_shuffle_t *sh, const wsp__inbox_t *box,
                          int *progress) {
   int rc = WSP_OK;
+  if (box->pieces && sh->n_lanes_wait && (rc = wsp__lanes_retry(sh, box, progress)) != WSP_OK)
+    goto out;
   for (int i = 0; i < WSP__PROBES_PER_PASS; i++) {
     int flag = 0;
     MPI_Status st;
@@ -249,6 +285,13 @@ int wsp__shuffle_receive(wsp_shuffle_t *sh, const wsp__inbox_t *box,
     if ((rc = wsp__status_bytes(&sh->c, &st, &bytes)) != WSP_OK) goto out;
     const int src = st.MPI_SOURCE;
     wsp__peer_t *pe = &sh->peers[src];
+    if (box->pieces && pe->lanes_wait) {
+      /* The probed message came after a chunk announced for the lanes
+       * whose receive still waits (wsp__lanes_retry found no room): it
+       * waits in MPI too. */
+      rc = wsp__pieces_only(sh, box, progress);
+      goto out;
+    }
     if (box->pieces && (pe->assembling || pe->ann_len || bytes == WSP__ANN_BYTES)) {
       int announcement = 0;
       if (!pe->assembling && !pe->ann_len) { /* an announcement: tiny, and here */
@@ -264,6 +307,20 @@ int wsp__shuffle_receive(wsp_shuffle_t *sh, const wsp__inbox_t *box,
         }
         announcement = 1;
         *progress = 1;
+        /* Its bytes come over the lanes in one transfer when the responder
+         * decided so (shuffle_serve.c, wsp__send_chunk); both ends decide
+         * alike. */
+        if (wsp__xport_takes(&sh->c, src, (size_t)pe->ann_len)) {
+          int posted = 0;
+          pe->lanes_wait = 1;
+          sh->n_lanes_wait++;
+          if ((rc = wsp__lanes_chunk(sh, box, src, &posted)) != WSP_OK) goto out;
+          if (!posted) {
+            rc = wsp__pieces_only(sh, box, progress);
+            goto out;
+          }
+          continue;
+        }
       }
       if (pe->ann_len && !wsp__assembly_admit(sh, box, src)) {
         rc = wsp__pieces_only(sh, box, progress);
@@ -271,7 +328,7 @@ int wsp__shuffle_receive(wsp_shuffle_t *sh, const wsp__inbox_t *box,
       }
       if (!announcement) { /* the probed message is the assembly's next piece */
         int blocked = 0;
-        if ((rc = wsp__piece_post(sh, box, src, bytes, &blocked)) != WSP_OK) goto out;
+        if ((rc = wsp__piece_post(sh, box, src, box->tag, bytes, &blocked)) != WSP_OK) goto out;
         if (blocked) break;
         *progress = 1;
       }
@@ -297,7 +354,7 @@ int wsp__shuffle_receive(wsp_shuffle_t *sh, const wsp__inbox_t *box,
       goto out;
     }
     m->buf = buf;
-    if ((rc = wsp__recv_post(sh, box, src, m, bytes)) != WSP_OK) {
+    if ((rc = wsp__recv_post(sh, box, src, box->tag, m, bytes)) != WSP_OK) {
       free(buf);
       free(m);
       goto out;
@@ -391,7 +448,14 @@ int wsp__shuffle_pass(wsp_shuffle_t *sh, int *progress) {
   if (sh->fatal) return sh->fatal;
   double now = MPI_Wtime();
   int rc;
+  /* The shuffle's lanes (shuffle.c, wsp__shuffle_lanes) move here, under
+   * the lock the progress thread takes too, without sleeping. A chunk
+   * whose transfer failed completes all the same: the failure, recorded
+   * on the shuffle's communicator, fails the shuffle before anything is
+   * handed on. */
+  if (sh->c.xport && sh->c.xport->drive(sh->c.lanes, 0) > 0) *progress = 1;
   if ((rc = wsp__test_receives(sh, progress)) != WSP_OK) return rc;
+  if (sh->c.lane_fault.failed) return wsp__shuffle_fatal(sh, wsp__lane_failure(&sh->c, WSP_OK));
   if ((rc = wsp__shuffle_pass_responses(sh, now, progress)) != WSP_OK) return rc;
   if ((rc = wsp__shuffle_pass_requests(sh, progress)) != WSP_OK) return rc;
   if ((rc = wsp__shuffle_pass_sends(sh, progress)) != WSP_OK) return rc;
@@ -426,6 +490,9 @@ void wsp__shuffle_backoff_init(wsp_shuffle_t *sh, wsp__backoff_t *bo) {
   wsp__backoff_init(bo, &sh->c);
   bo->spin_passes = WSP__SHUFFLE_SPIN;
   bo->yield_passes = 0;
+  /* The back-off's sleeps run outside the lock: with a progress thread the
+   * lanes move only in passes (and a sleep is a plain one). */
+  if (sh->thread_on) bo->lanes = NULL;
 }
 
 /* No progress for cfg.timeout: names the peers whose answers are missing

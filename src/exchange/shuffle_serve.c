@@ -34,9 +34,18 @@
  * whatever the MPI's rendezvous threshold; all of them are sent from the
  * chunk's one buffer, which counts its sends in flight and is freed with
  * the last. The slots for a chunk's sends are reserved with its room.
+ *
+ * Over the lanes. Where the shuffle has lanes of its own (shuffle.c,
+ * wsp__shuffle_lanes) and the transport takes the chunk (another node, at
+ * least the lanes' threshold: wsp__xport_takes), the announcement still
+ * goes through MPI, where the requester probes, but the bytes follow as one
+ * transfer on an exact tag, which the transport carries over the pair's
+ * lanes; the requester, which decides alike from the announced length,
+ * asks for exactly those bytes from this rank (shuffle_pass.c).
  */
 #include "shuffle_internal.h"
 #include "../core/tags.h"
+#include "../p2p/xport.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -184,9 +193,13 @@ static int wsp__send_chunk(wsp_shuffle_t *sh, int dest, uint64_t seq, int last) 
     sh->m_resp_out -= cap;
     return rc;
   }
-  /* One message, or the announcement and the pieces; the buffer counts
-   * them (set first: a send may complete before the next is posted). */
-  size_t pieces = len <= sh->piece ? 1 : 1 + (len + sh->piece - 1) / sh->piece;
+  /* One message, or the announcement and the pieces (one piece over the
+   * lanes); the buffer counts them (set first: a send may complete before
+   * the next is posted). */
+  const int lanes = len > sh->piece && wsp__xport_takes(&sh->c, dest, len);
+  const size_t piece = lanes ? len : sh->piece;
+  const int tag = lanes ? WSP__TAG_SHUFFLE_LANES : WSP__TAG_SHUFFLE_RESP;
+  size_t pieces = len <= sh->piece ? 1 : 1 + (len + piece - 1) / piece;
   size_t posted = 0;
   wsp__put64(buf, pieces);
   if (pieces > 1) {
@@ -201,9 +214,8 @@ static int wsp__send_chunk(wsp_shuffle_t *sh, int dest, uint64_t seq, int last) 
     }
   }
   for (size_t off = 0, k = pieces > 1; rc == WSP_OK && k < pieces; k++) {
-    size_t n = len - off < sh->piece ? len - off : sh->piece;
-    rc = wsp__isend_bytes(&sh->c, chunk + off, n, dest, WSP__TAG_SHUFFLE_RESP, 0,
-                          &sh->osend[sh->n_osend]);
+    size_t n = len - off < piece ? len - off : piece;
+    rc = wsp__isend_bytes(&sh->c, chunk + off, n, dest, tag, 0, &sh->osend[sh->n_osend]);
     if (rc == WSP_OK) {
       sh->obuf[sh->n_osend] = buf;
       sh->ocap[sh->n_osend++] = cap;
@@ -220,7 +232,8 @@ static int wsp__send_chunk(wsp_shuffle_t *sh, int dest, uint64_t seq, int last) 
     return wsp__shuffle_fatal(sh, rc);
   }
   sh->st.chunks_sent++;
-  sh->st.chunks_in_pieces += pieces > 1;
+  sh->st.chunks_in_pieces += pieces > 1 && !lanes;
+  sh->st.chunks_on_lanes += lanes;
   return WSP_OK;
 }
 

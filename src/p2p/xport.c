@@ -396,8 +396,9 @@ int wsp__xport_decide(wsp_comm_t *comm) {
   for (int r = 0; lowest && other < nodes && r < p && partner < 0; r++)
     if (node[r] == other) partner = r;
   /* Sums: pairs measured, those where lanes pay. Maxima: lanes, the
-   * threshold, the seconds per byte of all lanes and the round trip. */
-  double sum[2] = {0, 0}, max[4] = {0, 0, 0, 0};
+   * threshold, the seconds per byte of all lanes, the round trip and the
+   * rate of one flow. */
+  double sum[2] = {0, 0}, max[5] = {0, 0, 0, 0, 0};
   const int from_map = comm->map_flows.pairs > 0;
   if (from_map) {
     /* The attached map measured every pair (the same map, so the same
@@ -406,6 +407,7 @@ int wsp__xport_decide(wsp_comm_t *comm) {
     max[0] = comm->map_flows.lanes, max[1] = comm->map_flows.threshold;
     max[2] = comm->map_flows.rate_k > 0 ? 1 / comm->map_flows.rate_k : 0;
     max[3] = comm->map_flows.rtt;
+    max[4] = comm->map_flows.rate_one;
     partner = -1;
   }
   if (partner >= 0) {
@@ -431,6 +433,7 @@ int wsp__xport_decide(wsp_comm_t *comm) {
         max[1] = (double)info.threshold;
         max[2] = 1 / info.rate_lanes;
         max[3] = info.rtt;
+        max[4] = info.rate_one;
       }
       wsp__log(comm, WSP_LOG_INFO, "transport: rank %d: one flow %.3g MB/s, %d flows %.3g MB/s: %s",
                partner, info.rate_one / 1e6, info.lanes_open, info.rate_lanes / 1e6,
@@ -442,7 +445,7 @@ int wsp__xport_decide(wsp_comm_t *comm) {
     rc = WSP_OK;
   }
   if (!from_map && ((rc = wsp__allreduce_wait(comm, sum, 2, MPI_DOUBLE, MPI_SUM)) != WSP_OK ||
-                    (rc = wsp__allreduce_wait(comm, max, 4, MPI_DOUBLE, MPI_MAX)) != WSP_OK))
+                    (rc = wsp__allreduce_wait(comm, max, 5, MPI_DOUBLE, MPI_MAX)) != WSP_OK))
     return rc;
   if (sum[0] > 0 && 2 * sum[1] > sum[0]) {
     /* A lane count the user fixed (WSP_P2P_LANES) holds; the probe
@@ -450,6 +453,8 @@ int wsp__xport_decide(wsp_comm_t *comm) {
     w->cfg.p2p_lanes = comm->cfg.p2p_lanes ? comm->cfg.p2p_lanes : (unsigned)max[0];
     if (max[1] > (double)w->cfg.p2p_min) w->cfg.p2p_min = (size_t)max[1];
     wsp__xport_on(comm);
+    comm->lanes_rate_one = max[4];
+    comm->lanes_rate_k = max[2] > 0 ? 1 / max[2] : 0;
     /* Selection sees the lanes: between nodes, the slowest pair's rate of
      * all lanes and one more round trip per message (the receiver's
      * clear-to-send), from the threshold up (wsp_model_t.lanes_min). */
@@ -537,6 +542,24 @@ int wsp__lanes_comm_free(wsp_comm_t **w) {
   int rc = *w ? wsp__stripe_free(*w) : WSP_OK;
   wsp__comm_unwrap(w);
   return rc;
+}
+
+int wsp__xport_inherit(wsp_comm_t *c, const wsp_comm_t *from, const char *what) {
+  c->lanes = NULL;
+  c->xport = NULL;
+  c->lanes_rate_one = c->lanes_rate_k = 0;
+  memset(&c->lane_fault, 0, sizeof c->lane_fault);
+  if (from == NULL || from->xport == NULL) return WSP_OK;
+  int rc = wsp__lanes_comm(c, from->lanes->cfg.p2p_lanes, 0, what, &c->lanes);
+  if (rc == WSP_ERR_TIMEOUT) return rc;
+  if (rc != WSP_OK) {
+    wsp__log(c, WSP_LOG_WARN, "%s could not be set up (%s); its transfers go through MPI", what,
+             wsp_last_error());
+    return WSP_OK;
+  }
+  c->lanes->cfg.p2p_min = from->lanes->cfg.p2p_min;
+  wsp__xport_on(c);
+  return WSP_OK;
 }
 
 int wsp__xport_free(wsp_comm_t *comm) {

@@ -45,6 +45,13 @@ int wsp__xport_takes(const wsp_comm_t *comm, int peer, size_t bytes);
  * failed as a lane that breaks under it would be, so that every rank's
  * waits end with WSP_ERR_CONN rather than the sender's at its time limit. */
 void wsp__xport_refuse(wsp_comm_t *comm, int peer, const char *why);
+/* Collective over c, a copy of `from` with a communicator of its own (the
+ * shuffle's): lanes of c's own with from's verdict (lanes per pair, the
+ * size from which transfers take them), without a probe, when from's
+ * transfers take lanes; nothing otherwise (from NULL: none). Clears what c
+ * copied of its original's lanes. A set-up that fails on any rank leaves c on MPI on every rank,
+ * with one warning; only a timeout fails. */
+int wsp__xport_inherit(wsp_comm_t *c, const wsp_comm_t *from, const char *what);
 /* From wsp_comm_free: frees comm->lanes (WSP_ERR_ARG when transfers were
  * still in flight on it; they fail). */
 int wsp__xport_free(wsp_comm_t *comm);

@@ -34,8 +34,14 @@
  * memory can hold, with nothing held, and with memory held that only
  * another rank can give back).
  *
- * usage: test_shuffle [--requests N] [--phase all|basic|args|pieces|unusable|
- *                                             post-nomem|post-nomem-serving]
+ * With --lanes 1 the pieces phase runs twice (without and with a progress
+ * thread) on a communicator whose transfers between nodes take lanes
+ * (WSP_TRANSPORT=lanes, each rank a node of its own: tests/CMakeLists.txt),
+ * and fails unless every large chunk went over the shuffle's lanes, in one
+ * transfer each, instead of in pieces.
+ *
+ * usage: test_shuffle [--requests N] [--lanes 0|1] [--phase all|basic|args|pieces|
+ *                                             unusable|post-nomem|post-nomem-serving]
  */
 #include <limits.h>
 #include <stdio.h>
@@ -750,7 +756,7 @@ static int pieces_on_response(void *user, int dst, const void *req, size_t n,
   return 0;
 }
 
-static void phase_pieces(long n) {
+static void phase_pieces(long n, int lanes, int thread) {
   if (size < 3) {
     if (rank == 0) printf("pieces: skipped (needs 3 ranks)\n");
     return;
@@ -771,6 +777,7 @@ static void phase_pieces(long n) {
   wsp_shuffle_config_init(&cfg);
   cfg.mem_limit = (size_t)1 << 20; /* resp_in 128 KiB, the largest chunk 32 KiB */
   cfg.piece_bytes = 1024;
+  cfg.progress_thread = thread;
   pieces_t u = {.n = n};
   wsp_shuffle_t *sh = NULL;
   int rc = wsp_shuffle_open(comm, &cfg, &h, &u, &sh);
@@ -802,12 +809,20 @@ static void phase_pieces(long n) {
     CHECK(u.answered == n * (size - 1), "pieces: %ld responses for %ld requests", u.answered,
           n * (size - 1));
   if (rc == WSP_OK) check_memory(&st, cfg.mem_limit, 0, "pieces");
-  unsigned long long pieces = st.chunks_in_pieces, all = 0;
-  MPI_Allreduce(&pieces, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-  CHECK(all > 0, "pieces: no chunk went in pieces");
+  unsigned long long mine[2] = {st.chunks_in_pieces, st.chunks_on_lanes}, all[2] = {0, 0};
+  MPI_Allreduce(mine, all, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (lanes)
+    CHECK(all[1] == (unsigned long long)(n * (size - 2)),
+          "pieces: %llu chunks over the lanes and %llu in pieces; expected the %ld large ones "
+          "over the lanes",
+          all[1], all[0], n * (size - 2));
+  else
+    CHECK(all[0] > 0 && all[1] == 0, "pieces: %llu chunks in pieces and %llu over the lanes",
+          all[0], all[1]);
   if (rank == 0)
-    printf("pieces: %ld requests, %llu chunks in pieces of %zu bytes, %.2f s\n",
-           n * (size - 1), all, st.piece_bytes, t);
+    printf("pieces%s: %ld requests, %llu chunks in pieces of %zu bytes, %llu over the lanes, "
+           "%.2f s\n",
+           thread ? " (progress thread)" : "", n * (size - 1), all[0], st.piece_bytes, all[1], t);
   wsp_shuffle_free(&sh);
   for (int d = 0; d < size; d++) free(u.seen[d]);
   free(u.seen);
@@ -1191,11 +1206,14 @@ static void phase_args(wsp_comm_t *comm) {
 
 int main(int argc, char **argv) {
   long base = 400;
+  int lanes = 0;
   const char *phase = "all";
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--requests")) base = atol(argv[i + 1]);
     else if (!strcmp(argv[i], "--phase")) phase = argv[i + 1];
     else if (!strcmp(argv[i], "--batched")) batched = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--lanes"))
+      lanes = atoi(argv[i + 1]);
   }
   int provided = MPI_THREAD_SINGLE;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
@@ -1218,7 +1236,10 @@ int main(int argc, char **argv) {
     phase_nomem(comm, base, thread_ok);
   }
   if (!strcmp(phase, "all") || !strcmp(phase, "args")) phase_args(comm);
-  if (!strcmp(phase, "pieces")) phase_pieces(base);
+  if (!strcmp(phase, "pieces")) {
+    phase_pieces(base, lanes, 0);
+    if (lanes && thread_ok) phase_pieces(base, lanes, 1);
+  }
   if (!strcmp(phase, "unusable")) phase_unusable(thread_ok);
   if (!strcmp(phase, "post-nomem")) phase_post_nomem();
   if (!strcmp(phase, "post-nomem-serving")) phase_post_nomem_serving();
