@@ -10,7 +10,8 @@
 #   bench/cloud_shuffle_netlab.sh [outdir] [hosts] [rate] [flow-cap] [duration]
 #   (defaults: results 8 100mbit 20mbit 60; one rank per host)
 # Environment: WSP_MPIS ("openmpi mpich"), WSP_REQ_SIZE (1K), WSP_FOLD (100),
-# WSP_JOBS (default,nolanes,lanes,tuned: which jobs run).
+# WSP_JOBS (default,nolanes,lanes,tuned: which jobs run). The default job's
+# log shows what auto decided and why (docs/shuffle.md, "Over the lanes").
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/bench/netlab_args.sh"
@@ -52,7 +53,9 @@ run() {
 }
 
 for m in $mpis; do
-  [[ $jobs == *,default,* ]] && run "$m" default
+  # The default job logs its verdict and the shuffle's rule (WSP_LOG=info:
+  # "transport: lanes pay ...", "wsp_shuffle_open: N flows per host ...").
+  [[ $jobs == *,default,* ]] && run "$m" default WSP_LOG info
   [[ $jobs == *,nolanes,* ]] && run "$m" nolanes WSP_TRANSPORT mpi
   [[ $jobs == *,lanes,* ]] && run "$m" lanes WSP_TRANSPORT lanes WSP_P2P_LANES 8
   if [[ $jobs == *,tuned,* ]]; then
