@@ -65,7 +65,7 @@ if [ "$loopback" = 0 ] && [ -z "$why" ] && { [ "$np_given" = 1 ] || [ $# -gt 0 ]
   exit 2
 fi
 
-"$root/scripts/deps.sh"
+"$root/scripts/deps.sh" core openmpi lab plot
 "$root/scripts/build.sh" openmpi >/dev/null
 bench=$root/build/openmpi/tools/wsp-bench
 netlab=$root/scripts/netlab
