@@ -492,7 +492,9 @@ void wsp__shuffle_backoff_init(wsp_shuffle_t *sh, wsp__backoff_t *bo) {
   bo->yield_passes = 0;
   /* The back-off's sleeps run outside the lock: with a progress thread the
    * lanes move only in passes (and a sleep is a plain one). */
+#ifndef WSP_SIMGRID
   if (sh->thread_on) bo->lanes = NULL;
+#endif
 }
 
 /* No progress for cfg.timeout: names the peers whose answers are missing
