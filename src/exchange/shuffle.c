@@ -241,6 +241,8 @@ static int wsp__open(wsp_comm_t *comm, const char *fn, const wsp_shuffle_config_
     sh->peers[q].local = comm->topo.node_of[q] == comm->topo.node_of[comm->rank];
   sh->c = *comm;
   sh->c.mpi = dup;
+  /* The report counts the calls on the communicator the user called. */
+  sh->c.report = NULL;
   /* The copy must not reach the communicator's lanes (src/p2p/xport.c),
    * whose engine its waits would otherwise drive, from the progress thread
    * too, while the caller runs a collective on the same engine: where its

@@ -439,6 +439,10 @@ int main(int argc, char **argv) {
                cfg.timeout);
       else
         printf("  WSP_TIMEOUT              0 (off: waits last as long as MPI's)\n");
+      const char *report = cfg.report ? cfg.report : "(unset: no report)";
+      if (cfg.report && strcmp(cfg.report, "1") == 0)
+        report = "1 (a table on stderr at wsp_comm_free)";
+      printf("  WSP_REPORT               %s\n", report);
     }
 
     printf("\nsparse exchange algorithms (wsp_sparse_exchange, WSP_SPARSE_ALGORITHM):\n");
