@@ -335,6 +335,13 @@ typedef struct wsp_config {
    * can end (docs/faults.md). WSP_TIMEOUT=seconds ("30", "2.5", "500ms");
    * default 0. */
   double timeout;
+  /* What the communicator ran, reported when it is freed (docs/report.md):
+   * NULL (or "0") for nothing; "1" for a table on stderr from rank 0; any
+   * other text is a file rank 0 writes the same figures to as one JSON
+   * object. Whether it is on must agree on every rank (wsp_comm_free then
+   * gathers the figures with one reduction). Copied by wsp_comm_create.
+   * WSP_REPORT; default unset. */
+  const char *report;
 } wsp_config_t;
 
 WSP_API int wsp_config_init(wsp_config_t *cfg);

@@ -34,12 +34,18 @@ int wsp__coll_run(wsp_comm_t *comm, wsp__coll_args_t *a,
              "running %s",
              t->name, r->info.name);
   memset(&a->tune, 0, sizeof a->tune);
-  if (r->cost) (void)wsp__coll_alg_cost(r, &comm->model, shape, &a->tune);
+  double predicted = r->cost ? wsp__coll_alg_cost(r, &comm->model, shape, &a->tune) : -1.0;
   if (comm->cfg.coll_segment) a->tune.seg = comm->cfg.coll_segment;
   a->tag = WSP__COLL_TAG(a->coll);
   wsp__log(comm, WSP_LOG_TRACE, "%s: %s, %zu bytes, seg %zu, conns %d, lanes %d", t->name,
            r->info.name, shape->bytes, a->tune.seg, a->tune.conns, a->tune.lanes);
-  return r->run(comm, a);
+  /* The report (docs/report.md) costs this one branch when it is off. */
+  if (comm->report == NULL) return r->run(comm, a);
+  double t0 = MPI_Wtime();
+  int rc = r->run(comm, a);
+  if (rc == WSP_OK && alg < WSP__REPORT_ALGS)
+    wsp__report_add(&comm->report->coll[a->coll][alg], shape->bytes, MPI_Wtime() - t0, predicted);
+  return rc;
 }
 
 /* ---- native: the MPI library's own collective, on the private comm ----

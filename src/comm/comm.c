@@ -112,6 +112,15 @@ int wsp_comm_create(MPI_Comm comm, const wsp_config_t *cfg, wsp_comm_t **out) {
     };
     if ((rc = wsp__agree(t, &ag)) != WSP_OK) goto fail;
   }
+  if (w->cfg.report && strcmp(w->cfg.report, "0") == 0) w->cfg.report = NULL;
+  if (w->cfg.report) {
+    /* Allocated now, after the agreement, so that every rank reports; a
+     * rank without memory for it fails alone, as wsp__agree_alloc says. */
+    w->report = wsp__report_new(w->cfg.report);
+    if ((rc = wsp__agree_alloc(w, w->report == NULL, "wsp_comm_create: the report")) != WSP_OK)
+      goto fail;
+    w->cfg.report = w->report->dest; /* the copy outlives the caller's string */
+  }
   for (int k = 0; k < WSP_COLL_COUNT; k++) w->coll_alg[k] = w->cfg.coll_alg[k];
   w->rules = rules;
   rules = NULL;
@@ -149,6 +158,10 @@ int wsp_comm_create(MPI_Comm comm, const wsp_config_t *cfg, wsp_comm_t **out) {
   return WSP_OK;
 
 fail:
+  if (w && w->report) {
+    free(w->report->dest);
+    free(w->report);
+  }
   if (w) wsp__xport_free(w);
   if (w) wsp__stripe_free(w);
   if (w) wsp__aware_free(w->aware);
@@ -168,7 +181,10 @@ int wsp_comm_free(wsp_comm_t **comm) {
     return wsp__fail(NULL, WSP_ERR_ARG, "wsp_comm_free: comm is NULL");
   wsp_comm_t *w = *comm;
   if (w == NULL) return WSP_OK;
+  /* First, while every part of the communicator still works. */
+  int rrc = wsp__report_finish(w);
   int rc = wsp__xport_free(w);
+  if (rc == WSP_OK) rc = rrc;
   int src = wsp__stripe_free(w);
   if (rc == WSP_OK) rc = src;
   int trc = wsp__topo_free(w);

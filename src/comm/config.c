@@ -328,6 +328,10 @@ int wsp_config_from_env(wsp_config_t *cfg) {
   if ((rc = wsp__env_count("WSP_CHECK", 0, 1, &v))) return rc;
   c.check = (int)v;
   if ((rc = wsp__env_seconds("WSP_TIMEOUT", &c.timeout))) return rc;
+  /* WSP_REPORT: 0 (or unset) off, 1 the table, anything else a file name;
+   * no value is refused, as any text can name a file. */
+  s = getenv("WSP_REPORT");
+  c.report = s && *s && strcmp(s, "0") != 0 ? s : NULL;
   *cfg = c;
   return WSP_OK;
 }
@@ -375,5 +379,9 @@ uint64_t wsp__config_fingerprint(const wsp_config_t *cfg) {
    * which do not match the blocking ones; the limit itself may differ. */
   uint64_t timed = cfg->timeout > 0;
   h = wsp__fnv(h, &timed, sizeof timed);
+  /* A report gathers its figures with a reduction at wsp_comm_free, which
+   * every rank must join; where it goes may differ. */
+  uint64_t report = cfg->report != NULL && strcmp(cfg->report, "0") != 0;
+  h = wsp__fnv(h, &report, sizeof report);
   return h;
 }

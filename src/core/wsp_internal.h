@@ -97,6 +97,10 @@ struct wsp_comm {
     unsigned long calls;
     int alg;
   } coll_ran[WSP_COLL_COUNT];
+  /* What the report (cfg.report, docs/report.md) gathers; NULL when it is
+   * off, and on every sub-communicator and copy, so that a call is counted
+   * once, on the communicator the user called. */
+  struct wsp__report *report;
   wsp_model_t model;
   struct wsp__rules *rules;
   wsp__topo_t topo;
@@ -140,6 +144,39 @@ struct wsp_comm {
     char why[160];
   } lane_fault;
 };
+
+/* ---- the report (src/comm/report.c, docs/report.md) ----
+ * One row per operation and algorithm that ran. Every figure is a double so
+ * that the rows travel in one reduction at wsp_comm_free; `fewest` is
+ * filled there (the calls as a negative number, so that one MAX gives the
+ * fewest calls any rank made beside the most). */
+enum { WSP__REPORT_ALGS = 16 };
+typedef struct wsp__report_row {
+  double calls, fewest, bytes, seconds, predicted, unpredicted;
+} wsp__report_row_t;
+typedef struct wsp__report {
+  char *dest;     /* "1": a table on stderr; else the JSON file's path */
+  double created; /* MPI_Wtime at wsp_comm_create */
+  wsp__report_row_t coll[WSP_COLL_COUNT][WSP__REPORT_ALGS];
+  wsp__report_row_t sparse[WSP__REPORT_ALGS];
+} wsp__report_t;
+/* Counts one call that ran (predicted < 0: the model has no cost for it). */
+static inline void wsp__report_add(wsp__report_row_t *row, size_t bytes, double seconds,
+                                   double predicted) {
+  row->calls += 1;
+  row->bytes += (double)bytes;
+  row->seconds += seconds;
+  if (predicted >= 0)
+    row->predicted += predicted;
+  else
+    row->unpredicted += 1;
+}
+/* At wsp_comm_create with cfg.report set: the rows, or NULL and a recorded
+ * failure (WSP_ERR_NOMEM). */
+wsp__report_t *wsp__report_new(const char *dest);
+/* At wsp_comm_free, collective: gathers the rows over every rank in one
+ * reduction, prints or writes them on rank 0, and frees them. */
+int wsp__report_finish(wsp_comm_t *comm);
 
 /* What core's point-to-point asks of the transport (src/p2p/xport.c). */
 typedef struct wsp__xport_ops {

@@ -98,12 +98,7 @@ static int wsp__open_check(wsp_comm_t *comm, const char *fn,
   if (rc == WSP_OK && cfg) *c = *cfg;
   /* Testing aid, local to this rank and not part of the configuration
    * (docs/env.md): an allocation inside a pass fails with probability 1/N. */
-  if (rc == WSP_OK) rc = wsp__env_count("WSP_SHUFFLE_FAULT_NOMEM", 0, (size_t)1 << 30, fault_n);
-  if (rc == WSP_OK && *fault_n == 1) /* nothing could ever be received */
-    rc = wsp__fail(comm, WSP_ERR_CONFIG,
-                   "WSP_SHUFFLE_FAULT_NOMEM=1: every allocation would fail "
-                   "and the shuffle could never progress; use 0 (off) or "
-                   "N >= 2 (one in N fails)");
+  if (rc == WSP_OK) rc = wsp__shuffle_fault_nomem(comm, fault_n);
   if (rc == WSP_OK) rc = wsp__shuffle_limits(c->mem_limit, comm->size, c->batch_bytes, lim);
   if (rc == WSP_OK && c->progress_thread) {
 #ifdef WSP_SIMGRID
@@ -241,6 +236,8 @@ static int wsp__open(wsp_comm_t *comm, const char *fn, const wsp_shuffle_config_
     sh->peers[q].local = comm->topo.node_of[q] == comm->topo.node_of[comm->rank];
   sh->c = *comm;
   sh->c.mpi = dup;
+  /* The report counts the calls on the communicator the user called. */
+  sh->c.report = NULL;
   /* The copy must not reach the communicator's lanes (src/p2p/xport.c),
    * whose engine its waits would otherwise drive, from the progress thread
    * too, while the caller runs a collective on the same engine: where its

@@ -108,8 +108,23 @@ int wsp_shuffle_config_from_env(wsp_shuffle_config_t *cfg) {
                        th);
     c.progress_thread = th[0] == '1';
   }
+  /* The testing aid is not part of the configuration, but a bad value is
+   * refused here too, like the communicator's aids (src/comm/config.c),
+   * so that whatever checks the environment sees it. */
+  size_t fault_n = 0;
+  if ((rc = wsp__shuffle_fault_nomem(NULL, &fault_n))) return rc;
   *cfg = c;
   return WSP_OK;
+}
+
+int wsp__shuffle_fault_nomem(const wsp_comm_t *comm, size_t *n) {
+  int rc = wsp__env_count("WSP_SHUFFLE_FAULT_NOMEM", 0, (size_t)1 << 30, n);
+  if (rc == WSP_OK && *n == 1) /* nothing could ever be received */
+    rc = wsp__fail(comm, WSP_ERR_CONFIG,
+                   "WSP_SHUFFLE_FAULT_NOMEM=1: every allocation would fail "
+                   "and the shuffle could never progress; use 0 (off) or "
+                   "N >= 2 (one in N fails)");
+  return rc;
 }
 
 int wsp__shuffle_config_check(const wsp_shuffle_config_t *c) {

@@ -94,6 +94,9 @@ typedef struct wsp__shuffle_limits {
 /* wsp_shuffle_open's checks of a configuration (WSP_ERR_ARG naming the
  * field), and a fingerprint of the fields all ranks must agree on. */
 int wsp__shuffle_config_check(const wsp_shuffle_config_t *cfg);
+/* The testing aid WSP_SHUFFLE_FAULT_NOMEM (docs/env.md) into *n, left
+ * alone when unset; WSP_ERR_CONFIG naming it when bad (1 included). */
+int wsp__shuffle_fault_nomem(const wsp_comm_t *comm, size_t *n);
 uint64_t wsp__shuffle_config_fingerprint(const wsp_shuffle_config_t *cfg);
 
 /* Fills *l for p ranks; WSP_ERR_ARG (message naming mem_limit) when mem is

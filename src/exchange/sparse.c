@@ -516,6 +516,10 @@ int wsp_sparse_exchange_alg(wsp_comm_t *comm, wsp_sparse_alg_t alg,
   out->alg = r.alg;
   out->wsp__storage = st;
   if (alg == WSP_SPARSE_AUTO) comm->sparse->chooser.last_ns = (uint64_t)((MPI_Wtime() - t0) * 1e9);
+  /* The report (docs/report.md): the row that ran, this rank's bytes sent
+   * to others (summed over the ranks at wsp_comm_free). */
+  if (comm->report && (int)r.alg >= 0 && (int)r.alg < WSP__REPORT_ALGS)
+    wsp__report_add(&comm->report->sparse[r.alg], (size_t)r.local.bytes, MPI_Wtime() - t0, -1);
   return WSP_OK;
 
 fail:

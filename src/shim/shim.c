@@ -44,6 +44,7 @@
  *     error class closest to it.
  */
 #include "shim.h"
+#include "shim_env.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -53,8 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { WSP__SHIM_OFF, WSP__SHIM_AUTO, WSP__SHIM_FORCE };
-enum { WSP__SHIM_ALGS = 32, WSP__SHIM_MIN_DEFAULT = 64 * 1024 };
+enum { WSP__SHIM_ALGS = 32 };
 
 /* One communicator's state (the attribute's value), made at the first
  * intercepted call on it by all its ranks in that call. */
@@ -151,67 +151,19 @@ static void wsp__shim_warn(const char *fmt, const char *arg) {
 }
 
 /* WSP_SHIM, WSP_SHIM_COLLS, WSP_SHIM_MIN, WSP_SHIM_REPORT and the testing
- * aid WSP_SHIM_FAULT_NOMEM. A value the shim cannot read turns the shim
- * off with a warning: a job that asked for something else must not run
- * differently than it thinks. */
+ * aid WSP_SHIM_FAULT_NOMEM (shim_env.c, which wsp-info --check shares). A
+ * value the shim cannot read turns the shim off with a warning: a job that
+ * asked for something else must not run differently than it thinks. */
 static void wsp__shim_settings(void) {
-  const char *v = getenv("WSP_SHIM");
-  wsp__shim.mode = WSP__SHIM_AUTO;
-  if (v && *v) {
-    if (!strcmp(v, "off")) {
-      wsp__shim.mode = WSP__SHIM_OFF;
-    } else if (!strcmp(v, "force")) {
-      wsp__shim.mode = WSP__SHIM_FORCE;
-    } else if (strcmp(v, "auto") != 0) {
-      wsp__shim_warn("WSP_SHIM = \"%s\" is not off, auto or force; the shim is off", v);
-      wsp__shim.mode = WSP__SHIM_OFF;
-    }
-  }
-  wsp__shim.colls = (1u << WSP_COLL_COUNT) - 1;
-  v = getenv("WSP_SHIM_COLLS");
-  if (v && *v && strcmp(v, "all") != 0) {
-    wsp__shim.colls = 0;
-    char buf[256], *save = NULL;
-    snprintf(buf, sizeof buf, "%s", v);
-    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-      wsp_coll_t c;
-      if (wsp_coll_from_name(t, &c) != WSP_OK) {
-        wsp__shim_warn("WSP_SHIM_COLLS names \"%s\", which is not a collective of "
-                       "wirespeed's (bcast, reduce, allreduce, gather, scatter, allgather, "
-                       "alltoall); the shim is off",
-                       t);
-        wsp__shim.mode = WSP__SHIM_OFF;
-        break;
-      }
-      wsp__shim.colls |= 1u << c;
-    }
-  }
-  wsp__shim.min = WSP__SHIM_MIN_DEFAULT;
-  v = getenv("WSP_SHIM_MIN");
-  if (v && *v && wsp_parse_size(v, &wsp__shim.min) != WSP_OK) {
-    wsp__shim_warn("WSP_SHIM_MIN = \"%s\" is not a size (e.g. 64K); the shim is off", v);
-    wsp__shim.mode = WSP__SHIM_OFF;
-  }
-  v = getenv("WSP_SHIM_REPORT");
-  wsp__shim.report = v && !strcmp(v, "1");
-  v = getenv("WSP_SHIM_FAULT_NOMEM");
-  if (v && *v) {
-    char buf[64], *save = NULL;
-    snprintf(buf, sizeof buf, "%s", v);
-    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-      if (!strcmp(t, "state")) {
-        wsp__shim.fault_state = 1;
-      } else if (!strcmp(t, "create")) {
-        wsp__shim.fault_create = 1;
-      } else {
-        wsp__shim_warn("WSP_SHIM_FAULT_NOMEM names \"%s\", which is not state or create; "
-                       "the shim is off",
-                       t);
-        wsp__shim.mode = WSP__SHIM_OFF;
-        break;
-      }
-    }
-  }
+  wsp__shim_env_t e;
+  char why[256];
+  if (wsp__shim_env_read(&e, why, sizeof why) != 0) wsp__shim_warn("%s; the shim is off", why);
+  wsp__shim.mode = e.mode;
+  wsp__shim.colls = e.colls;
+  wsp__shim.min = e.min;
+  wsp__shim.report = e.report;
+  wsp__shim.fault_state = e.fault_state;
+  wsp__shim.fault_create = e.fault_create;
 }
 
 /* The shim's attribute key, made at the first need; MPI_KEYVAL_INVALID

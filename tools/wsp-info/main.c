@@ -16,6 +16,11 @@
 
 #include "wirespeed.h"
 #include "opts.h"
+#include "comm/env_names.h"
+#include "shim/shim_env.h"
+
+/* The process's environment (POSIX), for the names --check does not know. */
+extern char **environ;
 
 /* 8 B .. 64 MiB: x8 steps, and 64 MiB itself. */
 static const size_t model_sizes[] = {8,      64,       512,       4096,     32768,
@@ -23,7 +28,7 @@ static const size_t model_sizes[] = {8,      64,       512,       4096,     3276
 #define NSIZES (sizeof model_sizes / sizeof model_sizes[0])
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: wsp-info [--help | --version]\n"
+  fprintf(f, "usage: wsp-info [--help | --version | --check | --env-names]\n"
              "       wsp-info --markdown coll|sparse\n"
              "       mpirun -np N wsp-info --model [--json]\n\n"
              "Prints wirespeed's version, MPI library, build options, the\n"
@@ -39,11 +44,89 @@ static void usage(FILE *f) {
              "            for bcast/reduce/allreduce, one rank's block for gather,\n"
              "            scatter, allgather and alltoall.\n"
              "  --json    with --model: print one JSON document instead of text\n"
+             "  --check   only check the WSP_* environment as the library, the\n"
+             "            shuffle and the shim read it: exit 1 naming each variable\n"
+             "            whose value they refuse, warn about WSP_ names nothing\n"
+             "            reads (no MPI needed)\n"
+             "  --env-names\n"
+             "            print every WSP_* name wirespeed reads and what reads it\n"
              "  --markdown coll|sparse\n"
              "            print only the algorithm table of the collectives or of the\n"
              "            sparse exchange as Markdown (name, description,\n"
              "            preconditions, cost): docs/coll.md and docs/sparse.md\n"
              "            include exactly this output (scripts/doc-tables checks it)\n");
+}
+
+/* Every WSP_* name that something of wirespeed reads (src/comm/env_names.h). */
+static const char *const env_names[] = {
+#define WSP_INFO_ENV_NAME(name, who) name,
+    WSP__ENV_NAMES(WSP_INFO_ENV_NAME)
+#undef WSP_INFO_ENV_NAME
+};
+static const char *const env_readers[] = {
+#define WSP_INFO_ENV_WHO(name, who) who,
+    WSP__ENV_NAMES(WSP_INFO_ENV_WHO)
+#undef WSP_INFO_ENV_WHO
+};
+#define NENV (sizeof env_names / sizeof env_names[0])
+
+/* --check: reads the environment with the parsers the library, the
+ * shuffle and the shim use, so that it refuses what they refuse, and warns
+ * about WSP_ names nothing reads. 0 when every value is valid (warnings
+ * or not), 1 otherwise. No MPI: the files the variables name are only
+ * tried for reading, their contents are checked where they are loaded. */
+static int check_env(void) {
+  int bad = 0, set = 0, unknown = 0;
+  wsp_config_t cfg;
+  wsp_shuffle_config_t scfg;
+  wsp_config_init(&cfg);
+  if (wsp_config_from_env(&cfg) != WSP_OK) {
+    fprintf(stderr, "error: %s\n", wsp_last_error());
+    bad = 1;
+  } else {
+    const char *files[2][2] = {{"WSP_RULES_FILE", cfg.rules_file}, {"WSP_NETMAP", cfg.netmap_file}};
+    for (int i = 0; i < 2; i++) {
+      FILE *f = files[i][1] ? fopen(files[i][1], "r") : NULL;
+      if (files[i][1] && f == NULL) {
+        fprintf(stderr, "error: %s=\"%s\": the file cannot be read\n", files[i][0], files[i][1]);
+        bad = 1;
+      }
+      if (f) fclose(f);
+    }
+  }
+  wsp_shuffle_config_init(&scfg);
+  if (wsp_shuffle_config_from_env(&scfg) != WSP_OK) {
+    fprintf(stderr, "error: %s\n", wsp_last_error());
+    bad = 1;
+  }
+  wsp__shim_env_t shim;
+  char why[256];
+  if (wsp__shim_env_read(&shim, why, sizeof why) != 0) {
+    fprintf(stderr, "error: %s (the shim would turn itself off)\n", why);
+    bad = 1;
+  }
+  for (char **e = environ; e && *e; e++) {
+    if (strncmp(*e, "WSP_", 4) != 0) continue;
+    size_t len = strcspn(*e, "=");
+    size_t k = 0, best = 0, best_len = 0;
+    for (; k < NENV; k++) {
+      if (strlen(env_names[k]) == len && strncmp(env_names[k], *e, len) == 0) break;
+      size_t common = 0;
+      while (common < len && env_names[k][common] == (*e)[common]) common++;
+      if (common > best_len) best = k, best_len = common;
+    }
+    set++;
+    if (k < NENV) continue;
+    unknown++;
+    fprintf(stderr, "warning: %.*s is set but nothing of wirespeed reads it (did you mean %s?)\n",
+            (int)len, *e, env_names[best]);
+  }
+  if (bad)
+    fprintf(stderr, "wsp-info --check: the WSP_* environment has a value wirespeed refuses\n");
+  else
+    printf("wsp-info --check: %d WSP_* variable%s set, every value valid%s\n", set,
+           set == 1 ? "" : "s", unknown ? " (see the warnings about unknown names)" : "");
+  return bad;
 }
 
 static const char *fmt_size(size_t b, char *buf, size_t len) {
@@ -326,6 +409,15 @@ int main(int argc, char **argv) {
       }
       print_markdown(what[0] == 's');
       return 0;
+    } else if (!strcmp(argv[i], "--check") || !strcmp(argv[i], "--env-names")) {
+      /* The environment alone: no MPI needed. */
+      if (argc != 2) {
+        fprintf(stderr, "error: %s takes no other option\n", argv[i]);
+        return 2;
+      }
+      if (argv[i][2] == 'c') return check_env();
+      for (size_t k = 0; k < NENV; k++) printf("%s\t%s\n", env_names[k], env_readers[k]);
+      return 0;
     } else if (!strcmp(argv[i], "--model")) {
       model = 1;
     } else if (!strcmp(argv[i], "--json")) {
@@ -439,6 +531,10 @@ int main(int argc, char **argv) {
                cfg.timeout);
       else
         printf("  WSP_TIMEOUT              0 (off: waits last as long as MPI's)\n");
+      const char *report = cfg.report ? cfg.report : "(unset: no report)";
+      if (cfg.report && strcmp(cfg.report, "1") == 0)
+        report = "1 (a table on stderr at wsp_comm_free)";
+      printf("  WSP_REPORT               %s\n", report);
     }
 
     printf("\nsparse exchange algorithms (wsp_sparse_exchange, WSP_SPARSE_ALGORITHM):\n");
