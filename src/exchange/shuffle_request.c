@@ -267,6 +267,21 @@ int wsp__shuffle_dispatch(wsp_shuffle_t *sh, int src, const unsigned char *buf,
   if (b == NULL || b->seq != seq)
     return wsp__shuffle_broken(sh, "a response chunk does not answer the oldest "
                                    "batch in flight to its peer");
+  /* A chunk is built to end with its last entry, so entries that do not
+   * fill it exactly mean its bytes are not the ones sent: it fails the
+   * shuffle before any of it reaches a handler. */
+  size_t end = WSP__HDR_BYTES; /* <= len throughout, until a failure sets SIZE_MAX */
+  for (uint32_t i = 0; i < count && end != SIZE_MAX; i++) {
+    if (len - end < WSP__ENTRY_BYTES) {
+      end = SIZE_MAX;
+      break;
+    }
+    uint64_t rl = wsp__get64(buf + end);
+    end = rl > len - end - WSP__ENTRY_BYTES ? SIZE_MAX : end + WSP__ENTRY_BYTES + (size_t)rl;
+  }
+  if (end != len)
+    return wsp__shuffle_broken(sh, "a response chunk whose entries do not fill it (its bytes "
+                                   "are not the ones sent)");
   /* The entries, paired with their requests, in groups: one entry per
    * on_response call, up to WSP__RUN_MAX per on_responses call. */
   size_t off = WSP__HDR_BYTES, group = sh->batched ? WSP__RUN_MAX : 1;
