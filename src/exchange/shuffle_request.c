@@ -289,13 +289,13 @@ int wsp__shuffle_dispatch(wsp_shuffle_t *sh, int src, const unsigned char *buf,
   for (uint32_t i = 0; i < count;) {
     size_t n = 0, bytes = 0;
     for (; n < group && i < count; n++, i++) {
-      if (off + WSP__ENTRY_BYTES > len || b->answered >= b->count ||
-          b->cursor + WSP__ENTRY_BYTES > b->len)
+      /* The chunk's own bounds were checked above; these are the batch's. */
+      if (b->answered >= b->count || b->cursor + WSP__ENTRY_BYTES > b->len)
         return wsp__shuffle_broken(sh, "malformed response chunk");
       uint64_t rl = wsp__get64(buf + off);
       uint64_t ql = wsp__get64(b->buf + b->cursor);
       off += WSP__ENTRY_BYTES;
-      if (rl > len - off || ql > b->len - b->cursor - WSP__ENTRY_BYTES)
+      if (ql > b->len - b->cursor - WSP__ENTRY_BYTES)
         return wsp__shuffle_broken(sh, "malformed response chunk");
       const unsigned char *q = b->buf + b->cursor + WSP__ENTRY_BYTES;
       it[n] = (wsp_shuffle_item_t){.req = ql ? q : NULL, .req_bytes = (size_t)ql,
