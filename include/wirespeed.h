@@ -507,9 +507,10 @@ typedef struct wsp_model {
   double alpha_wan, beta_wan, beta_wan_link;
   /* Bytes from which a transfer between nodes takes the lanes (the
    * collectives' transport, WSP_TRANSPORT; docs/p2p.md), 0 when none does.
-   * Set when auto finds that lanes pay: alpha, beta and beta_x are then the
-   * lanes' (one more round trip per message, the rate of all lanes), and
-   * pipelined algorithms keep their segments at or above it. */
+   * Set when auto finds that lanes pay (alpha, beta and beta_x are then the
+   * lanes': one more round trip per message, the rate of all lanes) and
+   * when the lanes are forced (the rates stay MPI's); pipelined algorithms
+   * keep their segments at or above it. */
   size_t lanes_min;
 } wsp_model_t;
 

@@ -532,8 +532,16 @@ int wsp__xport_create(wsp_comm_t *comm) {
              what, wsp_last_error());
     return WSP_OK;
   }
-  /* auto decides at the first collective that could use them. */
-  if (comm->cfg.transport == WSP_TRANSPORT_LANES) wsp__xport_on(comm);
+  /* auto decides at the first collective that could use them. Forced,
+   * they carry every transfer between nodes from their threshold up, and
+   * the model learns that threshold (the calibration that follows keeps
+   * it): a pipelined algorithm whose segments fell below it would send
+   * them through MPI at one flow's rate. The lanes' rate is not known
+   * without their probe, so the model keeps MPI's. */
+  if (comm->cfg.transport == WSP_TRANSPORT_LANES) {
+    wsp__xport_on(comm);
+    comm->model.lanes_min = comm->lanes->cfg.p2p_min;
+  }
   return WSP_OK;
 #endif
 }

@@ -787,6 +787,18 @@ int main(int argc, char **argv) {
                                : "no byte went over the lanes");
       failures++;
     }
+    /* The model knows from which size transfers take the lanes (forced or
+     * found to pay), at least the configured threshold: pipelined
+     * algorithms keep their segments there. */
+    wsp_config_t cfg;
+    wsp_model_t m;
+    wsp_config_init(&cfg);
+    wsp_config_from_env(&cfg);
+    if (wsp_comm_model(w, &m) != WSP_OK || m.lanes_min == 0 || m.lanes_min < cfg.p2p_min) {
+      fprintf(stderr, "rank %d: --lanes: the model's lanes threshold is %zu, not at least %zu\n",
+              rank, m.lanes_min, cfg.p2p_min);
+      failures++;
+    }
   }
   wsp_comm_free(&w);
   long all_fail = 0, all_cases = 0;
