@@ -63,6 +63,73 @@ int wsp__measure_stream(const wsp_comm_t *comm, int peer, int tag, char *buf, in
   return rc;
 }
 
+/* Whether a send of n bytes to peer completes before its receive is
+ * posted; both ranks of the pair learn the verdict. */
+static int wsp__eager_try(const wsp_comm_t *c, int peer, int tag, int verdict_tag, char *buf,
+                          size_t n, double watch, int *eager) {
+  int rc = WSP_OK;
+  unsigned char verdict = 0;
+  if (c->rank < peer) {
+    MPI_Request r = MPI_REQUEST_NULL;
+    if ((rc = wsp__isend_bytes(c, buf, n, peer, tag, 0, &r))) return rc;
+    wsp__backoff_t bo;
+    wsp__backoff_init(&bo, c);
+    int done = 0;
+    for (double t0 = wsp__now(); !done && wsp__now() - t0 < watch;) {
+      int mrc = MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+      if (mrc != MPI_SUCCESS)
+        return wsp__abandon(c, wsp__mpi_fail(c, mrc, "MPI_Test", WSP__WHERE), 0, NULL, 1, &r);
+      if (!done) wsp__backoff_idle(&bo);
+    }
+    verdict = (unsigned char)done;
+    /* The message may still be in flight: on failure it is completed or
+     * let go (wsp__abandon) before its buffer can be freed. The peer posts
+     * its receive only after a verdict, so without one it waits for the
+     * limit. */
+    if ((rc = wsp__send_bytes(c, &verdict, 1, peer, verdict_tag)))
+      return wsp__abandon(c, rc, 0, NULL, 1, &r);
+    if ((rc = wsp__waitall(c, 1, &r, n))) return rc;
+  } else {
+    if ((rc = wsp__recv_bytes(c, &verdict, 1, peer, verdict_tag)) ||
+        (rc = wsp__recv_bytes(c, buf, n, peer, tag)))
+      return rc;
+  }
+  *eager = verdict != 0;
+  return WSP_OK;
+}
+
+int wsp__measure_eager(const wsp_comm_t *comm, int peer, int tag, int verdict_tag, char *buf,
+                       size_t from, size_t max, double rel, double watch_s, double per_byte,
+                       size_t *limit, uint64_t *sent) {
+  size_t lo = 0, hi = 0; /* the largest eager size seen; the smallest rendezvous one (0: none) */
+  int rc = WSP_OK, eager = 0;
+  *limit = 0;
+  for (size_t n = from; n <= max && hi == 0; n *= 2) {
+    if ((rc = wsp__eager_try(comm, peer, tag, verdict_tag, buf, n, watch_s + per_byte * (double)n,
+                             &eager)))
+      return rc;
+    if (sent && comm->rank < peer) *sent += n + 1;
+    if (eager)
+      lo = n;
+    else
+      hi = n;
+  }
+  /* Coarse searches look no further down than `from`. */
+  while (!(rel > 0 && lo == 0) && hi > lo + 1 && (double)(hi - lo) > rel * (double)lo) {
+    size_t n = lo + (hi - lo) / 2;
+    if ((rc = wsp__eager_try(comm, peer, tag, verdict_tag, buf, n, watch_s + per_byte * (double)n,
+                             &eager)))
+      return rc;
+    if (sent && comm->rank < peer) *sent += n + 1;
+    if (eager)
+      lo = n;
+    else
+      hi = n;
+  }
+  *limit = lo;
+  return WSP_OK;
+}
+
 double wsp__measure_min(const double *samples, int n) {
   double m = INFINITY;
   for (int i = 0; i < n; i++)

@@ -193,66 +193,16 @@ static void wsp__probe_estimate(wsp__probe_t *pr, int passes, double *lat, doubl
 
 /* ---- the eager search ---- */
 
-/* Whether a send of n bytes to peer completes before its receive is
- * posted; both ranks of the pair learn the verdict. */
-static int wsp__eager_try(wsp__probe_t *pr, int peer, size_t n, double watch, int *eager) {
-  const wsp_comm_t *c = pr->comm;
-  int rc = WSP_OK;
-  unsigned char verdict = 0;
-  if (c->rank < peer) {
-    MPI_Request r = MPI_REQUEST_NULL;
-    if ((rc = wsp__isend_bytes(c, pr->ebuf, n, peer, WSP__TAG_PROBE_EAGER, 0, &r))) return rc;
-    wsp__backoff_t bo;
-    wsp__backoff_init(&bo, c);
-    int done = 0;
-    for (double t0 = wsp__now(); !done && wsp__now() - t0 < watch;) {
-      int mrc = MPI_Test(&r, &done, MPI_STATUS_IGNORE);
-      if (mrc != MPI_SUCCESS)
-        return wsp__abandon(c, wsp__mpi_fail(c, mrc, "MPI_Test", WSP__WHERE), 0, NULL, 1, &r);
-      if (!done) wsp__backoff_idle(&bo);
-    }
-    verdict = (unsigned char)done;
-    /* The message may still be in flight: on failure it is completed or
-     * let go (wsp__abandon) before its buffer can be freed. The peer posts
-     * its receive only after a verdict, so without one it waits for the
-     * limit. */
-    if ((rc = wsp__send_bytes(c, &verdict, 1, peer, WSP__TAG_PROBE_VERDICT)))
-      return wsp__abandon(c, rc, 0, NULL, 1, &r);
-    if ((rc = wsp__waitall(c, 1, &r, n))) return rc;
-  } else {
-    if ((rc = wsp__recv_bytes(c, &verdict, 1, peer, WSP__TAG_PROBE_VERDICT)) ||
-        (rc = wsp__recv_bytes(c, pr->ebuf, n, peer, WSP__TAG_PROBE_EAGER)))
-      return rc;
-  }
-  pr->bytes += c->rank < peer ? n + 1 : 0;
-  *eager = verdict != 0;
-  return WSP_OK;
-}
-
-/* The largest eager size between this rank and peer (both call it). */
+/* The largest eager size between this rank and peer, to the byte (both
+ * call it; src/core/measure.c). A send is watched for WSP__EAGER_WATCH_S
+ * plus four times the pair's predicted time for it. */
 static int wsp__eager_search(wsp__probe_t *pr, int peer, size_t *limit) {
   const wsp_netmap_t *m = pr->m;
   size_t k = (size_t)m->node_of[pr->comm->rank] * (size_t)m->nodes + (size_t)m->node_of[peer];
   double lat = isfinite(m->lat[k]) ? m->lat[k] : 0, inv = isfinite(m->inv_bw[k]) ? m->inv_bw[k] : 0;
-  size_t lo = 0, hi = 0; /* largest eager seen; smallest rendezvous seen (0: none) */
-  int rc = WSP_OK, eager = 0;
-  for (size_t n = WSP__EAGER_FIRST; n <= WSP__EAGER_MAX && hi == 0; n *= 2) {
-    if ((rc = wsp__eager_try(pr, peer, n, WSP__EAGER_WATCH_S + 4 * (lat + (double)n * inv),
-                             &eager)))
-      return rc;
-    if (eager) lo = n;
-    else hi = n;
-  }
-  while (hi > lo + 1) {
-    size_t n = lo + (hi - lo) / 2;
-    if ((rc = wsp__eager_try(pr, peer, n, WSP__EAGER_WATCH_S + 4 * (lat + (double)n * inv),
-                             &eager)))
-      return rc;
-    if (eager) lo = n;
-    else hi = n;
-  }
-  *limit = lo;
-  return WSP_OK;
+  return wsp__measure_eager(pr->comm, peer, WSP__TAG_PROBE_EAGER, WSP__TAG_PROBE_VERDICT, pr->ebuf,
+                            WSP__EAGER_FIRST, WSP__EAGER_MAX, 0, WSP__EAGER_WATCH_S + 4 * lat,
+                            4 * inv, limit, &pr->bytes);
 }
 
 static int wsp__probe_eager(wsp__probe_t *pr) {
