@@ -342,7 +342,19 @@ typedef struct wsp_config {
    * gathers the figures with one reduction). Copied by wsp_comm_create.
    * WSP_REPORT; default unset. */
   const char *report;
+  /* The MPI's eager limit between nodes (bytes up to which a send completes
+   * before its receive is posted), within which pipelined algorithms keep
+   * their segments (wsp_model_t.eager): WSP_EAGER_LIMIT_AUTO (0) measures
+   * it when the communicator is created, with a few sends between two
+   * nodes (docs/coll.md, "The eager limit"); WSP_EAGER_LIMIT_NONE leaves it
+   * unknown (no measurement); any other value is taken as it is. An
+   * attached network map's figure replaces it. Must agree on every rank.
+   * WSP_EAGER_LIMIT=auto|none|SIZE; default auto. */
+  size_t eager_limit;
 } wsp_config_t;
+
+#define WSP_EAGER_LIMIT_AUTO ((size_t)0)
+#define WSP_EAGER_LIMIT_NONE ((size_t)-1)
 
 WSP_API int wsp_config_init(wsp_config_t *cfg);
 WSP_API int wsp_config_from_env(wsp_config_t *cfg);
@@ -469,6 +481,16 @@ WSP_API int wsp_coll_alg_from_name(wsp_coll_t coll, const char *name, int *alg);
  * with algorithm `alg` (or WSP_ALG_AUTO) on this communicator from now on. */
 WSP_API int wsp_coll_set_alg(wsp_comm_t *comm, wsp_coll_t coll, int alg);
 
+/* Where the model's eager limits came from (wsp_model_t.eager_from). */
+typedef enum wsp_eager_from {
+  WSP_EAGER_FROM_NONE = 0,     /* not known (WSP_EAGER_LIMIT=none, one node) */
+  WSP_EAGER_FROM_MEASURED = 1, /* measured by wsp_comm_create */
+  WSP_EAGER_FROM_CONFIG = 2,   /* given (cfg.eager_limit, WSP_EAGER_LIMIT) */
+  WSP_EAGER_FROM_MAP = 3       /* the attached network map's */
+} wsp_eager_from_t;
+/* "none", "measured", "config" or "map"; "unknown" for another value. */
+WSP_API const char *wsp_eager_from_name(int from);
+
 /* The α-β-γ cost model. */
 typedef struct wsp_model {
   double alpha; /* seconds per message */
@@ -495,7 +517,9 @@ typedef struct wsp_model {
   int calibrated; /* 1 when measured by wsp_comm_create, 0 when configured */
   /* Bytes up to which the MPI sends eagerly (a send completes before its
    * receive is posted), between nodes and inside a node: the network map's
-   * figures when one is attached (wsp_comm_set_netmap), else 0 (unknown).
+   * figures when one is attached (wsp_comm_set_netmap); else, between
+   * nodes, what wsp_comm_create measured or was given (cfg.eager_limit),
+   * and inside a node 0 (unknown).
    * Pipelined algorithms keep their segments within it (src/model/cost.c,
    * wsp__pipeline_seg, says when). */
   size_t eager, eager_node;
@@ -512,6 +536,8 @@ typedef struct wsp_model {
    * when the lanes are forced (the rates stay MPI's); pipelined algorithms
    * keep their segments at or above it. */
   size_t lanes_min;
+  /* Where eager and eager_node came from (wsp_eager_from_t). */
+  int eager_from;
 } wsp_model_t;
 
 /* Which ranks share a node, as wirespeed sees it (WSP_NODES). */
@@ -770,8 +796,9 @@ typedef struct wsp_shuffle_config {
   /* Response chunks larger than this many bytes travel as several MPI
    * messages of at most this size, put together again at the requester, so
    * that each is sent eagerly whatever the MPI's rendezvous threshold
-   * (docs/shuffle.md). 0: the network map's eager limit between nodes when
-   * a map is attached, else 16 KiB. WSP_SHUFFLE_PIECE; at least 1 KiB. */
+   * (docs/shuffle.md). 0: the communicator's eager limit between nodes
+   * (wsp_model_t.eager: measured, given or a map's) when it is known, else
+   * 16 KiB. WSP_SHUFFLE_PIECE; at least 1 KiB. */
   size_t piece_bytes;
 } wsp_shuffle_config_t;
 

@@ -87,7 +87,7 @@ class Recv(ctypes.Structure):
 
 class RecvSet(ctypes.Structure):
     _fields_ = [("count", c_size_t), ("msgs", POINTER(Recv)), ("alg", c_int),
-                ("storage", c_void_p)]
+                ("wsp__storage", c_void_p)]
 
 
 class AlgInfo(ctypes.Structure):
@@ -99,7 +99,7 @@ class Model(ctypes.Structure):
                 ("beta_x", c_double), ("alpha_node", c_double), ("beta_node", c_double),
                 ("gap", c_double), ("calibrated", c_int), ("eager", c_size_t),
                 ("eager_node", c_size_t), ("alpha_wan", c_double), ("beta_wan", c_double),
-                ("beta_wan_link", c_double)]
+                ("beta_wan_link", c_double), ("lanes_min", c_size_t), ("eager_from", c_int)]
 
 
 class ShuffleConfig(ctypes.Structure):

@@ -179,7 +179,9 @@ int wsp_comm_set_netmap(wsp_comm_t *comm, const wsp_netmap_t *map) {
     wsp__aware_free(comm->aware);
     comm->aware = NULL;
     memset(&comm->map_flows, 0, sizeof comm->map_flows);
-    comm->model.eager = comm->model.eager_node = 0;
+    comm->model.eager = comm->eager_own;
+    comm->model.eager_node = 0;
+    comm->model.eager_from = comm->eager_own_from;
     wsp__topo_set_models(comm);
     wsp__sites_from_map(comm, NULL, NULL);
     return WSP_OK;
@@ -205,8 +207,13 @@ int wsp_comm_set_netmap(wsp_comm_t *comm, const wsp_netmap_t *map) {
     wsp__aware_free(comm->aware);
     comm->aware = aw;
   }
-  comm->model.eager = map->eager_inter;
-  comm->model.eager_node = map->eager_intra;
+  /* The map's limits replace the communicator's own, unless it was
+   * probed without them (wsp_netmap_probe_config_t.eager_limits = 0). */
+  if (map->eager_inter || map->eager_intra) {
+    comm->model.eager = map->eager_inter;
+    comm->model.eager_node = map->eager_intra;
+    comm->model.eager_from = WSP_EAGER_FROM_MAP;
+  }
   wsp__aware_flows(comm, map);
   wsp__topo_set_models(comm);
   wsp__sites_from_map(comm, map->node_of, map->group);

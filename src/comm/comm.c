@@ -141,6 +141,7 @@ int wsp_comm_create(MPI_Comm comm, const wsp_config_t *cfg, wsp_comm_t **out) {
   } else if ((rc = wsp__model_calibrate(w, &w->model)) != WSP_OK) {
     goto fail;
   }
+  if ((rc = wsp__model_eager(w, &w->model)) != WSP_OK) goto fail;
   wsp__topo_set_models(w);
   if (want_netmap) {
     wsp_netmap_t *map = NULL;
@@ -223,6 +224,21 @@ int wsp_comm_config(const wsp_comm_t *comm, wsp_config_t *cfg) {
   if (cfg == NULL) return wsp__fail(comm, WSP_ERR_ARG, "wsp_comm_config: cfg is NULL");
   *cfg = comm->cfg;
   return WSP_OK;
+}
+
+const char *wsp_eager_from_name(int from) {
+  switch (from) {
+  case WSP_EAGER_FROM_NONE:
+    return "none";
+  case WSP_EAGER_FROM_MEASURED:
+    return "measured";
+  case WSP_EAGER_FROM_CONFIG:
+    return "config";
+  case WSP_EAGER_FROM_MAP:
+    return "map";
+  default:
+    return "unknown";
+  }
 }
 
 int wsp_comm_model(const wsp_comm_t *comm, wsp_model_t *model) {

@@ -332,6 +332,21 @@ int wsp_config_from_env(wsp_config_t *cfg) {
    * no value is refused, as any text can name a file. */
   s = getenv("WSP_REPORT");
   c.report = s && *s && strcmp(s, "0") != 0 ? s : NULL;
+  s = getenv("WSP_EAGER_LIMIT");
+  if (s && *s) {
+    size_t lim = 0;
+    if (strcmp(s, "auto") == 0)
+      c.eager_limit = WSP_EAGER_LIMIT_AUTO;
+    else if (strcmp(s, "none") == 0)
+      c.eager_limit = WSP_EAGER_LIMIT_NONE;
+    else if (wsp_parse_size(s, &lim) == WSP_OK && lim >= 1 && lim < WSP_EAGER_LIMIT_NONE)
+      c.eager_limit = lim;
+    else
+      return wsp__fail(NULL, WSP_ERR_CONFIG,
+                       "WSP_EAGER_LIMIT=\"%s\": expected auto, none or a size of at least 1 "
+                       "byte (K, M, G: powers of two)",
+                       s);
+  }
   *cfg = c;
   return WSP_OK;
 }
@@ -383,5 +398,9 @@ uint64_t wsp__config_fingerprint(const wsp_config_t *cfg) {
    * every rank must join; where it goes may differ. */
   uint64_t report = cfg->report != NULL && strcmp(cfg->report, "0") != 0;
   h = wsp__fnv(h, &report, sizeof report);
+  /* Whether the limit is measured (a collective step at create) and the
+   * segments it bounds. */
+  uint64_t eager = cfg->eager_limit;
+  h = wsp__fnv(h, &eager, sizeof eager);
   return h;
 }

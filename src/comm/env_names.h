@@ -30,6 +30,7 @@
   X("WSP_RULES_FILE", "library")                                                                   \
   X("WSP_NETMAP", "library")                                                                       \
   X("WSP_COLL_SEGMENT", "library")                                                                 \
+  X("WSP_EAGER_LIMIT", "library")                                                                  \
   X("WSP_NODES", "library")                                                                        \
   X("WSP_SITES", "library")                                                                        \
   X("WSP_WAN_CONNECTIONS", "library")                                                              \

@@ -134,6 +134,11 @@ struct wsp_comm {
    * many flows per host at once, as the shuffle does, weighs them against
    * each other (src/exchange/shuffle.c, wsp__shuffle_lanes). */
   double lanes_rate_one, lanes_rate_k;
+  /* The eager limit between nodes as wsp_comm_create found it (measured
+   * or given; src/model/calibrate.c, wsp__model_eager) and where from
+   * (wsp_eager_from_t): the model's again when a map is detached. */
+  size_t eager_own;
+  int eager_own_from;
   /* A transfer of that transport failed on a lane, on this rank or, as
    * the rank that saw it told every other over MPI, on another one
    * (src/p2p/xport.c): the pair (a < b) and why. Every wait on the

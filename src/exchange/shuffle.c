@@ -250,7 +250,7 @@ static int wsp__open(wsp_comm_t *comm, const char *fn, const wsp_shuffle_config_
     goto fail;
   sh->cfg = c;
   sh->lim = lim;
-  /* The piece size: configured, else the map's eager limit between nodes,
+  /* The piece size: configured, else the eager limit between nodes,
    * else a size both MPIs send eagerly by default (shuffle_internal.h). A
    * chunk holds at most resp_out/2 (shuffle_config.c), so its sends are at
    * most its pieces plus the announcement. */

@@ -43,6 +43,18 @@
  * (wsp__calibrate_wan_lanes). The whole
  * calibration costs about 250 small messages (most of them in the gap's
  * windows, which take about 11 round trips) and 32 large ones per rank.
+ *
+ * The eager limit between nodes (wsp__model_eager), after the calibration:
+ * pipelined algorithms keep their segments within it, as a segment above
+ * it waits for the receiver's answer at every hop (docs/coll.md, "The
+ * eager limit"). Rank 0 and the lowest rank of the next node search it
+ * with the measurement the network map's probe makes (measure.h), coarser
+ * and cheaper: sizes from WSP__EAGER_FROM (below which segments are not
+ * bounded anyway) doubling up to WSP__EAGER_TO, then halved to within
+ * 1/WSP__EAGER_DIV of the limit; a send is watched for 1 ms plus twice
+ * its calibrated time. Under MPICH with UCX on 100 Mbit/s links that is
+ * about a dozen sends, most of the cost being the bytes of the eager ones
+ * (docs/results/coll.md); every other rank waits in one allreduce.
  */
 #include "model.h"
 
@@ -304,4 +316,66 @@ out:
   free(red);
   free(alphas);
   return rc;
+}
+
+#define WSP__EAGER_FROM ((size_t)4096) /* WSP__SEG_EAGER_MIN */
+#define WSP__EAGER_TO ((size_t)256 << 10)
+#define WSP__EAGER_DIV 16
+#define WSP__EAGER_WATCH_S 1e-3
+_Static_assert(WSP__EAGER_FROM == WSP__SEG_EAGER_MIN, "the search starts where limits count");
+
+int wsp__model_eager(wsp_comm_t *comm, wsp_model_t *m) {
+  const size_t given = comm->cfg.eager_limit;
+  m->eager = 0;
+  m->eager_from = WSP_EAGER_FROM_NONE;
+  if (given != WSP_EAGER_LIMIT_AUTO && given != WSP_EAGER_LIMIT_NONE) {
+    m->eager = given;
+    m->eager_from = WSP_EAGER_FROM_CONFIG;
+  }
+  if (given == WSP_EAGER_LIMIT_AUTO && comm->topo.pub.nodes >= 2) {
+    const int *node = comm->topo.node_of, me = comm->rank;
+    int other = -1, rc = WSP_OK;
+    for (int r = 1; r < comm->size && other < 0; r++)
+      if (node[r] != node[0]) other = r;
+    const int in_pair = me == 0 || me == other;
+    char *buf = in_pair ? malloc(WSP__EAGER_TO) : NULL;
+    if ((rc = wsp__agree_alloc(comm, in_pair && buf == NULL, "wsp_comm_create: the eager limit")))
+      return rc;
+    /* found[0]: the limit; found[1]: 1 when a rendezvous size was found
+     * (otherwise every size up to WSP__EAGER_TO went eagerly). */
+    uint64_t found[2] = {0, 0};
+    const double t0 = wsp__now();
+    if (in_pair) {
+      size_t lim = 0;
+      rc = wsp__measure_eager(comm, me == 0 ? other : 0, WSP__TAG_PROBE_EAGER,
+                              WSP__TAG_PROBE_VERDICT, buf, WSP__EAGER_FROM, WSP__EAGER_TO,
+                              1.0 / WSP__EAGER_DIV, WSP__EAGER_WATCH_S + 2 * m->alpha,
+                              2 * m->beta_x, &lim, NULL);
+      free(buf);
+      if (rc == WSP_ERR_TIMEOUT) return rc;
+      if (rc != WSP_OK) /* the others wait below: the limit stays unknown */
+        wsp__log(comm, WSP_LOG_WARN, "wsp_comm_create: the eager limit was not measured (%s)",
+                 wsp_last_error());
+      else
+        found[0] = lim, found[1] = lim < WSP__EAGER_TO;
+    }
+    if ((rc = wsp__allreduce_wait(comm, found, 2, MPI_UINT64_T, MPI_MAX)) != WSP_OK) return rc;
+    /* Eager throughout: no bound is known, and none is needed below
+     * WSP__EAGER_TO. Below WSP__EAGER_FROM (found[0] = 0): none that
+     * segments would keep to (wsp__pipeline_seg). */
+    m->eager = found[1] ? (size_t)found[0] : 0;
+    m->eager_from = WSP_EAGER_FROM_MEASURED;
+    wsp__log(comm, WSP_LOG_DEBUG,
+             "wsp_comm_create: eager limit between ranks 0 and %d: %s%zu bytes (%.1f ms)", other,
+             !found[1]  ? "none up to "
+             : found[0] ? ""
+                        : "below ",
+             !found[1]  ? WSP__EAGER_TO
+             : found[0] ? (size_t)found[0]
+                        : WSP__EAGER_FROM,
+             (wsp__now() - t0) * 1e3);
+  }
+  comm->eager_own = m->eager;
+  comm->eager_own_from = m->eager_from;
+  return WSP_OK;
 }

@@ -57,4 +57,10 @@ double wsp__fan_cost(const wsp_model_t *m, int p, size_t bytes);
  * count). */
 int wsp__model_calibrate(wsp_comm_t *comm, wsp_model_t *out);
 
+/* Collective over comm: the eager limit between nodes into m->eager and
+ * m->eager_from, from cfg.eager_limit: given, none, or measured between
+ * two nodes (auto; m's alpha and beta size the watch, so it runs after
+ * the calibration). Also kept as the communicator's own (eager_own). */
+int wsp__model_eager(wsp_comm_t *comm, wsp_model_t *m);
+
 #endif

@@ -25,12 +25,27 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const char *const vars[] = {
-    "WSP_LOG", "WSP_SPARSE_ALGORITHM", "WSP_SPARSE_AUTO_INTERVAL", "WSP_POLL_MAX_SLEEP_US",
-    "WSP_BIG_MESSAGE", "WSP_ALLREDUCE_ALGORITHM", "WSP_BCAST_ALGORITHM", "WSP_MODEL",
-    "WSP_NODES", "WSP_COLL_SEGMENT", "WSP_P2P_LANES", "WSP_P2P_MAX_LANES", "WSP_P2P_MIN",
-    "WSP_P2P_CHUNK", "WSP_P2P_PROBE_MS", "WSP_SITES", "WSP_WAN_CONNECTIONS", "WSP_WAN_LANES",
-    "WSP_CHECK", "WSP_TIMEOUT"};
+static const char *const vars[] = {"WSP_LOG",
+                                   "WSP_SPARSE_ALGORITHM",
+                                   "WSP_SPARSE_AUTO_INTERVAL",
+                                   "WSP_POLL_MAX_SLEEP_US",
+                                   "WSP_BIG_MESSAGE",
+                                   "WSP_ALLREDUCE_ALGORITHM",
+                                   "WSP_BCAST_ALGORITHM",
+                                   "WSP_MODEL",
+                                   "WSP_NODES",
+                                   "WSP_COLL_SEGMENT",
+                                   "WSP_P2P_LANES",
+                                   "WSP_P2P_MAX_LANES",
+                                   "WSP_P2P_MIN",
+                                   "WSP_P2P_CHUNK",
+                                   "WSP_P2P_PROBE_MS",
+                                   "WSP_SITES",
+                                   "WSP_WAN_CONNECTIONS",
+                                   "WSP_WAN_LANES",
+                                   "WSP_CHECK",
+                                   "WSP_TIMEOUT",
+                                   "WSP_EAGER_LIMIT"};
 enum { NVARS = sizeof vars / sizeof vars[0], VALUE_MAX = 256 };
 /* The environment's entries ("NAME=value"), which putenv keeps by reference. */
 static char entry[NVARS][VALUE_MAX + 32];

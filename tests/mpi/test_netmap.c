@@ -194,6 +194,30 @@ int main(int argc, char **argv) {
   cfg.reps = 3;
   cfg.stream_bytes = 64 << 10;
 
+  /* 0. The eager limit wsp_comm_create measured (WSP_EAGER_LIMIT=auto)
+   * between two nodes: the MPI's setting less a header, found to within
+   * 1/16 from 4096 bytes up (a limit below that is reported as 0); with
+   * one node, none. */
+  wsp_topology_t topo0;
+  wsp_model_t m0;
+  wsp_comm_topology(w, &topo0);
+  wsp_comm_model(w, &m0);
+  if (topo0.nodes < 2)
+    CHECK(m0.eager_from == WSP_EAGER_FROM_NONE && m0.eager == 0, "one node: eager %zu from %s",
+          m0.eager, wsp_eager_from_name(m0.eager_from));
+  else
+    CHECK(m0.eager_from == WSP_EAGER_FROM_MEASURED, "eager from %s",
+          wsp_eager_from_name(m0.eager_from));
+  if (topo0.nodes >= 2 && expect_eager > 4096)
+    CHECK(m0.eager <= (size_t)expect_eager &&
+              m0.eager + (size_t)expect_eager / 16 + 256 >= (size_t)expect_eager,
+          "measured at create: eager limit %zu, the MPI's setting %ld", m0.eager, expect_eager);
+  else if (topo0.nodes >= 2 && expect_eager > 0)
+    CHECK(m0.eager == 0,
+          "measured at create: eager limit %zu, the MPI's setting %ld (below "
+          "4096: 0)",
+          m0.eager, expect_eager);
+
   /* 1. The probe's map. */
   wsp_netmap_t *m = NULL;
   int rc = wsp_netmap_probe(w, &cfg, &m);
@@ -333,9 +357,20 @@ int main(int argc, char **argv) {
   CHECK(rc == WSP_OK, "set_netmap: %s", wsp_last_error());
   CHECK(wsp_coll_predict(w, WSP_COLL_BCAST, aware_bcast(), 1024, 1, &pt) == WSP_OK && pt >= 0,
         "aware with a map: %g", pt);
+  /* The map's eager limits replace the measured one, until it is detached. */
+  wsp_model_t mm;
+  wsp_comm_model(w, &mm);
+  if (info.eager_inter || info.eager_intra)
+    CHECK(mm.eager_from == WSP_EAGER_FROM_MAP && mm.eager == info.eager_inter &&
+              mm.eager_node == info.eager_intra,
+          "with the map: eager %zu from %s", mm.eager, wsp_eager_from_name(mm.eager_from));
   CHECK(wsp_comm_set_netmap(w, NULL) == WSP_OK &&
             wsp_coll_predict(w, WSP_COLL_BCAST, aware_bcast(), 1024, 1, &pt) == WSP_OK && pt < 0,
         "aware after detaching: %g", pt);
+  wsp_comm_model(w, &mm);
+  CHECK(mm.eager == m0.eager && mm.eager_node == 0 && mm.eager_from == m0.eager_from,
+        "detached: eager %zu from %s, not the measured %zu", mm.eager,
+        wsp_eager_from_name(mm.eager_from), m0.eager);
   CHECK(wsp_comm_set_netmap(NULL, m) == WSP_ERR_ARG, "set_netmap NULL comm");
   MPI_Comm_split(MPI_COMM_WORLD, rank < size - 1 || size == 1, rank, &sub);
   ws = make(sub);

@@ -141,6 +141,25 @@ static void test_config(void) {
   CHECK(wsp__config_check(&c) == WSP_ERR_ARG && strstr(wsp_last_error(), "cfg->transport"),
         "cfg.transport = 2 refused naming it");
   c.transport = WSP_TRANSPORT_AUTO;
+  /* WSP_EAGER_LIMIT: auto (the default, 0), none, or a size. */
+  CHECK(c.eager_limit == WSP_EAGER_LIMIT_AUTO, "WSP_EAGER_LIMIT auto by default");
+  const struct {
+    const char *text;
+    size_t v;
+  } eagers[] = {{"none", WSP_EAGER_LIMIT_NONE}, {"48K", 49152}, {"1", 1}, {"auto", 0}};
+  for (int i = 0; i < 4; i++) {
+    setenv("WSP_EAGER_LIMIT", eagers[i].text, 1);
+    CHECK(wsp_config_from_env(&c) == WSP_OK && c.eager_limit == eagers[i].v,
+          "WSP_EAGER_LIMIT=%s gave %zu: %s", eagers[i].text, c.eager_limit, wsp_last_error());
+  }
+  const char *bad_eagers[] = {"0", "AUTO", "-1", "4k4", "18446744073709551615"};
+  for (int i = 0; i < 5; i++) {
+    setenv("WSP_EAGER_LIMIT", bad_eagers[i], 1);
+    CHECK(wsp_config_from_env(&c) == WSP_ERR_CONFIG &&
+              strstr(wsp_last_error(), "WSP_EAGER_LIMIT") && c.eager_limit == 0,
+          "WSP_EAGER_LIMIT=%s refused naming it, leaving the field", bad_eagers[i]);
+  }
+  unsetenv("WSP_EAGER_LIMIT");
   /* The striped engine's testing aids: read where they act, refused here
    * when bad, naming the variable. */
   const struct {

@@ -622,8 +622,8 @@ static void print_header(const coll_bench_t *b) {
          m->alpha, m->beta, m->gamma, m->beta_x, m->gap, m->alpha_node, m->beta_node,
          m->calibrated ? "calibrated" : "configured");
   if (m->eager || m->eager_node)
-    printf("# eager limit (network map): %zu bytes between nodes, %zu inside a node\n",
-           m->eager, m->eager_node);
+    printf("# eager limit (%s): %zu bytes between nodes, %zu inside a node\n",
+           wsp_eager_from_name(m->eager_from), m->eager, m->eager_node);
   printf("# nodes: %d, at most %d ranks per node%s\n", topo.nodes, topo.max_node_ranks,
          topo.blocks ? " (blocks of consecutive ranks)" : "");
   if (b->o->sites)
@@ -812,13 +812,13 @@ static void json_line(coll_bench_t *b, const row_t *w, size_t S, const row_state
                         json_pack("{s:f, s:f, s:f}", "alpha_wan", m->alpha_wan, "beta_wan",
                                   m->beta_wan, "beta_wan_link", m->beta_wan_link));
   }
-  json_object_set_new(
-      j, "model",
-      json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b, s:I, s:I}", "alpha", m->alpha,
-                "beta", m->beta, "gamma", m->gamma, "beta_x", m->beta_x, "alpha_node",
-                m->alpha_node, "beta_node", m->beta_node, "gap", m->gap, "calibrated",
-                m->calibrated, "eager", (json_int_t)m->eager, "eager_node",
-                (json_int_t)m->eager_node));
+  json_object_set_new(j, "model",
+                      json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b, s:I, s:I, s:s}", "alpha",
+                                m->alpha, "beta", m->beta, "gamma", m->gamma, "beta_x", m->beta_x,
+                                "alpha_node", m->alpha_node, "beta_node", m->beta_node, "gap",
+                                m->gap, "calibrated", m->calibrated, "eager", (json_int_t)m->eager,
+                                "eager_node", (json_int_t)m->eager_node, "eager_from",
+                                wsp_eager_from_name(m->eager_from)));
   wsp_bench_emit(&b->out, j);
 }
 

@@ -199,6 +199,30 @@ static void print_markdown(int sparse) {
 
 /* The sites (WSP_SITES or the map's groups): each site's ranks as ranges,
  * the figures between sites and the connections used. */
+/* The eager limits and where they came from (WSP_EAGER_LIMIT, a map). */
+static void print_eager(const wsp_model_t *m) {
+  const char *from = wsp_eager_from_name(m->eager_from);
+  switch (m->eager_from) {
+  case WSP_EAGER_FROM_MAP:
+    printf("  eager limit (network map): %zu bytes between nodes, %zu inside a node\n", m->eager,
+           m->eager_node);
+    break;
+  case WSP_EAGER_FROM_MEASURED:
+    if (m->eager)
+      printf("  eager limit between nodes: %zu bytes (measured by wsp_comm_create)\n", m->eager);
+    else
+      printf("  eager limit between nodes: below 4096 bytes or above 256 KiB (measured by "
+             "wsp_comm_create; segments are not bounded by it)\n");
+    break;
+  case WSP_EAGER_FROM_CONFIG:
+    printf("  eager limit between nodes: %zu bytes (WSP_EAGER_LIMIT)\n", m->eager);
+    break;
+  default:
+    printf("  eager limit between nodes: not known (%s: one node, or WSP_EAGER_LIMIT=none)\n",
+           from);
+  }
+}
+
 static void print_sites(const wsp_comm_t *comm, int p, const wsp_topology_t *topo,
                         const wsp_model_t *m) {
   if (topo->sites == 0) {
@@ -278,6 +302,8 @@ static int print_model(int json, int rank) {
                         json_real(m.beta_wan_link));
     json_object_set_new(json_object_get(doc, "model"), "lanes_min",
                         json_integer((json_int_t)m.lanes_min));
+    json_object_set_new(json_object_get(doc, "model"), "eager_from",
+                        json_string(wsp_eager_from_name(m.eager_from)));
     json_t *jt = json_object_get(doc, "topology"), *jsite = json_array();
     for (int r = 0; r < p && topo.sites; r++) {
       int sr = -1;
@@ -302,9 +328,7 @@ static int print_model(int json, int rank) {
            m.beta_x > 0 ? 1e-9 / m.beta_x : 0.0, m.gap);
     printf("  inside a node: alpha %.4g s, beta %.4g s per byte (%.4g GB/s)\n",
            m.alpha_node, m.beta_node, m.beta_node > 0 ? 1e-9 / m.beta_node : 0.0);
-    if (m.eager || m.eager_node)
-      printf("  eager limit (network map): %zu bytes between nodes, %zu inside a node\n",
-             m.eager, m.eager_node);
+    print_eager(&m);
     printf("  nodes: %d, at most %d ranks per node%s (WSP_NODES)\n", topo.nodes,
            topo.max_node_ranks, topo.blocks ? ", in blocks of consecutive ranks" : "");
     print_sites(comm, p, &topo, &m);
