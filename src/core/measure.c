@@ -74,12 +74,17 @@ static int wsp__eager_try(const wsp_comm_t *c, int peer, int tag, int verdict_ta
     if ((rc = wsp__isend_bytes(c, buf, n, peer, tag, 0, &r))) return rc;
     wsp__backoff_t bo;
     wsp__backoff_init(&bo, c);
+    /* The last test comes after the watch: a sender descheduled through
+     * it (shared cores) still tests once, late, and a late completion can
+     * only be eager, as the receive is not posted yet. */
     int done = 0;
-    for (double t0 = wsp__now(); !done && wsp__now() - t0 < watch;) {
+    for (const double t0 = wsp__now();;) {
+      const int last = wsp__now() - t0 >= watch;
       int mrc = MPI_Test(&r, &done, MPI_STATUS_IGNORE);
       if (mrc != MPI_SUCCESS)
         return wsp__abandon(c, wsp__mpi_fail(c, mrc, "MPI_Test", WSP__WHERE), 0, NULL, 1, &r);
-      if (!done) wsp__backoff_idle(&bo);
+      if (done || last) break;
+      wsp__backoff_idle(&bo);
     }
     verdict = (unsigned char)done;
     /* The message may still be in flight: on failure it is completed or
@@ -104,7 +109,7 @@ int wsp__measure_eager(const wsp_comm_t *comm, int peer, int tag, int verdict_ta
   size_t lo = 0, hi = 0; /* the largest eager size seen; the smallest rendezvous one (0: none) */
   int rc = WSP_OK, eager = 0;
   *limit = 0;
-  for (size_t n = from; n <= max && hi == 0; n *= 2) {
+  for (size_t n = from; n <= max;) {
     if ((rc = wsp__eager_try(comm, peer, tag, verdict_tag, buf, n, watch_s + per_byte * (double)n,
                              &eager)))
       return rc;
@@ -113,18 +118,13 @@ int wsp__measure_eager(const wsp_comm_t *comm, int peer, int tag, int verdict_ta
       lo = n;
     else
       hi = n;
-  }
-  /* Coarse searches look no further down than `from`. */
-  while (!(rel > 0 && lo == 0) && hi > lo + 1 && (double)(hi - lo) > rel * (double)lo) {
-    size_t n = lo + (hi - lo) / 2;
-    if ((rc = wsp__eager_try(comm, peer, tag, verdict_tag, buf, n, watch_s + per_byte * (double)n,
-                             &eager)))
-      return rc;
-    if (sent && comm->rank < peer) *sent += n + 1;
-    if (eager)
-      lo = n;
-    else
-      hi = n;
+    if (hi == 0) { /* doubling, until a send waits */
+      n *= 2;
+      continue;
+    }
+    /* Halving; coarse searches look no further down than `from`. */
+    if ((rel > 0 && lo == 0) || hi <= lo + 1 || (double)(hi - lo) <= rel * (double)lo) break;
+    n = lo + (hi - lo) / 2;
   }
   *limit = lo;
   return WSP_OK;
