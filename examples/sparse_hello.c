@@ -29,5 +29,5 @@ int main(int argc, char **argv) {
   }
   wsp_comm_free(&comm);
   MPI_Finalize();
-  return 0;
+  return rc == WSP_OK ? 0 : 1;  /* a failed exchange fails the program */
 }
