@@ -76,8 +76,10 @@ int main(int argc, char **argv) {
   int rc = sub->run(argc - 1, argv + 1, rank, size, &post);
   /* A marker for launchers: everything is written, only MPI_Finalize is
    * left (scripts/netlab run --done-line uses it against MPIs that hang
-   * there). */
-  if (rank == 0) {
+   * there). Not after a subcommand's --help, whose text is all it prints. */
+  int help = 0;
+  for (int i = 2; i < argc; i++) help |= !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h");
+  if (rank == 0 && !help) {
     printf("# wsp-bench %s: finished (exit %d), entering MPI_Finalize\n", sub->name, rc);
     fflush(stdout);
   }
