@@ -318,11 +318,10 @@ out:
   return rc;
 }
 
-#define WSP__EAGER_FROM ((size_t)4096) /* WSP__SEG_EAGER_MIN */
+#define WSP__EAGER_FROM WSP__SEG_EAGER_MIN /* where a limit starts to bound segments */
 #define WSP__EAGER_TO ((size_t)256 << 10)
 #define WSP__EAGER_DIV 16
 #define WSP__EAGER_WATCH_S 1e-3
-_Static_assert(WSP__EAGER_FROM == WSP__SEG_EAGER_MIN, "the search starts where limits count");
 
 int wsp__model_eager(wsp_comm_t *comm, wsp_model_t *m) {
   const size_t given = comm->cfg.eager_limit;
@@ -365,15 +364,11 @@ int wsp__model_eager(wsp_comm_t *comm, wsp_model_t *m) {
      * segments would keep to (wsp__pipeline_seg). */
     m->eager = found[1] ? (size_t)found[0] : 0;
     m->eager_from = WSP_EAGER_FROM_MEASURED;
+    const char *how = !found[1] ? "none up to " : found[0] ? "" : "below ";
+    const size_t shown = !found[1] ? WSP__EAGER_TO : found[0] ? (size_t)found[0] : WSP__EAGER_FROM;
     wsp__log(comm, WSP_LOG_DEBUG,
              "wsp_comm_create: eager limit between ranks 0 and %d: %s%zu bytes (%.1f ms)", other,
-             !found[1]  ? "none up to "
-             : found[0] ? ""
-                        : "below ",
-             !found[1]  ? WSP__EAGER_TO
-             : found[0] ? (size_t)found[0]
-                        : WSP__EAGER_FROM,
-             (wsp__now() - t0) * 1e3);
+             how, shown, (wsp__now() - t0) * 1e3);
   }
   comm->eager_own = m->eager;
   comm->eager_own_from = m->eager_from;

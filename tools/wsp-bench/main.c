@@ -41,9 +41,13 @@ static void usage(FILE *f) {
   fprintf(f, "\nRun 'wsp-bench SUBCOMMAND --help' for its options.\n");
 }
 
+/* Set when a subcommand's options asked for its help (wsp_bench_parse). */
+static int help_shown;
+
 int wsp_bench_parse(const wsp_opt_cmd_t *cmd, int argc, char **argv, int rank) {
   int rc = wsp_opts_parse(cmd, argc, argv, rank == 0 ? stdout : NULL,
                           rank == 0 ? stderr : NULL);
+  help_shown = rc == WSP_OPTS_HELP;
   return rc == WSP_OPTS_OK ? -1 : rc == WSP_OPTS_HELP ? 0 : 2;
 }
 
@@ -77,9 +81,7 @@ int main(int argc, char **argv) {
   /* A marker for launchers: everything is written, only MPI_Finalize is
    * left (scripts/netlab run --done-line uses it against MPIs that hang
    * there). Not after a subcommand's --help, whose text is all it prints. */
-  int help = 0;
-  for (int i = 2; i < argc; i++) help |= !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h");
-  if (rank == 0 && !help) {
+  if (rank == 0 && !help_shown) {
     printf("# wsp-bench %s: finished (exit %d), entering MPI_Finalize\n", sub->name, rc);
     fflush(stdout);
   }

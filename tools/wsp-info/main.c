@@ -197,8 +197,6 @@ static void print_markdown(int sparse) {
   }
 }
 
-/* The sites (WSP_SITES or the map's groups): each site's ranks as ranges,
- * the figures between sites and the connections used. */
 /* The eager limits and where they came from (WSP_EAGER_LIMIT, a map). */
 static void print_eager(const wsp_model_t *m) {
   const char *from = wsp_eager_from_name(m->eager_from);
@@ -223,6 +221,8 @@ static void print_eager(const wsp_model_t *m) {
   }
 }
 
+/* The sites (WSP_SITES or the map's groups): each site's ranks as ranges,
+ * the figures between sites and the connections used. */
 static void print_sites(const wsp_comm_t *comm, int p, const wsp_topology_t *topo,
                         const wsp_model_t *m) {
   if (topo->sites == 0) {
