@@ -52,9 +52,9 @@
  * and cheaper: sizes from WSP__EAGER_FROM (below which segments are not
  * bounded anyway) doubling up to WSP__EAGER_TO, then halved to within
  * 1/WSP__EAGER_DIV of the limit; a send is watched for 1 ms plus twice
- * its calibrated time. Under MPICH with UCX on 100 Mbit/s links that is
- * about a dozen sends, most of the cost being the bytes of the eager ones
- * (docs/results/coll.md); every other rank waits in one allreduce.
+ * its calibrated time. On slow links most of the cost is the bytes of the
+ * eager sends (what it cost: docs/results/coll.md); every other rank waits
+ * in one allreduce.
  */
 #include "model.h"
 

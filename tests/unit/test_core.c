@@ -160,6 +160,14 @@ static void test_config(void) {
           "WSP_EAGER_LIMIT=%s refused naming it, leaving the field", bad_eagers[i]);
   }
   unsetenv("WSP_EAGER_LIMIT");
+  /* Where a limit came from, by name; any other value is "unknown". */
+  CHECK(!strcmp(wsp_eager_from_name(WSP_EAGER_FROM_NONE), "none") &&
+            !strcmp(wsp_eager_from_name(WSP_EAGER_FROM_MEASURED), "measured") &&
+            !strcmp(wsp_eager_from_name(WSP_EAGER_FROM_CONFIG), "config") &&
+            !strcmp(wsp_eager_from_name(WSP_EAGER_FROM_MAP), "map") &&
+            !strcmp(wsp_eager_from_name(-1), "unknown") &&
+            !strcmp(wsp_eager_from_name(4), "unknown"),
+        "wsp_eager_from_name");
   /* The striped engine's testing aids: read where they act, refused here
    * when bad, naming the variable. */
   const struct {
