@@ -153,7 +153,8 @@ class BuildPy(build_py):
             return
         os.makedirs(dst, exist_ok=True)
         for name in sorted(os.listdir(src)):
-            if name.endswith(".py"):
+            # netlab's delay line is C source that netlab compiles when a lab asks for it
+            if name.endswith(".py") or name == "delayline.c":
                 shutil.copyfile(os.path.join(src, name), os.path.join(dst, name))
 
 

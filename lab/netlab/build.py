@@ -11,7 +11,8 @@ import signal
 
 from .base import (EXIT_ENV, LabError, ip, kill_ns_pids, list_links, list_netns, nsexec,
                    run_cmd, tc, tc_batch)
-from .params import fmt_rate, hetero_classes, hetero_matrix
+from . import delay as delayline
+from .params import delay_line_ports, fmt_rate, hetero_classes, hetero_matrix
 from .state import address_plan, runtime_dir, save_state, state_path
 
 # tbf's queue bound: the longest a packet may wait in a shaped NIC's queue before it is dropped.
@@ -96,6 +97,8 @@ class Builder:
     def __init__(self, st):
         self.st = st
         self.pre = st["prefix"]
+        self.delay_hosts, self.delay_wan = delay_line_ports(st["params"])
+        self.ports = []     # links through the delay line, joined to it by finish()
 
     def add_ns(self, short):
         ns = self.pre + short
@@ -161,7 +164,18 @@ class Builder:
         ns = self.add_ns("h%d" % i)
         swdev = "%sh%d" % (self.pre, i)
         self.veth(ns, "eth0", sw_ns, swdev)
-        ip(sw_ns, "link", "set", swdev, "master", br, "up")
+        if self.delay_hosts:
+            # The host's port reaches the bridge through the delay line: the host's egress
+            # pays the delay, jitter and loss, so a round trip between two hosts pays 2 x delay.
+            p = self.st["params"]
+            self.ports.append({"ns": sw_ns, "dev": swdev, "tap": "%st%d" % (self.pre, i),
+                               "br": br, "back": delayline.direction(),
+                               "out": delayline.direction(p.get("delay", 0),
+                                                          p.get("jitter", 0),
+                                                          p.get("loss", 0.0))})
+            delayline.offloads_off(ns, "eth0")
+        else:
+            ip(sw_ns, "link", "set", swdev, "master", br, "up")
         ip(ns, "addr", "add", "%s/%d" % (addr, plen), "dev", "eth0")
         ip(ns, "link", "set", "eth0", "up")
         cc = self.st["params"].get("tcp_cc", "default")
@@ -198,7 +212,17 @@ class Builder:
             ip(None, "route", "add", net, "via", via, "dev", rdev)
         self.st["root_ip"] = rp["ip"]
         self.st["root_dev"] = rdev
+        if self.delay_hosts or self.delay_wan:
+            delayline.offloads_off(None, rdev)
         save_state(self.st)
+
+    def finish(self):
+        """Starts the delay line when the lab has links through it."""
+        if self.ports:
+            rd = runtime_dir(self.st["name"])
+            os.makedirs(rd, exist_ok=True)
+            delayline.start(self.st, self.ports, os.path.join(rd, "delayline.log"))
+            save_state(self.st)
 
 
 def build_cluster(b):
@@ -226,11 +250,22 @@ def build_twosite(b):
     b.veth(rt, "eth0", sw0, b.pre + "ra")
     b.veth(rt, "eth1", sw1, b.pre + "rb")
     ip(sw0, "link", "set", b.pre + "ra", "master", br0, "up")
-    ip(sw1, "link", "set", b.pre + "rb", "master", br1, "up")
+    if b.delay_wan:
+        # The router's leg into site B reaches its bridge through the delay line: the WAN's
+        # delay, jitter and loss, in both directions.
+        wan = delayline.direction(p.get("wan_delay", 0), p.get("wan_jitter", 0),
+                                  p.get("wan_loss", 0.0))
+        b.ports.append({"ns": sw1, "dev": b.pre + "rb", "tap": b.pre + "tw", "br": br1,
+                        "out": wan, "back": wan})
+    else:
+        ip(sw1, "link", "set", b.pre + "rb", "master", br1, "up")
     ip(rt, "addr", "add", r["ip_a"] + "/25", "dev", "eth0")
     ip(rt, "addr", "add", r["ip_b"] + "/25", "dev", "eth1")
     ip(rt, "link", "set", "eth0", "up")
     ip(rt, "link", "set", "eth1", "up")
+    if b.delay_hosts or b.delay_wan:
+        delayline.offloads_off(rt, "eth0")
+        delayline.offloads_off(rt, "eth1")
     nsexec(rt, ["sysctl", "-q", "-w", "net.ipv4.ip_forward=1"])  # inside the router ns only
     # WAN: both directions through the router are capped at W, each TCP flow at F
     b.shape_flowcap(rt, "eth1", p["wan_rate"], p["flow_cap"], "wan-a-to-b")
@@ -298,6 +333,7 @@ def teardown(st, scan=False):
         links += [l for l in list_links() if l.startswith(pre) and l not in links]
     existing_ns = set(list_netns())
     kill_ns_pids([n for n in ns_list if n in existing_ns])
+    delayline.stop(st)      # it lives in the first switch's namespace: normally ended above
     existing_links = set(list_links())
     errors = []
     for l in links:

@@ -10,12 +10,12 @@ from . import version
 from .base import EXIT_OK, EXIT_USAGE, LabError, list_netns, log, require_root
 from .build import BUILDERS, Builder, doctor, teardown
 from .fault import SIGNALS, cmd_fault as fault_main
-from .params import DEFAULTS, fmt_rate, merge_params
+from .params import DEFAULTS, DELAY_KEYS, WAN_DELAY_KEYS, fmt_duration, fmt_rate, merge_params
 from .run import MPIS, run_job, snapshot, write_standin
 from .traffic import CALIBRATE_TESTS
 from .state import (ADDR_BLOCK, NAME_RE, all_states, allocate, check_name, new_state,
                     pick_lab, runtime_dir, save_state, state_lock, state_path)
-from .traffic import calibrate, flow_main
+from .traffic import calibrate, echo_main, flow_main
 
 
 def _name_arg(args):
@@ -36,6 +36,10 @@ def print_params(st):
         items += ["wan_rate=%s" % fmt_rate(p["wan_rate"]), "flow_cap=%s" % fmt_rate(p["flow_cap"])]
     if st["profile"] == "cloud":
         items += ["flow_cap=%s" % fmt_rate(p["flow_cap"])]
+    for k in DELAY_KEYS + WAN_DELAY_KEYS:
+        if k in p:
+            items.append("%s=%s" % (k, ("%g%%" % (100 * p[k])) if k.endswith("loss")
+                                    else fmt_duration(p[k])))
     if st["profile"] == "hetero":
         items += ["seed=%d" % p["seed"], "classes=%s" % p["classes"], "weights=%s" % p["weights"]]
     print("  " + " ".join(items))
@@ -52,7 +56,9 @@ def cmd_up(args):
         save_state(st)
     t0 = time.time()
     try:
-        BUILDERS[profile](Builder(st))
+        b = Builder(st)
+        BUILDERS[profile](b)
+        b.finish()
         os.makedirs(runtime_dir(name), exist_ok=True)
         write_standin(st)
         st["status"] = "up"
@@ -189,6 +195,18 @@ def parser(prog="netlab"):
     up.add_argument("--seed", type=int, help="hetero: seed of the pair-rate matrix")
     up.add_argument("--classes", help="hetero: rate classes as fractions of B (e.g. 1,0.5,0.1)")
     up.add_argument("--weights", help="hetero: probability weights of the classes")
+    up.add_argument("--delay", help="added to every host's egress (e.g. 10ms; a round trip "
+                    "between hosts pays it twice); any of --delay, --jitter, --loss routes the "
+                    "hosts' links through netlab's delay line")
+    up.add_argument("--jitter", help="each frame's delay is drawn uniformly from delay +- "
+                    "jitter (frames may overtake each other, as with netem)")
+    up.add_argument("--loss", help="probability that a frame leaving a host is dropped "
+                    "(e.g. 0.1%% or 0.001)")
+    up.add_argument("--wan-delay", dest="wan_delay", help="twosite: delay of the WAN, each "
+                    "direction")
+    up.add_argument("--wan-jitter", dest="wan_jitter", help="twosite: jitter of the WAN")
+    up.add_argument("--wan-loss", dest="wan_loss", help="twosite: loss of the WAN, each "
+                    "direction")
     up.add_argument("--tcp-cc", dest="tcp_cc", help="TCP congestion control of the hosts' "
                     "connections, set on their routes (default: $NETLAB_TCP_CC, else cubic; "
                     "\"default\": the machine's own)")
@@ -257,14 +275,19 @@ def parser(prog="netlab"):
                         "hosts send to their right neighbour at once; a2a: every host sends to "
                         "every other at once (netlab's own TCP flow helper); twosite: one vs k "
                         "WAN streams (fraction of F); cloud: pair is one stream (fraction of F), "
-                        "pairk k streams (fraction of B). Fractions near 1 mean the lab, not the CPU, "
-                        "is the limit.")
+                        "pairk k streams (fraction of B); rtt: UDP echo round trips (expected: twice "
+                        "the delay); window: one flow with its window clamped (fraction of "
+                        "window/RTT); lossflow: one flow under the lab's loss (fraction of "
+                        "Mathis's MSS/RTT x 1.22/sqrt(p)). Fractions near 1 mean the lab, not "
+                        "the CPU, is the limit.")
     ca.add_argument("--name")
     ca.add_argument("--seconds", type=int, default=3, help="measured seconds per test (default "
                     "3, plus 1 s warm-up)")
     ca.add_argument("--streams", type=int, help="k for iperf3 -P k (default: twosite 4, "
                     "cloud 8)")
     ca.add_argument("--only", help="comma list of tests: " + ",".join(CALIBRATE_TESTS))
+    ca.add_argument("--window", type=int, help="window: the receiver's window clamp in bytes "
+                    "(default 65536)")
     ca.add_argument("--json", help="write results to this JSON file")
     ca.set_defaults(func=cmd_calibrate)
 
@@ -279,7 +302,17 @@ def parser(prog="netlab"):
     fl.add_argument("--start", type=float, required=True)
     fl.add_argument("--warmup", type=float, default=1.0)
     fl.add_argument("--seconds", type=float, default=3.0)
+    fl.add_argument("--window-clamp", dest="window_clamp", type=int, default=0)
     fl.set_defaults(func=flow_main)
+    ec = sub.add_parser("_echo")  # internal (traffic.measure_rtt); not listed
+    ec.add_argument("--serve", action="store_true")
+    ec.add_argument("--port", type=int, required=True)
+    ec.add_argument("--seconds", type=float, default=60)
+    ec.add_argument("--to")
+    ec.add_argument("--count", type=int, default=100)
+    ec.add_argument("--interval", type=float, default=0.005)
+    ec.add_argument("--timeout", type=float, default=2.0)
+    ec.set_defaults(func=echo_main)
     return ap
 
 

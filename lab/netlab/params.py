@@ -60,6 +60,64 @@ def fmt_rate(bps):
     return "%dbit" % bps
 
 
+# Latency, jitter and loss (the delay line, lab/netlab/delayline.c): given or absent, never a
+# profile default, so that a lab without them is built as before. DELAY_KEYS are every host's
+# link (each host's egress), WAN_DELAY_KEYS twosite's WAN (both directions).
+DELAY_KEYS = ("delay", "jitter", "loss")
+WAN_DELAY_KEYS = ("wan_delay", "wan_jitter", "wan_loss")
+MAX_DELAY_NS = 10 * 10**9            # the delay line's own bound, for delay and jitter alike
+_TIME_UNITS = {"ns": 1, "us": 10**3, "ms": 10**6, "s": 10**9}
+
+
+def parse_duration(text):
+    """tc-style time ("10ms", "500us", "1.5ms", "2s", "0") -> whole nanoseconds."""
+    if isinstance(text, int) and text == 0:
+        return 0
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-z]*)\s*", str(text))
+    if not m or (m.group(2) not in _TIME_UNITS and not (m.group(2) == "" and
+                                                        float(m.group(1)) == 0)):
+        raise LabError("cannot parse time %r (use e.g. 10ms, 500us, 0)" % (text,), EXIT_USAGE)
+    ns = int(round(float(m.group(1)) * _TIME_UNITS.get(m.group(2), 1)))
+    if ns > MAX_DELAY_NS:
+        raise LabError("time %r is above 10s" % (text,), EXIT_USAGE)
+    return ns
+
+
+def parse_loss(text):
+    """A loss probability: "0.1%" or "0.001" -> 0.001, in [0, 1)."""
+    t = str(text).strip()
+    try:
+        p = float(t[:-1]) / 100 if t.endswith("%") else float(t)
+    except ValueError:
+        raise LabError("cannot parse loss %r (use e.g. 0.1%% or 0.001)" % (text,), EXIT_USAGE)
+    if not 0 <= p < 1:
+        raise LabError("loss %r is not in [0, 1)" % (text,), EXIT_USAGE)
+    return p
+
+
+def fmt_duration(ns):
+    """Nanoseconds as the largest tc-style unit that shows them exactly: 10ms, 1.5ms, 250ns."""
+    if not ns:
+        return "0"
+    for unit, scale in (("s", 10**9), ("ms", 10**6), ("us", 10**3), ("ns", 1)):
+        if ns >= scale:
+            return "%g%s" % (ns / scale, unit)
+
+
+def _option_delay(key, value):
+    """parse_duration / parse_loss with the option's name in the message."""
+    try:
+        return parse_loss(value) if key.endswith("loss") else parse_duration(value)
+    except LabError as e:
+        raise LabError("--%s: %s" % (key.replace("_", "-"), e), e.code)
+
+
+def delay_line_ports(params):
+    """Which links go through the delay line: (hosts, wan) as booleans."""
+    return (any(k in params for k in DELAY_KEYS),
+            any(k in params for k in WAN_DELAY_KEYS))
+
+
 def _option_rate(key, value):
     """parse_rate with the option's name in the message."""
     try:
@@ -143,9 +201,13 @@ def merge_params(args, environ=None, tcp_cc_check=check_tcp_cc):
         raise LabError("profile must be one of %s (got %r)" % (", ".join(PROFILES), profile),
                        EXIT_USAGE)
     params = dict(DEFAULTS[profile])
+    delay_keys = DELAY_KEYS + (WAN_DELAY_KEYS if profile == "twosite" else ())
     for k in list(spec):
         kk = k.replace("-", "_")
         if kk in ("profile", "name"):
+            continue
+        if kk in delay_keys:
+            params[kk] = spec[k]
             continue
         if kk not in params:
             raise LabError("spec key %r is not an option of profile %s" % (k, profile),
@@ -155,6 +217,15 @@ def merge_params(args, environ=None, tcp_cc_check=check_tcp_cc):
         v = getattr(args, k, None)
         if v is not None:
             params[k] = v
+    for k in DELAY_KEYS + WAN_DELAY_KEYS:
+        v = getattr(args, k, None)
+        if v is not None and k not in delay_keys:
+            raise LabError("--%s is an option of the twosite profile only" % k.replace("_", "-"),
+                           EXIT_USAGE)
+        if v is not None:
+            params[k] = v
+        if k in params:
+            params[k] = _option_delay(k, params[k])
     for k in ("rate", "wan_rate", "flow_cap"):
         if k in params:
             params[k] = _option_rate(k, params[k])

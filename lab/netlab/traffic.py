@@ -15,7 +15,12 @@ import time
 from .base import EXIT_ENV, EXIT_OK, EXIT_USAGE, LabError, kill_tree, run_cmd
 from .params import fmt_rate
 
-CALIBRATE_TESTS = ("pair", "pairk", "wan1", "wank", "wanall", "ring", "a2a")
+CALIBRATE_TESTS = ("pair", "pairk", "wan1", "wank", "wanall", "ring", "a2a", "rtt", "window",
+                   "lossflow")
+# What a one-flow test of a delayed lab clamps the receiver's window to (TCP_WINDOW_CLAMP), and
+# the MSS of a lab's TCP segments (MTU 1500 less IP, TCP and timestamp headers).
+WINDOW_DEFAULT = 65536
+LAB_MSS = 1448
 # The directory that holds the netlab package, and its name there: the flow helper runs as
 # `python3 -m netlab` inside the host namespaces and must find the same package (installed
 # with the Python package, it is wirespeed/_netlab).
@@ -31,6 +36,13 @@ def flow_main(args):
     stop = threading.Event()
     srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if args.window_clamp:
+        # A window of exactly that many bytes: TCP_WINDOW_CLAMP on the accepted socket, with
+        # the receive buffer set (4 x the window) so that autotuning, which would raise the
+        # clamp again, stays off. SO_RCVBUF alone (iperf3 -w) leaves the kernel to take a
+        # varying share of the buffer as the window (docs/netlab.md).
+        srv.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 * args.window_clamp)
+        srv.setsockopt(socket.IPPROTO_TCP, socket.TCP_WINDOW_CLAMP, args.window_clamp)
     srv.bind(("0.0.0.0", args.port))
     srv.listen(256)
     srv.settimeout(0.2)
@@ -59,6 +71,8 @@ def flow_main(args):
                 continue
             except OSError:
                 break
+            if args.window_clamp:
+                c.setsockopt(socket.IPPROTO_TCP, socket.TCP_WINDOW_CLAMP, args.window_clamp)
             threading.Thread(target=sink, args=(c,), daemon=True).start()
 
     def sender(dst):
@@ -108,12 +122,82 @@ def flow_main(args):
     os._exit(0)
 
 
-def run_flows(st, plan, seconds, warmup=1.0, port=5301):
-    """plan: {host_ns: [dst_ip, ...]}, every host listed runs a sink. Returns {ns: result}."""
+def echo_main(args):
+    """Hidden helper run inside a host namespace: with --serve, a UDP echo on --port for
+    --seconds; else --count echoes of 64 bytes to --to, --interval seconds apart, printed as
+    JSON round trips in milliseconds (lost ones left out)."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    if args.serve:
+        s.bind(("0.0.0.0", args.port))
+        end = time.time() + args.seconds
+        while time.time() < end:
+            s.settimeout(max(0.01, end - time.time()))
+            try:
+                d, a = s.recvfrom(2048)
+            except socket.timeout:
+                break
+            s.sendto(d, a)
+        return EXIT_OK
+    rtts = []
+    s.settimeout(max(1.0, args.timeout))
+    for i in range(args.count):
+        msg = b"%08d" % i + b"x" * 56
+        t0 = time.perf_counter_ns()
+        s.sendto(msg, (args.to, args.port))
+        while True:
+            try:
+                d, _ = s.recvfrom(2048)
+            except socket.timeout:
+                d = None
+                break
+            if d[:8] == msg[:8]:
+                break           # an echo of an earlier, late probe is skipped
+        if d is not None:
+            rtts.append((time.perf_counter_ns() - t0) / 1e6)
+        time.sleep(args.interval)
+    print(json.dumps({"rtt_ms": rtts, "sent": args.count}), flush=True)
+    return EXIT_OK
+
+
+def _helper_env():
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([PACKAGE_PARENT] + (
         [env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def _helper(ns, *argv):
+    return ["ip", "netns", "exec", ns, sys.executable, "-m", PACKAGE_NAME] + list(argv)
+
+
+def measure_rtt(src, dst, count=100, interval=0.005, port=5399, timeout=2.0):
+    """UDP echo round trips from host src to host dst (state host entries): sorted list, ms."""
+    env = _helper_env()
+    srv = subprocess.Popen(_helper(dst["ns"], "_echo", "--serve", "--port", str(port),
+                                   "--seconds", str(count * (interval + timeout) + 5)),
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                           start_new_session=True, env=env)
+    try:
+        time.sleep(0.3)
+        p = subprocess.run(_helper(src["ns"], "_echo", "--to", dst["ip"], "--port", str(port),
+                                   "--count", str(count), "--interval", str(interval),
+                                   "--timeout", str(timeout)),
+                           capture_output=True, text=True, env=env,
+                           timeout=count * (interval + timeout) + 30)
+        try:
+            r = json.loads(p.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            raise LabError("echo helper in %s failed: %s" % (src["ns"], p.stderr.strip()))
+        return sorted(r["rtt_ms"]), r["sent"]
+    finally:
+        kill_tree(srv)
+
+
+def run_flows(st, plan, seconds, warmup=1.0, port=5301, window_clamp=0):
+    """plan: {host_ns: [dst_ip, ...]}, every host listed runs a sink (its window clamped to
+    window_clamp bytes if not 0). Returns {ns: result}."""
+    env = _helper_env()
     start = time.time() + 1.0 + 0.05 * len(plan)
     procs = {}
     try:
@@ -121,7 +205,9 @@ def run_flows(st, plan, seconds, warmup=1.0, port=5301):
             procs[ns] = subprocess.Popen(
                 ["ip", "netns", "exec", ns, sys.executable, "-m", PACKAGE_NAME, "_flow", "--port",
                  str(port), "--dests", ",".join(dests), "--start", repr(start), "--warmup",
-                 str(warmup), "--seconds", str(seconds)], stdout=subprocess.PIPE,
+                 str(warmup), "--seconds", str(seconds)] +
+                (["--window-clamp", str(window_clamp)] if window_clamp else []),
+                stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE, text=True, start_new_session=True, env=env)
         res = {}
         for ns, p in procs.items():
@@ -221,6 +307,62 @@ def check_calibrate_args(args):
     return only
 
 
+def rtt_summary(rtts, sent):
+    """median, p10, p90, min, max (ms) and the share lost of a sorted list of round trips."""
+    if not rtts:
+        raise LabError("no echo came back (%d sent)" % sent)
+    k = len(rtts)
+    return {"median_ms": rtts[k // 2] if k % 2 else (rtts[k // 2 - 1] + rtts[k // 2]) / 2,
+            "p10_ms": rtts[k // 10], "p90_ms": rtts[(9 * k) // 10], "min_ms": rtts[0],
+            "max_ms": rtts[-1], "samples": k, "lost": 1 - k / sent}
+
+
+def mathis_bps(rtt_s, p, mss=LAB_MSS):
+    """One Reno-like flow's rate at loss p and round trip rtt_s (Mathis et al. 1997, periodic
+    loss, an ACK per segment): MSS / RTT * sqrt(3/2) / sqrt(p), in bit/s."""
+    return mss * 8 / rtt_s * (1.5 ** 0.5) / (p ** 0.5)
+
+
+def path_tests(st, args, want, add, results):
+    """rtt, window and lossflow: a delayed lab's round trip, one window-limited flow, one flow
+    under loss, between h0 and h1 (twosite: across the WAN). Expected round trip: twice the
+    hosts' delay plus (twosite) twice the WAN's."""
+    p = st["params"]
+    hosts = st["hosts"]
+    if len(hosts) < 2:
+        return
+    src, dst = hosts[0], hosts[1]
+    if st["profile"] == "twosite":
+        src = [h for h in hosts if h.get("site") == 0][0]
+        dst = [h for h in hosts if h.get("site") == 1][0]
+    expect_ms = 2 * (p.get("delay", 0) + p.get("wan_delay", 0)) / 1e6
+    loss = 1 - (1 - p.get("loss", 0.0)) * (1 - p.get("wan_loss", 0.0))
+    rtt = None
+    if want("rtt") or want("window") or (want("lossflow") and loss > 0):
+        count = max(20, min(100, int(3000 / (expect_ms + 5))))
+        rtts, sent = measure_rtt(src, dst, count=count)
+        rtt = rtt_summary(rtts, sent)
+    if want("rtt"):
+        r = dict(rtt, test="rtt", expected_ms=expect_ms,
+                 desc="UDP echo %s->%s, expected 2 x delay" % (src["name"], dst["name"]))
+        results.append(r)
+        print("%-10s %-44s %6d %7.3f ms median (p10 %.3f, p90 %.3f, min %.3f), lost %.1f%%"
+              % ("rtt", r["desc"], r["samples"], r["median_ms"], r["p10_ms"], r["p90_ms"],
+                 r["min_ms"], 100 * r["lost"]), flush=True)
+    S = args.seconds
+    if want("window") and expect_ms > 0:
+        w = args.window or WINDOW_DEFAULT
+        res = run_flows(st, {src["ns"]: [dst["ip"]], dst["ns"]: []}, S, window_clamp=w)
+        ref = w * 8 / (rtt["median_ms"] / 1e3)
+        add("window", "1 flow, window %d B, fraction of window/RTT" % w,
+            [res[dst["ns"]]["rx_bps"]], ref, window=w, rtt_ms=rtt["median_ms"])
+    if want("lossflow") and loss > 0:
+        res = run_flows(st, {src["ns"]: [dst["ip"]], dst["ns"]: []}, max(S, 5))
+        ref = mathis_bps(rtt["median_ms"] / 1e3, loss)
+        add("lossflow", "1 flow, loss %g%%, fraction of Mathis" % (100 * loss),
+            [res[dst["ns"]]["rx_bps"]], ref, loss=loss, rtt_ms=rtt["median_ms"])
+
+
 def calibrate(st, args):
     """`netlab calibrate` on lab st: prints a table, optionally writes JSON."""
     only = check_calibrate_args(args)
@@ -313,6 +455,7 @@ def calibrate(st, args):
         tx = [res[h["ns"]]["tx_bps"] for h in hosts]
         label = "all-to-all TCP (%d flows) rx per host / B" % (n * (n - 1))
         add("a2a", label, rx, B, tx_fraction=[x / B for x in tx])
+    path_tests(st, args, want, add, results)
     elapsed = time.time() - t_start
     print("(%.0fs, load average %s)" % (elapsed, open("/proc/loadavg").read().split()[0]))
     if args.json:

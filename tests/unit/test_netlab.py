@@ -293,6 +293,43 @@ class TestParams(unittest.TestCase):
         self.assertEqual(params.check_tcp_cc("default"), "default")
 
 
+class TestDelayOptions(unittest.TestCase):
+    """--delay, --jitter, --loss and twosite's --wan-*: tc-style times, loss as a share or a
+    percentage, absent unless given (a lab without them is built as before)."""
+
+    def test_times_and_losses(self):
+        for text, ns in (("10ms", 10**7), ("500us", 5 * 10**5), ("1.5ms", 1500000), ("2s", 2 * 10**9),
+                         ("0", 0), ("0ms", 0), ("250ns", 250)):
+            self.assertEqual(params.parse_duration(text), ns, text)
+        for text, p in (("0.1%", 0.001), ("1%", 0.01), ("0.001", 0.001), ("0", 0.0)):
+            self.assertAlmostEqual(params.parse_loss(text), p, msg=text)
+        for ns, text in ((10**7, "10ms"), (5 * 10**5, "500us"), (1500000, "1.5ms"), (0, "0")):
+            self.assertEqual(params.fmt_duration(ns), text)
+
+    def test_given_or_absent(self):
+        self.assertNotIn("delay", merge("cluster")[1])
+        _, p, _ = merge("cluster", "--delay", "10ms", "--loss", "0.1%")
+        self.assertEqual((p["delay"], p["loss"]), (10**7, 0.001))
+        self.assertNotIn("jitter", p)
+        self.assertEqual(params.delay_line_ports(p), (True, False))
+        _, p, _ = merge("twosite", "--wan-delay", "40ms", "--wan-loss", "0.01%")
+        self.assertEqual((p["wan_delay"], p["wan_loss"]), (4 * 10**7, 0.0001))
+        self.assertEqual(params.delay_line_ports(p), (False, True))
+
+    def test_bad_values_name_the_option(self):
+        cases = [(["cluster", "--delay", "10"], "--delay: cannot parse time '10'"),
+                 (["cluster", "--delay", "11s"], "--delay: time '11s' is above 10s"),
+                 (["cluster", "--jitter=-1ms"], "--jitter: cannot parse time '-1ms'"),
+                 (["cluster", "--loss", "100%"], "--loss: loss '100%' is not in [0, 1)"),
+                 (["cluster", "--loss", "lots"], "--loss: cannot parse loss 'lots'"),
+                 (["cluster", "--wan-delay", "10ms"],
+                  "--wan-delay is an option of the twosite profile only")]
+        for argv, want in cases:
+            code, msg = errmsg(merge, *argv)
+            self.assertEqual(code, EXIT_USAGE, argv)
+            self.assertIn(want, msg, argv)
+
+
 class TestHeteroMatrix(unittest.TestCase):
     CLASSES, WEIGHTS = [1, 0.5, 0.25, 0.1], [0.4, 0.3, 0.2, 0.1]
 
@@ -376,6 +413,40 @@ class TestBuilders(StateDirCase):
         with mock.patch.object(base.subprocess, "run", rec):
             build.BUILDERS[profile](build.Builder(st))
         return st, rec.calls
+
+    def test_delayed_hosts_and_wan(self):
+        """A delayed host's switch port is not a bridge port: the delay line joins it to a TAP
+        that is; the host's egress direction carries the delay, the way back none; offloads
+        are off on every device whose frames reach the line. twosite's WAN leg into site B
+        carries the WAN's settings both ways."""
+        with mock.patch.object(build.delayline, "shutil") as sh:
+            sh.which.return_value = "/usr/sbin/ethtool"
+            st, calls = self.build("cluster", "hnu", 9, {"hosts": 1, "rate": 25000000,
+                                                         "tcp_cc": "cubic", "delay": 10**7,
+                                                         "loss": 0.001})
+        self.assertNotIn(["ip", "-n", "hnu-sw0", "link", "set", "hnu-h0", "master", "hnu-br0",
+                          "up"], calls)
+        off = ["-K", "eth0", "tx", "off", "tso", "off", "gso", "off"]
+        self.assertIn(["ip", "netns", "exec", "hnu-h0", "ethtool"] + off, calls)
+        self.assertIn(["ethtool", "-K", "hnu-r", "tx", "off", "tso", "off", "gso", "off"], calls)
+        b = build.Builder(st)
+        b.delay_hosts = True
+        with mock.patch.object(base.subprocess, "run", Recorder()), \
+                mock.patch.object(build.delayline, "shutil") as sh:
+            sh.which.return_value = "/usr/sbin/ethtool"
+            st2 = lab_state("hnv", 10, "twosite", {"hosts": 2, "rate": 25000000,
+                                                   "wan_rate": 10**8, "flow_cap": 2 * 10**7,
+                                                   "tcp_cc": "cubic", "delay": 10**6,
+                                                   "wan_delay": 4 * 10**7, "wan_jitter": 10**6})
+            b2 = build.Builder(st2)
+            build.BUILDERS["twosite"](b2)
+        ports = {p["dev"]: p for p in b2.ports}
+        self.assertEqual(sorted(ports), ["hnv-h0", "hnv-h1", "hnv-rb"])
+        self.assertEqual((ports["hnv-h0"]["tap"], ports["hnv-h0"]["out"], ports["hnv-h0"]["back"]),
+                         ("hnv-t0", "1000000/0/0", "0/0/0"))
+        self.assertEqual((ports["hnv-rb"]["ns"], ports["hnv-rb"]["br"], ports["hnv-rb"]["out"],
+                          ports["hnv-rb"]["back"]),
+                         ("hnv-sw1", "hnv-br1", "40000000/1000000/0", "40000000/1000000/0"))
 
     def test_cluster_one_host(self):
         st, calls = self.build("cluster", "hnu", 9, {"hosts": 1, "rate": 25000000,
