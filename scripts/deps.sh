@@ -20,7 +20,7 @@ otherwise lists them and fails). Without a SET: every set.
   openmpi  Open MPI (the main build)
   mpich    MPICH (the second build of the tests)
   simgrid  SimGrid SMPI (the simulated build)
-  lab      iperf3, iproute2, procps, ethtool (netlab)
+  lab      iperf3, iproute2, procps, ethtool, ping (netlab)
   plot     matplotlib (the demo's and wirespeed-report's figures)
   fuzz     clang 14 and its sanitizer runtimes (the fuzz targets)
   test     gfortran (the shim's Fortran tests), clang-format 14 (the format test)
@@ -36,7 +36,7 @@ declare -A pkgs=(
   [openmpi]="openmpi-bin libopenmpi-dev"
   [mpich]="mpich libmpich-dev"
   [simgrid]="libsimgrid-dev"
-  [lab]="iperf3 iproute2 procps ethtool"
+  [lab]="iperf3 iproute2 procps ethtool iputils-ping"
   [plot]="python3-matplotlib"
   [fuzz]="clang-14 libclang-rt-14-dev"
   [test]="gfortran clang-format-14"
@@ -44,7 +44,7 @@ declare -A pkgs=(
 )
 declare -A tools=(
   [core]="cmake ninja" [openmpi]="mpicc" [mpich]="mpicc.mpich mpiexec.mpich"
-  [simgrid]="smpicc smpirun" [lab]="iperf3 ip ethtool" [plot]="" [fuzz]="clang-14"
+  [simgrid]="smpicc smpirun" [lab]="iperf3 ip ethtool ping" [plot]="" [fuzz]="clang-14"
   [test]="gfortran clang-format-14" [netpipe]="NPtcp"
 )
 all=(core openmpi mpich simgrid lab plot fuzz test netpipe)

@@ -374,5 +374,5 @@ def doctor():
         raise LabError("namespace probe failed: %s" % e, EXIT_ENV)
     finally:
         run_cmd(["ip", "netns", "del", probe], check=False)
-    return {t: bool(shutil.which(t)) for t in ("iperf3", "mpirun", "mpicc", "mpiexec.mpich",
-                                                 "mpicc.mpich")}
+    return {t: bool(shutil.which(t)) for t in ("iperf3", "ping", "ethtool", "cc", "mpirun",
+                                                 "mpicc", "mpiexec.mpich", "mpicc.mpich")}

@@ -15,7 +15,7 @@ from .run import MPIS, run_job, snapshot, write_standin
 from .traffic import CALIBRATE_TESTS
 from .state import (ADDR_BLOCK, NAME_RE, all_states, allocate, check_name, new_state,
                     pick_lab, runtime_dir, save_state, state_lock, state_path)
-from .traffic import calibrate, echo_main, flow_main
+from .traffic import calibrate, flow_main
 
 
 def _name_arg(args):
@@ -275,7 +275,7 @@ def parser(prog="netlab"):
                         "hosts send to their right neighbour at once; a2a: every host sends to "
                         "every other at once (netlab's own TCP flow helper); twosite: one vs k "
                         "WAN streams (fraction of F); cloud: pair is one stream (fraction of F), "
-                        "pairk k streams (fraction of B); rtt: UDP echo round trips (expected: twice "
+                        "pairk k streams (fraction of B); rtt: ping round trips (expected: twice "
                         "the delay); window: one flow with its window clamped (fraction of "
                         "window/RTT); lossflow: one flow under the lab's loss (fraction of "
                         "Mathis's MSS/RTT x 1.22/sqrt(p)). Fractions near 1 mean the lab, not "
@@ -304,15 +304,6 @@ def parser(prog="netlab"):
     fl.add_argument("--seconds", type=float, default=3.0)
     fl.add_argument("--window-clamp", dest="window_clamp", type=int, default=0)
     fl.set_defaults(func=flow_main)
-    ec = sub.add_parser("_echo")  # internal (traffic.measure_rtt); not listed
-    ec.add_argument("--serve", action="store_true")
-    ec.add_argument("--port", type=int, required=True)
-    ec.add_argument("--seconds", type=float, default=60)
-    ec.add_argument("--to")
-    ec.add_argument("--count", type=int, default=100)
-    ec.add_argument("--interval", type=float, default=0.005)
-    ec.add_argument("--timeout", type=float, default=2.0)
-    ec.set_defaults(func=echo_main)
     return ap
 
 
