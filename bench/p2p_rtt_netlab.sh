@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Striped point-to-point on a real round trip (the second source document's
+# experiment, issue 46): twosite, 2 hosts (one per site), NIC and WAN
+# 100mbit and no per-flow cap (--flow-cap = the WAN rate), so that what
+# holds one TCP flow back is TCP itself: the WAN's delay (each way; the
+# round trip is twice it), its loss, and the hosts' TCP buffers, at the
+# kernel's defaults or tuned (tcp_rmem and tcp_wmem up to 64 MiB, set in the
+# two host namespaces). For each condition one job per MPI: wsp-bench p2p,
+# MPI_Send, wsp_striped_send with k lanes and auto, and iperf3 -P k, with
+# WSP_LOG=info so that the log shows what auto measured and chose. Needs
+# root; the lab is removed again on exit.
+#   bench/p2p_rtt_netlab.sh [outdir]      (default: results)
+# Writes OUTDIR/p2p-rtt-netlab.json (wsp-bench's JSON lines; labels
+# netlab-twosite-rttR-lossL-BUFFERS-MPI) and OUTDIR/p2p-rtt-netlab.txt (the
+# jobs' output), then prints bench/p2p_rtt_summary.py's table.
+# Environment (comma lists): WSP_MPIS (openmpi), WSP_DELAYS (10ms,40ms,100ms),
+# WSP_LOSSES (0,0.01%,0.1%), WSP_BUFFERS (default,tuned), WSP_SIZES
+# (10M,100M), WSP_LOSS_SIZES (10M: sizes under loss, where one flow can take
+# minutes), WSP_LANES (1,2,4,8,16,auto), WSP_REPS (1), WSP_LAB_NAME.
+# Loss runs only with the default buffers unless WSP_LOSS_TUNED=1.
+set -euo pipefail
+case "${1:-}" in -h|--help) sed -n '3,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-$root/results}
+mpis=${WSP_MPIS:-openmpi}
+delays=${WSP_DELAYS:-10ms,40ms,100ms}
+losses=${WSP_LOSSES:-0,0.01%,0.1%}
+buffers=${WSP_BUFFERS:-default,tuned}
+sizes=${WSP_SIZES:-10M,100M}
+loss_sizes=${WSP_LOSS_SIZES:-10M}
+lanes=${WSP_LANES:-1,2,4,8,16,auto}
+reps=${WSP_REPS:-1}
+rate=100mbit
+name=${WSP_LAB_NAME:-wrt$(( $$ % 1000 ))}
+mkdir -p "$out"
+json="$out/p2p-rtt-netlab.json"
+txt="$out/p2p-rtt-netlab.txt"
+"$root/scripts/deps.sh" core lab ${mpis//,/ }
+for m in ${mpis//,/ }; do "$root/scripts/build.sh" "$m" >/dev/null; done
+lab_down() { "$root/scripts/netlab" down --name "$name" >/dev/null 2>&1 || true; }
+trap lab_down EXIT
+
+for buf in ${buffers//,/ }; do
+  for d in ${delays//,/ }; do
+    for loss in ${losses//,/ }; do
+      if [ "$loss" != 0 ] && [ "$buf" != default ] && [ "${WSP_LOSS_TUNED:-0}" != 1 ]; then
+        continue
+      fi
+      sz=$sizes
+      [ "$loss" = 0 ] || sz=$loss_sizes
+      lab_down
+      args=(up twosite --name "$name" --hosts 2 --rate "$rate" --wan-rate "$rate"
+            --flow-cap "$rate" --wan-delay "$d")
+      [ "$loss" = 0 ] || args+=(--wan-loss "$loss")
+      "$root/scripts/netlab" "${args[@]}"
+      if [ "$buf" = tuned ]; then
+        # What a host tuned for long fat paths sets: autotuning up to 64 MiB.
+        for h in h0 h1; do
+          ip netns exec "$name-$h" sysctl -q -w net.ipv4.tcp_rmem="4096 131072 67108864" \
+            net.ipv4.tcp_wmem="4096 65536 67108864"
+        done
+      fi
+      "$root/scripts/netlab" calibrate --name "$name" --only rtt | tee -a "$txt"
+      rtt_ms=$(( 2 * ${d%ms} ))
+      for m in ${mpis//,/ }; do
+        label="netlab-twosite-rtt${rtt_ms}ms-loss${loss%\%}-$buf-$m"
+        echo "== $label" | tee -a "$txt"
+        # MPICH 4.0.2 + UCX tcp can hang in MPI_Finalize (docs/netlab.md).
+        "$root/scripts/netlab" run --name "$name" --mpi "$m" --ppn 1 --np 2 --timeout 3600 \
+          --done-line "# wsp-bench p2p: finished" --done-grace 30 -- env WSP_LOG=info \
+          "$root/build/$m/tools/wsp-bench" p2p --sizes "$sz" --lanes "$lanes" --reps "$reps" \
+          --iperf-seconds 10 --link-rate "$rate" --label "$label" --json "$json" 2>&1 |
+          tee -a "$txt" || [ "${PIPESTATUS[0]}" = 124 ]
+      done
+    done
+  done
+done
+python3 "$root/bench/p2p_rtt_summary.py" "$json"
