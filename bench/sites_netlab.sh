@@ -16,7 +16,14 @@
 #   mpich"), WSP_SIZES (1M,4M,16M), WSP_REPS (1),
 #   WSP_TUNED (1: add the hand-tuned MPI runs at the largest size: the
 #   tunings of bench/tunings for "sites"),
-#   WSP_ALGS (sites,sites_chain,far_first,two_tier,auto,mpi)
+#   WSP_ALGS (sites,sites_chain,far_first,two_tier,scatter_ring,rabenseifner,
+#   auto,mpi: scatter_ring and rabenseifner are the flat van de Geijn bcast
+#   and Rabenseifner allreduce),
+#   WSP_WAN_DELAY (none; e.g. 10ms: the WAN's delay each way, through
+#   netlab's delay line, as the third source document measured; the labels
+#   then carry it, e.g. nocap-d10ms-openmpi).
+# The summary also gives the source's own throughput measure: size x nodes /
+# time for bcast, size x nodes^2 / time for allreduce (MB/s, 1 MB = 1e6 B).
 # In the tuning lists, a NAME starting with WSP_ is an environment variable
 # of wirespeed's, not a setting of the MPI's.
 set -euo pipefail
@@ -27,7 +34,14 @@ parts=${WSP_SITES_PARTS:-nocap cap}
 mpis=${WSP_MPIS:-openmpi mpich}
 sizes=${WSP_SIZES:-1M,4M,16M}
 reps=${WSP_REPS:-1}
-algs=${WSP_ALGS:-sites,sites_chain,far_first,two_tier,auto,mpi}
+algs=${WSP_ALGS:-sites,sites_chain,far_first,two_tier,scatter_ring,rabenseifner,auto,mpi}
+wan_delay=${WSP_WAN_DELAY:-}
+case $wan_delay in
+  ''|*[0-9]ms|*[0-9]us|*[0-9]s) ;;
+  *) echo "sites_netlab.sh: WSP_WAN_DELAY must be a time such as 10ms, not '$wan_delay'" >&2
+     exit 2 ;;
+esac
+dtag=${wan_delay:+-d$wan_delay}
 rate=25mbit wan=100mbit
 name=wsi$(( $$ % 1000 ))
 sites="ranks:0-3;4-7"
@@ -72,23 +86,23 @@ for part in $parts; do
   esac
   lab_down
   "$root/scripts/netlab" up twosite --name "$name" --hosts 8 --rate "$rate" --wan-rate "$wan" \
-    --flow-cap "$cap"
+    --flow-cap "$cap" ${wan_delay:+--wan-delay "$wan_delay"}
   for m in $mpis; do
     if [ "$part" = lanes ]; then
       # sites over the model's lanes, then with one MPI message per
       # crossing; both with n = 4 (one connection per rank of a site), so
       # that the calibration's n does not differ between the two jobs.
-      run "$m" "$part-$m-model" sites "$sizes" WSP_WAN_CONNECTIONS 4
-      run "$m" "$part-$m-one" sites "$sizes" WSP_WAN_CONNECTIONS 4 WSP_WAN_LANES 1
+      run "$m" "$part$dtag-$m-model" sites "$sizes" WSP_WAN_CONNECTIONS 4
+      run "$m" "$part$dtag-$m-one" sites "$sizes" WSP_WAN_CONNECTIONS 4 WSP_WAN_LANES 1
       continue
     fi
-    run "$m" "$part-$m" "$algs" "$sizes"
+    run "$m" "$part$dtag-$m" "$algs" "$sizes"
     [ "${WSP_TUNED:-1}" = 1 ] || continue
     list=$(wsp_tunings "$m" sites)
     while IFS= read -r line; do
       [ -n "$line" ] || continue
       read -r -a kv <<< "${line#*:}"
-      run "$m" "$part-$m-tuned-${line%%:*}" mpi "$largest" "${kv[@]}"
+      run "$m" "$part$dtag-$m-tuned-${line%%:*}" mpi "$largest" "${kv[@]}"
     done <<< "$list"
   done
 done
@@ -105,19 +119,28 @@ for line in open(path):
         rows[(r["label"], r["coll"], r["size"], r["alg"])] = r
 def short(l):
     return l[:-len(stamp) - 1]
-print("\n| run | collective | size | algorithm (ran) | time s | busbw / B | model s | time / model |")
-print("|---|---|---|---|---:|---:|---:|---:|")
+def words(l):
+    """A label's words, the part and its delay (nocap-d10ms) kept together."""
+    w = short(l).split("-")
+    if len(w) > 2 and w[1][:1] == "d" and w[1][1:2].isdigit():
+        w = [w[0] + "-" + w[1]] + w[2:]
+    return w
+print("\n| run | collective | size | algorithm (ran) | time s | busbw / B | source's MB/s | model s | time / model |")
+print("|---|---|---|---|---:|---:|---:|---:|---:|")
 for k in sorted(rows, key=lambda k: (want.index(k[0]), k[1], k[2], k[3])):
     r = rows[k]
     pred = r.get("predicted_s")
+    # The third source document's measure: bytes x nodes / time for bcast, x nodes^2 for
+    # allreduce.
+    src = k[2] * r["p"] ** (1 if k[1] == "bcast" else 2) / r["time_s"] / 1e6
     print(f"| {short(k[0])} | {k[1]} | {k[2] >> 20} MiB | {k[3]} ({r['ran']}) | {r['time_s']:.2f} "
-          f"| {r['busbw_GBps'] * 1e9 / B:.3f} | {pred if pred is None else round(pred, 2)} "
+          f"| {r['busbw_GBps'] * 1e9 / B:.3f} | {src:.1f} | {pred if pred is None else round(pred, 2)} "
           f"| {'-' if not pred else round(r['time_s'] / pred, 2)} |")
 print("\nsummary (ratios of times in one job; tuned MPI calls ran in jobs of their own):")
 for l in want:
     if not l.startswith("lanes-") or "-model-" not in l:
         continue
-    mpi = short(l).split("-")[1]
+    mpi = words(l)[1]
     for (lab, coll, size, alg), lanes in sorted(rows.items()):
         one = rows.get((l.replace("-model-", "-one-"), coll, size, alg))
         if lab == l and one:
@@ -127,7 +150,7 @@ for l in want:
 for l in want:
     if "-tuned-" in l:
         continue
-    part, mpi = short(l).split("-")[:2]
+    part, mpi = words(l)[:2]
     for coll, base, mine in (("bcast", "far_first", ("sites", "sites_chain", "auto")),
                              ("allreduce", "two_tier", ("sites", "auto"))):
         for size in sorted({k[2] for k in rows if k[0] == l and k[1] == coll}):
