@@ -18,7 +18,7 @@ from .state import STATE_DIR
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "delayline.c")
 READY_TIMEOUT = 10.0
 TAP_QUEUE = 10000   # frames the bridge may queue for the line before it drops (default 1000)
-SEED = 1            # loss draws repeat from one lab to the next
+SEED = 1            # one seeded generator for all directions: a single flow's losses repeat
 
 
 def binary():
@@ -97,10 +97,11 @@ def stop(st):
     pid = (st.get("delayline") or {}).get("pid")
     if not pid:
         return
+    want = "\0".join(st["delayline"].get("argv", [])).encode()
     try:
         with open("/proc/%d/cmdline" % pid, "rb") as f:
-            if b"delayline" not in f.read():
-                return      # the pid was reused by another program
+            if f.read().rstrip(b"\0") != want:
+                return      # the pid now belongs to another process (another lab's line)
     except OSError:
         return
     with contextlib.suppress(ProcessLookupError):

@@ -28,7 +28,7 @@
  * The process opens its devices in their namespaces (setns) and then stays in the first port's
  * namespace, so that removing the lab's namespaces' processes removes it too. It prints
  * "ready" on stdout once every port is open, writes its counters to stderr on SIGUSR1 and on
- * exit (SIGTERM, SIGINT), and ends when a device disappears.
+ * exit (SIGTERM, SIGINT), and ends when a write finds its device gone.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -187,13 +187,19 @@ static struct frame *heap_pop(struct dir *d) {
 }
 
 /* Writes one frame to the direction's output. A failed write is a frame the network dropped
- * (the switch port's queue is full, or its link is down); it is counted, never retried. */
+ * (the switch port's queue is full, or its link is down); it is counted, never retried. A
+ * write that finds the device gone (its namespace was removed) ends the line: a vanished
+ * device only shows in a write, since its packet socket reports ENETDOWN as for a link set
+ * down. */
+static const char *gone;
 static void emit(struct dir *d, const struct frame *f) {
   ssize_t w = write(d->out_fd, f->data, f->len);
-  if (w == (ssize_t)f->len)
+  if (w == (ssize_t)f->len) {
     d->c.sent++;
-  else
-    d->c.send_errors++;
+    return;
+  }
+  d->c.send_errors++;
+  if (w < 0 && (errno == ENXIO || errno == ENODEV || errno == EBADFD)) gone = d->name;
 }
 
 /* Takes one frame that arrived on d's input at time t. */
@@ -280,13 +286,16 @@ static int drain(struct dir *d) {
   return 0;
 }
 
-/* Sends every frame due by t (now plus the expected lateness of a wake-up); returns the
- * earliest due time left (0: none). */
-static uint64_t release(uint64_t now, uint64_t t) {
+/* Sends every frame due by `horizon`, and with each direction's first such frame those due
+ * up to BATCH_NS after it; returns the earliest due time left (0: none). */
+static uint64_t release(uint64_t now, uint64_t horizon) {
   uint64_t next = 0;
   for (int i = 0; i < nports; i++) {
     for (int k = 0; k < 2; k++) {
       struct dir *d = &ports[i].d[k];
+      uint64_t t = horizon;
+      if (d->n > 0 && d->heap[0]->due <= horizon && d->heap[0]->due + BATCH_NS > t)
+        t = d->heap[0]->due + BATCH_NS;
       while (d->n > 0 && d->heap[0]->due <= t) {
         struct frame *f = heap_pop(d);
         int64_t late = (int64_t)(now - f->due);
@@ -380,7 +389,8 @@ static int open_device(const char *dev, const char *spec) {
     die("--port %s: bind to %s: %s", spec, dev, strerror(errno));
   /* Before the bind the socket heard every device of the namespace: drop that. */
   unsigned char junk[FRAME_MAX];
-  while (recv(fd, junk, sizeof junk, MSG_DONTWAIT | MSG_TRUNC) >= 0) {
+  for (int i = 0; i < 100000; i++) { /* a pending error (the device is down) comes first */
+    if (recv(fd, junk, sizeof junk, MSG_DONTWAIT | MSG_TRUNC) < 0 && errno == EAGAIN) break;
   }
   return fd;
 }
@@ -495,16 +505,25 @@ int main(int argc, char **argv) {
   printf("ready\n");
   fflush(stdout);
 
+  int timed_out = 0;
   for (;;) {
-    uint64_t now = now_ns();
-    uint64_t next = release(now, now + wake_late + BATCH_NS);
     /* The wait ends early by the lateness of the last wake-ups, so that frames leave on
      * average at their due time rather than a wake-up's latency after it (tens of
-     * microseconds on a virtual machine). Every frame due up to BATCH_NS later leaves with
-     * the first: a frame alone leaves on time, one in a stream up to BATCH_NS early, and at
-     * 100 Mbit/s a wake-up carries about two frames. epoll_pwait2 takes the timeout in
-     * nanoseconds, so that no timer descriptor costs two more system calls per wake-up. */
-    uint64_t at = next == 0 ? 0 : next > now + wake_late ? next - wake_late : now;
+     * microseconds on a virtual machine); after such a wake-up, what falls due within that
+     * lateness leaves. After a wake-up for input only what is due leaves. Every frame due up
+     * to BATCH_NS after a direction's first leaves with it: a frame alone leaves on time, one
+     * in a stream up to BATCH_NS early, and at 100 Mbit/s a wake-up carries about two frames.
+     * epoll_pwait2 takes the timeout in nanoseconds, so that no timer descriptor costs two
+     * more system calls per wake-up. */
+    uint64_t now = now_ns();
+    uint64_t next = release(now, timed_out ? now + wake_late : now);
+    if (gone) {
+      fprintf(stderr, "delayline: %s: device gone, stopping\n", gone);
+      report();
+      return 0;
+    }
+    uint64_t at = next == 0 ? 0 : next > wake_late ? next - wake_late : 1;
+    now = now_ns(); /* the writes above took time */
     struct timespec wait = {0, 0};
     if (at > now) {
       wait.tv_sec = (time_t)((at - now) / 1000000000ULL);
@@ -513,7 +532,8 @@ int main(int argc, char **argv) {
     struct epoll_event evs[2 * MAX_PORTS + 1];
     int n = epoll_pwait2(ep, evs, 2 * MAX_PORTS + 1, at ? &wait : NULL, NULL);
     if (n < 0 && errno != EINTR) die("epoll_pwait2: %s", strerror(errno));
-    if (n == 0 && at > now) { /* the wait ran out: how late did we wake? */
+    timed_out = n == 0 && at > now;
+    if (timed_out) { /* the wait ran out: how late did we wake? */
       uint64_t late = now_ns() - at;
       if (late > WAKE_LATE_MAX) late = WAKE_LATE_MAX;
       wake_late += ((int64_t)late - (int64_t)wake_late) / 16;
@@ -533,14 +553,10 @@ int main(int argc, char **argv) {
           report();
           return 0;
         }
-        if (evs[e].events & EPOLLERR) { /* clear a pending socket error */
+        if (evs[e].events & EPOLLERR) { /* clear a pending socket error (link down) */
           int err;
           socklen_t len = sizeof err;
           (void)getsockopt(d->in_fd, SOL_SOCKET, SO_ERROR, &err, &len);
-          if (err == ENODEV) {
-            report();
-            return 0;
-          }
         }
       }
     }

@@ -3,7 +3,7 @@
 """netlab's delay line holds what it promises (netlab up --delay/--jitter/--loss, twosite's
 --wan-delay), measured with netlab calibrate's ping and one-flow tests and with iperf3:
   - ping's round trip between two hosts = 2 x delay + the lab's own (measured just before on the
-    same lab without the line), within 3%, at 1, 10 and 100 ms; across twosite's WAN, 2 x the WAN's delay the same way;
+    same lab without the line), within 3%, at 1, 10 and 100 ms, and within 10% at 0.5 ms; across twosite's WAN, 2 x the WAN's delay the same way;
   - without --jitter it adds under 0.2 ms to the spread of round trips (p90 - p10, at 1 ms,
     where ping prints them to 10 us);
     with --jitter 2ms the spread grows past 1 ms (the option takes effect);
@@ -94,29 +94,31 @@ def main():
             errors.append("the delay line carried %.0f Mbit/s < 500" % (bps / 1e6))
         netlab("down", "--name", name)
 
-        for d_ms in (1, 10, 100):
+        # 3% as asked at 1, 10 and 100 ms; 10% at 0.5 ms, where the lab's own round trip
+        # (tens of microseconds) is not small beside the bound.
+        for d_ms, tol in ((0.5, 0.10), (1, 0.03), (10, 0.03), (100, 0.03)):
             for attempt in (0, 1):
                 # The lab's own round trip (no delay line) just before, since it moves by
                 # tens of microseconds with how busy the machine is.
                 netlab("up", "cluster", "--name", name, "--hosts", "2")
                 base = rtt(name)
                 netlab("down", "--name", name)
-                netlab("up", "cluster", "--name", name, "--hosts", "2", "--delay", "%dms" % d_ms)
+                netlab("up", "cluster", "--name", name, "--hosts", "2", "--delay", "%gms" % d_ms)
                 r = rtt(name)
                 added = r["median_ms"] - base["median_ms"]
-                ok = abs(added - 2 * d_ms) <= 0.03 * 2 * d_ms
+                ok = abs(added - 2 * d_ms) <= tol * 2 * d_ms
                 spread = (r["p90_ms"] - r["p10_ms"]) - (base["p90_ms"] - base["p10_ms"])
                 ok_spread = d_ms != 1 or spread < 0.2
                 if (ok and ok_spread) or attempt:
                     break
-                print("delay %d ms: measuring again" % d_ms, flush=True)
+                print("delay %g ms: measuring again" % d_ms, flush=True)
                 netlab("down", "--name", name)
-            print("delay %d ms: round trip %.3f ms - %.3f ms = %.3f ms (expected %d, %+.1f%%), "
+            print("delay %g ms: round trip %.3f ms - %.3f ms = %.3f ms (expected %g, %+.1f%%), "
                   "spread added %.3f ms" % (d_ms, r["median_ms"], base["median_ms"], added,
                                             2 * d_ms, 100 * (added / (2 * d_ms) - 1), spread))
             if not ok:
-                errors.append("delay %d ms: round trip adds %.3f ms, not %d within 3%%"
-                              % (d_ms, added, 2 * d_ms))
+                errors.append("delay %g ms: round trip adds %.3f ms, not %g within %d%%"
+                              % (d_ms, added, 2 * d_ms, round(100 * tol)))
             if not ok_spread:
                 errors.append("delay 1 ms without jitter: spread grew by %.3f ms >= 0.2"
                               % spread)
