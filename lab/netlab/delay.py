@@ -67,10 +67,9 @@ def start(st, ports, logpath):
     argv = [binary(), "--seed", str(SEED)]
     for p in ports:
         argv += ["--port", ",".join((p["ns"], p["dev"], p["tap"], p["out"], p["back"]))]
-    log = open(logpath, "w")
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log,
-                            start_new_session=True)
-    log.close()
+    with open(logpath, "w") as log:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=log, start_new_session=True)
     st["delayline"] = {"pid": proc.pid, "log": logpath, "argv": argv}
     deadline = time.monotonic() + READY_TIMEOUT
     line = b""

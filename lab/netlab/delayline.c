@@ -236,7 +236,7 @@ static void arrive(struct dir *d, struct frame *f, uint64_t t) {
 static int drain(struct dir *d) {
   uint64_t t = now_ns();
   /* A frame from a packet socket carries the kernel's time of arrival (CLOCK_REALTIME),
-     * which does not include our own wake-up; it is moved onto the monotonic clock here. */
+   * which does not include our own wake-up; it is moved onto the monotonic clock here. */
   struct timespec real;
   clock_gettime(CLOCK_REALTIME, &real);
   uint64_t real_now = (uint64_t)real.tv_sec * 1000000000ULL + (uint64_t)real.tv_nsec;
