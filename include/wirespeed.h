@@ -933,9 +933,13 @@ typedef struct wsp_striped_info {
   int lanes_open;     /* data lanes connected (a control lane besides) */
   size_t threshold;   /* smallest message on the lanes; SIZE_MAX: none */
   /* The probe's figures (0 when the lanes were forced): bytes/s over one
-   * lane and over all lanes opened, and the round trip of its first
-   * request (seconds; measured by the higher rank of the pair only). */
-  double rate_one, rate_lanes, rtt;
+   * lane and over all lanes opened; and, known to the higher rank of the
+   * pair only, the path's round trip (seconds, the kernel's smallest), the
+   * share of segments lost as priced (loss episodes per segment, 0 when
+   * none was seen) and whether the one lane was still in its first slow
+   * start (1: its rate is a ramp). docs/p2p.md says how auto uses them. */
+  double rate_one, rate_lanes, rtt, loss;
+  int slow_start;
   /* Bytes through this pair's lanes so far, frames included. */
   uint64_t bytes_sent, bytes_received;
   char peer_address[64]; /* the peer's end of the first lane */

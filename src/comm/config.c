@@ -310,7 +310,7 @@ int wsp_config_from_env(wsp_config_t *cfg) {
   s = getenv("WSP_P2P_ENDGAME");
   if (s && *s && strcmp(s, "always") != 0)
     return wsp__fail(NULL, WSP_ERR_CONFIG, "WSP_P2P_ENDGAME=\"%s\": expected always, or unset", s);
-  double figures[3];
+  double figures[5];
   if ((rc = wsp__env_probe_figures(figures)) < 0) return rc;
   s = getenv("WSP_SITES");
   if (s && *s) {

@@ -104,16 +104,22 @@ int wsp__env_count(const char *var, size_t lo, size_t hi, size_t *out) {
   return WSP_OK;
 }
 
-int wsp__env_probe_figures(double out[3]) {
+int wsp__env_probe_figures(double out[5]) {
   const char *s = getenv("WSP_P2P_PROBE_FIGURES");
   if (s == NULL || *s == '\0') return 0;
-  double f[3];
+  double f[5] = {0, 0, 0, 0, 0};
   char end;
-  if (sscanf(s, "%lf,%lf,%lf%c", &f[0], &f[1], &f[2], &end) != 3 || !(f[0] > 0) || !(f[1] > 0) ||
-      !(f[2] >= 0))
+  int n = sscanf(s, "%lf,%lf,%lf,%lf,%lf%c", &f[0], &f[1], &f[2], &f[3], &f[4], &end);
+  /* Three, four or five figures, nothing after them (a sixth conversion,
+   * or fewer than three, is refused), each within its bound. */
+  int commas = 0;
+  for (const char *c = s; *c; c++) commas += *c == ',';
+  if (n < 3 || n > 5 || commas != n - 1 || !(f[0] > 0) || !(f[1] > 0) || !(f[2] >= 0) ||
+      !(f[3] >= 0 && f[3] < 1) || !(f[4] == 0 || f[4] == 1))
     return wsp__fail(NULL, WSP_ERR_CONFIG,
-                     "WSP_P2P_PROBE_FIGURES=\"%s\": expected RATE1,RATEK,RTT (two rates above 0 "
-                     "in bytes/s, a round trip in s)",
+                     "WSP_P2P_PROBE_FIGURES=\"%s\": expected RATE1,RATEK,RTT[,LOSS[,RAMPING]] "
+                     "(two rates above 0 in bytes/s, a round trip in s, a share of segments "
+                     "lost in [0, 1), 0 or 1)",
                      s);
   memcpy(out, f, sizeof f);
   return 1;

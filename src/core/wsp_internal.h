@@ -313,9 +313,11 @@ int wsp__env_size(const char *var, size_t lo, size_t hi, size_t *out);
 /* The same for a count, a flag or a time (digits only, no suffix). */
 int wsp__env_count(const char *var, size_t lo, size_t hi, size_t *out);
 /* WSP_P2P_PROBE_FIGURES (a testing aid, docs/env.md): 1 with out = one
- * lane's rate, all lanes' rate (bytes/s, above 0) and a round trip (s,
- * >= 0); 0 when unset (out untouched); WSP_ERR_CONFIG naming it when bad. */
-int wsp__env_probe_figures(double out[3]);
+ * lane's rate, all lanes' rate (bytes/s, above 0), a round trip (s,
+ * >= 0), the share of segments lost ([0, 1), 0 when not given) and
+ * whether one lane was in slow start (0 or 1, 0 when not given); 0 when
+ * unset (out untouched); WSP_ERR_CONFIG naming it when bad. */
+int wsp__env_probe_figures(double out[5]);
 /* A fingerprint of the fields that must agree on every rank. */
 uint64_t wsp__config_fingerprint(const wsp_config_t *cfg);
 /* Checks a configuration passed in by the user against the same bounds as

@@ -104,7 +104,7 @@ static int wsp__on_header(wsp__stripe_t *st, wsp__pair_t *pr, wsp__lane_t *l) {
   const int li = (int)(l - pr->lane);
   const char *no = wsp__frame_refused(st, pr, li, f);
   if (no == NULL && !wsp__frame_has_payload(f->type) && f->type != WSP__F_CTS &&
-      f->type != WSP__F_RESULT && f->len != 0)
+      f->type != WSP__F_RESULT && f->type != WSP__F_PEND && f->len != 0)
     no = "a length on a frame without payload";
   if (no) {
     wsp__pair_fail(st, pr, WSP_ERR_CONN, "rank %d sent %s (frame type %u on lane %d)", pr->peer, no,
@@ -211,6 +211,10 @@ static int wsp__on_header(wsp__stripe_t *st, wsp__pair_t *pr, wsp__lane_t *l) {
     }
     pr->probe.phase = (int)phase;
     pr->probe.lanes = (int)lanes;
+    for (uint32_t i = 1; i <= lanes; i++) { /* the loss watch starts afresh */
+      pr->lane[i].watched = 0;
+      pr->lane[i].losses = 0;
+    }
     pr->probe.streaming = 1;
     pr->probe.stopped = 0;
     return 0;
@@ -225,15 +229,28 @@ static int wsp__on_header(wsp__stripe_t *st, wsp__pair_t *pr, wsp__lane_t *l) {
     pr->probe.stopped = 1;
     for (int i = 1; i <= pr->probe.lanes; i++) pr->lane[i].pend_pending = 1;
     return 0;
-  case WSP__F_PEND:
+  case WSP__F_PEND: {
+    const wsp__pend_fields_t pf = wsp__pend_of(f);
     if (wsp__probe_phase_of(f) != (uint64_t)pr->probe.phase) {
       wsp__pair_fail(st, pr, WSP_ERR_CONN, "rank %d ended probe phase %llu in phase %d", pr->peer,
                      (unsigned long long)wsp__probe_phase_of(f), pr->probe.phase);
       return -1;
     }
+    if (pf.rtt_us > WSP__PROBE_RTT_MAX_US || pf.losses > pf.segs || pf.slow_start > 1) {
+      wsp__pair_fail(st, pr, WSP_ERR_CONN, "rank %d ended its probe with TCP figures out of bounds",
+                     pr->peer);
+      return -1;
+    }
     l->pend_seen = 1;
+    const int ph = pr->probe.phase - 1;
+    pr->probe.segs[ph] += pf.segs;
+    pr->probe.losses[ph] += pf.losses;
+    pr->probe.slow[ph] += (int)pf.slow_start;
+    if (pf.rtt_us > 0 && (pr->probe.rtt_us == 0 || pf.rtt_us < pr->probe.rtt_us))
+      pr->probe.rtt_us = pf.rtt_us;
     wsp__probe_end(st, pr);
     return pr->state == WSP__PAIR_FAILED ? -1 : 0;
+  }
   case WSP__F_RESULT: {
     const wsp__result_fields_t res = wsp__result_of(f);
     const double r1 = res.rate1, rk = res.ratek;

@@ -102,6 +102,33 @@ static int wsp__endgame(const wsp__stripe_t *st, wsp__pair_t *pr, int li) {
   return wsp__data_frame(L, be->req, be->off, be->len, 1) == 0 ? 1 : -1;
 }
 
+/* The probe's watch of a lane's loss, on the streamer: TCP_INFO is read
+ * before each frame of the stream and at its end (into *ts; -1 when the
+ * kernel cannot say). A rise in retransmissions is a new loss episode
+ * unless one began less than a smoothed round trip ago: the losses of one
+ * window are one reduction of TCP's window, the event its response to
+ * loss counts. In phase 2 the episode that ends a lane's first slow start
+ * is left out: all lanes ramp up together there and overflow the path's
+ * queue at once, which no single flow would. */
+static int wsp__probe_watch(wsp__lane_t *l, int phase, wsp__tcpstat_t *ts) {
+  if (wsp__tcpstat(l->fd, ts) != 0) return -1;
+  const double now = wsp__now();
+  if (!l->watched) {
+    l->watched = 1;
+    l->segs0 = ts->segs_out;
+    l->retrans = ts->retrans;
+    l->loss_t = -1e9;
+  } else if (ts->retrans > l->retrans) {
+    const int ramp_end = phase == 2 && l->was_slow;
+    if (!ramp_end && now - l->loss_t > 1e-6 * ts->srtt_us) l->losses++;
+    if (!ramp_end) l->loss_t = now;
+    l->retrans = ts->retrans;
+  }
+  l->was_slow = ts->slow_start;
+  l->segs = ts->segs_out;
+  return 0;
+}
+
 /* The next frame for lane li, or 0 if there is none: 1 for a control
  * frame, 2 for a bulk one, -1 when it could not be made (sealing failed).
  * Control frames go on lane 0 only, data on lanes 1..k (the probe's
@@ -111,7 +138,15 @@ static int wsp__next_frame(wsp__stripe_t *st, wsp__pair_t *pr, int li, int ctl_o
   if (l->bye_sent) return 0; /* nothing follows a BYE */
   if (l->pend_pending) {
     l->pend_pending = 0;
-    wsp__frame_t f = wsp__frame_pend(pr->probe.phase);
+    wsp__tcpstat_t ts;
+    wsp__pend_fields_t pf = {0};
+    if (wsp__probe_watch(l, pr->probe.phase, &ts) == 0) {
+      pf.rtt_us = ts.min_rtt_us;
+      pf.segs = l->segs - l->segs0;
+      pf.losses = l->losses < pf.segs ? l->losses : pf.segs;
+      pf.slow_start = (uint64_t)ts.slow_start;
+    }
+    wsp__frame_t f = wsp__frame_pend(pr->probe.phase, pf);
     return wsp__lane_set(l, &f, NULL, 0) == 0 ? 1 : -1;
   }
   if (pr->nctl && li == 0) {
@@ -145,6 +180,8 @@ static int wsp__next_frame(wsp__stripe_t *st, wsp__pair_t *pr, int li, int ctl_o
     if (e != 0) return e < 0 ? -1 : 2;
   }
   if (pr->lower && pr->probe.streaming && li >= 1 && li <= pr->probe.lanes) {
+    wsp__tcpstat_t ts;
+    (void)wsp__probe_watch(l, pr->probe.phase, &ts);
     wsp__frame_t f = wsp__frame_pdata();
     return wsp__lane_set(l, &f, st->zeros, WSP__PROBE_FRAME) == 0 ? 2 : -1;
   }

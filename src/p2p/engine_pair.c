@@ -8,10 +8,15 @@
  * The probe. Set-up in auto mode (cfg.p2p_lanes = 0) measures the pair
  * once: the higher rank asks the lower one to stream over one lane, then
  * over all lanes opened, and times what arrives, leaving out the first
- * third of each phase (TCP's slow start). The ratio of the two rates tells
- * whether several connections beat one (a per-flow cap, a window over a
- * long round trip) and how many lanes to use; the round trip of the first
- * request sets the smallest message worth striping.
+ * third of each phase (TCP's slow start). Each lane's stream ends with
+ * what the streamer's kernel says of it (PEND: its smallest round trip,
+ * the segments it sent and retransmitted, whether it is still in its
+ * first slow start). The rates tell whether several connections beat one
+ * (a per-flow cap, a window over a long round trip); the kernel's figures
+ * tell what a short probe cannot see: the path's round trip, and the loss
+ * that will hold one flow down once it has run long enough to meet it.
+ * wsp__stripe_choose turns them into the lanes and the smallest message
+ * worth striping.
  */
 #define _DEFAULT_SOURCE 1
 #include "striped_internal.h"
@@ -263,25 +268,91 @@ void wsp__lanes_start(wsp__stripe_t *st, wsp__sreq_t *r) {
 
 /* ---- the probe ---- */
 
+/* The model behind the choice. A TCP flow starts with a window of
+ * WSP__IW segments and doubles it every round trip (slow start) until the
+ * window holds what the path carries in a round trip; from there it goes
+ * at the rate it lasts at. wsp__stripe_time is the time n bytes take over
+ * k such flows started together, cold, which together last at `cap`
+ * bytes/s: whole round trips while the window grows, the rest at cap, and
+ * half a round trip for the last byte to arrive. */
+#define WSP__IW 10.0
+double wsp__stripe_time(const wsp__path_t *p, int k, double cap, double n) {
+  const double R = p->rtt, full = cap * R;
+  double w = k * WSP__IW * p->mss, t = 0;
+  if (!(R > 0) || !(p->mss > 0)) return n / cap;
+  for (;;) {
+    if (w >= full || n <= w) return t + n / cap + R / 2;
+    n -= w;
+    t += R;
+    w *= 2;
+  }
+}
+
+/* The rate one flow lasts at: what the probe measured of one lane, where
+ * that lane had left its first slow start (before that, the figure is its
+ * ramp, and one flow may yet fill the path); and under loss p no more
+ * than MSS / RTT x 1.22 / sqrt(p), the rate at which TCP's window stops
+ * growing (Mathis et al., 1997; netlab checks it: docs/netlab.md). */
+double wsp__stripe_one_flow(const wsp__path_t *p) {
+  const double path = fmax(p->rate1, p->ratek);
+  double one = p->ramping ? path : fmin(p->rate1, path);
+  if (p->loss > 0 && p->rtt > 0 && p->mss > 0)
+    one = fmin(one, p->mss / p->rtt * 1.22 / sqrt(p->loss));
+  return one;
+}
+
 /* From the probe's figures, the lanes to use and the smallest message to
- * stripe (SIZE_MAX: none; everything goes through MPI). Several lanes are
- * used only where they carried at least 1.3x one lane's rate. Then as many
- * lanes as it takes, with a margin of half again for connections that
- * share a bottleneck by chance (a hash of ports picks the queue of a
- * per-flow cap), up to the lanes opened. A striped message pays about one
- * round trip more than MPI's (the CTS) and gains the difference in
- * rate: it pays from rtt / (1/rate1 - 1/ratek), never below `min`. */
-void wsp__stripe_choose(double rate1, double ratek, double rtt, int nlanes, size_t min, int *k,
-                        size_t *threshold) {
-  if (!(rate1 > 0) || !(ratek >= 1.3 * rate1) || nlanes < 2) {
-    *k = 1;
-    *threshold = SIZE_MAX;
+ * stripe (SIZE_MAX: none; everything goes through MPI).
+ *
+ * Lanes for the rate: where one flow lasts at less than the path carries
+ * (by 1.3x at least: a per-flow cap, a window over a long round trip,
+ * loss), as many lanes as it takes, with a margin of half again for
+ * connections that share a bottleneck by chance (a hash of ports picks
+ * the queue of a per-flow cap), up to the lanes opened. Lanes for the
+ * ramp: where one flow may fill the path once it is up, but the probe saw
+ * its slow start hold it back (a long round trip), every lane opened: k
+ * cold lanes start with k windows and reach the path's rate log2(k) round
+ * trips sooner. Otherwise (one flow fills the path within the probe, as on
+ * a LAN) no lanes.
+ *
+ * The threshold: a striped message pays one round trip more than MPI's
+ * (the CTS) and gains in rate and in ramp; it pays from the smallest size
+ * where wsp__stripe_time of the k lanes, plus that round trip, beats one
+ * flow's, never below `min`. On a short round trip this is rtt / (1/one -
+ * 1/lanes), as before the ramp was modelled. */
+void wsp__stripe_choose(const wsp__path_t *p, int nlanes, size_t min, int *k, size_t *threshold) {
+  *k = 1;
+  *threshold = SIZE_MAX;
+  const double path = fmax(p->rate1, p->ratek);
+  if (!(p->rate1 > 0) || !(path > 0) || nlanes < 2) return;
+  const double one = wsp__stripe_one_flow(p);
+  int want;
+  if (path >= 1.3 * one) {
+    double w = ceil(1.5 * path / one);
+    want = w > nlanes ? nlanes : (int)w;
+  } else if (p->ramping && path >= 1.3 * p->rate1) {
+    want = nlanes;
+  } else {
     return;
   }
-  double want = ceil(1.5 * ratek / rate1);
-  *k = want > nlanes ? nlanes : (int)want;
-  double s = rtt / (1.0 / rate1 - 1.0 / ratek);
-  *threshold = s > (double)min ? (size_t)s : min;
+  const double lanes = fmin(path, want * one), R = p->rtt > 0 ? p->rtt : 0;
+  /* The smallest size that pays, to within 1/64: double until it pays
+   * (up to 2^50 bytes), then halve the step. */
+  double lo = 0, hi = (double)(min > 0 ? min : 1);
+  while (wsp__stripe_time(p, want, lanes, hi) + R >= wsp__stripe_time(p, 1, one, hi)) {
+    lo = hi;
+    hi *= 2;
+    if (hi > 0x1p50) return;
+  }
+  while (hi - lo > hi / 64) {
+    double mid = (lo + hi) / 2;
+    if (wsp__stripe_time(p, want, lanes, mid) + R < wsp__stripe_time(p, 1, one, mid))
+      hi = mid;
+    else
+      lo = mid;
+  }
+  *k = want;
+  *threshold = hi < (double)min ? min : (size_t)ceil(hi);
 }
 
 static void wsp__probe_phase(wsp__stripe_t *st, wsp__pair_t *pr, int phase) {
@@ -336,13 +407,34 @@ void wsp__probe_end(wsp__stripe_t *st, wsp__pair_t *pr) {
     wsp__probe_phase(st, pr, 2);
     return;
   }
+  /* The path: the kernel's round trip where it gave one (else the time to
+   * the first chunk, an upper bound), and its loss: loss episodes per
+   * segment sent, over both phases. */
+  wsp__path_t path = {.rate1 = pr->rate1, .ratek = pr->ratek, .rtt = pr->rtt, .mss = 1448};
+  const uint64_t segs = pr->probe.segs[0] + pr->probe.segs[1];
+  if (pr->probe.rtt_us > 0) path.rtt = pr->rtt = pr->probe.rtt_us * 1e-6;
+  /* Once an episode is seen, one more is counted: a 0.3 s probe sees a
+   * handful at most, as often too few as too many, and too many lanes cost
+   * less than too few (one flow under loss crawls). */
+  const uint64_t losses = pr->probe.losses[0] + pr->probe.losses[1];
+  if (segs > 0 && losses > 0) path.loss = (double)(losses + 1) / (double)segs;
+  path.ramping = pr->probe.slow[0] > 0;
+  wsp__tcpstat_t ts;
+  if (wsp__tcpstat(pr->lane[1].fd, &ts) == 0 && ts.mss > 0) path.mss = ts.mss;
   if (st->probe_as[0] > 0) { /* a test's figures (WSP_P2P_PROBE_FIGURES) */
-    pr->rate1 = st->probe_as[0];
-    pr->ratek = st->probe_as[1];
-    pr->rtt = st->probe_as[2];
+    path = (wsp__path_t){.rate1 = st->probe_as[0],
+                         .ratek = st->probe_as[1],
+                         .rtt = st->probe_as[2],
+                         .loss = st->probe_as[3],
+                         .ramping = st->probe_as[4] > 0,
+                         .mss = 1448};
+    pr->rate1 = path.rate1;
+    pr->ratek = path.ratek;
+    pr->rtt = path.rtt;
   }
-  wsp__stripe_choose(pr->rate1, pr->ratek, pr->rtt, pr->nlanes - 1, st->comm->cfg.p2p_min, &pr->k,
-                     &pr->threshold);
+  pr->loss = path.loss;
+  pr->ramping = path.ramping;
+  wsp__stripe_choose(&path, pr->nlanes - 1, st->comm->cfg.p2p_min, &pr->k, &pr->threshold);
   wsp__frame_t f = wsp__frame_result((wsp__result_fields_t){.lanes = (uint32_t)pr->k,
                                                             .threshold = (uint64_t)pr->threshold,
                                                             .rate1 = pr->rate1,
@@ -352,10 +444,12 @@ void wsp__probe_end(wsp__stripe_t *st, wsp__pair_t *pr) {
     return;
   }
   wsp__log(st->comm, WSP_LOG_INFO,
-           "striped: rank %d: one lane %.3g MB/s, %d lanes %.3g MB/s, rtt %.3g ms: "
+           "striped: rank %d: one lane %.3g MB/s%s, %d lanes %.3g MB/s, rtt %.3g ms, "
+           "%llu loss episodes in %llu segments: one flow lasts at %.3g MB/s; "
            "%d lanes from %zu bytes",
-           pr->peer, pr->rate1 / 1e6, pr->nlanes - 1, pr->ratek / 1e6, pr->rtt * 1e3, pr->k,
-           pr->threshold);
+           pr->peer, pr->rate1 / 1e6, path.ramping ? " (in slow start)" : "", pr->nlanes - 1,
+           pr->ratek / 1e6, pr->rtt * 1e3, (unsigned long long)losses, (unsigned long long)segs,
+           wsp__stripe_one_flow(&path) / 1e6, pr->k, pr->threshold);
   wsp__pair_ready(st, pr);
 }
 

@@ -865,6 +865,8 @@ int wsp_striped_info(const wsp_comm_t *comm, int peer, wsp_striped_info_t *info)
   info->rate_one = pr->rate1;
   info->rate_lanes = pr->ratek;
   info->rtt = pr->rtt;
+  info->loss = pr->loss;
+  info->slow_start = pr->ramping;
   struct sockaddr_in a;
   socklen_t al = sizeof a;
   if (pr->lane[0].fd >= 0 && getpeername(pr->lane[0].fd, (struct sockaddr *)&a, &al) == 0)

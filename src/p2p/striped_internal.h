@@ -72,6 +72,9 @@ struct pollfd;
 /* Bytes of one probe frame; discarded payload is read in pieces of
  * WSP__SCRATCH bytes. */
 #define WSP__PROBE_FRAME (64 * 1024)
+/* The longest round trip a PEND frame may report (60 s, in microseconds):
+ * longer is no path a lane runs over. */
+#define WSP__PROBE_RTT_MAX_US 60000000u
 #define WSP__SCRATCH (256 * 1024)
 /* CTS frames a sender keeps unmatched, and so receives on lanes a rank
  * may have in flight from one peer (a post beyond it is refused). */
@@ -183,7 +186,7 @@ typedef enum wsp__ftype {
   WSP__F_PGO,    /* probe, measurer: id phase, aux lanes to stream on */
   WSP__F_PDATA,  /* probe, streamer: len payload bytes (discarded) */
   WSP__F_PSTOP,  /* probe, measurer: id phase, stop streaming */
-  WSP__F_PEND,   /* probe, streamer, on each lane used: id phase */
+  WSP__F_PEND,   /* probe, streamer, on each lane used: id phase, aux/off/len its TCP figures */
   WSP__F_RESULT, /* probe, measurer: aux lanes, id threshold, off/len rates */
   WSP__F_ERR,    /* either end: aux -status, the pair is unusable */
   WSP__F_BYE,    /* either end, last on each lane: the communicator is freed */
@@ -265,8 +268,26 @@ static inline wsp__frame_t wsp__frame_pgo(int phase, int lanes) {
 static inline wsp__frame_t wsp__frame_pstop(int phase) {
   return (wsp__frame_t){.type = WSP__F_PSTOP, .id = (uint64_t)phase};
 }
-static inline wsp__frame_t wsp__frame_pend(int phase) {
-  return (wsp__frame_t){.type = WSP__F_PEND, .id = (uint64_t)phase};
+/* PEND: what the streamer's kernel says of the lane over the phase
+ * (wsp__tcpstat): its smallest round trip in microseconds (0: unknown),
+ * the segments it sent and the loss episodes among them, and whether it
+ * is still in its first slow start (1) or not (0). */
+typedef struct wsp__pend_fields {
+  uint32_t rtt_us, segs, losses;
+  uint64_t slow_start;
+} wsp__pend_fields_t;
+static inline wsp__frame_t wsp__frame_pend(int phase, wsp__pend_fields_t p) {
+  return (wsp__frame_t){.type = WSP__F_PEND,
+                        .id = (uint64_t)phase,
+                        .aux = p.rtt_us,
+                        .off = (uint64_t)p.losses << 32 | p.segs,
+                        .len = p.slow_start};
+}
+static inline wsp__pend_fields_t wsp__pend_of(const wsp__frame_t *f) {
+  return (wsp__pend_fields_t){.rtt_us = f->aux,
+                              .segs = (uint32_t)f->off,
+                              .losses = (uint32_t)(f->off >> 32),
+                              .slow_start = f->len};
 }
 static inline wsp__frame_t wsp__frame_pdata(void) {
   return (wsp__frame_t){.type = WSP__F_PDATA, .len = WSP__PROBE_FRAME};
@@ -396,6 +417,13 @@ typedef struct wsp__lane {
   double rate, rate_t;
   uint64_t rate_acked;
   int pend_pending; /* the probe's PEND must go out on this lane */
+  /* The probe's watch of this lane's loss (streamer; engine_out.c):
+   * whether it has begun this phase, whether the lane was in its first
+   * slow start when last looked at, its segments sent (from segs0), its
+   * retransmissions seen, its loss episodes and when the last began. */
+  int watched, was_slow;
+  uint32_t segs0, segs, retrans, losses;
+  double loss_t;
   int pend_seen;    /* the probe's PEND came in on this lane (this phase) */
   int bye_pending, bye_sent, bye_seen;
   /* Input: the frame being read (header, payload, then a sealed
@@ -467,7 +495,8 @@ typedef struct wsp__pair {
   int nconn;    /* lanes up */
   int k;        /* data lanes used: lane[1..k] */
   size_t threshold; /* smallest message on lanes; SIZE_MAX: none */
-  double rate1, ratek, rtt;
+  double rate1, ratek, rtt, loss;
+  int ramping;
   /* lane[0] carries control frames only (CTS, DONE, the probe's), so that
    * they never wait behind a chunk; lanes 1..k carry data. */
   wsp__lane_t lane[WSP__LANES_MAX + 1];
@@ -495,6 +524,12 @@ typedef struct wsp__pair {
     int phase, lanes, streaming, stopped, ends;
     double t_go, t_first, t_win, bytes_win;
     int in_window;
+    /* The streamer's TCP figures (PEND), per phase: segments sent and
+     * loss episodes among them, lanes still in their first slow start;
+     * the smallest round trip of any lane (microseconds, 0: none known). */
+    uint64_t segs[2], losses[2];
+    int slow[2];
+    uint32_t rtt_us;
   } probe;
   int error;     /* the status that failed the pair */
   char why[160]; /* and why, for every request that fails with it */
@@ -557,12 +592,13 @@ typedef struct wsp__stripe {
   /* Tests only (WSP_P2P_FAULT_SETUP_MS=MS): the lower rank waits this long
    * before it connects, so that a test can meet the listener. */
   double fault_setup_delay;
-  /* Tests only (WSP_P2P_PROBE_FIGURES=R1,RK,RTT): auto chooses from these
-   * figures (one lane's rate and all lanes' rate in bytes/s, the round
-   * trip in seconds) instead of those its probe measured, so that a test
+  /* Tests only (WSP_P2P_PROBE_FIGURES=R1,RK,RTT[,LOSS[,RAMPING]]): auto
+   * chooses from these figures (one lane's rate and all lanes' rate in
+   * bytes/s, the round trip in seconds, the share of segments lost, one
+   * lane in slow start) instead of those its probe measured, so that a test
    * knows what it must choose; the probe still runs. probe_as[0] = 0:
    * the measured figures. */
-  double probe_as[3];
+  double probe_as[5];
   /* Tests only (WSP_P2P_ENDGAME=always): the endgame copies every chunk it
    * can, whatever the lanes' rates, so that copies and late copies are
    * exercised on any machine. */
@@ -714,6 +750,14 @@ void wsp__pair_closed(wsp__stripe_t *st, wsp__pair_t *pr);
 void wsp__pair_match(wsp__stripe_t *st, wsp__pair_t *pr);
 /* Advances the pair's count of CTS frames seen in sequence. */
 void wsp__pair_cts_seen(wsp__pair_t *pr);
+/* What the kernel knows of a lane's TCP connection (tcpinfo.c): 0, or -1
+ * when it cannot say (then *s is all 0). */
+typedef struct wsp__tcpstat {
+  uint32_t segs_out, retrans, min_rtt_us, srtt_us, mss;
+  int slow_start;
+} wsp__tcpstat_t;
+int wsp__tcpstat(int fd, wsp__tcpstat_t *s);
+
 /* The probe's streamed bytes arrived (n of them), and its phase's end. */
 void wsp__probe_bytes(wsp__stripe_t *st, wsp__pair_t *pr, size_t n);
 void wsp__probe_end(wsp__stripe_t *st, wsp__pair_t *pr);
@@ -722,10 +766,21 @@ int wsp__lane_has_work(const wsp__pair_t *pr, int li);
 void wsp__lane_write(wsp__stripe_t *st, wsp__pair_t *pr, int li, int ctl_only);
 /* Forgets the chunks TCP delivered on l and samples its rate. */
 void wsp__lane_account(wsp__lane_t *l, double now, int always);
-/* The probe's choice (engine_pair.c says why): from one lane's rate, all
- * nlanes lanes' rate (bytes/s) and the round trip (s), the lanes a message
- * uses and the smallest message striped (SIZE_MAX: none), never below min. */
-void wsp__stripe_choose(double rate1, double ratek, double rtt, int nlanes, size_t min,
-                        int *k, size_t *threshold);
+/* The path as the probe saw it: one lane's rate and all lanes' (bytes/s),
+ * the round trip (s), the share of segments lost, the segment size, and
+ * whether the one lane was still in its first slow start (its rate is a
+ * ramp). */
+typedef struct wsp__path {
+  double rate1, ratek, rtt, loss, mss;
+  int ramping;
+} wsp__path_t;
+/* The probe's choice (engine_pair.c says why): the lanes to use of
+ * nlanes, and the smallest message striped (SIZE_MAX: none), never
+ * below min. */
+void wsp__stripe_choose(const wsp__path_t *p, int nlanes, size_t min, int *k, size_t *threshold);
+/* The model under it: the rate one flow lasts at, and the time n bytes
+ * take over k cold flows that together last at cap bytes/s. */
+double wsp__stripe_one_flow(const wsp__path_t *p);
+double wsp__stripe_time(const wsp__path_t *p, int k, double cap, double n);
 
 #endif

@@ -68,9 +68,12 @@ int wsp__sites_lanes_rule(const wsp_model_t *m) {
    * reach (here a NIC). */
   int k = 1;
   size_t threshold;
-  if (m->beta_wan > 0 && m->beta > 0)
-    wsp__stripe_choose(1 / m->beta_wan, 1 / m->beta, 2 * m->alpha_wan, WSP__LANES_MAX, 0, &k,
-                       &threshold);
+  /* Only lanes for the rate: the sites' model has no ramp. */
+  if (m->beta_wan > 0 && m->beta > 0 && m->beta_wan >= 1.3 * m->beta) {
+    const wsp__path_t path = {
+        .rate1 = 1 / m->beta_wan, .ratek = 1 / m->beta, .rtt = 2 * m->alpha_wan, .mss = 1448};
+    wsp__stripe_choose(&path, WSP__LANES_MAX, 0, &k, &threshold);
+  }
   return k;
 }
 

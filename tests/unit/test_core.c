@@ -186,6 +186,23 @@ static void test_config(void) {
           "%s=%s rejected naming it", aids[i].var, aids[i].bad);
     unsetenv(aids[i].var);
   }
+  /* The probe's figures take a loss and a slow-start flag after the round
+   * trip, each within its bound, and nothing after them. */
+  const struct {
+    const char *text;
+    int ok;
+  } figures[] = {{"1e6,5e6,0.02,0.001", 1}, {"1e6,5e6,0.02,0.001,1", 1}, {"1e6,5e6,0.02,0,0", 1},
+                 {"1e6,5e6,0.02,1", 0},     {"1e6,5e6,0.02,-0.1", 0},    {"1e6,5e6,0.02,0,2", 0},
+                 {"1e6,5e6,0.02,0,1,1", 0}, {"1e6,5e6,0.02,", 0},        {"1e6,5e6", 0}};
+  for (size_t i = 0; i < sizeof figures / sizeof *figures; i++) {
+    setenv("WSP_P2P_PROBE_FIGURES", figures[i].text, 1);
+    int rc = wsp_config_from_env(&c);
+    CHECK(figures[i].ok ? rc == WSP_OK
+                        : rc == WSP_ERR_CONFIG && strstr(wsp_last_error(), "WSP_P2P_PROBE_FIGURES"),
+          "WSP_P2P_PROBE_FIGURES=%s %s", figures[i].text,
+          figures[i].ok ? "accepted" : "refused naming it");
+  }
+  unsetenv("WSP_P2P_PROBE_FIGURES");
   /* WSP_TIMEOUT: seconds with an optional unit, 0 to 1e6. */
   CHECK(c.timeout == 0, "WSP_TIMEOUT off by default");
   const struct {

@@ -1,43 +1,111 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Striped point-to-point without sockets or MPI: the probe's choice of
- * lanes and threshold against cases worked out by hand, and the frame
+ * Striped point-to-point without sockets or MPI: the probe's model (a
+ * flow's ramp, its rate under loss) and its choice of lanes and threshold
+ * against cases worked out by hand, and the frame
  * header's encoding against its documented byte layout.
  */
 #include "check.h"
 #include "p2p/striped_internal.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
-static void choice(double r1, double rk, double rtt, int nlanes, size_t min, int k_want,
-                   size_t thr_want) {
+/* The choice for a path must be k_want lanes and a threshold in
+ * [thr_lo, thr_hi] (the search stops within 1/64 of the size). */
+static void choice(wsp__path_t p, int nlanes, size_t min, int k_want, size_t thr_lo,
+                   size_t thr_hi) {
   int k = -1;
   size_t thr = 0;
-  wsp__stripe_choose(r1, rk, rtt, nlanes, min, &k, &thr);
-  CHECK(k == k_want && thr == thr_want,
-        "rate1 %g ratek %g rtt %g lanes %d min %zu: k %d threshold %zu, expected %d %zu", r1,
-        rk, rtt, nlanes, min, k, thr, k_want, thr_want);
+  if (p.mss == 0) p.mss = 1448;
+  wsp__stripe_choose(&p, nlanes, min, &k, &thr);
+  CHECK(k == k_want && thr >= thr_lo && thr <= thr_hi,
+        "rate1 %g ratek %g rtt %g loss %g ramping %d lanes %d min %zu: k %d threshold %zu, "
+        "expected %d in [%zu, %zu]",
+        p.rate1, p.ratek, p.rtt, p.loss, p.ramping, nlanes, min, k, thr, k_want, thr_lo, thr_hi);
+}
+#define EXACTLY(n) (n), (n)
+#define WITHIN_64TH(n) (size_t)(n), (size_t)((n) * (1 + 1.0 / 64) + 1)
+#define NONE 1, EXACTLY(SIZE_MAX)
+
+static void near(double got, double want, const char *what) {
+  CHECK(fabs(got - want) <= 1e-9 * fabs(want), "%s: %.12g, expected %.12g", what, got, want);
 }
 
 int main(void) {
-  /* netlab twosite: one lane 2.4 MB/s, 16 lanes 12 MB/s, 24 ms: ratio 5,
-   * 1.5 x 5 = 7.5 -> 8 lanes; 0.024 / (1/2.4e6 - 1/12e6) = 72000 bytes. */
-  choice(2.4e6, 12e6, 0.024, 16, 65536, 8, 72000);
-  /* The same with a lower floor than the model's figure, and a higher. */
-  choice(2.4e6, 12e6, 0.024, 16, 1000, 8, 72000);
-  choice(2.4e6, 12e6, 0.024, 16, 1 << 20, 8, 1 << 20);
-  /* Fewer lanes opened than wanted: all of them. */
-  choice(2.4e6, 12e6, 0.024, 4, 65536, 4, 72000);
+  /* The model's time. 1000-byte segments, windows of 10: 35000 bytes over
+   * one flow at 1e6 B/s, 100 ms round trip (a full window is 1e5 bytes):
+   * 10000 in the first round, 20000 in the second, the last 5000 in the
+   * third: 0.2 + 0.005 + 0.05 (half a round trip) = 0.255 s. */
+  const wsp__path_t t = {.rtt = 0.1, .mss = 1000};
+  near(wsp__stripe_time(&t, 1, 1e6, 35000), 0.255, "ramp of 35000 bytes");
+  /* Four flows: 40000 in the first round. */
+  near(wsp__stripe_time(&t, 4, 1e6, 35000), 0.035 + 0.05, "35000 bytes over 4 flows");
+  /* The window reaches the full 1e5 in the fifth round (160000 >= 1e5)
+   * after 10000 + 20000 + 40000 + 80000 = 150000 bytes. */
+  near(wsp__stripe_time(&t, 1, 1e6, 1e6), 0.4 + 0.85 + 0.05, "1e6 bytes");
+  /* No round trip: bytes over the rate. */
+  const wsp__path_t lan = {.mss = 1448};
+  near(wsp__stripe_time(&lan, 1, 1e6, 35000), 0.035, "no round trip");
+
+  /* One flow's lasting rate: under loss 1e-3 over 20 ms with 1448-byte
+   * segments, 1448 / 0.02 x 1.22 / sqrt(1e-3) = 2.7932e6 B/s (Mathis). */
+  const wsp__path_t lossy = {
+      .rate1 = 11.9e6, .ratek = 12e6, .rtt = 0.02, .loss = 1e-3, .mss = 1448};
+  near(wsp__stripe_one_flow(&lossy), 72400 * 1.22 / sqrt(1e-3), "Mathis");
+  /* In slow start the lane's rate is a ramp: one flow may fill the path. */
+  const wsp__path_t ramp = {.rate1 = 0.65e6, .ratek = 11.5e6, .rtt = 0.2, .ramping = 1};
+  near(wsp__stripe_one_flow(&ramp), 11.5e6, "a ramping lane");
+
+  /* Lanes for the rate. netlab twosite with a per-flow cap: one lane
+   * 2.4 MB/s, 16 lanes 12 MB/s, 24 ms: ratio 5, 1.5 x 5 = 7.5 -> 8 lanes.
+   * One flow: windows of 14480, 28960 bytes, full from the third round
+   * (57600 bytes a round trip), so 65536 bytes take 0.048 + 22096 / 2.4e6
+   * + 0.012 = 69.2 ms; 8 lanes (115840 bytes in the first window) 65536 /
+   * 12e6 + 0.012, plus the CTS's 0.024 = 41.5 ms: they pay at the floor. */
+  wsp__path_t cap = {.rate1 = 2.4e6, .ratek = 12e6, .rtt = 0.024};
+  choice(cap, 16, 65536, 8, EXACTLY(65536));
+  /* Below it, in the second round of one flow: (n - 14480) / 2.4e6 > n /
+   * 12e6 from n = 18100. */
+  choice(cap, 16, 1000, 8, WITHIN_64TH(18100));
+  choice(cap, 16, 1 << 20, 8, EXACTLY(1 << 20));
+  /* Fewer lanes opened than wanted: all of them (4 x 2.4 = 9.6 MB/s; 65536
+   * bytes in 36.8 + 24 ms, still under 69.2). */
+  choice(cap, 4, 65536, 4, EXACTLY(65536));
   /* Lanes carry less than 1.3x one lane: everything through MPI. */
-  choice(100e6, 120e6, 0.001, 16, 65536, 1, SIZE_MAX);
-  choice(100e6, 90e6, 0.001, 16, 65536, 1, SIZE_MAX);
-  /* Exactly 1.3x: striped, ceil(1.95) = 2 lanes; 0.001 / (1/1e6 - 1/1.3e6)
-   * = 4333.3 -> the floor. */
-  choice(1e6, 1.3e6, 0.001, 16, 65536, 2, 65536);
+  choice((wsp__path_t){.rate1 = 100e6, .ratek = 120e6, .rtt = 0.001}, 16, 65536, NONE);
+  choice((wsp__path_t){.rate1 = 100e6, .ratek = 90e6, .rtt = 0.001}, 16, 65536, NONE);
+  /* Exactly 1.3x: ceil(1.95) = 2 lanes; no ramp (a full window is under
+   * one segment's worth of windows), so n / 1e6 > n / 1.3e6 + 0.001 from
+   * 4333 bytes: the floor. */
+  choice((wsp__path_t){.rate1 = 1e6, .ratek = 1.3e6, .rtt = 0.001}, 16, 65536, 2, EXACTLY(65536));
   /* Nothing measured, or one lane only. */
-  choice(0, 12e6, 0.024, 16, 65536, 1, SIZE_MAX);
-  choice(2.4e6, 12e6, 0.024, 1, 65536, 1, SIZE_MAX);
+  choice((wsp__path_t){.rate1 = 0, .ratek = 12e6, .rtt = 0.024}, 16, 65536, NONE);
+  choice(cap, 1, 65536, NONE);
+
+  /* Loss. One lane carried the path's rate in the probe (12 MB/s, 20 ms),
+   * but 1e-3 of its segments were lost: it lasts at 2.79 MB/s, ratio
+   * 4.296, 1.5 x 4.296 = 6.44 -> 7 lanes. */
+  choice(lossy, 16, 65536, 7, EXACTLY(65536));
+  /* The same loss with no round trip known: the rates alone, one flow
+   * fills the path, no lanes. */
+  wsp__path_t lossy_nortt = lossy;
+  lossy_nortt.rtt = 0;
+  choice(lossy_nortt, 16, 65536, NONE);
+
+  /* Lanes for the ramp. 200 ms, one lane still in slow start at 0.65 MB/s,
+   * 16 lanes 11.5 MB/s, no loss: every lane. One flow (windows 14480,
+   * 28960, 57920, ...) sends 65536 bytes in 0.4 + 22096 / 11.5e6 + 0.1 =
+   * 0.502 s; 16 lanes in one window, 0.1 + 0.2 (the CTS) = 0.306 s: the
+   * floor. Below it the lanes pay from the third round of one flow, past
+   * 14480 + 28960 = 43440 bytes. */
+  choice(ramp, 16, 65536, 16, EXACTLY(65536));
+  choice(ramp, 16, 1000, 16, WITHIN_64TH(43440));
+  /* A lane that left slow start at the path's rate, or reached it while
+   * still in slow start (a LAN): no lanes. */
+  choice((wsp__path_t){.rate1 = 11.5e6, .ratek = 11.6e6, .rtt = 0.2}, 16, 65536, NONE);
+  choice((wsp__path_t){.rate1 = 1e9, .ratek = 1.1e9, .rtt = 5e-5, .ramping = 1}, 16, 65536, NONE);
 
   /* The header: magic "WSP2", type, aux, a zero word, id, off, len, all
    * little-endian. */
