@@ -19,7 +19,7 @@
 # CI (WSP_CI=1). Everything it starts it stops, on failure too, and checks
 # that nothing of it is left: the daemons by the pids it recorded, and the
 # processes they started (slurmstepd detaches itself) by a variable only
-# this run's processes carry. Runs in about 15 s.
+# this run's processes carry. Runs in about 10 s.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 expect=$here/../bench/expect.sh
@@ -61,8 +61,8 @@ declare -A pid=()
 
 # The pids of the processes whose environment holds the marker.
 marked() {
-  grep -lzxF -- "$marker" /proc/[0-9]*/environ 2>/dev/null | sed -n 's|^/proc/\([0-9]*\)/environ$|\1|p' |
-    grep -vx $$
+  grep -lzxF -- "$marker" /proc/[0-9]*/environ 2>/dev/null |
+    sed -n 's|^/proc/\([0-9]*\)/environ$|\1|p' | grep -vx $$
 }
 # stop PID...: SIGTERM, up to 15 s for them to end, then SIGKILL.
 stop() {
