@@ -25,6 +25,9 @@ otherwise lists them and fails). Without a SET: every set.
   fuzz     clang 14 and its sanitizer runtimes (the fuzz targets)
   test     gfortran (the shim's Fortran tests), clang-format 14 (the format test)
   netpipe  NetPIPE over TCP and Open MPI (the lab's check in docs/results/netlab.md)
+  slurm    Slurm's controller, node daemon and client, munge (tests/slurm: a
+           one-node cluster of the test's own; the packages' own services are
+           not used)
 
   --list   print the packages of the sets and install nothing
 EOF
@@ -41,13 +44,15 @@ declare -A pkgs=(
   [fuzz]="clang-14 libclang-rt-14-dev"
   [test]="gfortran clang-format-14"
   [netpipe]="netpipe-tcp netpipe-openmpi"
+  [slurm]="slurmctld slurmd slurm-client munge"
 )
 declare -A tools=(
   [core]="cmake ninja" [openmpi]="mpicc" [mpich]="mpicc.mpich mpiexec.mpich"
   [simgrid]="smpicc smpirun" [lab]="iperf3 ip ethtool ping" [plot]="" [fuzz]="clang-14"
   [test]="gfortran clang-format-14" [netpipe]="NPtcp"
+  [slurm]="slurmctld slurmd srun sinfo munged mungekey"
 )
-all=(core openmpi mpich simgrid lab plot fuzz test netpipe)
+all=(core openmpi mpich simgrid lab plot fuzz test netpipe slurm)
 
 list=0
 sets=()

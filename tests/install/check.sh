@@ -55,3 +55,16 @@ echo "ok: the licence is installed"
 echo '#include <wirespeed.h>' | mpicxx -x c++ -fsyntax-only -Wall -Werror $pcflags - \
   || { echo "FAIL: wirespeed.h does not compile as C++"; exit 1; }
 echo "ok: wirespeed.h compiles as C++"
+# The installed wsp-run and wsp-exec find the installed shim library (one
+# lookup, wsp-exec's), not the build tree's.
+if [ -e "$tmp/prefix/bin/wsp-run" ]; then
+  for t in wsp-run wsp-exec; do
+    lib=$(env -u WSP_SHIM_LIB "$tmp/prefix/bin/$t" --print-lib) ||
+      { echo "FAIL: the installed $t --print-lib failed"; exit 1; }
+    case "$lib" in
+      "$tmp/prefix/"*/libwirespeed_pmpi.so) [ -f "$lib" ] || { echo "FAIL: $t: $lib is missing"; exit 1; } ;;
+      *) echo "FAIL: $t --print-lib printed '$lib', not the installed library"; exit 1 ;;
+    esac
+  done
+  echo "ok: the installed wsp-run and wsp-exec preload $lib"
+fi

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# The main job installs only what it uses (issue: SimGrid, clang and
-# gfortran are the tests' alone): the sets scripts/demo.sh asks
+# The main job installs only what it uses (issue: SimGrid, clang,
+# gfortran and Slurm are the tests' alone): the sets scripts/demo.sh asks
 # scripts/deps.sh for must not bring them, every set together must, and an
 # unknown set is refused naming it. Installs nothing (--list).
 set -uo pipefail
@@ -13,7 +13,8 @@ demo_sets=$(sed -n 's/^"\$root\/scripts\/deps.sh"\(.*\)$/\1/p' "$root/scripts/de
 [ -n "$demo_sets" ] || { echo "FAIL: demo.sh calls scripts/deps.sh without sets (every set)"; exit 1; }
 demo=$("$deps" --list $demo_sets) || { echo "FAIL: deps.sh --list$demo_sets"; exit 1; }
 every=$("$deps" --list) || { echo "FAIL: deps.sh --list"; exit 1; }
-for p in libsimgrid-dev clang-14 gfortran mpich libmpich-dev clang-format-14; do
+for p in libsimgrid-dev clang-14 gfortran mpich libmpich-dev clang-format-14 slurmctld slurmd \
+         munge; do
   if grep -qx "$p" <<<"$demo"; then echo "FAIL: the main job installs $p"; fail=1; fi
   grep -qx "$p" <<<"$every" || { echo "FAIL: every set lacks $p"; fail=1; }
 done

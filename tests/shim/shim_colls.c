@@ -7,10 +7,13 @@
  * MPI_IN_PLACE, and checks every result against values it computes
  * itself from the inputs (each rank's data is a function of its rank and
  * the index). It leaves communicators unfreed for MPI_Finalize.
- *   shim_colls [--big N] [--pairs-first]
+ *   shim_colls [--big N] [--pairs-first] [--ranks P]
  * N is the largest count (default 40000). --pairs-first makes the first
  * collectives of the program run on a split into pairs of ranks ({0, 1},
- * {2, 3}, ...), before any on MPI_COMM_WORLD.
+ * {2, 3}, ...), before any on MPI_COMM_WORLD. --ranks P counts a failure
+ * on each rank whose MPI_COMM_WORLD does not have P ranks: a launcher
+ * whose ranks could not reach each other (srun with the wrong --mpi
+ * plugin) starts P singletons, each of which passes its own checks.
  * Exit status 0 when every check passed on every rank.
  */
 #include <mpi.h>
@@ -213,19 +216,26 @@ static void check_colls(MPI_Comm comm, int n, const char *where) {
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
-  int big = 40000, pairs_first = 0;
+  int big = 40000, pairs_first = 0, want_ranks = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--big") && i + 1 < argc) {
       big = atoi(argv[++i]);
     } else if (!strcmp(argv[i], "--pairs-first")) {
       pairs_first = 1;
+    } else if (!strcmp(argv[i], "--ranks") && i + 1 < argc && atoi(argv[i + 1]) > 0) {
+      want_ranks = atoi(argv[++i]);
     } else {
-      fprintf(stderr, "usage: shim_colls [--big N] [--pairs-first]\n");
+      fprintf(stderr, "usage: shim_colls [--big N] [--pairs-first] [--ranks P]\n");
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
   }
-  int rank;
+  int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (want_ranks && size != want_ranks) {
+    fprintf(stderr, "rank %d: MPI_COMM_WORLD has %d ranks, want %d\n", rank, size, want_ranks);
+    failures++;
+  }
   if (pairs_first) {
     /* Pairs of ranks: the program's first collectives, small and large,
      * none on MPI_COMM_WORLD before them. */
