@@ -7,7 +7,8 @@
 # round trip is twice it), its loss, and the hosts' TCP buffers, at the
 # kernel's defaults or tuned (tcp_rmem and tcp_wmem up to 64 MiB, set in the
 # two host namespaces). For each condition one job per MPI: wsp-bench p2p,
-# MPI_Send, wsp_striped_send with k lanes and auto, and iperf3 -P k, with
+# MPI_Send, wsp_striped_send with k lanes and auto, and iperf3 -P k (one
+# message of each size over fresh connections, or 10 s each), with
 # WSP_LOG=info so that the log shows what auto measured and chose. Needs
 # root; the lab is removed again on exit.
 #   bench/p2p_rtt_netlab.sh [outdir]      (default: results)
@@ -17,7 +18,8 @@
 # Environment (comma lists): WSP_MPIS (openmpi), WSP_DELAYS (10ms,40ms,100ms),
 # WSP_LOSSES (0,0.01%,0.1%), WSP_BUFFERS (default,tuned), WSP_SIZES
 # (10M,100M), WSP_LOSS_SIZES (10M: sizes under loss, where one flow can take
-# minutes), WSP_LANES (1,2,4,8,16,auto), WSP_REPS (1), WSP_LAB_NAME.
+# minutes), WSP_LANES (1,2,4,8,16,auto), WSP_REPS (1), WSP_LAB_NAME, and
+# WSP_IPERF (bytes: iperf3 -n SIZE, the same bytes as a message; 10s: 10 s).
 # Loss runs only with the default buffers unless WSP_LOSS_TUNED=1.
 set -euo pipefail
 case "${1:-}" in -h|--help) sed -n '3,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
@@ -31,6 +33,11 @@ sizes=${WSP_SIZES:-10M,100M}
 loss_sizes=${WSP_LOSS_SIZES:-10M}
 lanes=${WSP_LANES:-1,2,4,8,16,auto}
 reps=${WSP_REPS:-1}
+case "${WSP_IPERF:-bytes}" in
+  bytes) iperf=(--iperf-bytes) ;;
+  10s) iperf=(--iperf-seconds 10) ;;
+  *) echo "p2p_rtt_netlab: WSP_IPERF=$WSP_IPERF: expected bytes or 10s" >&2; exit 2 ;;
+esac
 rate=100mbit
 name=${WSP_LAB_NAME:-wrt$(( $$ % 1000 ))}
 mkdir -p "$out"
@@ -70,7 +77,7 @@ for buf in ${buffers//,/ }; do
         "$root/scripts/netlab" run --name "$name" --mpi "$m" --ppn 1 --np 2 --timeout 3600 \
           --done-line "# wsp-bench p2p: finished" --done-grace 30 -- env WSP_LOG=info \
           "$root/build/$m/tools/wsp-bench" p2p --sizes "$sz" --lanes "$lanes" --reps "$reps" \
-          --iperf-seconds 10 --link-rate "$rate" --label "$label" --json "$json" 2>&1 |
+          "${iperf[@]}" --link-rate "$rate" --label "$label" --json "$json" 2>&1 |
           tee -a "$txt" || [ "${PIPESTATUS[0]}" = 124 ]
       done
     done

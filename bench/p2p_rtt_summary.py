@@ -3,7 +3,9 @@
 """The table of bench/p2p_rtt_netlab.sh: per condition (round trip, loss, buffers, MPI) and
 message size, each method's rate as a fraction of the WAN (median over repetitions):
 MPI_Send, wsp_striped_send with k lanes, auto (and the lanes it used), iperf3 -P k; and what
-auto's probe measured (one lane, all lanes).
+auto's probe measured (one lane, all lanes). iperf3 runs of --iperf-bytes (one message of the
+size, cold connections) sit in their size's row; those of a fixed time in a row of their own.
+Where both auto and iperf3 -P 8 moved the size, the last column is auto over iperf3 -P 8.
 
     python3 bench/p2p_rtt_summary.py results/p2p-rtt-netlab.json [--markdown]
 """
@@ -43,7 +45,10 @@ def main():
             col = "k=%s" % j["lanes"]
             if j["lanes"] != "auto":
                 ks.add(j["lanes"])
-        size = j.get("bytes", 0) if j["method"] != "iperf" else "iperf"
+        if j["method"] != "iperf":
+            size = j.get("bytes", 0)
+        else:
+            size = j.get("size", "iperf")
         rows.setdefault((label, size), {})[col] = (j["frac_link"], j.get("lanes_used"))
     cols = (["MPI_Send"] + ["k=%d" % k for k in sorted(ks)] + ["k=auto"] +
             ["iperf3 -P %d" % k for k in sorted(ks)])
@@ -54,7 +59,7 @@ def main():
         cond = (m.group(4), m.group(3), int(m.group(1)), float(m.group(2))) if m else (label,)
         return cond, 1 if size == "iperf" else 0, size if size != "iperf" else 0
 
-    head = ["condition", "size"] + cols + ["auto: 1 lane / all (Mbit/s)"]
+    head = ["condition", "size"] + cols + ["auto: 1 lane / all (Mbit/s)", "auto / iperf3 -P 8"]
     lines = []
     for item in sorted(rows, key=key):
         label, size = item
@@ -72,8 +77,10 @@ def main():
         probe = ("%.1f / %.1f" % (s["rate_one_Bps"] * 8e-6, s["rate_lanes_Bps"] * 8e-6)
                  if s and size != "iperf" else "")
         cond = label.replace("netlab-twosite-", "")
-        what = "%d MiB" % (size >> 20) if size != "iperf" else "10 s"
-        lines.append([cond, what] + cells + [probe])
+        what = "%d MiB" % (size >> 20) if size != "iperf" else "fixed time"
+        auto, p8 = r.get("k=auto"), r.get("iperf3 -P 8")
+        vs = "%.2f" % (auto[0] / p8[0]) if auto and p8 and p8[0] > 0 else ""
+        lines.append([cond, what] + cells + [probe, vs])
     if a.markdown:
         print("| " + " | ".join(head) + " |")
         print("|" + "---|" * len(head))

@@ -57,7 +57,7 @@ typedef struct p2p_opts {
   wsp_opt_sizes_t sizes;
   wsp_opt_strings_t lanes;
   wsp_opt_ints_t methods, encrypt;
-  int encrypt_given;
+  int encrypt_given, iperf_bytes;
   long reps, from, to;
   double iperf_seconds, link, hold;
   wsp_bench_io_t io;
@@ -84,6 +84,10 @@ static int parse(p2p_opts_t *o, int argc, char **argv, int rank) {
        NULL},
       {"--iperf-seconds", WSP_OPT_DOUBLE, &o->iperf_seconds, "S", "length of each iperf3 run", "4",
        1, 600, NULL, NULL},
+      {"--iperf-bytes", WSP_OPT_FLAG, &o->iperf_bytes, NULL,
+       "each iperf3 run sends one message of each size (iperf3 -n SIZE, cold connections "
+       "like a first message's) instead of running --iperf-seconds",
+       NULL, 0, 0, NULL, NULL},
       {"--link-rate", WSP_OPT_RATE, &o->link, "RATE",
        "the path's capacity (25mbit, 1gbit): rates are also given as fractions of it", NULL, 0, 0,
        NULL, NULL},
@@ -224,7 +228,7 @@ static double json_num(json_t *obj, const char *key) {
   return json_is_number(v) ? json_number_value(v) : -1;
 }
 
-static iperf_result_t iperf(const p2p_opts_t *o, int rank, int k, const char *addr) {
+static iperf_result_t iperf(const p2p_opts_t *o, int rank, int k, size_t bytes, const char *addr) {
   int from = (int)o->from, to = (int)o->to, port = 0;
   pid_t server = -1;
   if (rank == to) {
@@ -251,9 +255,12 @@ static iperf_result_t iperf(const p2p_opts_t *o, int rank, int k, const char *ad
   iperf_result_t r = {0, 0, 0, 0};
   if (rank == from) {
     r.rate = r.bytes = r.cpu_host = r.cpu_remote = -1;
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "iperf3 -c %s -p %d -P %d -t %g -J 2>/dev/null", addr, port, k,
-             o->iperf_seconds);
+    char cmd[512], amount[64];
+    if (bytes > 0)
+      snprintf(amount, sizeof amount, "-n %zu", bytes);
+    else
+      snprintf(amount, sizeof amount, "-t %g", o->iperf_seconds);
+    snprintf(cmd, sizeof cmd, "iperf3 -c %s -p %d -P %d %s -J 2>/dev/null", addr, port, k, amount);
     FILE *f = port > 0 ? popen(cmd, "r") : NULL;
     if (f) {
       json_error_t err;
@@ -557,42 +564,50 @@ int wsp_bench_p2p(int argc, char **argv, int rank, int size, wsp_bench_post_t *p
     /* One run per stream count: the lane counts given, auto's where no
      * forced count is the same (the first configuration of each lane count
      * stands for it: its communicator set the lanes up). */
-    for (int i = 0; i < o.lanes.n; i++) {
-      const lane_cfg_t *ci = &cfg[i * nenc];
-      int k = ci->lanes ? ci->lanes : ci->info.lanes, dup = 0;
-      for (int d = 0; d < o.lanes.n; d++)
-        dup |= d != i && cfg[d * nenc].lanes == k && ci->lanes == 0;
-      if (k < 1 || dup) continue;
-      iperf_result_t r = iperf(&o, rank, k, addr);
-      if (rank != o.from) continue;
-      double cpu = r.cpu_host >= 0 && r.cpu_remote >= 0 ? r.cpu_host + r.cpu_remote : -1;
-      double gbcpu = cpu > 0 && r.bytes > 0 ? r.bytes / cpu * 1e-9 : NAN;
-      if (!o.io.quiet) {
-        char what[32];
-        snprintf(what, sizeof what, "iperf3 -P %d", k);
-        printf("%8s  %-*s %10s %10.2f %9.3f", "-", ROW_WHAT, what, "-", r.rate * 8e-6, gbcpu);
-        if (o.link > 0) printf(" %8.3f", r.rate / o.link);
-        printf("\n");
-        fflush(stdout);
-      }
-      if (wsp_bench_out_wanted(&out)) {
-        json_t *j = wsp_bench_record(&out);
-        json_object_set_new(j, "kind", json_string("iperf"));
-        json_object_set_new(j, "method", json_string("iperf"));
-        json_object_set_new(j, "lanes", json_integer(k));
-        json_object_set_new(j, "seconds", json_real(o.iperf_seconds));
-        json_object_set_new(j, "rate_Bps", json_real(r.rate));
-        set_real(j, "bytes", r.bytes >= 0 ? r.bytes : NAN);
-        set_real(j, "cpu_send_s", r.cpu_host);
-        set_real(j, "cpu_recv_s", r.cpu_remote);
-        set_real(j, "GB_per_cpu_s", gbcpu);
-        if (o.link > 0) {
-          json_object_set_new(j, "link_Bps", json_real(o.link));
-          json_object_set_new(j, "frac_link", json_real(r.rate / o.link));
+    for (int si = 0; si < (o.iperf_bytes ? o.sizes.n : 1); si++)
+      for (int i = 0; i < o.lanes.n; i++) {
+        const lane_cfg_t *ci = &cfg[i * nenc];
+        int k = ci->lanes ? ci->lanes : ci->info.lanes, dup = 0;
+        for (int d = 0; d < o.lanes.n; d++)
+          dup |= d != i && cfg[d * nenc].lanes == k && ci->lanes == 0;
+        if (k < 1 || dup) continue;
+        const size_t bytes = o.iperf_bytes ? o.sizes.v[si] : 0;
+        if (o.iperf_bytes && bytes == 0) continue;
+        iperf_result_t r = iperf(&o, rank, k, bytes, addr);
+        if (rank != o.from) continue;
+        double cpu = r.cpu_host >= 0 && r.cpu_remote >= 0 ? r.cpu_host + r.cpu_remote : -1;
+        double gbcpu = cpu > 0 && r.bytes > 0 ? r.bytes / cpu * 1e-9 : NAN;
+        if (!o.io.quiet) {
+          char what[32];
+          snprintf(what, sizeof what, "iperf3 -P %d", k);
+          char sz[32] = "-";
+          if (bytes > 0) wsp_fmt_size(bytes, sz, sizeof sz);
+          printf("%8s  %-*s %10s %10.2f %9.3f", sz, ROW_WHAT, what, "-", r.rate * 8e-6, gbcpu);
+          if (o.link > 0) printf(" %8.3f", r.rate / o.link);
+          printf("\n");
+          fflush(stdout);
         }
-        wsp_bench_emit(&out, j);
+        if (wsp_bench_out_wanted(&out)) {
+          json_t *j = wsp_bench_record(&out);
+          json_object_set_new(j, "kind", json_string("iperf"));
+          json_object_set_new(j, "method", json_string("iperf"));
+          json_object_set_new(j, "lanes", json_integer(k));
+          if (bytes > 0)
+            json_object_set_new(j, "size", json_integer((json_int_t)bytes));
+          else
+            json_object_set_new(j, "seconds", json_real(o.iperf_seconds));
+          json_object_set_new(j, "rate_Bps", json_real(r.rate));
+          set_real(j, "bytes", r.bytes >= 0 ? r.bytes : NAN);
+          set_real(j, "cpu_send_s", r.cpu_host);
+          set_real(j, "cpu_recv_s", r.cpu_remote);
+          set_real(j, "GB_per_cpu_s", gbcpu);
+          if (o.link > 0) {
+            json_object_set_new(j, "link_Bps", json_real(o.link));
+            json_object_set_new(j, "frac_link", json_real(r.rate / o.link));
+          }
+          wsp_bench_emit(&out, j);
+        }
       }
-    }
   }
   for (int c = 0; c < ncfg; c++) wsp_comm_free(&cfg[c].comm);
   free(cfg);
