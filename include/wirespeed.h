@@ -654,6 +654,11 @@ WSP_API int wsp_netmap_pair(const wsp_netmap_t *map, int a, int b, double *laten
  * itself. */
 WSP_API int wsp_netmap_flows(const wsp_netmap_t *map, int a, int b, double *rate_one,
                              double *rate_k, int *k, size_t *threshold);
+/* The round trip (s) of the flows' TCP connections between the nodes of
+ * ranks a and b, as the kernel measured it during the flows' probe (its
+ * smallest); 0 where the flows were not measured or the kernel could not
+ * say, inside one node, and for a rank with itself. */
+WSP_API int wsp_netmap_rtt(const wsp_netmap_t *map, int a, int b, double *seconds);
 /* The node and the group of a rank. */
 WSP_API int wsp_netmap_node(const wsp_netmap_t *map, int rank, int *node, int *group);
 /* Frees *map and sets it to NULL; NULL is accepted. */
@@ -933,11 +938,12 @@ typedef struct wsp_striped_info {
   int lanes_open;     /* data lanes connected (a control lane besides) */
   size_t threshold;   /* smallest message on the lanes; SIZE_MAX: none */
   /* The probe's figures (0 when the lanes were forced): bytes/s over one
-   * lane and over all lanes opened; and, known to the higher rank of the
-   * pair only, the path's round trip (seconds, the kernel's smallest), the
-   * share of segments lost as priced (loss episodes per segment, 0 when
-   * none was seen) and whether the one lane was still in its first slow
-   * start (1: its rate is a ramp). docs/p2p.md says how auto uses them. */
+   * lane and over all lanes opened, the path's round trip (seconds, the
+   * kernel's smallest); and, known to the higher rank of the pair only,
+   * the share of segments lost as priced (loss episodes per segment, 0
+   * when none was seen) and whether the one lane was still in its first
+   * slow start (1: its rate is a ramp). docs/p2p.md says how auto uses
+   * them. */
   double rate_one, rate_lanes, rtt, loss;
   int slow_start;
   /* Bytes through this pair's lanes so far, frames included. */

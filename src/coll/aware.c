@@ -130,7 +130,8 @@ static void wsp__aware_update(wsp_comm_t *comm, const wsp_netmap_t *map, const c
 /* When the sites are the map's groups, the model's figures between sites
  * are the map's: the largest latency and inverse bandwidth between nodes
  * of different sites (one connection each; the link as a whole stays
- * unknown, as the probe measures pairs one at a time). */
+ * unknown, as the probe measures pairs one at a time). Where the map's
+ * flows measured the TCP round trip, the latency is at least half of it. */
 static void wsp__aware_wan_model(wsp_comm_t *comm, const wsp_netmap_t *map) {
   const wsp__sites_t *st = &comm->sites;
   if (st->count < 2 || (st->mode != WSP__SITES_AUTO && st->mode != WSP__SITES_MAP)) return;
@@ -140,6 +141,7 @@ static void wsp__aware_wan_model(wsp_comm_t *comm, const wsp_netmap_t *map) {
       if (map->group[a] == map->group[b]) continue;
       size_t k = (size_t)a * (size_t)map->nodes + (size_t)b;
       if (isfinite(map->lat[k]) && map->lat[k] > lat) lat = map->lat[k];
+      if (map->rtt[k] / 2 > lat) lat = map->rtt[k] / 2;
       if (isfinite(map->inv_bw[k]) && map->inv_bw[k] > inv) inv = map->inv_bw[k];
     }
   wsp_model_t *m = &comm->model;
@@ -167,7 +169,12 @@ static void wsp__aware_flows(wsp_comm_t *comm, const wsp_netmap_t *map) {
       if (comm->map_flows.rate_k == 0 || map->rate_k[ab] < comm->map_flows.rate_k)
         comm->map_flows.rate_k = map->rate_k[ab];
       comm->map_flows.rate_one = fmax(comm->map_flows.rate_one, map->rate_one[ab]);
-      if (isfinite(map->lat[ab])) comm->map_flows.rtt = fmax(comm->map_flows.rtt, 2 * map->lat[ab]);
+      /* The kernel's round trip where the map has it, else twice MPI's
+       * one-way latency. */
+      if (map->rtt[ab] > 0)
+        comm->map_flows.rtt = fmax(comm->map_flows.rtt, map->rtt[ab]);
+      else if (isfinite(map->lat[ab]))
+        comm->map_flows.rtt = fmax(comm->map_flows.rtt, 2 * map->lat[ab]);
     }
 }
 

@@ -75,9 +75,10 @@ static json_t *wsp__netmap_json(const wsp_netmap_t *m) {
       json_object_set_new(f, "b", json_integer(b));
       if (m->flows[ab] > 0)
         json_object_set_new(f, "flows",
-                            json_pack("{s:f, s:i, s:f, s:I}", "one_bytes_per_s", m->rate_one[ab],
-                                      "k", m->flows[ab], "k_bytes_per_s", m->rate_k[ab],
-                                      "from_bytes", (json_int_t)m->flows_min[ab]));
+                            json_pack("{s:f, s:i, s:f, s:I, s:f}", "one_bytes_per_s",
+                                      m->rate_one[ab], "k", m->flows[ab], "k_bytes_per_s",
+                                      m->rate_k[ab], "from_bytes", (json_int_t)m->flows_min[ab],
+                                      "rtt_s", m->rtt[ab]));
       json_array_append_new(pairs, f);
     }
   }
@@ -173,6 +174,17 @@ static int wsp__read_figures(wsp_netmap_t *m, json_t *f, int a, int b, char *why
       wsp__get_int(fl, "from_bytes", 0, INT64_MAX, &from, why, wl)) {
     if (!json_is_object(fl)) snprintf(why, wl, "\"flows\" must be an object");
     return -1;
+  }
+  /* The round trip came with the flows after them: optional, 0 (not
+   * measured) up to a minute. */
+  json_t *rt = json_object_get(fl, "rtt_s");
+  if (rt) {
+    double r = json_is_number(rt) ? json_number_value(rt) : -1;
+    if (!(r >= 0 && r <= 60)) {
+      snprintf(why, wl, "\"rtt_s\" must be a number of seconds in [0, 60]");
+      return -1;
+    }
+    m->rtt[ab] = m->rtt[ba] = r;
   }
   m->rate_one[ba] = m->rate_one[ab];
   m->rate_k[ba] = m->rate_k[ab];

@@ -38,10 +38,11 @@ wsp_netmap_t *wsp__netmap_new(int p, int nodes) {
   m->group = calloc((size_t)nodes, sizeof *m->group);
   m->rate_one = calloc(nn, sizeof *m->rate_one);
   m->rate_k = calloc(nn, sizeof *m->rate_k);
+  m->rtt = calloc(nn, sizeof *m->rtt);
   m->flows = calloc(nn, sizeof *m->flows);
   m->flows_min = calloc(nn, sizeof *m->flows_min);
   if (!m->node_of || !m->host || !m->lat || !m->inv_bw || !m->samples || !m->outliers ||
-      !m->group || !m->rate_one || !m->rate_k || !m->flows || !m->flows_min) {
+      !m->group || !m->rate_one || !m->rate_k || !m->rtt || !m->flows || !m->flows_min) {
     wsp_netmap_free(&m);
     return NULL;
   }
@@ -63,6 +64,7 @@ int wsp_netmap_free(wsp_netmap_t **map) {
   free(m->group);
   free(m->rate_one);
   free(m->rate_k);
+  free(m->rtt);
   free(m->flows);
   free(m->flows_min);
   free(m);
@@ -87,6 +89,7 @@ uint64_t wsp__netmap_fingerprint(const wsp_netmap_t *m) {
   h = wsp__fnv(h, m->group, (size_t)m->nodes * sizeof *m->group);
   h = wsp__fnv(h, m->rate_one, nn * sizeof *m->rate_one);
   h = wsp__fnv(h, m->rate_k, nn * sizeof *m->rate_k);
+  h = wsp__fnv(h, m->rtt, nn * sizeof *m->rtt);
   h = wsp__fnv(h, m->flows, nn * sizeof *m->flows);
   h = wsp__fnv(h, m->flows_min, nn * sizeof *m->flows_min);
   uint64_t rest[4] = {(uint64_t)m->groups, m->eager_intra, m->eager_inter, (uint64_t)m->reps};
@@ -239,6 +242,17 @@ int wsp_netmap_flows(const wsp_netmap_t *map, int a, int b, double *rate_one, do
   *rate_k = map->rate_k[i];
   *k = map->flows[i];
   *threshold = map->flows_min[i];
+  return WSP_OK;
+}
+
+int wsp_netmap_rtt(const wsp_netmap_t *map, int a, int b, double *seconds) {
+  const char *fn = "wsp_netmap_rtt";
+  if (map == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "%s: map is NULL", fn);
+  if (seconds == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "%s: seconds is NULL", fn);
+  if (a < 0 || a >= map->p || b < 0 || b >= map->p)
+    return wsp__fail(NULL, WSP_ERR_ARG, "%s: %s = %d is out of range [0, %d)", fn,
+                     a < 0 || a >= map->p ? "a" : "b", a < 0 || a >= map->p ? a : b, map->p);
+  *seconds = map->rtt[(size_t)map->node_of[a] * (size_t)map->nodes + (size_t)map->node_of[b]];
   return WSP_OK;
 }
 

@@ -27,9 +27,10 @@ struct wsp_netmap {
   double *lat, *inv_bw;
   int *samples, *outliers;
   /* nodes x nodes, symmetric, between nodes only (cfg.flows): one TCP
-   * flow's rate and k flows' (bytes/s), k, and the size from which the
-   * flows paid (0: they did not); 0 where not measured. */
-  double *rate_one, *rate_k;
+   * flow's rate and k flows' (bytes/s), k, the size from which the flows
+   * paid (0: they did not), and the round trip of their connections as
+   * the kernel measured it (s); 0 where not measured. */
+  double *rate_one, *rate_k, *rtt;
   int *flows;
   size_t *flows_min;
   int *group;        /* nodes: the group of every node */

@@ -353,11 +353,11 @@ static int wsp__probe_flows(wsp__probe_t *pr) {
     return WSP_OK;
   }
   const size_t bytes = w->cfg.p2p_min;
-  double *d = malloc(3 * nn * sizeof *d);
+  double *d = malloc(4 * nn * sizeof *d);
   int *k = malloc(nn * sizeof *k);
   unsigned char *buf = calloc(2, bytes);
   if ((rc = wsp__agree_alloc(c, !d || !k || !buf, fn)) != WSP_OK) goto out;
-  for (size_t i = 0; i < 3 * nn; i++) d[i] = INFINITY;
+  for (size_t i = 0; i < 4 * nn; i++) d[i] = INFINITY;
   for (size_t i = 0; i < nn; i++) k[i] = 0;
   const int leader = pr->leader[pr->node] == me;
   for (int r = 0; r < rounds && rc == WSP_OK; r++) {
@@ -379,6 +379,7 @@ static int wsp__probe_flows(wsp__probe_t *pr) {
         d[nn + ab] = info.rate_lanes > 0 ? -info.rate_lanes : -info.rate_one;
         d[2 * nn + ab] = pays ? -(double)info.threshold : 0;
         k[ab] = pays ? info.lanes : 1;
+        if (info.rtt > 0) d[3 * nn + ab] = info.rtt; /* the kernel's, the measurer's */
       }
     }
     /* The rounds apart; a timeout on one rank ends every rank's probe. */
@@ -389,7 +390,7 @@ static int wsp__probe_flows(wsp__probe_t *pr) {
       rc = wsp__fail(c, WSP_ERR_TIMEOUT, "%s: a pair's flows timed out", fn);
   }
   if (rc == WSP_OK &&
-      (rc = wsp__allreduce_wait(c, d, (int)(3 * nn), MPI_DOUBLE, MPI_MIN)) == WSP_OK &&
+      (rc = wsp__allreduce_wait(c, d, (int)(4 * nn), MPI_DOUBLE, MPI_MIN)) == WSP_OK &&
       (rc = wsp__allreduce_wait(c, k, (int)nn, MPI_INT, MPI_MAX)) == WSP_OK) {
     for (int a = 0; a < n; a++)
       for (int b = a + 1; b < n; b++) {
@@ -399,6 +400,7 @@ static int wsp__probe_flows(wsp__probe_t *pr) {
         m->rate_k[ab] = m->rate_k[ba] = -d[nn + ab];
         m->flows_min[ab] = m->flows_min[ba] = (size_t)-d[2 * nn + ab];
         m->flows[ab] = m->flows[ba] = k[ab];
+        m->rtt[ab] = m->rtt[ba] = isfinite(d[3 * nn + ab]) ? d[3 * nn + ab] : 0;
       }
   }
 out:

@@ -263,6 +263,14 @@ static int wsp__on_header(wsp__stripe_t *st, wsp__pair_t *pr, wsp__lane_t *l) {
     pr->threshold = res.threshold > (uint64_t)SIZE_MAX ? SIZE_MAX : (size_t)res.threshold;
     pr->rate1 = r1;
     pr->ratek = rk;
+    /* The round trip from this side's own kernel: its lanes carried the
+     * probe's stream. */
+    for (int i = 1; i < pr->nlanes; i++) {
+      wsp__tcpstat_t ts;
+      if (wsp__tcpstat(pr->lane[i].fd, &ts) == 0 && ts.min_rtt_us > 0 &&
+          (pr->rtt == 0 || ts.min_rtt_us * 1e-6 < pr->rtt))
+        pr->rtt = ts.min_rtt_us * 1e-6;
+    }
     pr->probe.phase = 3; /* done: no probe frame is taken any more */
     wsp__pair_ready(st, pr);
     return 0;

@@ -74,7 +74,19 @@ int main(int argc, char **argv) {
         CHECK(fabs(one - 1e6) < 1 && fabs(k_rate - 5e6) < 1 && k >= 2 && from > 0,
               "flows(%d, %d): one %g, k %d at %g, from %zu; expected 1e6, several at 5e6, > 0", a,
               b, one, k, k_rate, from);
+      /* The round trip is the kernel's own (the figures given replace the
+       * rates only): on one host's loopback, above 0 and far under 0.1 s. */
+      double rtt = -1;
+      rc = wsp_netmap_rtt(map, a, b, &rtt);
+      CHECK(rc == WSP_OK && (a == b ? rtt == 0 : rtt > 0 && rtt < 0.1), "rtt(%d, %d) = %g s: %s", a,
+            b, rtt, rc == WSP_OK ? "out of bounds" : wsp_last_error());
     }
+  CHECK(wsp_netmap_rtt(map, 0, 1, NULL) == WSP_ERR_ARG &&
+            strstr(wsp_last_error(), "seconds is NULL") != NULL,
+        "rtt to NULL: %s", wsp_last_error());
+  CHECK(wsp_netmap_rtt(map, 0, size, &(double){0}) == WSP_ERR_ARG &&
+            strstr(wsp_last_error(), "b = ") != NULL,
+        "rtt of an out-of-range rank: %s", wsp_last_error());
   double d;
   int k;
   size_t z;
@@ -106,9 +118,13 @@ int main(int argc, char **argv) {
     double o1, k1, o2, k2;
     int n1, n2;
     size_t f1, f2;
+    double r1 = -1, r2 = -2;
     wsp_netmap_flows(map, 0, b, &o1, &k1, &n1, &f1);
     wsp_netmap_flows(back, 0, b, &o2, &k2, &n2, &f2);
-    CHECK(o1 == o2 && k1 == k2 && n1 == n2 && f1 == f2, "pair 0-%d differs after loading", b);
+    wsp_netmap_rtt(map, 0, b, &r1);
+    wsp_netmap_rtt(back, 0, b, &r2);
+    CHECK(o1 == o2 && k1 == k2 && n1 == n2 && f1 == f2 && r1 == r2,
+          "pair 0-%d differs after loading", b);
   }
 
   /* 3. A communicator where measuring would find no gain, with the map. */

@@ -249,9 +249,9 @@ static void print_sites(const wsp_comm_t *comm, int p, const wsp_topology_t *top
   }
   if (topo->sites > 16) printf("    ...\n");
   if (topo->sites < 2) return;
-  printf("  between sites: alpha_wan %.4g s, beta_wan %.4g s per byte (%.4g GB/s) per "
-         "connection,\n",
-         m->alpha_wan, m->beta_wan, m->beta_wan > 0 ? 1e-9 / m->beta_wan : 0.0);
+  printf("  between sites: alpha_wan %.4g s (a round trip of %.4g ms), beta_wan %.4g s per "
+         "byte (%.4g GB/s) per connection,\n",
+         m->alpha_wan, 2e3 * m->alpha_wan, m->beta_wan, m->beta_wan > 0 ? 1e-9 / m->beta_wan : 0.0);
   if (m->beta_wan_link > 0)
     printf("    beta_wan_link %.4g s per byte (%.4g GB/s) for the link as a whole\n",
            m->beta_wan_link, 1e-9 / m->beta_wan_link);

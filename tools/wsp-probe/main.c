@@ -113,16 +113,18 @@ static void flows_summary(const wsp_netmap_t *m, int n, const int *lead) {
   int shown = 0;
   for (int a = 0; a < n; a++)
     for (int b = a + 1; b < n; b++) {
-      double one, k_rate;
+      double one, k_rate, rtt = 0;
       int k;
       size_t from;
       if (wsp_netmap_flows(m, lead[a], lead[b], &one, &k_rate, &k, &from) != WSP_OK || k == 0)
         continue;
+      (void)wsp_netmap_rtt(m, lead[a], lead[b], &rtt);
       if (shown++ == 0)
-        printf("# flows per pair (node a - node b: one flow, k flows in Mbit/s; lanes from)\n");
+        printf("# flows per pair (node a - node b: one flow, k flows in Mbit/s; lanes from; "
+               "TCP round trip)\n");
       char sz[32];
-      printf("  %d-%d: %.1f, %d: %.1f; %s\n", a, b, 8e-6 * one, k, 8e-6 * k_rate,
-             from ? wsp_fmt_size(from, sz, sizeof sz) : "never (one flow is as fast)");
+      printf("  %d-%d: %.1f, %d: %.1f; %s; %.3g ms\n", a, b, 8e-6 * one, k, 8e-6 * k_rate,
+             from ? wsp_fmt_size(from, sz, sizeof sz) : "never (one flow is as fast)", 1e3 * rtt);
     }
 }
 
