@@ -16,7 +16,8 @@
 # netlab-twosite-rttR-lossL-BUFFERS-MPI) and OUTDIR/p2p-rtt-netlab.txt (the
 # jobs' output), then prints bench/p2p_rtt_summary.py's table.
 # Environment (comma lists): WSP_MPIS (openmpi), WSP_DELAYS (10ms,40ms,100ms),
-# WSP_LOSSES (0,0.01%,0.1%), WSP_BUFFERS (default,tuned), WSP_SIZES
+# WSP_LOSSES (0,0.01%,0.1%), WSP_BUFFERS (default,tuned; warm: idle
+# connections keep their window, tcp_slow_start_after_idle=0), WSP_SIZES
 # (10M,100M), WSP_LOSS_SIZES (10M: sizes under loss, where one flow can take
 # minutes), WSP_LANES (1,2,4,8,16,auto), WSP_REPS (1), WSP_LAB_NAME, and
 # WSP_IPERF (bytes: iperf3 -n SIZE, the same bytes as a message; 10s: 10 s).
@@ -61,13 +62,24 @@ for buf in ${buffers//,/ }; do
             --flow-cap "$rate" --wan-delay "$d")
       [ "$loss" = 0 ] || args+=(--wan-loss "$loss")
       "$root/scripts/netlab" "${args[@]}"
-      if [ "$buf" = tuned ]; then
-        # What a host tuned for long fat paths sets: autotuning up to 64 MiB.
-        for h in h0 h1; do
-          ip netns exec "$name-$h" sysctl -q -w net.ipv4.tcp_rmem="4096 131072 67108864" \
-            net.ipv4.tcp_wmem="4096 65536 67108864"
-        done
-      fi
+      case $buf in
+        default) ;;
+        tuned)
+          # What a host tuned for long fat paths sets: autotuning up to 64 MiB.
+          for h in h0 h1; do
+            ip netns exec "$name-$h" sysctl -q -w net.ipv4.tcp_rmem="4096 131072 67108864" \
+              net.ipv4.tcp_wmem="4096 65536 67108864"
+          done ;;
+        warm)
+          # A connection keeps its window while idle (the kernel's default
+          # shrinks it back to the initial window after a retransmission
+          # timeout of idleness): every connection, MPI's and the lanes',
+          # starts a message where the last one left it.
+          for h in h0 h1; do
+            ip netns exec "$name-$h" sysctl -q -w net.ipv4.tcp_slow_start_after_idle=0
+          done ;;
+        *) echo "p2p_rtt_netlab: unknown buffers '$buf' (default, tuned, warm)" >&2; exit 2 ;;
+      esac
       "$root/scripts/netlab" calibrate --name "$name" --only rtt | tee -a "$txt"
       rtt_ms=$(( 2 * ${d%ms} ))
       for m in ${mpis//,/ }; do
