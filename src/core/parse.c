@@ -107,15 +107,23 @@ int wsp__env_count(const char *var, size_t lo, size_t hi, size_t *out) {
 int wsp__env_probe_figures(double out[5]) {
   const char *s = getenv("WSP_P2P_PROBE_FIGURES");
   if (s == NULL || *s == '\0') return 0;
+  /* Three to five figures separated by commas, each a finite number
+   * (strtod up to the comma or the end), nothing else. */
   double f[5] = {0, 0, 0, 0, 0};
-  char end;
-  int n = sscanf(s, "%lf,%lf,%lf,%lf,%lf%c", &f[0], &f[1], &f[2], &f[3], &f[4], &end);
-  /* Three, four or five figures, nothing after them (a sixth conversion,
-   * or fewer than three, is refused), each within its bound. */
-  int commas = 0;
-  for (const char *c = s; *c; c++) commas += *c == ',';
-  if (n < 3 || n > 5 || commas != n - 1 || !(f[0] > 0) || !(f[1] > 0) || !(f[2] >= 0) ||
-      !(f[3] >= 0 && f[3] < 1) || !(f[4] == 0 || f[4] == 1))
+  int n = 0, bad = 0;
+  for (const char *c = s; n < 5 && !bad; n++) {
+    char *e;
+    f[n] = strtod(c, &e);
+    bad = e == c || !isfinite(f[n]) || (*e != ',' && *e != '\0');
+    if (*e == '\0') {
+      n++;
+      break;
+    }
+    c = e + 1;
+    if (n == 4) bad = 1; /* a sixth figure */
+  }
+  if (bad || n < 3 || !(f[0] > 0) || !(f[1] > 0) || !(f[2] >= 0) || !(f[3] >= 0 && f[3] < 1) ||
+      !(f[4] == 0 || f[4] == 1))
     return wsp__fail(NULL, WSP_ERR_CONFIG,
                      "WSP_P2P_PROBE_FIGURES=\"%s\": expected RATE1,RATEK,RTT[,LOSS[,RAMPING]] "
                      "(two rates above 0 in bytes/s, a round trip in s, a share of segments "

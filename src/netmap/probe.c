@@ -379,7 +379,9 @@ static int wsp__probe_flows(wsp__probe_t *pr) {
         d[nn + ab] = info.rate_lanes > 0 ? -info.rate_lanes : -info.rate_one;
         d[2 * nn + ab] = pays ? -(double)info.threshold : 0;
         k[ab] = pays ? info.lanes : 1;
-        if (info.rtt > 0) d[3 * nn + ab] = info.rtt; /* the kernel's, the measurer's */
+        /* The round trip from this rank's own kernel (it is the lower of
+         * the pair: the probe's streamer). */
+        if (info.rtt > 0 && info.rtt <= 60) d[3 * nn + ab] = info.rtt;
       }
     }
     /* The rounds apart; a timeout on one rank ends every rank's probe. */

@@ -107,10 +107,11 @@ static int wsp__endgame(const wsp__stripe_t *st, wsp__pair_t *pr, int li) {
  * kernel cannot say). A rise in retransmissions is a new loss episode
  * unless one began less than a smoothed round trip ago: the losses of one
  * window are one reduction of TCP's window, the event its response to
- * loss counts. In phase 2 the episode that ends a lane's first slow start
- * is left out: all lanes ramp up together there and overflow the path's
- * queue at once, which no single flow would. */
-static int wsp__probe_watch(wsp__lane_t *l, int phase, wsp__tcpstat_t *ts) {
+ * loss counts (an episode goes on while rises follow each other within a
+ * round trip). The episode that ends a lane's first slow start is left
+ * out: a ramp overflows the path's queue (all lanes at once in phase 2),
+ * which a flow that has found its rate does not. */
+static int wsp__probe_watch(wsp__lane_t *l, wsp__tcpstat_t *ts) {
   if (wsp__tcpstat(l->fd, ts) != 0) return -1;
   const double now = wsp__now();
   if (!l->watched) {
@@ -119,9 +120,8 @@ static int wsp__probe_watch(wsp__lane_t *l, int phase, wsp__tcpstat_t *ts) {
     l->retrans = ts->retrans;
     l->loss_t = -1e9;
   } else if (ts->retrans > l->retrans) {
-    const int ramp_end = phase == 2 && l->was_slow;
-    if (!ramp_end && now - l->loss_t > 1e-6 * ts->srtt_us) l->losses++;
-    if (!ramp_end) l->loss_t = now;
+    if (!l->was_slow && now - l->loss_t > 1e-6 * ts->srtt_us) l->losses++;
+    l->loss_t = now;
     l->retrans = ts->retrans;
   }
   l->was_slow = ts->slow_start;
@@ -140,7 +140,7 @@ static int wsp__next_frame(wsp__stripe_t *st, wsp__pair_t *pr, int li, int ctl_o
     l->pend_pending = 0;
     wsp__tcpstat_t ts;
     wsp__pend_fields_t pf = {0};
-    if (wsp__probe_watch(l, pr->probe.phase, &ts) == 0) {
+    if (wsp__probe_watch(l, &ts) == 0) {
       pf.rtt_us = ts.min_rtt_us;
       pf.segs = l->segs - l->segs0;
       pf.losses = l->losses < pf.segs ? l->losses : pf.segs;
@@ -181,7 +181,7 @@ static int wsp__next_frame(wsp__stripe_t *st, wsp__pair_t *pr, int li, int ctl_o
   }
   if (pr->lower && pr->probe.streaming && li >= 1 && li <= pr->probe.lanes) {
     wsp__tcpstat_t ts;
-    (void)wsp__probe_watch(l, pr->probe.phase, &ts);
+    (void)wsp__probe_watch(l, &ts);
     wsp__frame_t f = wsp__frame_pdata();
     return wsp__lane_set(l, &f, st->zeros, WSP__PROBE_FRAME) == 0 ? 2 : -1;
   }

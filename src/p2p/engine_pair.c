@@ -10,8 +10,8 @@
  * over all lanes opened, and times what arrives, leaving out the first
  * third of each phase (TCP's slow start). Each lane's stream ends with
  * what the streamer's kernel says of it (PEND: its smallest round trip,
- * the segments it sent and retransmitted, whether it is still in its
- * first slow start). The rates tell whether several connections beat one
+ * the segments it sent and its loss episodes among them, whether it is
+ * still in its first slow start). The rates tell whether several connections beat one
  * (a per-flow cap, a window over a long round trip); the kernel's figures
  * tell what a short probe cannot see: the path's round trip, and the loss
  * that will hold one flow down once it has run long enough to meet it.
@@ -276,6 +276,8 @@ void wsp__lanes_start(wsp__stripe_t *st, wsp__sreq_t *r) {
  * bytes/s: whole round trips while the window grows, the rest at cap, and
  * half a round trip for the last byte to arrive. */
 #define WSP__IW 10.0
+/* Fewer segments than this say nothing of a path's loss. */
+#define WSP__PROBE_SEGS_MIN 100
 double wsp__stripe_time(const wsp__path_t *p, int k, double cap, double n) {
   const double R = p->rtt, full = cap * R;
   double w = k * WSP__IW * p->mss, t = 0;
@@ -344,7 +346,7 @@ void wsp__stripe_choose(const wsp__path_t *p, int nlanes, size_t min, int *k, si
     hi *= 2;
     if (hi > 0x1p50) return;
   }
-  while (hi - lo > hi / 64) {
+  while (hi - lo > fmax(1.0, hi / 64)) {
     double mid = (lo + hi) / 2;
     if (wsp__stripe_time(p, want, lanes, mid) + R < wsp__stripe_time(p, 1, one, mid))
       hi = mid;
@@ -352,7 +354,8 @@ void wsp__stripe_choose(const wsp__path_t *p, int nlanes, size_t min, int *k, si
       lo = mid;
   }
   *k = want;
-  *threshold = hi < (double)min ? min : (size_t)ceil(hi);
+  const size_t t = hi >= 0x1p64 ? SIZE_MAX : (size_t)ceil(hi);
+  *threshold = t < min ? min : t;
 }
 
 static void wsp__probe_phase(wsp__stripe_t *st, wsp__pair_t *pr, int phase) {
@@ -409,7 +412,7 @@ void wsp__probe_end(wsp__stripe_t *st, wsp__pair_t *pr) {
   }
   /* The path: the kernel's round trip where it gave one (else the time to
    * the first chunk, an upper bound), and its loss: loss episodes per
-   * segment sent, over both phases. */
+   * segment sent, over both phases (at most one in two). */
   wsp__path_t path = {.rate1 = pr->rate1, .ratek = pr->ratek, .rtt = pr->rtt, .mss = 1448};
   const uint64_t segs = pr->probe.segs[0] + pr->probe.segs[1];
   if (pr->probe.rtt_us > 0) path.rtt = pr->rtt = pr->probe.rtt_us * 1e-6;
@@ -417,7 +420,8 @@ void wsp__probe_end(wsp__stripe_t *st, wsp__pair_t *pr) {
    * handful at most, as often too few as too many, and too many lanes cost
    * less than too few (one flow under loss crawls). */
   const uint64_t losses = pr->probe.losses[0] + pr->probe.losses[1];
-  if (segs > 0 && losses > 0) path.loss = (double)(losses + 1) / (double)segs;
+  if (segs >= WSP__PROBE_SEGS_MIN && losses > 0)
+    path.loss = fmin((double)(losses + 1) / (double)segs, 0.5);
   path.ramping = pr->probe.slow[0] > 0;
   wsp__tcpstat_t ts;
   if (wsp__tcpstat(pr->lane[1].fd, &ts) == 0 && ts.mss > 0) path.mss = ts.mss;

@@ -34,7 +34,9 @@ int wsp__tcpstat(int fd, wsp__tcpstat_t *s) {
     return -1;
   s->segs_out = ti.tcpi_segs_out;
   s->retrans = ti.tcpi_total_retrans;
-  s->min_rtt_us = ti.tcpi_min_rtt;
+  /* Before its first sample the kernel says ~0: unknown, as is anything
+   * no PEND frame may carry. */
+  s->min_rtt_us = ti.tcpi_min_rtt <= WSP__PROBE_RTT_MAX_US ? ti.tcpi_min_rtt : 0;
   s->srtt_us = ti.tcpi_rtt;
   s->mss = ti.tcpi_snd_mss;
   s->slow_start = ti.tcpi_snd_ssthresh >= WSP__SSTHRESH_INFINITE;

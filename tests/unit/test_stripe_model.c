@@ -80,6 +80,10 @@ int main(void) {
    * one segment's worth of windows), so n / 1e6 > n / 1.3e6 + 0.001 from
    * 4333 bytes: the floor. */
   choice((wsp__path_t){.rate1 = 1e6, .ratek = 1.3e6, .rtt = 0.001}, 16, 65536, 2, EXACTLY(65536));
+  /* No round trip and a tiny rate: the search ends (at one byte), and a
+   * floor of SIZE_MAX stays SIZE_MAX. */
+  choice((wsp__path_t){.rate1 = 0.5, .ratek = 1, .rtt = 0}, 16, 0, 3, EXACTLY(1));
+  choice(cap, 16, SIZE_MAX, 8, EXACTLY(SIZE_MAX));
   /* Nothing measured, or one lane only. */
   choice((wsp__path_t){.rate1 = 0, .ratek = 12e6, .rtt = 0.024}, 16, 65536, NONE);
   choice(cap, 1, 65536, NONE);
