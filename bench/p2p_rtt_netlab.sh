@@ -22,9 +22,13 @@
 # minutes), WSP_LANES (1,2,4,8,16,auto), WSP_REPS (1), WSP_LAB_NAME, and
 # WSP_IPERF (bytes: iperf3 -n SIZE, the same bytes as a message; 10s: 10 s).
 # Loss runs only with the default buffers unless WSP_LOSS_TUNED=1.
+# WSP_TUNED=1: after each condition's job, one job per p2p tuning of the MPI
+# in bench/tunings (Open MPI: btl_tcp_links 8; MPICH has none), MPI_Send
+# and auto again in it (labels ...-MPI-tuned-NAME).
 set -euo pipefail
 case "${1:-}" in -h|--help) sed -n '3,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/netlab_args.sh"
 out=${1:-$root/results}
 mpis=${WSP_MPIS:-openmpi}
 delays=${WSP_DELAYS:-10ms,40ms,100ms}
@@ -91,6 +95,19 @@ for buf in ${buffers//,/ }; do
           "$root/build/$m/tools/wsp-bench" p2p --sizes "$sz" --lanes "$lanes" --reps "$reps" \
           "${iperf[@]}" --link-rate "$rate" --label "$label" --json "$json" 2>&1 |
           tee -a "$txt" || [ "${PIPESTATUS[0]}" = 124 ]
+        [ "${WSP_TUNED:-0}" = 1 ] || continue
+        while IFS= read -r line; do
+          [ -n "$line" ] || continue
+          read -r -a kv <<< "${line#*:}"
+          wsp_setting_args "$m" "${kv[@]}"
+          echo "== $label-tuned-${line%%:*}" | tee -a "$txt"
+          "$root/scripts/netlab" run --name "$name" --mpi "$m" --ppn 1 --np 2 --timeout 3600 \
+            "${setting_args[@]}" --done-line "# wsp-bench p2p: finished" --done-grace 30 -- \
+            env WSP_LOG=info "$root/build/$m/tools/wsp-bench" p2p --sizes "$sz" --lanes auto \
+            --methods mpi,striped --reps "$reps" --link-rate "$rate" \
+            --label "$label-tuned-${line%%:*}" --json "$json" 2>&1 |
+            tee -a "$txt" || [ "${PIPESTATUS[0]}" = 124 ]
+        done <<< "$(wsp_tunings "$m" p2p)"
       done
     done
   done

@@ -55,8 +55,9 @@ def main():
 
     def key(item):
         label, size = item
-        m = re.search(r"rtt(\d+)ms-loss([0-9.]+)-(\w+)-(\w+)$", label)
-        cond = (m.group(4), m.group(3), int(m.group(1)), float(m.group(2))) if m else (label,)
+        m = re.search(r"rtt(\d+)ms-loss([0-9.]+)-(\w+)-(\w+)(?:-tuned-(\w+))?$", label)
+        cond = ((m.group(4), m.group(3), int(m.group(1)), float(m.group(2)), m.group(5) or "")
+                if m else (label,))
         return cond, 1 if size == "iperf" else 0, size if size != "iperf" else 0
 
     head = ["condition", "size"] + cols + ["auto: 1 lane / all (Mbit/s)", "auto / iperf3 -P 8"]
