@@ -938,10 +938,11 @@ typedef struct wsp_striped_info {
   int lanes_open;     /* data lanes connected (a control lane besides) */
   size_t threshold;   /* smallest message on the lanes; SIZE_MAX: none */
   /* The probe's figures (0 when the lanes were forced): bytes/s over one
-   * lane and over all lanes opened, the path's round trip (seconds: each
-   * end's kernel's smallest; where the kernel cannot say, on the higher
-   * rank the time to the probe's first chunk, on the lower 0); and, known
-   * to the higher rank of the pair only,
+   * lane and over all lanes opened, the path's round trip (seconds: the
+   * smallest the streaming rank's kernel saw on any lane, the same on both
+   * ends; where it could not say, on the higher rank the time to the
+   * probe's first chunk, on the lower 0); and, known to the higher rank
+   * of the pair only,
    * the share of segments lost as priced (loss episodes per segment, 0
    * when none was seen) and whether the one lane was still in its first
    * slow start (1: its rate is a ramp). docs/p2p.md says how auto uses

@@ -246,8 +246,7 @@ static int wsp__on_header(wsp__stripe_t *st, wsp__pair_t *pr, wsp__lane_t *l) {
     pr->probe.segs[ph] += pf.segs;
     pr->probe.losses[ph] += pf.losses;
     pr->probe.slow[ph] += (int)pf.slow_start;
-    if (pf.rtt_us > 0 && (pr->probe.rtt_us == 0 || pf.rtt_us < pr->probe.rtt_us))
-      pr->probe.rtt_us = pf.rtt_us;
+    wsp__probe_rtt_seen(pr, pf.rtt_us);
     wsp__probe_end(st, pr);
     return pr->state == WSP__PAIR_FAILED ? -1 : 0;
   }
@@ -263,14 +262,8 @@ static int wsp__on_header(wsp__stripe_t *st, wsp__pair_t *pr, wsp__lane_t *l) {
     pr->threshold = res.threshold > (uint64_t)SIZE_MAX ? SIZE_MAX : (size_t)res.threshold;
     pr->rate1 = r1;
     pr->ratek = rk;
-    /* The round trip from this side's own kernel: its lanes carried the
-     * probe's stream. */
-    for (int i = 1; i < pr->nlanes; i++) {
-      wsp__tcpstat_t ts;
-      if (wsp__tcpstat(pr->lane[i].fd, &ts) == 0 && ts.min_rtt_us > 0 &&
-          (pr->rtt == 0 || ts.min_rtt_us * 1e-6 < pr->rtt))
-        pr->rtt = ts.min_rtt_us * 1e-6;
-    }
+    /* The round trip of the PEND frames this side sent: the measurer's. */
+    if (pr->probe.rtt_us > 0) pr->rtt = pr->probe.rtt_us * 1e-6;
     pr->probe.phase = 3; /* done: no probe frame is taken any more */
     wsp__pair_ready(st, pr);
     return 0;

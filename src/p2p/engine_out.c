@@ -146,6 +146,7 @@ static int wsp__next_frame(wsp__stripe_t *st, wsp__pair_t *pr, int li, int ctl_o
       pf.losses = l->losses < pf.segs ? l->losses : pf.segs;
       pf.slow_start = (uint64_t)ts.slow_start;
     }
+    wsp__probe_rtt_seen(pr, pf.rtt_us);
     wsp__frame_t f = wsp__frame_pend(pr->probe.phase, pf);
     return wsp__lane_set(l, &f, NULL, 0) == 0 ? 1 : -1;
   }

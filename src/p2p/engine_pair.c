@@ -413,7 +413,8 @@ void wsp__probe_end(wsp__stripe_t *st, wsp__pair_t *pr) {
   /* The path: the kernel's round trip where it gave one (else the time to
    * the first chunk, an upper bound), and its loss: loss episodes per
    * segment sent, over both phases (at most one in two). */
-  wsp__path_t path = {.rate1 = pr->rate1, .ratek = pr->ratek, .rtt = pr->rtt, .mss = 1448};
+  wsp__path_t path = {
+      .rate1 = pr->rate1, .ratek = pr->ratek, .rtt = pr->rtt, .mss = WSP__MSS_DEFAULT};
   const uint64_t segs = pr->probe.segs[0] + pr->probe.segs[1];
   if (pr->probe.rtt_us > 0) path.rtt = pr->rtt = pr->probe.rtt_us * 1e-6;
   /* Once an episode is seen, one more is counted: a 0.3 s probe sees a
@@ -431,7 +432,7 @@ void wsp__probe_end(wsp__stripe_t *st, wsp__pair_t *pr) {
                          .rtt = st->probe_as[2],
                          .loss = st->probe_as[3],
                          .ramping = st->probe_as[4] > 0,
-                         .mss = 1448};
+                         .mss = WSP__MSS_DEFAULT};
     pr->rate1 = path.rate1;
     pr->ratek = path.ratek;
     pr->rtt = path.rtt;

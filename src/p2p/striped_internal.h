@@ -75,6 +75,10 @@ struct pollfd;
 /* The longest round trip a PEND frame may report (60 s, in microseconds):
  * longer is no path a lane runs over. */
 #define WSP__PROBE_RTT_MAX_US 60000000u
+/* The segment size the model takes where no lane can tell its own:
+ * Ethernet's 1500 bytes less the IPv4 and TCP headers and TCP's
+ * timestamps. */
+#define WSP__MSS_DEFAULT 1448
 #define WSP__SCRATCH (256 * 1024)
 /* CTS frames a sender keeps unmatched, and so receives on lanes a rank
  * may have in flight from one peer (a post beyond it is refused). */
@@ -525,8 +529,9 @@ typedef struct wsp__pair {
     double t_go, t_first, t_win, bytes_win;
     int in_window;
     /* The streamer's TCP figures (PEND), per phase: segments sent and
-     * loss episodes among them, lanes still in their first slow start;
-     * the smallest round trip of any lane (microseconds, 0: none known). */
+     * loss episodes among them, lanes still in their first slow start
+     * (measurer); the smallest round trip of any lane (microseconds, 0:
+     * none known; both ends, wsp__probe_rtt_seen). */
     uint64_t segs[2], losses[2];
     int slow[2];
     uint32_t rtt_us;
@@ -534,6 +539,13 @@ typedef struct wsp__pair {
   int error;     /* the status that failed the pair */
   char why[160]; /* and why, for every request that fails with it */
 } wsp__pair_t;
+
+/* A round trip a PEND frame carried (microseconds, 0: unknown): both ends
+ * keep the smallest, the streamer of those it sends and the measurer of
+ * those it gets, so that both know the same path's round trip. */
+static inline void wsp__probe_rtt_seen(wsp__pair_t *pr, uint32_t us) {
+  if (us > 0 && (pr->probe.rtt_us == 0 || us < pr->probe.rtt_us)) pr->probe.rtt_us = us;
+}
 
 /* ---- one communicator's state ---- */
 typedef struct wsp__stripe {

@@ -68,10 +68,12 @@ int wsp__sites_lanes_rule(const wsp_model_t *m) {
    * reach (here a NIC). */
   int k = 1;
   size_t threshold;
-  /* Only lanes for the rate: the sites' model has no ramp. */
-  if (m->beta_wan > 0 && m->beta > 0 && m->beta_wan >= 1.3 * m->beta) {
-    const wsp__path_t path = {
-        .rate1 = 1 / m->beta_wan, .ratek = 1 / m->beta, .rtt = 2 * m->alpha_wan, .mss = 1448};
+  /* Not ramping: the sites' model has no ramp, so only lanes for the rate. */
+  if (m->beta_wan > 0 && m->beta > 0) {
+    const wsp__path_t path = {.rate1 = 1 / m->beta_wan,
+                              .ratek = 1 / m->beta,
+                              .rtt = 2 * m->alpha_wan,
+                              .mss = WSP__MSS_DEFAULT};
     wsp__stripe_choose(&path, WSP__LANES_MAX, 0, &k, &threshold);
   }
   return k;
