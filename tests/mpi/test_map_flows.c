@@ -87,6 +87,12 @@ int main(int argc, char **argv) {
   CHECK(wsp_netmap_rtt(map, 0, size, &(double){0}) == WSP_ERR_ARG &&
             strstr(wsp_last_error(), "b = ") != NULL,
         "rtt of an out-of-range rank: %s", wsp_last_error());
+  CHECK(wsp_netmap_rtt(map, -1, 0, &(double){0}) == WSP_ERR_ARG &&
+            strstr(wsp_last_error(), "a = -1") != NULL,
+        "rtt of a negative rank: %s", wsp_last_error());
+  CHECK(wsp_netmap_rtt(NULL, 0, 0, &(double){0}) == WSP_ERR_ARG &&
+            strstr(wsp_last_error(), "map is NULL") != NULL,
+        "rtt of no map: %s", wsp_last_error());
   double d;
   int k;
   size_t z;
