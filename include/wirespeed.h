@@ -192,7 +192,11 @@ typedef enum wsp_coll {
   WSP_COLL_SCATTER = 4,
   WSP_COLL_ALLGATHER = 5,
   WSP_COLL_ALLTOALL = 6,
-  WSP_COLL_COUNT = 7
+  WSP_COLL_ALLTOALLV = 7,
+  WSP_COLL_ALLGATHERV = 8,
+  /* wsp_reduce_scatter and wsp_reduce_scatter_block (equal counts). */
+  WSP_COLL_REDUCE_SCATTER = 9,
+  WSP_COLL_COUNT = 10
 } wsp_coll_t;
 
 /* What carries the collectives' transfers between nodes (WSP_TRANSPORT;
@@ -461,6 +465,26 @@ WSP_API int wsp_allgather(wsp_comm_t *comm, const void *sendbuf, size_t sendcoun
 WSP_API int wsp_alltoall(wsp_comm_t *comm, const void *sendbuf, size_t sendcount,
                          MPI_Datatype sendtype, void *recvbuf, size_t recvcount,
                          MPI_Datatype recvtype);
+
+/* The vector forms. Counts and displacements are per rank, in elements of
+ * the type, like MPI's (displacements in units of the type's extent), as
+ * size_t. A receive layout whose blocks overlap is refused (MPI calls it
+ * erroneous). alltoallv: every rank knows only its own row and column, so
+ * each rank paces its own sends; every receive is posted before any wait,
+ * which makes any mix of the algorithms safe (docs/coll.md). */
+WSP_API int wsp_alltoallv(wsp_comm_t *comm, const void *sendbuf, const size_t sendcounts[],
+                          const size_t sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                          const size_t recvcounts[], const size_t rdispls[], MPI_Datatype recvtype);
+WSP_API int wsp_allgatherv(wsp_comm_t *comm, const void *sendbuf, size_t sendcount,
+                           MPI_Datatype sendtype, void *recvbuf, const size_t recvcounts[],
+                           const size_t displs[], MPI_Datatype recvtype);
+/* Rank i receives recvcounts[i] elements of the reduction, the part that
+ * starts after the counts of ranks 0..i-1; sendbuf holds the sum of the
+ * counts (MPI_IN_PLACE: recvbuf does). */
+WSP_API int wsp_reduce_scatter(wsp_comm_t *comm, const void *sendbuf, void *recvbuf,
+                               const size_t recvcounts[], MPI_Datatype type, MPI_Op op);
+WSP_API int wsp_reduce_scatter_block(wsp_comm_t *comm, const void *sendbuf, void *recvbuf,
+                                     size_t recvcount, MPI_Datatype type, MPI_Op op);
 
 /* "bcast", "reduce", ...; NULL for an invalid value. */
 WSP_API const char *wsp_coll_name(wsp_coll_t coll);

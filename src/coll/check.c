@@ -201,9 +201,12 @@ int wsp__coll_check(wsp_comm_t *comm, const char *fn, const wsp__check_args_t *c
   if (ok) s = wsp__sig_rep(wsp__sig_type(c->type, 0, &ok), (uint64_t)c->count);
   int bad_root = c->root != -1 && (c->root < 0 || c->root >= comm->size);
   /* What this rank was given; v holds it and its negation. */
-  int64_t mine[WSP__CHECK_N] = {c->coll, c->root, wsp__op_id(c->op),
+  int64_t mine[WSP__CHECK_N] = {c->coll,
+                                c->root,
+                                wsp__op_id(c->op),
                                 ok ? (int64_t)(s.len > INT64_MAX / 2 ? INT64_MAX / 2 : s.len) : -1,
-                                ok ? (int64_t)s.h : -1, !ok || bad_root};
+                                ok ? (int64_t)s.h : -1,
+                                !ok || bad_root || c->refused};
   int64_t v[2 * WSP__CHECK_N];
   for (int i = 0; i < WSP__CHECK_N; i++) v[i] = mine[i], v[WSP__CHECK_N + i] = -mine[i];
   /* Non-blocking and waited for with the back-off, as wirespeed's own
@@ -214,6 +217,8 @@ int wsp__coll_check(wsp_comm_t *comm, const char *fn, const wsp__check_args_t *c
   int same = 1;
   for (int i = 0; i < WSP__CHECK_N; i++) same &= v[i] == -v[WSP__CHECK_N + i];
   if (same && !mine[5]) return WSP_OK;
+  if (same && c->refused) /* every rank refused its own: the caller says why */
+    return WSP_ERR_ARG;
   if (same) /* every rank refuses the same root or type: say why, as without the check */
     return bad_root ? wsp__fail(comm, WSP_ERR_ARG, "%s: root = %d is out of range [0, %d)", fn,
                                 c->root, comm->size)
@@ -267,8 +272,8 @@ gathered:
     break;
   default:
     rc = wsp__fail(comm, WSP_ERR_MISMATCH,
-                   "%s: WSP_CHECK: rank %d refused its own arguments (a root out of range or "
-                   "an invalid datatype)",
+                   "%s: WSP_CHECK: rank %d refused its own arguments (a root out of range, "
+                   "an invalid datatype, or for a vector form any of its own arguments)",
                    fn, who);
     break;
   }

@@ -9,6 +9,7 @@
 
 #include "../p2p/xport.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,6 +53,72 @@ int wsp__coll_run(wsp_comm_t *comm, wsp__coll_args_t *a,
  * The arguments are already in the algorithms' form (bytes for data
  * movement), which MPI takes as they are; sizes beyond int go through
  * wsp__bytes_type / a chunked loop. */
+
+/* The vector forms: MPI's counts and displacements are ints (bytes here,
+ * elements for reduce_scatter). Past INT_MAX the MPI library's call cannot
+ * be made; the other algorithms can. For allgatherv and reduce_scatter
+ * every rank sees the same counts and refuses alike; alltoallv's refusal
+ * is this rank's (its own counts), which only a forced native reaches. */
+static int wsp__coll_native_v(wsp_comm_t *comm, const wsp__coll_args_t *a) {
+  int p = comm->size, me = comm->rank, rc = WSP_OK;
+  int *iv = malloc(4 * (size_t)p * sizeof *iv);
+  if (iv == NULL) return wsp__fail(comm, WSP_ERR_NOMEM, "native: out of memory");
+  const size_t *src[4] = {a->scounts, a->sdispls, a->rcounts, a->rdispls};
+  /* alltoallv all four; allgatherv the receive side; reduce_scatter the
+   * counts. */
+  int first = a->coll == WSP_COLL_ALLTOALLV ? 0 : 2;
+  int last = a->coll == WSP_COLL_REDUCE_SCATTER ? 2 : 3;
+  for (int k = first; k <= last && rc == WSP_OK; k++)
+    for (int i = 0; i < p; i++) {
+      const size_t *v = src[k];
+      if (v[i] > INT_MAX) {
+        rc = wsp__fail(comm, WSP_ERR_UNSUPPORTED,
+                       "native %s: a count or displacement of %zu %s is past MPI's int; "
+                       "choose another algorithm (WSP_%s_ALGORITHM)",
+                       wsp_coll_name(a->coll), v[i],
+                       a->coll == WSP_COLL_REDUCE_SCATTER ? "elements" : "bytes",
+                       a->coll == WSP_COLL_ALLTOALLV    ? "ALLTOALLV"
+                       : a->coll == WSP_COLL_ALLGATHERV ? "ALLGATHERV"
+                                                        : "REDUCE_SCATTER");
+        break;
+      }
+      iv[k * p + i] = (int)v[i];
+    }
+  if (rc != WSP_OK) goto out;
+  int *sc = iv, *sd = iv + p, *rcn = iv + 2 * p, *rd = iv + 3 * p;
+  MPI_Comm c = comm->mpi;
+  switch (a->coll) {
+  case WSP_COLL_ALLTOALLV: {
+    /* The entry's buffers never overlap, but one with nothing to send may
+     * be recvbuf itself, and Open MPI's non-blocking alltoallv (4.1.4)
+     * takes sendbuf == recvbuf for MPI_IN_PLACE: that rank then ran
+     * another schedule than the others and the next call hung. */
+    static const char none;
+    const void *s = a->sendbuf == a->recvbuf ? (const void *)&none : a->sendbuf;
+    WSP__MPI_COLL_GOTO(comm, rc, out, Alltoallv, s, sc, sd, MPI_BYTE, a->recvbuf, rcn, rd, MPI_BYTE,
+                       c);
+    break;
+  }
+  case WSP_COLL_ALLGATHERV: {
+    const void *s = a->sendbuf;
+    if (s == (const char *)a->recvbuf + a->rdispls[me]) s = MPI_IN_PLACE;
+    WSP__MPI_COLL_GOTO(comm, rc, out, Allgatherv, s, rcn[me], MPI_BYTE, a->recvbuf, rcn, rd,
+                       MPI_BYTE, c);
+    break;
+  }
+  default: /* reduce_scatter; the entry never passes MPI_IN_PLACE */
+    if (a->block_form)
+      WSP__MPI_COLL_GOTO(comm, rc, out, Reduce_scatter_block, a->sendbuf, a->recvbuf, rcn[0],
+                         a->dtype, a->op, c);
+    else
+      WSP__MPI_COLL_GOTO(comm, rc, out, Reduce_scatter, a->sendbuf, a->recvbuf, rcn, a->dtype,
+                         a->op, c);
+    break;
+  }
+out:
+  free(iv);
+  return rc;
+}
 
 int wsp__coll_native(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   int rc = WSP_OK, owned = 0, b;
@@ -101,6 +168,10 @@ int wsp__coll_native(wsp_comm_t *comm, const wsp__coll_args_t *a) {
     }
     return WSP_OK;
   }
+  case WSP_COLL_ALLTOALLV:
+  case WSP_COLL_ALLGATHERV:
+  case WSP_COLL_REDUCE_SCATTER:
+    return wsp__coll_native_v(comm, a);
   default:
     break;
   }

@@ -514,3 +514,417 @@ int wsp_alltoall(wsp_comm_t *comm, const void *sendbuf, size_t sendcount,
   return wsp__movement(comm, &m, sendbuf, sendcount, sendtype, recvbuf,
                        recvcount, recvtype, 0);
 }
+
+/* ---- the vector forms: alltoallv, allgatherv, reduce_scatter ----
+ * Each rank checks its own arguments first: here, unlike above, what one
+ * rank passes (its counts, its layout) is not what the others pass, so one
+ * rank may refuse alone. With cfg.check the refusal is then agreed (every
+ * rank returns an error naming the rank that refused); without it, as in
+ * MPI, the others go on and end at the time limit. */
+
+/* A byte view of p blocks of a typed buffer: block i is counts[i] elements
+ * at displs[i] extents. A dense type is used where it is; any other is
+ * packed, the blocks one after another. cnt and dsp are the blocks' bytes
+ * and byte offsets in ptr. */
+typedef struct wsp__vview {
+  char *ptr;
+  void *mem;
+  size_t *cnt, *dsp;
+} wsp__vview_t;
+
+static int wsp__vview(wsp_comm_t *comm, const void *buf, const size_t *counts, const size_t *displs,
+                      MPI_Datatype t, const wsp__tinfo_t *ti, int in, wsp__vview_t *v) {
+  int p = comm->size;
+  v->mem = NULL;
+  v->cnt = malloc(2 * (size_t)p * sizeof *v->cnt);
+  if (v->cnt == NULL) return wsp__fail(comm, WSP_ERR_NOMEM, "out of memory for %d counts", p);
+  v->dsp = v->cnt + p;
+  size_t total = 0;
+  for (int i = 0; i < p; i++) {
+    v->cnt[i] = counts[i] * ti->size;
+    v->dsp[i] = ti->dense ? displs[i] * ti->size : total;
+    total += v->cnt[i];
+  }
+  v->ptr = (char *)buf;
+  if (ti->dense || total == 0) return WSP_OK;
+  v->ptr = v->mem = malloc(total);
+  if (v->mem == NULL) {
+    free(v->cnt);
+    v->cnt = NULL;
+    return wsp__fail(comm, WSP_ERR_NOMEM, "out of memory for %zu bytes", total);
+  }
+  for (int i = 0; i < p && in; i++) {
+    int rc = wsp__pack(comm, (const char *)buf + (ptrdiff_t)displs[i] * ti->extent, counts[i], t,
+                       ti, v->ptr + v->dsp[i], 0);
+    if (rc) {
+      free(v->mem), free(v->cnt);
+      v->mem = NULL, v->cnt = NULL;
+      return rc;
+    }
+  }
+  return WSP_OK;
+}
+
+static int wsp__vview_end(wsp_comm_t *comm, wsp__vview_t *v, void *buf, const size_t *counts,
+                          const size_t *displs, MPI_Datatype t, const wsp__tinfo_t *ti, int out,
+                          int rc) {
+  if (v->mem) {
+    for (int i = 0; i < comm->size && rc == WSP_OK && out; i++)
+      rc = wsp__pack(comm, (char *)buf + (ptrdiff_t)displs[i] * ti->extent, counts[i], t, ti,
+                     v->ptr + v->dsp[i], 1);
+    free(v->mem);
+  }
+  free(v->cnt);
+  v->mem = NULL, v->cnt = NULL;
+  return rc;
+}
+
+/* The p blocks of a vector layout: each count's bytes fit (as in
+ * wsp__bytes_of), each block ends inside the address space, and no two
+ * non-empty blocks share a byte of memory (MPI calls an overlapping
+ * receive layout erroneous; wirespeed refuses it rather than write one
+ * block over another). *elems is the sum of the counts. */
+typedef struct {
+  size_t lo, hi;
+  int i;
+} wsp__span_t;
+static int wsp__span_cmp(const void *a, const void *b) {
+  const wsp__span_t *x = a, *y = b;
+  return x->lo < y->lo ? -1 : x->lo > y->lo ? 1 : x->i - y->i;
+}
+
+static int wsp__check_layout(wsp_comm_t *comm, const char *fn, const char *cname, const char *dname,
+                             const size_t *counts, const size_t *displs, const wsp__tinfo_t *ti,
+                             int check_overlap, size_t *elems) {
+  int p = comm->size;
+  if (counts == NULL) return wsp__fail(comm, WSP_ERR_ARG, "%s: %s is NULL", fn, cname);
+  if (displs == NULL) return wsp__fail(comm, WSP_ERR_ARG, "%s: %s is NULL", fn, dname);
+  size_t ext = ti->extent > 0 ? (size_t)ti->extent : 1, sum = 0, bytes = 0;
+  wsp__span_t *sp = check_overlap ? malloc((size_t)p * sizeof *sp) : NULL;
+  int n = 0, rc = WSP_OK;
+  if (check_overlap && sp == NULL)
+    return wsp__fail(comm, WSP_ERR_NOMEM, "%s: out of memory for %d blocks", fn, p);
+  for (int i = 0; i < p && rc == WSP_OK; i++) {
+    if ((rc = wsp__bytes_of(comm, fn, cname, counts[i], ti, 1, &bytes))) break;
+    if (displs[i] > (size_t)PTRDIFF_MAX / ext ||
+        counts[i] > ((size_t)PTRDIFF_MAX - displs[i] * ext) / ext) {
+      rc = wsp__fail(comm, WSP_ERR_ARG,
+                     "%s: %s[%d] = %zu with %s[%d] = %zu ends past the address space", fn, dname, i,
+                     displs[i], cname, i, counts[i]);
+      break;
+    }
+    if (sum + counts[i] < sum || sum + counts[i] > (size_t)PTRDIFF_MAX / ext) {
+      rc = wsp__fail(comm, WSP_ERR_ARG, "%s: the sum of %s is too large", fn, cname);
+      break;
+    }
+    sum += counts[i];
+    if (check_overlap && counts[i] > 0 && ti->size > 0) {
+      /* The bytes of block i: from its first element's true lower bound
+       * to its last element's true upper bound. */
+      size_t lo = displs[i] * ext + (size_t)ti->true_lb;
+      sp[n++] = (wsp__span_t){lo, lo + (counts[i] - 1) * ext + (size_t)ti->true_extent, i};
+    }
+  }
+  if (rc == WSP_OK && check_overlap) {
+    qsort(sp, (size_t)n, sizeof *sp, wsp__span_cmp);
+    for (int k = 1; k < n; k++)
+      if (sp[k].lo < sp[k - 1].hi) {
+        rc = wsp__fail(comm, WSP_ERR_ARG,
+                       "%s: the receive blocks of ranks %d and %d overlap (%s[%d] = %zu, "
+                       "%s[%d] = %zu)",
+                       fn, sp[k - 1].i, sp[k].i, dname, sp[k - 1].i, displs[sp[k - 1].i], dname,
+                       sp[k].i, displs[sp[k].i]);
+        break;
+      }
+  }
+  free(sp);
+  if (rc == WSP_OK) *elems = sum;
+  return rc;
+}
+
+/* With cfg.check, every rank learns whether one refused (see above);
+ * returns this rank's own refusal first. */
+static int wsp__v_agree(wsp_comm_t *comm, const char *fn, wsp_coll_t coll, size_t count,
+                        MPI_Datatype type, MPI_Op op, int rc) {
+  if (!comm->cfg.check) return rc;
+  wsp__check_args_t c = {
+      .coll = coll, .root = -1, .op = op, .count = count, .type = type, .refused = rc != WSP_OK};
+  int crc = wsp__coll_check(comm, fn, &c);
+  return rc != WSP_OK ? rc : crc;
+}
+
+int wsp_alltoallv(wsp_comm_t *comm, const void *sendbuf, const size_t sendcounts[],
+                  const size_t sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                  const size_t recvcounts[], const size_t rdispls[], MPI_Datatype recvtype) {
+  static const char fn[] = "wsp_alltoallv";
+  int rc, p, me, in_place = sendbuf == MPI_IN_PLACE;
+  wsp__tinfo_t sti = {0}, rti = {0};
+  size_t selems = 0, relems = 0;
+  if ((rc = wsp__check_comm(comm, fn))) return rc;
+  p = comm->size, me = comm->rank;
+  rc = recvbuf == MPI_IN_PLACE ? wsp__fail(comm, WSP_ERR_ARG, "%s: recvbuf is MPI_IN_PLACE", fn)
+                               : WSP_OK;
+  if (rc == WSP_OK) rc = wsp__type_info(comm, fn, "recvtype", recvtype, &rti);
+  if (rc == WSP_OK)
+    rc =
+        wsp__check_layout(comm, fn, "recvcounts", "rdispls", recvcounts, rdispls, &rti, 1, &relems);
+  if (rc == WSP_OK) rc = wsp__check_buf(comm, fn, "recvbuf", recvbuf, relems, &rti);
+  if (rc == WSP_OK && !in_place) {
+    if ((rc = wsp__type_info(comm, fn, "sendtype", sendtype, &sti)) == WSP_OK &&
+        (rc = wsp__check_layout(comm, fn, "sendcounts", "sdispls", sendcounts, sdispls, &sti, 0,
+                                &selems)) == WSP_OK)
+      rc = wsp__check_buf(comm, fn, "sendbuf", sendbuf, selems, &sti);
+    if (rc == WSP_OK && sendcounts[me] * sti.size != recvcounts[me] * rti.size)
+      rc = wsp__fail(comm, WSP_ERR_ARG,
+                     "%s: the block to self is %zu bytes sent but %zu bytes received "
+                     "(sendcounts[%d] x size(sendtype), recvcounts[%d] x size(recvtype))",
+                     fn, sendcounts[me] * sti.size, recvcounts[me] * rti.size, me, me);
+  }
+  /* Nothing every rank shares to compare but the call itself. */
+  if ((rc = wsp__v_agree(comm, fn, WSP_COLL_ALLTOALLV, 0, MPI_BYTE, MPI_OP_NULL, rc))) return rc;
+  if (in_place) { /* the receive layout is the send layout */
+    sendcounts = recvcounts, sdispls = rdispls, sendtype = recvtype, sti = rti;
+    selems = relems;
+  }
+  wsp__vview_t sv = {0}, rv = {0};
+  /* In place, the input is read from a packed copy of recvbuf: the
+   * algorithms never overlap input and output. */
+  if ((rc = wsp__vview(comm, recvbuf, recvcounts, rdispls, recvtype, &rti, 0, &rv))) return rc;
+  wsp__tinfo_t copy_ti = sti;
+  if (in_place) copy_ti.dense = 0; /* force a packed copy */
+  if ((rc = wsp__vview(comm, in_place ? (const void *)recvbuf : sendbuf, sendcounts, sdispls,
+                       sendtype, &copy_ti, 1, &sv))) {
+    wsp__vview_end(comm, &rv, recvbuf, recvcounts, rdispls, recvtype, &rti, 0, rc);
+    return rc;
+  }
+  size_t out = 0, in = 0;
+  int peers = 0;
+  for (int i = 0; i < p; i++)
+    if (i != me) out += sv.cnt[i], in += rv.cnt[i], peers += sv.cnt[i] > 0;
+  wsp__coll_args_t a = {.coll = WSP_COLL_ALLTOALLV,
+                        .sendbuf = sv.ptr,
+                        .recvbuf = rv.ptr,
+                        .dtype = MPI_BYTE,
+                        .type_size = 1,
+                        .extent = 1,
+                        .true_extent = 1,
+                        .op = MPI_OP_NULL,
+                        .commutative = 1,
+                        .scounts = sv.cnt,
+                        .sdispls = sv.dsp,
+                        .rcounts = rv.cnt,
+                        .rdispls = rv.dsp};
+  if (p == 1) {
+    wsp__copy_bytes(rv.ptr + rv.dsp[0], sv.ptr + sv.dsp[0], rv.cnt[0]);
+  } else {
+    wsp__coll_shape_t s = {.p = p,
+                           .bytes = (out > in ? out : in) / (size_t)(p - 1),
+                           .count = out > in ? out : in,
+                           .commutative = 1,
+                           .dense = 1,
+                           .total = out > in ? out : in,
+                           .peers = peers};
+    rc = wsp__coll_run(comm, &a, &s);
+  }
+  rc = wsp__vview_end(comm, &sv, (void *)sendbuf, sendcounts, sdispls, sendtype, &copy_ti, 0, rc);
+  return wsp__vview_end(comm, &rv, recvbuf, recvcounts, rdispls, recvtype, &rti, 1, rc);
+}
+
+int wsp_allgatherv(wsp_comm_t *comm, const void *sendbuf, size_t sendcount, MPI_Datatype sendtype,
+                   void *recvbuf, const size_t recvcounts[], const size_t displs[],
+                   MPI_Datatype recvtype) {
+  static const char fn[] = "wsp_allgatherv";
+  int rc, p, me, in_place = sendbuf == MPI_IN_PLACE;
+  wsp__tinfo_t sti = {0}, rti = {0};
+  size_t relems = 0, sbytes = 0;
+  if ((rc = wsp__check_comm(comm, fn))) return rc;
+  p = comm->size, me = comm->rank;
+  rc = recvbuf == MPI_IN_PLACE ? wsp__fail(comm, WSP_ERR_ARG, "%s: recvbuf is MPI_IN_PLACE", fn)
+                               : WSP_OK;
+  if (rc == WSP_OK) rc = wsp__type_info(comm, fn, "recvtype", recvtype, &rti);
+  if (rc == WSP_OK)
+    rc = wsp__check_layout(comm, fn, "recvcounts", "displs", recvcounts, displs, &rti, 1, &relems);
+  if (rc == WSP_OK) rc = wsp__check_buf(comm, fn, "recvbuf", recvbuf, relems, &rti);
+  if (rc == WSP_OK && !in_place) {
+    if ((rc = wsp__type_info(comm, fn, "sendtype", sendtype, &sti)) == WSP_OK &&
+        (rc = wsp__bytes_of(comm, fn, "sendcount", sendcount, &sti, 1, &sbytes)) == WSP_OK)
+      rc = wsp__check_buf(comm, fn, "sendbuf", sendbuf, sendcount, &sti);
+    if (rc == WSP_OK && sbytes != recvcounts[me] * rti.size)
+      rc = wsp__fail(comm, WSP_ERR_ARG,
+                     "%s: sendcount x size(sendtype) = %zu bytes but recvcounts[%d] x "
+                     "size(recvtype) = %zu bytes",
+                     fn, sbytes, me, recvcounts[me] * rti.size);
+  }
+  if ((rc = wsp__v_agree(comm, fn, WSP_COLL_ALLGATHERV, rc ? 0 : relems, rc ? MPI_BYTE : recvtype,
+                         MPI_OP_NULL, rc)))
+    return rc;
+  wsp__vview_t rv = {0};
+  wsp__view_t sv = {0};
+  int have_sv = 0;
+  /* In place, the own block is input inside recvbuf. */
+  if ((rc = wsp__vview(comm, recvbuf, recvcounts, displs, recvtype, &rti, in_place, &rv)))
+    return rc;
+  size_t total = 0;
+  for (int i = 0; i < p; i++) total += rv.cnt[i];
+  const char *own = rv.ptr + rv.dsp[me];
+  if (!in_place) {
+    if ((rc = wsp__view(comm, sendbuf, sendcount, sendtype, &sti, 1, &sv))) goto out;
+    have_sv = 1;
+    own = sv.ptr;
+  }
+  if (total == 0) goto out;
+  wsp__coll_args_t a = {.coll = WSP_COLL_ALLGATHERV,
+                        .sendbuf = own,
+                        .recvbuf = rv.ptr,
+                        .dtype = MPI_BYTE,
+                        .type_size = 1,
+                        .extent = 1,
+                        .true_extent = 1,
+                        .op = MPI_OP_NULL,
+                        .commutative = 1,
+                        .rcounts = rv.cnt,
+                        .rdispls = rv.dsp};
+  if (p == 1) {
+    wsp__copy_bytes(rv.ptr + rv.dsp[0], own, rv.cnt[0]);
+  } else {
+    wsp__coll_shape_t s = {.p = p,
+                           .bytes = total / (size_t)p,
+                           .count = total,
+                           .commutative = 1,
+                           .dense = 1,
+                           .blocks = rv.cnt,
+                           .total = total};
+    rc = wsp__coll_run(comm, &a, &s);
+  }
+out:
+  if (have_sv) rc = wsp__view_end(comm, &sv, (void *)sendbuf, sendcount, sendtype, &sti, 0, rc);
+  return wsp__vview_end(comm, &rv, recvbuf, recvcounts, displs, recvtype, &rti, 1, rc);
+}
+
+/* Both reduce_scatter calls; counts has p entries (block: all equal). */
+static int wsp__reduce_scatter(wsp_comm_t *comm, const char *fn, const void *sendbuf, void *recvbuf,
+                               const size_t *counts, int block_form, MPI_Datatype type, MPI_Op op) {
+  int rc, commute = 0, p = comm->size, me = comm->rank;
+  wsp__tinfo_t ti;
+  size_t total = 0, bytes = 0;
+  rc = recvbuf == MPI_IN_PLACE ? wsp__fail(comm, WSP_ERR_ARG, "%s: recvbuf is MPI_IN_PLACE", fn)
+                               : WSP_OK;
+  if (rc == WSP_OK) rc = wsp__type_info(comm, fn, "type", type, &ti);
+  if (rc == WSP_OK) rc = wsp__op_info(comm, fn, op, &commute);
+  for (int i = 0; i < p && rc == WSP_OK; i++) {
+    if ((rc = wsp__bytes_of(comm, fn, block_form ? "recvcount" : "recvcounts", counts[i], &ti, 1,
+                            &bytes)))
+      break;
+    if (total + counts[i] < total) {
+      rc = wsp__fail(comm, WSP_ERR_ARG, "%s: the sum of recvcounts is too large", fn);
+      break;
+    }
+    total += counts[i];
+  }
+  if (rc == WSP_OK) rc = wsp__bytes_of(comm, fn, "the sum of recvcounts", total, &ti, 1, &bytes);
+  if (rc == WSP_OK && sendbuf != MPI_IN_PLACE)
+    rc = wsp__check_buf(comm, fn, "sendbuf", sendbuf, total, &ti);
+  if (rc == WSP_OK)
+    rc = wsp__check_buf(comm, fn, "recvbuf", recvbuf, sendbuf == MPI_IN_PLACE ? total : counts[me],
+                        &ti);
+  if ((rc = wsp__v_agree(comm, fn, WSP_COLL_REDUCE_SCATTER, rc ? 0 : total, rc ? MPI_BYTE : type,
+                         rc ? MPI_OP_NULL : op, rc)))
+    return rc;
+  if (total == 0) return WSP_OK;
+  int in_place = sendbuf == MPI_IN_PLACE;
+  if (ti.size > 0 && ti.extent <= 0) {
+    /* As for the other reductions (wsp__reduction): the MPI library's own,
+     * on every rank alike. */
+    int *ic = malloc((size_t)p * sizeof *ic);
+    rc = wsp__agree_alloc(comm, ic == NULL, fn);
+    for (int i = 0; i < p && rc == WSP_OK; i++) {
+      if (counts[i] > INT_MAX)
+        rc = wsp__fail(comm, WSP_ERR_UNSUPPORTED,
+                       "%s: more than INT_MAX elements of a type with extent %ld", fn,
+                       (long)ti.extent);
+      else
+        ic[i] = (int)counts[i];
+    }
+    if (rc == WSP_OK)
+      WSP__MPI_COLL_GOTO(comm, rc, native_out, Reduce_scatter, sendbuf, recvbuf, ic, type, op,
+                         comm->mpi);
+  native_out:
+    free(ic);
+    return rc;
+  }
+  size_t *off = malloc(2 * (size_t)p * sizeof *off);
+  void *mem = NULL;
+  if (off == NULL) return wsp__fail(comm, WSP_ERR_NOMEM, "%s: out of memory", fn);
+  size_t *blk = off + p;
+  for (int i = 0; i < p; i++) {
+    off[i] = i ? off[i - 1] + counts[i - 1] : 0;
+    blk[i] = counts[i] * ti.size;
+  }
+  wsp__coll_args_t a = {.coll = WSP_COLL_REDUCE_SCATTER,
+                        .sendbuf = sendbuf,
+                        .recvbuf = recvbuf,
+                        .count = total,
+                        .dtype = type,
+                        .op = op,
+                        .commutative = commute,
+                        .type_size = ti.size,
+                        .extent = ti.extent,
+                        .true_lb = ti.true_lb,
+                        .true_extent = ti.true_extent,
+                        .block = counts[me] * ti.size,
+                        .rcounts = counts,
+                        .rdispls = off,
+                        .block_form = block_form};
+  if (in_place) {
+    /* The input is recvbuf, whose start is also the output: a copy. */
+    void *tmp = wsp__tmp_typed(comm, &a, total, &mem);
+    if (tmp == NULL || (rc = wsp__copy_typed(comm, &a, recvbuf, tmp, total))) {
+      rc = tmp ? rc : WSP_ERR_NOMEM;
+      goto out;
+    }
+    a.sendbuf = tmp;
+  }
+  if (p == 1) {
+    rc = wsp__copy_typed(comm, &a, a.sendbuf, recvbuf, total);
+  } else {
+    int dense = (MPI_Aint)ti.size == ti.extent && ti.true_lb == 0 && ti.true_extent == ti.extent;
+    wsp__coll_shape_t s = {.p = p,
+                           .bytes = bytes / (size_t)p,
+                           .count = total,
+                           .commutative = commute,
+                           .dense = dense,
+                           .blocks = blk,
+                           .total = bytes};
+    rc = wsp__coll_run(comm, &a, &s);
+  }
+out:
+  free(mem);
+  free(off);
+  return rc;
+}
+
+int wsp_reduce_scatter(wsp_comm_t *comm, const void *sendbuf, void *recvbuf,
+                       const size_t recvcounts[], MPI_Datatype type, MPI_Op op) {
+  static const char fn[] = "wsp_reduce_scatter";
+  int rc;
+  if ((rc = wsp__check_comm(comm, fn))) return rc;
+  if (recvcounts == NULL)
+    return wsp__v_agree(comm, fn, WSP_COLL_REDUCE_SCATTER, 0, MPI_BYTE, MPI_OP_NULL,
+                        wsp__fail(comm, WSP_ERR_ARG, "%s: recvcounts is NULL", fn));
+  return wsp__reduce_scatter(comm, fn, sendbuf, recvbuf, recvcounts, 0, type, op);
+}
+
+int wsp_reduce_scatter_block(wsp_comm_t *comm, const void *sendbuf, void *recvbuf, size_t recvcount,
+                             MPI_Datatype type, MPI_Op op) {
+  static const char fn[] = "wsp_reduce_scatter_block";
+  int rc;
+  if ((rc = wsp__check_comm(comm, fn))) return rc;
+  /* Out of memory here is this rank's alone, as for the buffers of every
+   * collective (wsp__view). */
+  size_t *counts = malloc((size_t)comm->size * sizeof *counts);
+  if (counts == NULL) return wsp__fail(comm, WSP_ERR_NOMEM, "%s: out of memory", fn);
+  for (int i = 0; i < comm->size; i++) counts[i] = recvcount;
+  rc = wsp__reduce_scatter(comm, fn, sendbuf, recvbuf, counts, 1, type, op);
+  free(counts);
+  return rc;
+}

@@ -70,7 +70,19 @@ typedef struct wsp__coll_shape {
   const wsp__sites_t *sites;
   int wan_n, wan_forced, wan_lanes;
   size_t lane_min;
+  /* The vector forms (wsp__shape_block): allgatherv and reduce_scatter,
+   * every rank's block in bytes (NULL: p blocks of `bytes`), `total` their
+   * sum; alltoallv, this rank's own figures: `total` the larger of its
+   * bytes out and in (others than itself), `peers` the ranks it sends to. */
+  const size_t *blocks;
+  size_t total;
+  int peers;
 } wsp__coll_shape_t;
+
+/* Block i of a vector form's shape, in bytes. */
+static inline size_t wsp__shape_block(const wsp__coll_shape_t *s, int i) {
+  return s->blocks ? s->blocks[i] : s->bytes;
+}
 
 /* Whether shape s meets the preconditions `pre` (select.c). */
 int wsp__pre_holds(unsigned pre, const wsp__coll_shape_t *s);
@@ -104,6 +116,16 @@ typedef struct wsp__coll_tune {
  *   allgather: sendbuf `block` bytes, may point into recvbuf at rank*block;
  *              recvbuf p*block bytes.
  *   alltoall:  sendbuf and recvbuf p*block bytes, never overlapping.
+ *   alltoallv: sendbuf and recvbuf, never overlapping; block i to rank i
+ *              is scounts[i] bytes at sdispls[i], from rank i rcounts[i]
+ *              bytes at rdispls[i] (`block` unused).
+ *   allgatherv: recvbuf holds block i at rdispls[i], rcounts[i] bytes
+ *              (the same on every rank); sendbuf this rank's, which may be
+ *              recvbuf + rdispls[rank] (in place).
+ * reduce_scatter is typed like the reductions: sendbuf holds the whole
+ * vector (the sum of rcounts, in elements; in place it is a copy the entry
+ * made), rank i's part starts at element rdispls[i] (the sum of the counts
+ * before it) and recvbuf holds rcounts[me] elements.
  * wsp__copy_bytes handles the aliasing cases (same pointer: no copy).
  */
 typedef struct wsp__coll_args {
@@ -121,6 +143,9 @@ typedef struct wsp__coll_args {
   int root;
   int tag;                   /* this collective's tag on the private comm */
   wsp__coll_tune_t tune;
+  /* The vector forms (above); NULL for the others. */
+  const size_t *scounts, *sdispls, *rcounts, *rdispls;
+  int block_form; /* reduce_scatter called as _block */
 } wsp__coll_args_t;
 
 /* A table row, made from the algorithm's row in registry.h. */
@@ -158,6 +183,9 @@ typedef struct wsp__check_args {
   MPI_Op op;
   size_t count;
   MPI_Datatype type;
+  /* This rank refused its own arguments (the vector forms check theirs
+   * first: each rank sees different counts). */
+  int refused;
 } wsp__check_args_t;
 
 /* With cfg.check: compares c across the ranks before any traffic; where it

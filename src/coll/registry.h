@@ -35,14 +35,17 @@
 #define WSP_COLL_REGISTRY_H
 
 /* X(ID, name, the MPI library's call) */
-#define WSP__COLLS(X)                                                          \
-  X(BCAST, bcast, "MPI_Bcast")                                                 \
-  X(REDUCE, reduce, "MPI_Reduce")                                              \
-  X(ALLREDUCE, allreduce, "MPI_Allreduce")                                     \
-  X(GATHER, gather, "MPI_Gather")                                              \
-  X(SCATTER, scatter, "MPI_Scatter")                                           \
-  X(ALLGATHER, allgather, "MPI_Allgather")                                     \
-  X(ALLTOALL, alltoall, "MPI_Alltoall")
+#define WSP__COLLS(X)                                                                              \
+  X(BCAST, bcast, "MPI_Bcast")                                                                     \
+  X(REDUCE, reduce, "MPI_Reduce")                                                                  \
+  X(ALLREDUCE, allreduce, "MPI_Allreduce")                                                         \
+  X(GATHER, gather, "MPI_Gather")                                                                  \
+  X(SCATTER, scatter, "MPI_Scatter")                                                               \
+  X(ALLGATHER, allgather, "MPI_Allgather")                                                         \
+  X(ALLTOALL, alltoall, "MPI_Alltoall")                                                            \
+  X(ALLTOALLV, alltoallv, "MPI_Alltoallv")                                                         \
+  X(ALLGATHERV, allgatherv, "MPI_Allgatherv")                                                      \
+  X(REDUCE_SCATTER, reduce_scatter, "MPI_Reduce_scatter")
 
 /* The algorithms of each collective, in the order wsp-info and wsp-bench
  * list them. */
@@ -166,6 +169,38 @@
     "direct exchange with every peer in rotated order, at most 8 "             \
     "peers in flight")
 
+/* Every alltoallv algorithm posts all of its receives before it waits for
+ * anything and differs only in how it paces its own sends, so ranks may
+ * choose differently (each sees only its own counts) and still never
+ * wait on each other in a cycle. Empty blocks are never sent. */
+#define WSP__ALLTOALLV_ALGS(X, ...)                                                                \
+  X(__VA_ARGS__, PAIRWISE, pairwise, 0, NATIVE,                                                    \
+    "one send at a time in the pairwise order (rank XOR i for power-of-two "                       \
+    "p, else r+i), each finished before the next")                                                 \
+  X(__VA_ARGS__, LINEAR, linear, 0, NATIVE,                                                        \
+    "sends in rotated order r+1, r+2, ..., at most 8 in flight")                                   \
+  X(__VA_ARGS__, SPARSE, sparse, 0, NATIVE,                                                        \
+    "every non-empty send at once; for rows where most counts are zero")
+
+#define WSP__ALLGATHERV_ALGS(X, ...)                                                               \
+  X(__VA_ARGS__, RING, ring, 0, NATIVE,                                                            \
+    "every block travels the ring in segments, forwarded as they arrive, "                         \
+    "so a large block pipelines instead of holding up p-1 steps")                                  \
+  X(__VA_ARGS__, BRUCK, bruck, 0, NATIVE,                                                          \
+    "Bruck's algorithm: ceil(lg p) steps at distance 2^k, held blocks "                            \
+    "packed in rank order; any p")
+
+#define WSP__REDUCE_SCATTER_ALGS(X, ...)                                                           \
+  X(__VA_ARGS__, RING, ring, WSP__PRE_COMMUTATIVE, HALVING,                                        \
+    "p-1 steps around the ring; each rank adds its part to the partial "                           \
+    "block it receives and passes it on, ending at the block's owner")                             \
+  X(__VA_ARGS__, HALVING, halving, 0, NATIVE,                                                      \
+    "recursive halving at block boundaries (any p: the first 2(p - q) "                            \
+    "ranks fold in pairs), in rank order for any op")                                              \
+  X(__VA_ARGS__, PAIRWISE, pairwise, WSP__PRE_COMMUTATIVE, HALVING,                                \
+    "p-1 steps; at step i each rank sends its part of block r+i to its "                           \
+    "owner and adds the part of r-i for its own block")
+
 /* ---- what the lists give ---- */
 
 /* The enum of each collective's algorithms: WSP__BCAST_NATIVE (0),
@@ -193,7 +228,10 @@ WSP__COLLS(WSP__COLL_PROTO)
  * it: the text is what the table, wsp-info and docs/coll.md show. In the
  * formulas, n is the whole message for bcast, reduce and allreduce and one
  * rank's block for the others; seg is the segment size of pipelined
- * algorithms. The function's parameters are m (the model), s (the call's
+ * algorithms. For the vector forms N is the sum of the blocks and c the
+ * largest (allgatherv, reduce_scatter: every rank's block, which every
+ * rank knows); for alltoallv N is the larger of what this rank sends and
+ * receives and k the peers it sends to (what it alone knows). The function's parameters are m (the model), s (the call's
  * shape) and t (tuning it may choose, such as the segment size; may be
  * NULL). Usage:
  *

@@ -147,6 +147,18 @@ int wsp__coll_choose(const wsp_comm_t *comm, const wsp__coll_table_t *t,
   return 0;
 }
 
+/* The shape of a call of the public select and predict, which give one
+ * size: for the vector forms, p equal blocks of it. */
+static void wsp__shape_public(const wsp_comm_t *comm, wsp_coll_t coll, wsp__coll_shape_t *s) {
+  wsp__coll_shape_topo(comm, s);
+  if (coll == WSP_COLL_ALLTOALLV) {
+    s->total = s->bytes * (size_t)(s->p - 1);
+    s->peers = s->bytes ? s->p - 1 : 0;
+  } else if (coll == WSP_COLL_ALLGATHERV || coll == WSP_COLL_REDUCE_SCATTER) {
+    s->total = s->bytes * (size_t)s->p;
+  }
+}
+
 int wsp_coll_predict(const wsp_comm_t *comm, wsp_coll_t coll, int alg,
                      size_t bytes, int commutative, double *seconds) {
   if (comm == NULL)
@@ -165,7 +177,7 @@ int wsp_coll_predict(const wsp_comm_t *comm, wsp_coll_t coll, int alg,
     return wsp__fail(comm, WSP_ERR_ARG, "wsp_coll_predict: seconds is NULL");
   wsp__coll_shape_t s = {.p = comm->size, .bytes = bytes, .count = bytes,
                          .commutative = commutative != 0, .dense = 1};
-  wsp__coll_shape_topo(comm, &s);
+  wsp__shape_public(comm, coll, &s);
   const wsp__coll_alg_t *r = &t->algs[alg];
   wsp__coll_tune_t tune = {0};
   *seconds = (r->cost && wsp__pre_holds(r->pre, &s))
@@ -187,7 +199,7 @@ int wsp_coll_select(const wsp_comm_t *comm, wsp_coll_t coll, size_t bytes,
     return wsp__fail(comm, WSP_ERR_ARG, "wsp_coll_select: alg is NULL");
   wsp__coll_shape_t s = {.p = comm->size, .bytes = bytes, .count = bytes,
                          .commutative = commutative != 0, .dense = 1};
-  wsp__coll_shape_topo(comm, &s);
+  wsp__shape_public(comm, coll, &s);
   int fell;
   *alg = wsp__coll_choose(comm, t, &s, &fell);
   return WSP_OK;

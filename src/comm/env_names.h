@@ -26,6 +26,9 @@
   X("WSP_SCATTER_ALGORITHM", "library")                                                            \
   X("WSP_ALLGATHER_ALGORITHM", "library")                                                          \
   X("WSP_ALLTOALL_ALGORITHM", "library")                                                           \
+  X("WSP_ALLTOALLV_ALGORITHM", "library")                                                          \
+  X("WSP_ALLGATHERV_ALGORITHM", "library")                                                         \
+  X("WSP_REDUCE_SCATTER_ALGORITHM", "library")                                                     \
   X("WSP_MODEL", "library")                                                                        \
   X("WSP_RULES_FILE", "library")                                                                   \
   X("WSP_NETMAP", "library")                                                                       \

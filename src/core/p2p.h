@@ -83,6 +83,8 @@ int wsp__coll_wait(const wsp_comm_t *comm, MPI_Request *req);
 #define WSP__I_Alltoall MPI_Ialltoall
 #define WSP__I_Alltoallv MPI_Ialltoallv
 #define WSP__I_Reduce_scatter_block MPI_Ireduce_scatter_block
+#define WSP__I_Reduce_scatter MPI_Ireduce_scatter
+#define WSP__I_Allgatherv MPI_Iallgatherv
 #ifdef WSP_SIMGRID
 #define WSP__MPI_COLL_GOTO(comm, rc, label, NAME, ...)                         \
   WSP__MPI_GOTO(comm, MPI_##NAME(__VA_ARGS__), rc, label)

@@ -80,13 +80,33 @@ int wsp__fold_partner(int rank, int p) {
   return rank ^ 1;
 }
 
-void wsp__halving_window(int nr, int depth, int q, size_t count, size_t *start,
-                        size_t *len) {
+void wsp__halving_parts(int nr, int depth, int q, int *first, int *n) {
   int b0 = 0, span = q;
   for (int i = 0; i < depth; i++) {
     span /= 2;
     if ((nr >> i) & 1) b0 += span;
   }
+  *first = b0;
+  *n = span;
+}
+
+void wsp__halving_window_in(int nr, int depth, int q, const size_t *bounds, size_t *start,
+                            size_t *len) {
+  int b0, span;
+  wsp__halving_parts(nr, depth, q, &b0, &span);
+  *start = bounds[b0];
+  *len = bounds[b0 + span] - bounds[b0];
+}
+
+int wsp__bitrev(int x, int lg) {
+  int y = 0;
+  for (int i = 0; i < lg; i++) y |= ((x >> i) & 1) << (lg - 1 - i);
+  return y;
+}
+
+void wsp__halving_window(int nr, int depth, int q, size_t count, size_t *start, size_t *len) {
+  int b0, span;
+  wsp__halving_parts(nr, depth, q, &b0, &span);
   size_t s = wsp__rsched_part_start(count, q, b0);
   *start = s;
   *len = wsp__rsched_part_start(count, q, b0 + span) - s;

@@ -87,5 +87,14 @@ static inline size_t wsp__rsched_part_start(size_t count, int parts, int i) {
  * element range [*start, *start + *len) of count elements. */
 void wsp__halving_window(int nr, int depth, int q, size_t count, size_t *start,
                         size_t *len);
+/* The same window as a run of parts [*first, *first + *n) of the q. */
+void wsp__halving_parts(int nr, int depth, int q, int *first, int *n);
+/* The same window over parts of given sizes: part i is the elements
+ * [bounds[i], bounds[i + 1]) (q + 1 entries, nondecreasing). */
+void wsp__halving_window_in(int nr, int depth, int q, const size_t *bounds, size_t *start,
+                            size_t *len);
+/* After lg q steps new rank nr's window is part wsp__bitrev(nr, lg q): x's
+ * lowest lg bits in reverse order (bit 0 picks the half first). */
+int wsp__bitrev(int x, int lg);
 
 #endif

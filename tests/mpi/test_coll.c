@@ -263,6 +263,8 @@ static const struct {
     {WSP_COLL_GATHER, "aware", NEED_MAP},
     {WSP_COLL_SCATTER, "aware", NEED_MAP},
     {WSP_COLL_ALLGATHER, "recursive_doubling", NEED_POW2},
+    {WSP_COLL_REDUCE_SCATTER, "ring", NEED_COMMUTATIVE},
+    {WSP_COLL_REDUCE_SCATTER, "pairwise", NEED_COMMUTATIVE},
 };
 
 static unsigned needs_of(wsp_coll_t coll, int alg) {
@@ -288,20 +290,160 @@ static void needs_text(unsigned n, char *buf, size_t len) {
 static unsigned have_comm;
 static int nodes_in_blocks;
 
+static int is_vector(wsp_coll_t c);
+
+/* ---- the vector forms ----
+ * A case's counts follow one of four patterns of its base count n (the
+ * "root" loop runs over them): 0 equal; 1 uneven, a third of them empty;
+ * 2 one rank with everything, the rest empty; 3 sparse and symmetric, a
+ * few pairs, some of them nine times heavier. vcount(v, n, i, j) is what
+ * rank i sends to rank j (alltoallv) or rank i's block (j = 0). Patterns
+ * 1 and 3 lay the receive blocks out in reverse rank order with a gap of
+ * one element between them, 2 and 3 the send blocks too. */
+enum { VPATTERNS = 4 };
+static size_t vcount(int v, size_t n, int i, int j) {
+  switch (v) {
+  case 0:
+    return n;
+  case 1:
+    return n * (size_t)((i + 2 * j) % 3);
+  case 2:
+    return i == size / 2 ? 2 * n : 0;
+  default:
+    return ((i + j) * 3 + i * j) % 7 == 0 ? n * ((i + j) % 4 == 0 ? 9 : 1) : 0;
+  }
+}
+/* Displacements (in elements) for counts c[0..p-1]: in order, or
+ * reversed with gaps; returns the elements the layout spans. */
+static size_t vlayout(const size_t *c, size_t *disp, int reversed) {
+  size_t at = 0;
+  for (int k = 0; k < size; k++) {
+    int i = reversed ? size - 1 - k : k;
+    disp[i] = at;
+    at += c[i] + (size_t)reversed;
+  }
+  return at;
+}
+
+/* alltoallv and allgatherv against the MPI library's own call (the perm
+ * type against the computed reference, as for alltoall). */
+static void run_vmove(wsp_comm_t *w, wsp_coll_t coll, const char *what, const dtype_t *d, size_t n,
+                      int v, int inplace) {
+  int p = size, me = rank, a2a = coll == WSP_COLL_ALLTOALLV;
+  size_t ext = d->extent, rmul = (size_t)d->rmul, rext = ext / rmul;
+  unsigned salt = (unsigned)n * 5u + (unsigned)v;
+  size_t *sc = xmalloc(4 * (size_t)p * sizeof *sc), *sd = sc + p, *rc_ = sc + 2 * p,
+         *rd = sc + 3 * p;
+  for (int j = 0; j < p; j++) {
+    sc[j] = a2a ? vcount(v, n, me, j) : vcount(v, n, me, 0);
+    rc_[j] = a2a ? vcount(v, n, j, me) : vcount(v, n, j, 0);
+  }
+  size_t slen = a2a ? vlayout(sc, sd, v >= 2) : sc[0], rlen = vlayout(rc_, rd, v % 2 == 1);
+  char *in = xmalloc(slen * ext), *got = xmalloc(rlen * ext), *want = xmalloc(rlen * ext);
+  memset(in, 0x3c, slen * ext); /* the gaps between blocks */
+  memset(got, 0x5a, rlen * ext);
+  memset(want, 0x5a, rlen * ext);
+  if (a2a)
+    for (int j = 0; j < p; j++) fill(d, in + sd[j] * ext, sc[j], me, j, salt);
+  else
+    fill(d, in, sc[0], me, 0, salt);
+  /* The receive side in rtype: counts and displacements times rmul. */
+  size_t *rcr = xmalloc(2 * (size_t)p * sizeof *rcr), *rdr = rcr + p;
+  int *ic = xmalloc(4 * (size_t)p * sizeof *ic);
+  for (int j = 0; j < p; j++) {
+    rcr[j] = rc_[j] * rmul, rdr[j] = rd[j] * rmul;
+    ic[j] = (int)sc[j], ic[p + j] = (int)sd[j], ic[2 * p + j] = (int)rcr[j],
+    ic[3 * p + j] = (int)rdr[j];
+  }
+  if (inplace) { /* input in recvbuf's layout (patterns 0 and 3 are symmetric) */
+    if (a2a)
+      for (int j = 0; j < p; j++) fill(d, got + rd[j] * ext, rc_[j], me, j, salt);
+    else
+      memcpy(got + rd[me] * ext, in, sc[0] * ext);
+    memcpy(want, got, rlen * ext);
+  }
+  if (d->rmul != 1) {
+    for (int j = 0; j < p; j++) expect_perm(d, want + rdr[j] * rext, rc_[j], j, a2a ? me : 0, salt);
+  } else if (a2a) {
+    MPI_Alltoallv(inplace ? MPI_IN_PLACE : in, ic, ic + p, d->type, want, ic + 2 * p, ic + 3 * p,
+                  d->rtype, MPI_COMM_WORLD);
+  } else {
+    MPI_Allgatherv(inplace ? MPI_IN_PLACE : in, (int)sc[0], d->type, want, ic + 2 * p, ic + 3 * p,
+                   d->rtype, MPI_COMM_WORLD);
+  }
+  int rc;
+  if (a2a)
+    rc = wsp_alltoallv(w, inplace ? MPI_IN_PLACE : in, sc, sd, d->type, got, inplace ? rc_ : rcr,
+                       inplace ? rd : rdr, inplace ? d->type : d->rtype);
+  else
+    rc = wsp_allgatherv(w, inplace ? MPI_IN_PLACE : in, sc[0], d->type, got, inplace ? rc_ : rcr,
+                        inplace ? rd : rdr, inplace ? d->type : d->rtype);
+  check_rc(what, rc);
+  if (rc == WSP_OK) compare(what, got, want, rlen * ext);
+  if (!inplace) { /* the input must not change */
+    char *orig = xmalloc(slen * ext);
+    memset(orig, 0x3c, slen * ext);
+    if (a2a)
+      for (int j = 0; j < p; j++) fill(d, orig + sd[j] * ext, sc[j], me, j, salt);
+    else
+      fill(d, orig, sc[0], me, 0, salt);
+    compare("sendbuf changed", in, orig, slen * ext);
+    free(orig);
+  }
+  free(in), free(got), free(want), free(sc), free(rcr), free(ic);
+}
+
+/* reduce_scatter (pattern 0 through wsp_reduce_scatter_block) against
+ * MPI_Reduce_scatter. */
+static void run_vreduce(wsp_comm_t *w, const char *what, const dtype_t *d, const op_t *op, size_t n,
+                        int v, int inplace) {
+  int p = size, me = rank;
+  size_t ext = d->extent, total = 0;
+  unsigned salt = (unsigned)n * 5u + (unsigned)v;
+  size_t *c = xmalloc((size_t)p * sizeof *c);
+  int *ic = xmalloc((size_t)p * sizeof *ic);
+  for (int j = 0; j < p; j++) c[j] = vcount(v, n, j, 0), ic[j] = (int)c[j], total += c[j];
+  char *in = xmalloc(total * ext), *got = xmalloc(total * ext), *want = xmalloc(total * ext);
+  fill(d, in, total, me, 0, salt);
+  memset(got, 0x5a, total * ext);
+  memset(want, 0x5a, total * ext);
+  MPI_Reduce_scatter(in, want, ic, d->type, op->op, MPI_COMM_WORLD);
+  if (inplace) memcpy(got, in, total * ext);
+  int rc = v == 0
+               ? wsp_reduce_scatter_block(w, inplace ? MPI_IN_PLACE : in, got, n, d->type, op->op)
+               : wsp_reduce_scatter(w, inplace ? MPI_IN_PLACE : in, got, c, d->type, op->op);
+  check_rc(what, rc);
+  if (rc == WSP_OK) compare(what, got, want, c[me] * ext);
+  if (!inplace) {
+    char *orig = xmalloc(total * ext);
+    fill(d, orig, total, me, 0, salt);
+    compare("input changed", in, orig, total * ext);
+    free(orig);
+  }
+  free(in), free(got), free(want), free(c), free(ic);
+}
+
 /* One case. Returns nothing; failures are counted. */
 static void run_case(wsp_comm_t *w, wsp_coll_t coll, const char *alg,
                      const dtype_t *d, const op_t *op, size_t count, int root,
                      int inplace) {
   char what[256];
-  snprintf(what, sizeof what, "%s/%s type %s%s%s count %zu root %d%s",
-           wsp_coll_name(coll), alg, d->name, op ? " op " : "",
-           op ? op->name : "", count, root, inplace ? " in-place" : "");
+  snprintf(what, sizeof what, "%s/%s type %s%s%s count %zu %s %d%s", wsp_coll_name(coll), alg,
+           d->name, op ? " op " : "", op ? op->name : "", count,
+           is_vector(coll) ? "pattern" : "root", root, inplace ? " in-place" : "");
   cases++;
   int p = size, me = rank;
   size_t ext = d->extent, blk = count * ext;
   int rc;
   unsigned salt = (unsigned)count * 3u + (unsigned)root;
   switch (coll) {
+  case WSP_COLL_ALLTOALLV:
+  case WSP_COLL_ALLGATHERV:
+    run_vmove(w, coll, what, d, count, root, inplace);
+    break;
+  case WSP_COLL_REDUCE_SCATTER:
+    run_vreduce(w, what, d, op, count, root, inplace);
+    break;
   case WSP_COLL_BCAST: {
     char *got = xmalloc(blk), *want = xmalloc(blk);
     if (me == root) fill(d, got, count, me, 0, salt);
@@ -452,7 +594,10 @@ static void run_case(wsp_comm_t *w, wsp_coll_t coll, const char *alg,
 }
 
 static int is_reduction(wsp_coll_t c) {
-  return c == WSP_COLL_REDUCE || c == WSP_COLL_ALLREDUCE;
+  return c == WSP_COLL_REDUCE || c == WSP_COLL_ALLREDUCE || c == WSP_COLL_REDUCE_SCATTER;
+}
+static int is_vector(wsp_coll_t c) {
+  return c == WSP_COLL_ALLTOALLV || c == WSP_COLL_ALLGATHERV || c == WSP_COLL_REDUCE_SCATTER;
 }
 static int is_rooted(wsp_coll_t c) {
   return c == WSP_COLL_BCAST || c == WSP_COLL_REDUCE || c == WSP_COLL_GATHER ||
@@ -480,9 +625,9 @@ static void run_checked(wsp_comm_t *w, wsp_coll_t coll, int alg, const char *nam
                   (commutative || nodes_in_blocks ? NEED_NODE_ORDER : 0) |
                   (is_reduction(coll) && d->size != d->extent ? 0 : NEED_DENSE);
   char what[160];
-  snprintf(what, sizeof what, "%s/%s type %s%s%s count %zu root %d%s", wsp_coll_name(coll), name,
-           d->name, op ? " op " : "", op ? op->name : "", count, root,
-           inplace ? " in-place" : "");
+  snprintf(what, sizeof what, "%s/%s type %s%s%s count %zu %s %d%s", wsp_coll_name(coll), name,
+           d->name, op ? " op " : "", op ? op->name : "", count,
+           is_vector(coll) ? "pattern" : "root", root, inplace ? " in-place" : "");
   if (w->coll_ran[coll].calls == before) {
     /* Only a case with nothing to move (no data, or one rank) reaches no
      * algorithm. */
@@ -527,6 +672,10 @@ static void run_alg(wsp_comm_t *w, wsp_coll_t coll, int alg, int quick,
    * past rank p-1 at odd p). */
   int roots[4] = {0, size - 1, size / 2, (size / 2 + 1) % size};
   int nroots = is_rooted(coll) ? 4 : 1;
+  if (is_vector(coll)) { /* the vector forms' patterns of counts take the roots' place */
+    for (int v = 0; v < VPATTERNS; v++) roots[v] = v;
+    nroots = VPATTERNS;
+  }
   long before = failures;
   tally_t t = {{0}, 0, 0, 0};
   for (int di = 0; di < ndtypes; di++) {
@@ -544,8 +693,10 @@ static void run_alg(wsp_comm_t *w, wsp_coll_t coll, int alg, int quick,
           int dup = 0;
           for (int k = 0; k < ri; k++) dup |= roots[k] == roots[ri];
           if (dup) continue;
-          /* In place has one type per buffer: not with mixed types. */
-          int can_inplace = coll != WSP_COLL_BCAST && d->rmul == 1;
+          /* In place has one type per buffer: not with mixed types;
+           * alltoallv's needs symmetric counts (patterns 0 and 3). */
+          int can_inplace = coll != WSP_COLL_BCAST && d->rmul == 1 &&
+                            !(coll == WSP_COLL_ALLTOALLV && roots[ri] % 3 != 0);
           for (int ip = 0; ip <= can_inplace; ip++)
             run_checked(w, coll, alg, name, d, op, counts[ci], roots[ri], ip, &t);
         }

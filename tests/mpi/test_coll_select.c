@@ -14,11 +14,11 @@
 #include "wirespeed.h"
 #include "mpi_check.h"
 
-
 static const char *coll_env[WSP_COLL_COUNT] = {
-    "WSP_BCAST_ALGORITHM",  "WSP_REDUCE_ALGORITHM",    "WSP_ALLREDUCE_ALGORITHM",
-    "WSP_GATHER_ALGORITHM", "WSP_SCATTER_ALGORITHM",   "WSP_ALLGATHER_ALGORITHM",
-    "WSP_ALLTOALL_ALGORITHM"};
+    "WSP_BCAST_ALGORITHM",         "WSP_REDUCE_ALGORITHM",    "WSP_ALLREDUCE_ALGORITHM",
+    "WSP_GATHER_ALGORITHM",        "WSP_SCATTER_ALGORITHM",   "WSP_ALLGATHER_ALGORITHM",
+    "WSP_ALLTOALL_ALGORITHM",      "WSP_ALLTOALLV_ALGORITHM", "WSP_ALLGATHERV_ALGORITHM",
+    "WSP_REDUCE_SCATTER_ALGORITHM"};
 
 static wsp_comm_t *make(const wsp_config_t *cfg) {
   wsp_comm_t *w = NULL;
@@ -64,6 +64,8 @@ static const char *expected_fallback(wsp_coll_t c, const char *alg) {
       {WSP_COLL_ALLREDUCE, "ring", "recursive_doubling"},
       {WSP_COLL_ALLREDUCE, "hier", "rabenseifner"},
       {WSP_COLL_ALLGATHER, "recursive_doubling", "bruck"},
+      {WSP_COLL_REDUCE_SCATTER, "ring", "halving"},
+      {WSP_COLL_REDUCE_SCATTER, "pairwise", "halving"},
       /* No network map attached. */
       {WSP_COLL_BCAST, "aware", "binomial"},
       {WSP_COLL_REDUCE, "aware", "binomial"},

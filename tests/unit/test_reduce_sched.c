@@ -148,6 +148,42 @@ static void test_windows(int q, size_t count) {
   free(cov);
 }
 
+/* Windows over parts of given sizes (reduce_scatter's halving): each
+ * depth's window is the union of its two children's, the parts are those
+ * given, and the leaf of new rank nr is part bitrev(nr), checked against
+ * the bit reversal written out here. */
+static void test_windows_in(int q, unsigned seed) {
+  int lg = ceil_lg(q);
+  size_t *b = malloc(sizeof(size_t) * (size_t)(q + 1));
+  b[0] = 0;
+  for (int i = 0; i < q; i++) { /* sizes 0..6, about a third empty */
+    seed = seed * 1103515245u + 12345u;
+    b[i + 1] = b[i] + (seed >> 16) % 7 / 2 * (size_t)((seed >> 8) % 3);
+  }
+  size_t s, l, s0, l0, s1, l1;
+  for (int nr = 0; nr < q; nr++) {
+    wsp__halving_window_in(nr, 0, q, b, &s, &l);
+    CHECK(s == 0 && l == b[q], "q=%d bounded: depth 0", q);
+    for (int d = 0; d < lg; d++) {
+      wsp__halving_window_in(nr, d, q, b, &s, &l);
+      wsp__halving_window_in(nr & ~(1 << d), d + 1, q, b, &s0, &l0);
+      wsp__halving_window_in(nr | (1 << d), d + 1, q, b, &s1, &l1);
+      CHECK(s0 == s && s1 == s0 + l0 && l0 + l1 == l,
+            "q=%d bounded nr=%d depth %d: [%zu,+%zu] != [%zu,+%zu] + [%zu,+%zu]", q, nr, d, s, l,
+            s0, l0, s1, l1);
+    }
+    int rev = 0;
+    for (int k = 0; k < lg; k++)
+      if (nr & (1 << k)) rev += q >> (k + 1);
+    CHECK(wsp__bitrev(nr, lg) == rev, "bitrev(%d, %d) = %d, want %d", nr, lg, wsp__bitrev(nr, lg),
+          rev);
+    wsp__halving_window_in(nr, lg, q, b, &s, &l);
+    CHECK(s == b[rev] && l == b[rev + 1] - b[rev], "q=%d bounded: leaf of %d is not part %d", q, nr,
+          rev);
+  }
+  free(b);
+}
+
 /* Fold + reduce-scatter with ranges per element. */
 static void test_rs_order(int p, size_t count, int keep) {
   int q = wsp__rsched_pow2_floor(p), lg = ceil_lg(q);
@@ -201,6 +237,7 @@ int main(void) {
   for (int q = 1; q <= 64; q *= 2) {
     for (size_t c = 0; c <= 200; c++) test_windows(q, c);
     test_windows(q, 100003);
+    for (unsigned seed = 1; seed <= 50; seed++) test_windows_in(q, seed);
   }
   size_t counts[] = {0, 1, 3, 7, 16, 33, 100};
   for (int p = 1; p <= 40; p++)

@@ -63,7 +63,7 @@ int wsp__allreduce_rabenseifner(wsp_comm_t *comm, const wsp__coll_args_t *a) {
     if ((rc = wsp__red_recv(comm, a, rb, count, partner))) goto out;
     if ((rc = wsp__reduce_local(comm, rb, acc, count, a->dtype, a->op))) goto out;
   }
-  if ((rc = wsp__red_halving(comm, a, nr, q, -1, &acc, &rb))) goto out;
+  if ((rc = wsp__red_halving(comm, a, nr, q, -1, NULL, &acc, &rb))) goto out;
   for (int k = lg - 1; k >= 0; k--) { /* allgather, highest bit first */
     int pnr = nr ^ (1 << k), peer = wsp__fold_oldrank(pnr, p, -1);
     size_t ms, ml, ps, pl;

@@ -17,14 +17,19 @@
 
 #include "../../patterns/reduce_sched.h"
 
-int wsp__red_halving(wsp_comm_t *comm, const wsp__coll_args_t *a, int nr,
-                     int q, int fold_root, void **acc, void **rb) {
+int wsp__red_halving(wsp_comm_t *comm, const wsp__coll_args_t *a, int nr, int q, int fold_root,
+                     const size_t *bounds, void **acc, void **rb) {
   int lg = wsp__rsched_log2(q), rc = WSP_OK;
   for (int k = 0; k < lg; k++) {
     int pnr = nr ^ (1 << k), peer = wsp__fold_oldrank(pnr, comm->size, fold_root);
     size_t ks, kl, ss, sl;
-    wsp__halving_window(nr, k + 1, q, a->count, &ks, &kl);
-    wsp__halving_window(pnr, k + 1, q, a->count, &ss, &sl);
+    if (bounds) {
+      wsp__halving_window_in(nr, k + 1, q, bounds, &ks, &kl);
+      wsp__halving_window_in(pnr, k + 1, q, bounds, &ss, &sl);
+    } else {
+      wsp__halving_window(nr, k + 1, q, a->count, &ks, &kl);
+      wsp__halving_window(pnr, k + 1, q, a->count, &ss, &sl);
+    }
     if ((rc = wsp__red_exchange(comm, a, wsp__elem(a, *acc, ss), sl,
                                 wsp__elem(a, *rb, ks), kl, peer)))
       return rc;

@@ -77,7 +77,7 @@ int wsp__reduce_rabenseifner(wsp_comm_t *comm, const wsp__coll_args_t *a) {
     if (rc) goto out;
   }
   /* Reduce-scatter by recursive halving, lowest bit first. */
-  if ((rc = wsp__red_halving(comm, a, nr, q, root, &acc, &rb))) goto out;
+  if ((rc = wsp__red_halving(comm, a, nr, q, root, NULL, &acc, &rb))) goto out;
   /* Gather to the root, highest bit first. */
   int nroot = wsp__fold_newrank(root, p, root);
   for (int k = lg - 1; k >= 0; k--) {

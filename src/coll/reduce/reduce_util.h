@@ -20,28 +20,33 @@ static inline int wsp__red_recv(wsp_comm_t *comm, const wsp__coll_args_t *a,
   return n ? wsp__recv_typed(comm, buf, n, a->dtype, peer, a->tag) : WSP_OK;
 }
 
-/* Exchange with one peer: sn elements of sbuf out, rn into rbuf (either
- * may be 0). */
-static inline int wsp__red_exchange(wsp_comm_t *comm, const wsp__coll_args_t *a,
-                                    const void *sbuf, size_t sn, void *rbuf,
-                                    size_t rn, int peer) {
+/* sn elements of sbuf to dst while rn arrive into rbuf from src (either
+ * may be 0: that message is skipped). */
+static inline int wsp__red_exchange_with(wsp_comm_t *comm, const wsp__coll_args_t *a,
+                                         const void *sbuf, size_t sn, int dst, void *rbuf,
+                                         size_t rn, int src) {
   /* Send first, then receive: see wsp__sendrecv_typed (src/core/p2p.h). */
   MPI_Request r[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL}; /* receive, send */
   int rc = WSP_OK;
-  if (sn && (rc = wsp__isend_typed(comm, sbuf, sn, a->dtype, peer, a->tag, &r[1])))
-    return rc;
-  if (rn && (rc = wsp__irecv_typed(comm, rbuf, rn, a->dtype, peer, a->tag, &r[0])))
+  if (sn && (rc = wsp__isend_typed(comm, sbuf, sn, a->dtype, dst, a->tag, &r[1]))) return rc;
+  if (rn && (rc = wsp__irecv_typed(comm, rbuf, rn, a->dtype, src, a->tag, &r[0])))
     return wsp__abandon(comm, rc, 1, &r[0], 1, &r[1]);
   return wsp__waitall(comm, 2, r, (sn > rn ? sn : rn) * a->type_size);
+}
+/* Exchange with one peer. */
+static inline int wsp__red_exchange(wsp_comm_t *comm, const wsp__coll_args_t *a, const void *sbuf,
+                                    size_t sn, void *rbuf, size_t rn, int peer) {
+  return wsp__red_exchange_with(comm, a, sbuf, sn, peer, rbuf, rn, peer);
 }
 
 /* Rabenseifner's reduce-scatter by recursive halving over q = 2^k new
  * ranks (src/coll/reduce/reduce_halving.c): on return new rank nr's block
  * of the q-way split is fully reduced in *acc. *acc and *rb (count
  * elements each) may swap; fold_root is the root the fold kept (-1 for
- * allreduce). */
-int wsp__red_halving(wsp_comm_t *comm, const wsp__coll_args_t *a, int nr,
-                     int q, int fold_root, void **acc, void **rb);
+ * allreduce). bounds: the q parts' element boundaries (q + 1 entries;
+ * NULL: nearly equal parts); nr ends with part wsp__bitrev(nr, lg q). */
+int wsp__red_halving(wsp_comm_t *comm, const wsp__coll_args_t *a, int nr, int q, int fold_root,
+                     const size_t *bounds, void **acc, void **rb);
 
 /* Elements per segment: a->tune.seg bytes rounded down to whole elements,
  * at least one; 0 (no segment chosen) means the whole vector. */
