@@ -69,7 +69,8 @@ int main(int argc, char **argv) {
     if (strcmp(argv[1], subcommands[i].name) == 0) sub = &subcommands[i];
   if (sub == NULL) {
     if (argv[1][0] == '-')
-      fprintf(stderr, "error: unknown option %s (the first argument is the subcommand)\n", argv[1]);
+      fprintf(stderr, "error: unknown option %.*s (the first argument is the subcommand)\n",
+              (int)strcspn(argv[1], "="), argv[1]);
     else
       fprintf(stderr, "error: unknown subcommand \"%s\"\n", argv[1]);
     usage(stderr);
