@@ -26,14 +26,14 @@ mkdir -p "$out"
 "$root/scripts/deps.sh"
 "$root/scripts/build.sh" "$mpi" >/dev/null
 trap '"$root/scripts/netlab" down --name "$name" >/dev/null 2>&1 || true' EXIT
-"$root/scripts/netlab" up hetero --name "$name" --hosts "$hosts" --rate "$rate" --seed "${WSP_SEED:-1}"
+"$root/scripts/netlab" up hetero --name "$name" --hosts "$hosts" --link-rate "$rate" --seed "${WSP_SEED:-1}"
 "$root/scripts/netlab" status --name "$name"
 map="$out/netmap-hetero$hosts-$rate.json"
 label="netlab-hetero$hosts-$rate-$mpi"
 json="$out/aware-netlab.json"
 wsp_lab_probe "$root" "$name" "$mpi" "$map"
 wsp_netmap_args "$mpi" "$map"
-"$root/scripts/netlab" run --name "$name" --mpi "$mpi" --ppn 1 "${netmap_args[@]}" --timeout 3600 \
+"$root/scripts/netlab" run --name "$name" --mpi "$mpi" --ppn 1 "${netmap_args[@]}" --time-limit 3600 \
   --done-line "# wsp-bench coll: finished" --done-grace 60 -- \
   "$root/build/$mpi/tools/wsp-bench" coll --colls "${WSP_COLLS:-bcast,reduce}" \
   --sizes "${WSP_SIZES:-4K,16K,64K,256K,1M,4M}" --algs "${WSP_ALGS:-binomial,aware,auto,mpi}" \

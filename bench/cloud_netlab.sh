@@ -34,7 +34,7 @@ mkdir -p "$out"
 "$root/scripts/deps.sh"
 for m in $mpis; do "$root/scripts/build.sh" "$m" >/dev/null; done
 trap '"$root/scripts/netlab" down --name "$name" >/dev/null 2>&1 || true' EXIT
-"$root/scripts/netlab" up cloud --name "$name" --hosts "$hosts" --rate "$rate" --flow-cap "$cap"
+"$root/scripts/netlab" up cloud --name "$name" --hosts "$hosts" --link-rate "$rate" --flow-cap "$cap"
 json="$out/cloud-netlab.json"
 stamp=$(date +%Y%m%d%H%M%S)
 labels=
@@ -47,7 +47,7 @@ run() {
   labels="$labels$label,"
   echo "== $label ($which)"
   "$root/scripts/netlab" run --name "$name" --mpi "$m" --ppn 1 "${setting_args[@]}" \
-    --timeout "${WSP_TIMEOUT_S:-1200}" --done-line "# wsp-bench coll: finished" --done-grace 60 -- \
+    --time-limit "${WSP_TIMEOUT_S:-1200}" --done-line "# wsp-bench coll: finished" --done-grace 60 -- \
     "$root/build/$m/tools/wsp-bench" coll --colls "$which" --sizes "$sizes" --algs auto,mpi \
     --reps "$reps" --iters 1 --warmup 1 --label "$label" --json "$json" --quiet </dev/null ||
     echo "   (job ended with $?)"

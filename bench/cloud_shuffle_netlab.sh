@@ -36,7 +36,7 @@ mkdir -p "$out"
 "$root/scripts/deps.sh"
 for m in $mpis; do "$root/scripts/build.sh" "$m" >/dev/null; done
 trap '"$root/scripts/netlab" down --name "$name" >/dev/null 2>&1 || true' EXIT
-"$root/scripts/netlab" up cloud --name "$name" --hosts "$hosts" --rate "$rate" --flow-cap "$cap"
+"$root/scripts/netlab" up cloud --name "$name" --hosts "$hosts" --link-rate "$rate" --flow-cap "$cap"
 json="$out/cloud-shuffle-netlab.json"
 stamp=$(date +%Y%m%d%H%M%S)
 labels=
@@ -57,11 +57,11 @@ run() {
   # written (docs/netlab.md): netlab ends such a job 60 s after the
   # "finished" line.
   "$root/scripts/netlab" run --name "$name" --mpi "$m" --ppn 1 "${setting_args[@]}" \
-    --timeout $(( duration * 4 + 600 )) \
+    --time-limit $(( duration * 4 + 600 )) \
     --done-line "# wsp-bench shuffle: finished" --done-grace 60 -- \
     "$root/build/$m/tools/wsp-bench" shuffle --strategies adaptive \
     --req-size "${WSP_REQ_SIZE:-1K}" --fold "${WSP_FOLD:-100}" \
-    --duration "$duration" --link-rate "$rate" --label "$label" --json "$json" \
+    --seconds "$duration" --link-rate "$rate" --label "$label" --json "$json" \
     </dev/null || echo "   (job ended with $?)"
 }
 

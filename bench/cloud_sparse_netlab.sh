@@ -28,7 +28,7 @@ mkdir -p "$out"
 "$root/scripts/deps.sh"
 for m in $mpis; do "$root/scripts/build.sh" "$m" >/dev/null; done
 trap '"$root/scripts/netlab" down --name "$name" >/dev/null 2>&1 || true' EXIT
-"$root/scripts/netlab" up cloud --name "$name" --hosts "$hosts" --rate "$rate" --flow-cap "$cap"
+"$root/scripts/netlab" up cloud --name "$name" --hosts "$hosts" --link-rate "$rate" --flow-cap "$cap"
 json="$out/cloud-sparse-netlab.json"
 stamp=$(date +%Y%m%d%H%M%S)
 labels=
@@ -41,7 +41,7 @@ run() {
   labels="$labels$label,"
   echo "== $label"
   "$root/scripts/netlab" run --name "$name" --mpi "$m" --ppn 1 "${setting_args[@]}" \
-    --timeout 1800 --done-line "# wsp-bench sparse: finished" --done-grace 60 -- \
+    --time-limit 1800 --done-line "# wsp-bench sparse: finished" --done-grace 60 -- \
     "$root/build/$m/tools/wsp-bench" sparse --sizes "${WSP_SIZES:-1M}" --densities "$dens" \
     --warmup 12 --iters "${WSP_ITERS:-5}" --reps "${WSP_REPS:-3}" --label "$label" \
     --json "$json" </dev/null || echo "   (job ended with $?)"

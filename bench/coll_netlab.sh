@@ -34,7 +34,7 @@ for kv in "${mpich_kvs[@]}"; do
 done
 for m in $mpis; do "$root/scripts/build.sh" "$m" >/dev/null; done
 trap '"$root/scripts/netlab" down --name "$name" >/dev/null 2>&1 || true' EXIT
-"$root/scripts/netlab" up cluster --name "$name" --hosts "$hosts" --rate "$rate"
+"$root/scripts/netlab" up cluster --name "$name" --hosts "$hosts" --link-rate "$rate"
 json="$out/coll-netlab.json"
 labels=
 for m in $mpis; do
@@ -49,7 +49,7 @@ for m in $mpis; do
   # MPICH 4.0.2 + UCX tcp can hang in MPI_Finalize after the results are
   # written (docs/netlab.md): 60 s after wsp-bench's "finished" line netlab
   # ends such a job, and its exit code 124 is not an error here.
-  "$root/scripts/cpu-busy" "$root/scripts/netlab" run --name "$name" --mpi "$m" --ppn "$ppn" "${envargs[@]}" --timeout 3600 \
+  "$root/scripts/cpu-busy" "$root/scripts/netlab" run --name "$name" --mpi "$m" --ppn "$ppn" "${envargs[@]}" --time-limit 3600 \
     --done-line "# wsp-bench coll: finished" --done-grace 60 -- \
     "$root/build/$m/tools/wsp-bench" coll --colls "${WSP_COLLS:-allreduce,bcast}" \
     --sizes "${WSP_SIZES:-8,64,512,4K,1M,16M,64M}" --reps "${WSP_REPS:-3}" \

@@ -57,7 +57,7 @@ case $profile in
   cloud) lab_args=(--flow-cap "${WSP_FLOW_CAP:-20mbit}") ;;
   *) echo "coll_tuned_netlab.sh: WSP_LAB_PROFILE must be cluster, hetero or cloud, not '$profile'" >&2; exit 2 ;;
 esac
-"$root/scripts/netlab" up "$profile" --name "$name" --hosts "$hosts" --rate "$rate" "${lab_args[@]}"
+"$root/scripts/netlab" up "$profile" --name "$name" --hosts "$hosts" --link-rate "$rate" "${lab_args[@]}"
 json="$out/coll-tuned-netlab.json"
 stamp=$(date +%Y%m%d%H%M%S)
 labels=
@@ -76,7 +76,7 @@ run() {
   # written (docs/netlab.md): netlab ends such a job 60 s after wsp-bench's
   # "finished" line, and its exit code 124 is not an error here. Its stdin
   # is not the list of tunings being read.
-  "$root/scripts/netlab" run --name "$name" --mpi "$m" --ppn 1 "${args[@]}" --timeout 1800 \
+  "$root/scripts/netlab" run --name "$name" --mpi "$m" --ppn 1 "${args[@]}" --time-limit 1800 \
     --done-line "# wsp-bench coll: finished" --done-grace 60 -- \
     "$bench" coll --colls "$colls" --sizes "$sizes" --algs auto,mpi --reps "$reps" \
     --iters 1 --warmup 1 --label "$label" --json "$json" --quiet </dev/null || [ $? = 124 ]

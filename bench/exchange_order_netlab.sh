@@ -30,13 +30,13 @@ for m in $mpis; do
   "$cc" -O2 -std=c11 -o "$root/build/probes/exchange_order-$m" "$root/bench/exchange_order.c"
 done
 trap '"$root/scripts/netlab" down --name "$name" >/dev/null 2>&1 || true' EXIT
-"$root/scripts/netlab" up cluster --name "$name" --hosts "$hosts" --rate "$rate"
+"$root/scripts/netlab" up cluster --name "$name" --hosts "$hosts" --link-rate "$rate"
 for m in $mpis; do
   label="netlab-cluster${hosts}x1-${rate}-$m"
   echo "== $label"
   # MPICH 4.0.2 + UCX tcp can hang in MPI_Finalize after the results are
   # written (docs/netlab.md): the timeout ends such a job; 124 is not an error.
-  "$root/scripts/netlab" run --name "$name" --mpi "$m" --ppn 1 --timeout 900 -- \
+  "$root/scripts/netlab" run --name "$name" --mpi "$m" --ppn 1 --time-limit 900 -- \
     "$root/build/probes/exchange_order-$m" --bytes "${WSP_BYTES:-16777216}" \
     --reps "${WSP_REPS:-3}" --link-mbit "$mbit" --label "$label" \
     --json "$out/exchange-order.json" || [ $? = 124 ]

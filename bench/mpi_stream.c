@@ -14,7 +14,7 @@
  *
  * Waiting: MPI_Testsome over all requests; when nothing completed, the rank
  * sleeps --sleep-us microseconds (default 50; 0 polls without sleeping),
- * as a polite engine does. The run lasts --duration seconds; goodput is the
+ * as a polite engine does. The run lasts --seconds seconds; goodput is the
  * bytes each rank received from other hosts between second --skip and the
  * end, summed per host of --ppn consecutive ranks (netlab places ranks in
  * blocks). After
@@ -24,7 +24,7 @@
  * the rest and cancels the receives left over.
  *
  * Build: mpicc -O2 -std=c11 -o mpi_stream bench/mpi_stream.c
- * Usage: mpi_stream [--bytes N] [--window W] [--recvs R] [--duration S]
+ * Usage: mpi_stream [--bytes N] [--window W] [--recvs R] [--seconds S]
  *                   [--skip S] [--sleep-us U] [--ppn K] [--link-mbit M]
  *                   [--json FILE] [--label TEXT]
  */
@@ -40,13 +40,13 @@ static int me, np;
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: mpi_stream [--bytes N] [--window W] [--recvs R] [--duration S]\n"
+          "usage: mpi_stream [--bytes N] [--window W] [--recvs R] [--seconds S]\n"
           "                  [--skip S] [--sleep-us U] [--ppn K] [--link-mbit M]\n"
           "                  [--json FILE] [--label TEXT]\n"
           "  --bytes N      bytes per message (default 102400)\n"
           "  --window W     messages in flight per rank (default 16)\n"
           "  --recvs R      receives kept posted per peer (default 2)\n"
-          "  --duration S   seconds of sending (default 30)\n"
+          "  --seconds S    seconds of sending (default 30; --duration: its old name)\n"
           "  --skip S       seconds at the start left out of the goodput (default 3)\n"
           "  --sleep-us U   sleep when nothing completed (default 50; 0: poll)\n"
           "  --ppn K        ranks per host, placed in blocks (default 1)\n"
@@ -104,7 +104,11 @@ int main(int argc, char **argv) {
     if (!strcmp(a, "--bytes")) ok = parse_u64(a, v, 0, &bytes), i++;
     else if (!strcmp(a, "--window")) ok = parse_u64(a, v, 0, &window), i++;
     else if (!strcmp(a, "--recvs")) ok = parse_u64(a, v, 0, &recvs), i++;
-    else if (!strcmp(a, "--duration")) ok = parse_u64(a, v, 0, &duration), i++;
+    else if (!strcmp(a, "--seconds")) ok = parse_u64(a, v, 0, &duration), i++;
+    else if (!strcmp(a, "--duration")) { /* the old name (docs/tools.md) */
+      if (me == 0) fprintf(stderr, "warning: --duration is deprecated, use --seconds\n");
+      ok = parse_u64(a, v, 0, &duration), i++;
+    }
     else if (!strcmp(a, "--skip")) ok = parse_u64(a, v, 1, &skip), i++;
     else if (!strcmp(a, "--sleep-us")) ok = parse_u64(a, v, 1, &sleep_us), i++;
     else if (!strcmp(a, "--ppn")) ok = parse_u64(a, v, 0, &ppn), i++;
@@ -126,7 +130,7 @@ int main(int argc, char **argv) {
     ok = 0;
   }
   if (ok && skip >= duration) {
-    if (me == 0) fprintf(stderr, "mpi_stream: --skip must be below --duration\n");
+    if (me == 0) fprintf(stderr, "mpi_stream: --skip must be below --seconds\n");
     ok = 0;
   }
   if (ok && label && strpbrk(label, "\"\\") != NULL) {

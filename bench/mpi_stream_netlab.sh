@@ -47,7 +47,7 @@ mkdir -p "$out" "$root/build/probes"
 "$root/scripts/deps.sh"
 mpicc -O2 -std=c11 -o "$root/build/probes/mpi_stream-openmpi" "$root/bench/mpi_stream.c"
 trap '"$root/scripts/netlab" down --name "$name" >/dev/null 2>&1 || true' EXIT
-"$root/scripts/netlab" up cluster --name "$name" --hosts "$hosts" --rate "$rate"
+"$root/scripts/netlab" up cluster --name "$name" --hosts "$hosts" --link-rate "$rate"
 "$root/scripts/netlab" calibrate --name "$name" --only a2a --seconds 10 \
   --json "$out/mpi-stream-calibrate.json"
 for c in $cases; do
@@ -56,9 +56,9 @@ for c in $cases; do
   # shellcheck disable=SC2046 # the settings are NAME VALUE words
   [ -z "$tuning" ] || wsp_setting_args openmpi $(wsp_tuning openmpi "$tuning")
   echo "== $label"
-  "$root/scripts/netlab" run --name "$name" --timeout $(( duration * 4 + 120 )) \
+  "$root/scripts/netlab" run --name "$name" --time-limit $(( duration * 4 + 120 )) \
     "${setting_args[@]}" -- \
     "$root/build/probes/mpi_stream-openmpi" --bytes "$bytes" --window "$window" \
-    --duration "$duration" --link-mbit "$mbit" \
+    --seconds "$duration" --link-mbit "$mbit" \
     --label "netlab-cluster${hosts}x1-$rate-openmpi-$label" --json "$out/mpi-stream.json"
 done

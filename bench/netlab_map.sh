@@ -14,7 +14,7 @@ wsp_lab_probe() {
   start=$(date +%s.%N)
   # MPICH 4.0.2 + UCX tcp can hang in MPI_Finalize after the work is done
   # (docs/netlab.md): netlab ends such a job 60 s after the "finished" line.
-  "$root/scripts/netlab" run --name "$lab" --mpi "$mpi" --ppn 1 --timeout 900 \
+  "$root/scripts/netlab" run --name "$lab" --mpi "$mpi" --ppn 1 --time-limit 900 \
     --done-line "# wsp-probe: finished" --done-grace 60 -- \
     "$root/build/$mpi/tools/wsp-probe" --out "$map" </dev/null || [ $? = 124 ]
   echo "the probe job took $(python3 -c "import time; print(f'{time.time() - $start:.1f}')") s of wall time (mpirun included)"

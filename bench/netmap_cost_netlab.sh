@@ -21,11 +21,11 @@ mkdir -p "$out"
 "$root/scripts/deps.sh"
 "$root/scripts/build.sh" "$mpi" >/dev/null
 trap '"$root/scripts/netlab" down --name "$name" >/dev/null 2>&1 || true' EXIT
-"$root/scripts/netlab" up cluster --name "$name" --hosts "$hosts" --rate "$rate"
+"$root/scripts/netlab" up cluster --name "$name" --hosts "$hosts" --link-rate "$rate"
 map="$out/netmap-cluster$hosts-$rate-$mpi.json"
 wsp_lab_probe "$root" "$name" "$mpi" "$map"
 wsp_netmap_args "$mpi" "$map"
-"$root/scripts/netlab" run --name "$name" --mpi "$mpi" --ppn 1 "${netmap_args[@]}" --timeout 3600 \
+"$root/scripts/netlab" run --name "$name" --mpi "$mpi" --ppn 1 "${netmap_args[@]}" --time-limit 3600 \
   --done-line "# wsp-bench coll: finished" --done-grace 60 -- \
   "$root/build/$mpi/tools/wsp-bench" coll --colls "${WSP_COLLS:-allreduce,bcast}" \
   --sizes "${WSP_SIZES:-64K,1M,16M}" --algs auto,mpi --reps "${WSP_REPS:-5}" \

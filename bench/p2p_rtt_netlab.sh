@@ -40,7 +40,7 @@ lanes=${WSP_LANES:-1,2,4,8,16,auto}
 reps=${WSP_REPS:-1}
 case "${WSP_IPERF:-bytes}" in
   bytes) iperf=(--iperf-bytes) ;;
-  10s) iperf=(--iperf-seconds 10) ;;
+  10s) iperf=(--seconds 10) ;;
   *) echo "p2p_rtt_netlab: WSP_IPERF=$WSP_IPERF: expected bytes or 10s" >&2; exit 2 ;;
 esac
 rate=100mbit
@@ -62,7 +62,7 @@ for buf in ${buffers//,/ }; do
       sz=$sizes
       [ "$loss" = 0 ] || sz=$loss_sizes
       lab_down
-      args=(up twosite --name "$name" --hosts 2 --rate "$rate" --wan-rate "$rate"
+      args=(up twosite --name "$name" --hosts 2 --link-rate "$rate" --wan-rate "$rate"
             --flow-cap "$rate" --wan-delay "$d")
       [ "$loss" = 0 ] || args+=(--wan-loss "$loss")
       "$root/scripts/netlab" "${args[@]}"
@@ -90,7 +90,7 @@ for buf in ${buffers//,/ }; do
         label="netlab-twosite-rtt${rtt_ms}ms-loss${loss%\%}-$buf-$m"
         echo "== $label" | tee -a "$txt"
         # MPICH 4.0.2 + UCX tcp can hang in MPI_Finalize (docs/netlab.md).
-        "$root/scripts/netlab" run --name "$name" --mpi "$m" --ppn 1 --np 2 --timeout 3600 \
+        "$root/scripts/netlab" run --name "$name" --mpi "$m" --ppn 1 --np 2 --time-limit 3600 \
           --done-line "# wsp-bench p2p: finished" --done-grace 30 -- env WSP_LOG=info \
           "$root/build/$m/tools/wsp-bench" p2p --sizes "$sz" --lanes "$lanes" --reps "$reps" \
           "${iperf[@]}" --link-rate "$rate" --label "$label" --json "$json" 2>&1 |
@@ -101,7 +101,7 @@ for buf in ${buffers//,/ }; do
           read -r -a kv <<< "${line#*:}"
           wsp_setting_args "$m" "${kv[@]}"
           echo "== $label-tuned-${line%%:*}" | tee -a "$txt"
-          "$root/scripts/netlab" run --name "$name" --mpi "$m" --ppn 1 --np 2 --timeout 3600 \
+          "$root/scripts/netlab" run --name "$name" --mpi "$m" --ppn 1 --np 2 --time-limit 3600 \
             "${setting_args[@]}" --done-line "# wsp-bench p2p: finished" --done-grace 30 -- \
             env WSP_LOG=info "$root/build/$m/tools/wsp-bench" p2p --sizes "$sz" --lanes auto \
             --methods mpi,striped --reps "$reps" --link-rate "$rate" \

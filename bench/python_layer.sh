@@ -43,7 +43,7 @@ for m in $mpis; do
   "${launch[@]}" -np "$np" "$root/build/$m/tools/wsp-bench" coll --colls allreduce \
     --sizes 8,16M --algs auto,mpi --quiet --json "$json" --label "$m-np$np-c-$stamp"
   "${launch[@]}" -np "$np" "$root/build/$m/tools/wsp-bench" shuffle --strategies adaptive \
-    --req-size 16 --fold 4 --duration "$secs" --dest rr --quiet --json "$json" \
+    --req-size 16 --fold 4 --seconds "$secs" --dest rr --quiet --json "$json" \
     --label "$m-np$np-c-$stamp"
 done
 /usr/bin/python3 "$root/bench/python_layer_summary.py" "$json" "$stamp"

@@ -30,7 +30,7 @@ for m in $mpis; do
   "$root/tests/python/install.sh" "$root" "$out/py-venv-$m" "$m" cmake
 done
 trap '"$root/scripts/netlab" down --name "$name" >/dev/null 2>&1 || true' EXIT
-"$root/scripts/netlab" up cluster --name "$name" --hosts "$hosts" --rate "$rate"
+"$root/scripts/netlab" up cluster --name "$name" --hosts "$hosts" --link-rate "$rate"
 stamp=$(date +%Y%m%d%H%M%S)
 
 # run MPI LABEL [NAME VALUE ...]: one job of bench/python_layer.py with these settings.
@@ -42,7 +42,7 @@ run() {
   # MPICH 4.0.2 + UCX tcp can hang in MPI_Finalize (docs/netlab.md): the
   # job is ended 60 s after its "finished" line, which is not an error.
   "$root/scripts/netlab" run --name "$name" --mpi "$m" --ppn 1 "${setting_args[@]}" \
-    --timeout 1800 --done-line "# python_layer: finished" --done-grace 60 -- \
+    --time-limit 1800 --done-line "# python_layer: finished" --done-grace 60 -- \
     "$root/tests/shim/py_run.sh" "$out/py-venv-$m" - "$m" "$root/bench/python_layer.py" \
     --sizes 16M --blocks "$blocks" --budget 0.001 --json "$json" --label "$label" </dev/null ||
     [ $? -eq 124 ]

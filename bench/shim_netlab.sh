@@ -49,7 +49,7 @@ lab_down() { "$root/scripts/netlab" down --name "$name" >/dev/null 2>&1 || true;
 trap lab_down EXIT
 stamp=$(date +%Y%m%d%H%M%S)
 lab_down
-"$root/scripts/netlab" up cluster --name "$name" --hosts 8 --rate 100mbit
+"$root/scripts/netlab" up cluster --name "$name" --hosts 8 --link-rate 100mbit
 
 # The hand tuning for large broadcasts, per MPI: the best known on this
 # lab's shape in bench/tunings (the list every script shares).
@@ -88,7 +88,7 @@ job() {
   # MPICH 4.0.2 + UCX can hang in MPI_Finalize after the last line: the
   # report comes before it (the shim's MPI_Finalize), and exit 124 is
   # not an error here.
-  "$root/scripts/netlab" run --name "$name" --mpi "$m" --ppn 1 --hosts "$hosts" "${args[@]}" --timeout 3600 \
+  "$root/scripts/netlab" run --name "$name" --mpi "$m" --ppn 1 --hosts "$hosts" "${args[@]}" --time-limit 3600 \
     --done-line "$([ "$kind" = big ] && echo "$maxb " || echo "      4096 ")" --done-grace 30 -- \
     "$root/tests/shim/py_run.sh" "$venv" "$lib" "$m" -c \
     "import sys; sys.path.insert(0, '$demo'); from osu_bcast import osu_bcast; $call" \

@@ -39,11 +39,11 @@ cleanup() {
   "$root/scripts/netlab" down --name "$name" >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
-"$root/scripts/netlab" up cluster --name "$name" --hosts "$hosts" --rate "$rate"
+"$root/scripts/netlab" up cluster --name "$name" --hosts "$hosts" --link-rate "$rate"
 json="$out/shuffle-fault-netlab.json"
 labels=()
 set_all() { # every host's rate, in one netlab command
-  "$root/scripts/netlab" fault rate all --rate "$1" --name "$name" 2>/dev/null
+  "$root/scripts/netlab" fault rate all --link-rate "$1" --name "$name" 2>/dev/null
 }
 cases=${WSP_CASES:-steady halved tuned}
 for m in $mpis; do
@@ -83,12 +83,12 @@ for m in $mpis; do
     # MPICH 4.0.2 + UCX tcp can hang in MPI_Finalize after the results
     # are written (docs/netlab.md): exit 124 after the done line is fine.
     "$root/scripts/netlab" run --name "$name" --mpi "$m" --ppn 1 "${tune[@]}" \
-      --timeout $(( duration * 8 + 600 )) \
+      --time-limit $(( duration * 8 + 600 )) \
       --done-line "# wsp-bench shuffle: finished" --done-grace 60 -- \
       "$root/build/$m/tools/wsp-bench" shuffle \
       --strategies "${WSP_STRATEGIES:-adaptive}" \
       --req-size "${WSP_REQ_SIZE:-1K}" --fold "${WSP_FOLD:-100}" \
-      --duration "$duration" --link-rate "$rate" \
+      --seconds "$duration" --link-rate "$rate" \
       --label "$label" --json "$json" ${WSP_BENCH_ARGS:-} 2>&1 | tee "$joblog" || \
       [ "${PIPESTATUS[0]}" = 124 ]
     for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done

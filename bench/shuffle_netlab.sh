@@ -7,7 +7,7 @@
 #   bench/shuffle_netlab.sh [outdir] [hosts] [ranks-per-host] [rate] [duration]
 #   (defaults: results 16 1 25mbit 60; the issue's second layout is "8 2")
 # Environment: WSP_STRATEGIES (s1,s2,s3,adaptive), WSP_MPIS (openmpi),
-# WSP_S3_RATE (s3's --rate; default B), WSP_LAB_NAME (shuf), WSP_REQ_SIZE
+# WSP_S3_RATE (s3's --target-rate; default B), WSP_LAB_NAME (shuf), WSP_REQ_SIZE
 # (1K), WSP_FOLD (100), WSP_CALIBRATE (1: netlab calibrate ring,a2a first, to
 # show that the CPU is not the limit), WSP_BENCH_ARGS (more options),
 # WSP_OMPI_MCA (Open MPI MCA settings for every strategy, as name value
@@ -41,7 +41,7 @@ mkdir -p "$out"
 mpis=${WSP_MPIS:-openmpi}
 for m in $mpis; do "$root/scripts/build.sh" "$m" >/dev/null; done
 trap '"$root/scripts/netlab" down --name "$name" >/dev/null 2>&1 || true' EXIT
-"$root/scripts/netlab" up cluster --name "$name" --hosts "$hosts" --rate "$rate"
+"$root/scripts/netlab" up cluster --name "$name" --hosts "$hosts" --link-rate "$rate"
 if [ "${WSP_CALIBRATE:-1}" = 1 ]; then
   "$root/scripts/netlab" calibrate --name "$name" --only ring,a2a --seconds 5 \
     --json "$out/shuffle-netlab-calibrate.json"
@@ -52,7 +52,7 @@ for m in $mpis; do
   label="netlab-cluster${hosts}x${ppn}-${rate}-$m"
   echo "== $label"
   s3=()
-  [ -n "${WSP_S3_RATE:-}" ] && s3=(--rate "$WSP_S3_RATE")
+  [ -n "${WSP_S3_RATE:-}" ] && s3=(--target-rate "$WSP_S3_RATE")
   mca=()
   if [ "$m" = openmpi ]; then
     set -- ${WSP_OMPI_MCA-$default_mca}
@@ -64,12 +64,12 @@ for m in $mpis; do
   # written (docs/netlab.md): 60 s after wsp-bench's "finished" line netlab
   # ends such a job, and its exit code 124 is not an error here.
   "$root/scripts/netlab" run --name "$name" --mpi "$m" --ppn "$ppn" "${mca[@]}" \
-    --timeout $(( duration * 8 + 600 )) \
+    --time-limit $(( duration * 8 + 600 )) \
     --done-line "# wsp-bench shuffle: finished" --done-grace 60 -- \
     "$root/build/$m/tools/wsp-bench" shuffle \
     --strategies "${WSP_STRATEGIES:-s1,s2,s3,adaptive}" \
     --req-size "${WSP_REQ_SIZE:-1K}" --fold "${WSP_FOLD:-100}" \
-    --duration "$duration" --link-rate "$rate" "${s3[@]}" \
+    --seconds "$duration" --link-rate "$rate" "${s3[@]}" \
     --label "$label" --json "$json" ${WSP_BENCH_ARGS:-} || [ $? = 124 ]
 done
 echo "# load after the run: $(uptime)"

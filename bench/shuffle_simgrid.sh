@@ -32,6 +32,6 @@ cfg=(--cfg=smpi/grow-injected-times:no
      --cfg=smpi/coll-selector:${WSP_SG_SELECTOR:-ompi}
      --log=root.thres:warning --log=xbt_cfg.thres:warning)
 smpirun -np "$p" -platform "$plat" -hostfile "$hosts" "${cfg[@]}" \
-  "$root/build/simgrid/tools/wsp-bench" shuffle --duration "$secs" --link-rate "$rate" \
+  "$root/build/simgrid/tools/wsp-bench" shuffle --seconds "$secs" --link-rate "$rate" \
   --strategies "${WSP_STRATEGIES:-s1,s2,s3,adaptive}" \
   --quiet --label "simgrid-cluster$p-$bw" --json "$out/shuffle-simgrid.json" ${WSP_BENCH_ARGS:-}

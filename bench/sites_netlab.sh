@@ -71,7 +71,7 @@ run() {
   # MPICH 4.0.2 + UCX tcp can hang in MPI_Finalize after the results are
   # written (docs/netlab.md): netlab ends such a job after wsp-bench's
   # "finished" line, and its exit code 124 is not an error here.
-  "$root/scripts/netlab" run --name "$name" --mpi "$m" --ppn 1 "${args[@]}" --timeout 5400 \
+  "$root/scripts/netlab" run --name "$name" --mpi "$m" --ppn 1 "${args[@]}" --time-limit 5400 \
     --done-line "# wsp-bench coll: finished" --done-grace 60 -- \
     "$root/build/$m/tools/wsp-bench" coll --sites --colls bcast,allreduce --sizes "$sz" \
     --algs "$a" --reps "$reps" --iters 1 --warmup 0 --label "$label" --json "$json" \
@@ -85,7 +85,7 @@ for part in $parts; do
   *) echo "sites_netlab.sh: unknown part '$part' (nocap, cap, lanes)" >&2; exit 2 ;;
   esac
   lab_down
-  "$root/scripts/netlab" up twosite --name "$name" --hosts 8 --rate "$rate" --wan-rate "$wan" \
+  "$root/scripts/netlab" up twosite --name "$name" --hosts 8 --link-rate "$rate" --wan-rate "$wan" \
     --flow-cap "$cap" ${wan_delay:+--wan-delay "$wan_delay"}
   for m in $mpis; do
     if [ "$part" = lanes ]; then

@@ -104,14 +104,14 @@ trap 'echo "demo: interrupted" >&2; exit 130' INT
 trap 'exit 143' TERM
 
 t0=$SECONDS
-"$netlab" up cluster --name "$name" --hosts "$hosts" --rate "$rate"
+"$netlab" up cluster --name "$name" --hosts "$hosts" --link-rate "$rate"
 echo
 echo "== raw TCP: every host sends to its right neighbour at once (iperf3), fraction of B"
 "$netlab" calibrate --name "$name" --only ring --seconds 2 --json "$cal_json"
 
 echo
 echo "== allreduce, bcast 16 MiB: wirespeed (auto) and the MPI's own call (mpi)"
-"$netlab" run --name "$name" --timeout 300 -- \
+"$netlab" run --name "$name" --time-limit 300 -- \
   "$bench" coll --colls allreduce,bcast --sizes 16M --algs auto,mpi \
   --reps 2 --iters 1 --warmup 0 --label "$label" --json "$coll_json"
 
@@ -125,7 +125,7 @@ for coll in allreduce bcast; do
   wsp_setting_args openmpi ${tuned#*: }
   echo
   echo "== $coll 16 MiB, Open MPI tuned by hand (${tuned%%:*}: ${tuned#*: })"
-  "$netlab" run --name "$name" --timeout 300 "${setting_args[@]}" -- \
+  "$netlab" run --name "$name" --time-limit 300 "${setting_args[@]}" -- \
     "$bench" coll --colls "$coll" --sizes 16M --algs auto,mpi \
     --reps 2 --iters 1 --warmup 0 --label "$label-tuned-${tuned%%:*}" --json "$coll_json"
 done
@@ -133,7 +133,7 @@ done
 echo
 echo "== sparse exchange, 64 KiB to 1 or 2 of the 3 other ranks: auto against alltoallv"
 echo "   (MPI_Alltoall of the counts + MPI_Alltoallv), NBX and PEX"
-"$netlab" run --name "$name" --timeout 300 -- \
+"$netlab" run --name "$name" --time-limit 300 -- \
   "$bench" sparse --sizes 64K --densities 1/p,0.5 --iters 20 --reps 3 \
   --label "$label" --json "$sparse_json"
 
@@ -142,10 +142,10 @@ echo "== shuffle, 20 s each: wirespeed's paced engine (adaptive) beside synchron
 # The responses (100 KiB) must go eagerly: over Open MPI's TCP eager limit
 # (64 KiB) each waits for a rendezvous answer queued behind the requester's
 # own data, which holds every strategy below the link (bench/shuffle_netlab.sh).
-"$netlab" run --name "$name" --timeout 300 \
+"$netlab" run --name "$name" --time-limit 300 \
   --mpi-arg=--mca --mpi-arg=btl_tcp_eager_limit --mpi-arg=262144 \
   --mpi-arg=--mca --mpi-arg=btl_tcp_max_send_size --mpi-arg=262144 -- \
-  "$bench" shuffle --strategies s1,adaptive --duration 20 --link-rate "$rate" --quiet \
+  "$bench" shuffle --strategies s1,adaptive --seconds 20 --link-rate "$rate" --quiet \
   --label "$label" --json "$shuffle_json"
 
 lab_down

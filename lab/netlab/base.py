@@ -28,6 +28,21 @@ def log(msg):
     print("netlab: " + msg, file=sys.stderr, flush=True)
 
 
+def json_out(path, doc):
+    """--json FILE of every command (docs/tools.md): doc appended to FILE as one JSON line;
+    "-" is standard output."""
+    line = json.dumps(doc) + "\n"
+    if path == "-":
+        sys.stdout.write(line)
+        sys.stdout.flush()
+        return
+    try:
+        with open(path, "a") as f:
+            f.write(line)
+    except OSError as e:
+        raise LabError("--json: cannot write %s (%s)" % (path, e.strerror), EXIT_USAGE)
+
+
 def run_cmd(argv, check=True, capture=True, timeout=60, input_text=None):
     try:
         p = subprocess.run(argv, stdout=subprocess.PIPE if capture else None,

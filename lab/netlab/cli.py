@@ -4,10 +4,11 @@
 import argparse
 import json
 import os
+import sys
 import time
 
 from . import version
-from .base import EXIT_OK, EXIT_USAGE, LabError, list_netns, log, require_root
+from .base import EXIT_OK, EXIT_USAGE, LabError, json_out, list_netns, log, require_root
 from .build import BUILDERS, Builder, doctor, teardown
 from .fault import SIGNALS, cmd_fault as fault_main
 from .params import DEFAULTS, DELAY_KEYS, WAN_DELAY_KEYS, fmt_duration, fmt_rate, merge_params
@@ -16,6 +17,28 @@ from .traffic import CALIBRATE_TESTS
 from .state import (ADDR_BLOCK, NAME_RE, all_states, allocate, check_name, new_state,
                     pick_lab, runtime_dir, save_state, state_lock, state_path)
 from .traffic import calibrate, flow_main
+
+
+class _Deprecated(argparse.Action):
+    """An old name of an option (docs/tools.md): stores its value where the new name does and
+    warns once, naming the new one. Not shown by --help."""
+
+    def __init__(self, option_strings, dest, new=None, **kw):
+        self.new = new
+        self.warned = False
+        super().__init__(option_strings, dest, **kw)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if not self.warned:
+            log("warning: %s is deprecated, use %s" % (option_string, self.new))
+            self.warned = True
+        setattr(namespace, self.dest, values)
+
+
+def _deprecated(p, old, new, dest, **kw):
+    """`old` as a deprecated name of the option `new` of parser p (same dest, same type)."""
+    p.add_argument(old, action=_Deprecated, new=new, dest=dest, help=argparse.SUPPRESS,
+                   default=argparse.SUPPRESS, **kw)
 
 
 def _name_arg(args):
@@ -121,8 +144,11 @@ def cmd_status(args):
                                                    st.get("root_ip", "-")))
         return EXIT_OK
     st = pick_lab(args.name)
+    if args.json == "":         # `status --json` without FILE (deprecated): standard output
+        log("warning: --json without FILE is deprecated, use --json -")
+        args.json = "-"
     if args.json:
-        print(json.dumps(st, indent=1))
+        json_out(args.json, st)
         return EXIT_OK
     print("lab %s: profile %s, status %s, subnet %s, root-ns %s on %s"
           % (st["name"], st["profile"], st["status"], st["subnet"], st.get("root_ip"),
@@ -189,7 +215,9 @@ def parser(prog="netlab"):
     up.add_argument("--name", help="lab name = prefix of all its objects (default wl<index>; "
                     "%s)" % NAME_RE.pattern.strip("^$"))
     up.add_argument("--hosts", type=int, help="number of hosts (namespaces)")
-    up.add_argument("--rate", help="host NIC rate B, both directions (e.g. 100mbit)")
+    up.add_argument("--link-rate", dest="rate", metavar="RATE",
+                    help="host NIC rate B, both directions (e.g. 100mbit)")
+    _deprecated(up, "--rate", "--link-rate", "rate")
     up.add_argument("--wan-rate", dest="wan_rate", help="twosite: WAN capacity W")
     up.add_argument("--flow-cap", dest="flow_cap", help="twosite: per-TCP-flow cap F on the WAN; cloud: on every host's egress")
     up.add_argument("--seed", type=int, help="hetero: seed of the pair-rate matrix")
@@ -223,7 +251,8 @@ def parser(prog="netlab"):
     stp = sub.add_parser("status", help="show labs", description="List labs, or show one lab.")
     stp.add_argument("--name")
     stp.add_argument("--counters", action="store_true", help="show shaped-device counters")
-    stp.add_argument("--json", action="store_true", help="print the state file")
+    stp.add_argument("--json", metavar="FILE", nargs="?", const="",
+                     help="append the lab's state as one JSON line to FILE (-: standard output)")
     stp.set_defaults(func=cmd_status)
 
     rn = sub.add_parser("run", help="run an MPI program on the lab hosts",
@@ -235,11 +264,12 @@ def parser(prog="netlab"):
     rn.add_argument("--ppn", type=int, default=1, help="ranks per host (default 1)")
     rn.add_argument("--np", type=int, help="number of ranks (default hosts x ppn)")
     rn.add_argument("--hosts", type=int, help="use the first N hosts")
-    rn.add_argument("--timeout", type=float, default=600, help="kill the job after this many "
-                    "seconds (exit 124)")
+    rn.add_argument("--time-limit", dest="timeout", type=float, default=600, metavar="SEC",
+                    help="kill the job after this many seconds (exit 124; default 600)")
+    _deprecated(rn, "--timeout", "--time-limit", "timeout", type=float)
     rn.add_argument("--done-line", metavar="TEXT", help="once the job prints a line containing "
                     "TEXT, give it --done-grace seconds to exit, then kill it (exit 124 as for "
-                    "--timeout); for MPIs that can hang in MPI_Finalize")
+                    "--time-limit); for MPIs that can hang in MPI_Finalize")
     rn.add_argument("--done-grace", type=float, default=60, metavar="SEC",
                     help="seconds allowed after --done-line (default 60)")
     rn.add_argument("--check-counters", action="store_true", help="print per-device byte "
@@ -254,7 +284,8 @@ def parser(prog="netlab"):
     rn.set_defaults(func=cmd_run)
 
     fa = sub.add_parser("fault", help="inject a fault into a running lab",
-                        description="rate: change a host's NIC rate (both directions) to --rate; "
+                        description="rate: change a host's NIC rate (both directions) to "
+                        "--link-rate; "
                         "down: drop every packet to and from a host for --for seconds, then "
                         "restore its link; kill: send --signal to the processes on a host whose "
                         "command line contains --match. --after waits first, so that a fault "
@@ -262,7 +293,9 @@ def parser(prog="netlab"):
     fa.add_argument("kind", choices=["rate", "down", "kill"], help="what to do")
     fa.add_argument("host", help="the host (h3), hosts separated by commas (h1,h4), or all")
     fa.add_argument("--name")
-    fa.add_argument("--rate", help="rate: the new rate (e.g. 12500kbit)")
+    fa.add_argument("--link-rate", dest="rate", metavar="RATE",
+                    help="rate: the host's new NIC rate (e.g. 12500kbit)")
+    _deprecated(fa, "--rate", "--link-rate", "rate")
     fa.add_argument("--for", dest="seconds", type=float, help="down: seconds the link stays down")
     fa.add_argument("--signal", choices=sorted(SIGNALS), default="KILL",
                     help="kill: the signal (default KILL)")
@@ -281,14 +314,15 @@ def parser(prog="netlab"):
                         "Mathis's MSS/RTT x 1.22/sqrt(p)). Fractions near 1 mean the lab, not "
                         "the CPU, is the limit.")
     ca.add_argument("--name")
-    ca.add_argument("--seconds", type=int, default=3, help="measured seconds per test (default "
-                    "3, plus 1 s warm-up)")
+    ca.add_argument("--seconds", type=int, default=3, metavar="SEC",
+                    help="measured seconds per test (default 3, plus 1 s warm-up)")
     ca.add_argument("--streams", type=int, help="k for iperf3 -P k (default: twosite 4, "
                     "cloud 8)")
     ca.add_argument("--only", help="comma list of tests: " + ",".join(CALIBRATE_TESTS))
     ca.add_argument("--window", type=int, help="window: the receiver's window clamp in bytes "
                     "(default 65536)")
-    ca.add_argument("--json", help="write results to this JSON file")
+    ca.add_argument("--json", metavar="FILE", help="append the results as one JSON line to FILE "
+                    "(-: standard output)")
     ca.set_defaults(func=cmd_calibrate)
 
     dc = sub.add_parser("doctor", help="check that this machine can host a lab",
@@ -296,7 +330,13 @@ def parser(prog="netlab"):
                         "exit 4 with a reason otherwise.")
     dc.set_defaults(func=cmd_doctor)
 
-    fl = sub.add_parser("_flow")  # internal (traffic.run_flows); no help: not listed
+    return ap
+
+
+def flow_parser(prog="netlab _flow"):
+    """The internal helper's own parser (traffic.run_flows starts it in each host): kept out of
+    the commands' parser, so that neither --help nor an error's list of commands names it."""
+    fl = argparse.ArgumentParser(prog=prog, add_help=False)
     fl.add_argument("--port", type=int, required=True)
     fl.add_argument("--dests", default="")
     fl.add_argument("--start", type=float, required=True)
@@ -304,10 +344,19 @@ def parser(prog="netlab"):
     fl.add_argument("--seconds", type=float, default=3.0)
     fl.add_argument("--window-clamp", dest="window_clamp", type=int, default=0)
     fl.set_defaults(func=flow_main)
-    return ap
+    return fl
 
 
 def main(argv=None, prog="netlab"):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # --version anywhere before "--" (what follows is the MPI program's), as in every tool.
+    head = argv[:argv.index("--")] if "--" in argv else argv
+    if "--version" in head:
+        print("%s (wirespeed) %s" % (prog, version()))
+        return EXIT_OK
+    if argv[:1] == ["_flow"]:
+        args = flow_parser("%s _flow" % prog).parse_args(argv[1:])
+        return args.func(args)
     ap = parser(prog)
     args = ap.parse_args(argv)
     if not getattr(args, "func", None):

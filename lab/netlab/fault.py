@@ -126,11 +126,11 @@ def cmd_fault(st, args):
     bps = None
     if args.kind == "rate":
         if not args.rate:
-            raise LabError("fault rate: give the new rate, e.g. --rate 50mbit", EXIT_USAGE)
+            raise LabError("fault rate: give the new rate, e.g. --link-rate 50mbit", EXIT_USAGE)
         try:
             bps = parse_rate(args.rate)
         except LabError as e:
-            raise LabError("--rate: %s" % e, EXIT_USAGE)
+            raise LabError("--link-rate: %s" % e, EXIT_USAGE)
         for host in hosts:
             rate_ends(st, host)
     elif args.kind == "down":

@@ -119,11 +119,13 @@ def delay_line_ports(params):
 
 
 def _option_rate(key, value):
-    """parse_rate with the option's name in the message."""
+    """parse_rate with the option's name in the message (the NIC rate B, params["rate"], is
+    --link-rate on the command line)."""
     try:
         return parse_rate(value)
     except LabError as e:
-        raise LabError("--%s: %s" % (key.replace("_", "-"), e), e.code)
+        raise LabError("--%s: %s" % ("link-rate" if key == "rate" else key.replace("_", "-"), e),
+                       e.code)
 
 
 def _option_int(key, value):
@@ -241,6 +243,6 @@ def merge_params(args, environ=None, tcp_cc_check=check_tcp_cc):
     if profile == "twosite" and params["flow_cap"] > params["wan_rate"]:
         raise LabError("twosite: --flow-cap must not exceed --wan-rate", EXIT_USAGE)
     if profile == "cloud" and params["flow_cap"] > params["rate"]:
-        raise LabError("cloud: --flow-cap must not exceed --rate", EXIT_USAGE)
+        raise LabError("cloud: --flow-cap must not exceed --link-rate", EXIT_USAGE)
     name = getattr(args, "name", None) or spec.get("name")
     return profile, params, name

@@ -173,7 +173,7 @@ def check_run_args(args):
     if not prog:
         raise LabError("no program given: netlab run [options] -- PROGRAM ARGS", EXIT_USAGE)
     if not args.timeout > 0:
-        raise LabError("--timeout must be > 0 seconds (got %s)" % args.timeout, EXIT_USAGE)
+        raise LabError("--time-limit must be > 0 seconds (got %s)" % args.timeout, EXIT_USAGE)
     if not args.done_grace >= 0:
         raise LabError("--done-grace must be >= 0 seconds (got %s)" % args.done_grace, EXIT_USAGE)
     if args.done_line is not None and not args.done_line:
@@ -184,7 +184,7 @@ def check_run_args(args):
 
 
 def run_job(st, args):
-    """`netlab run` on lab st: start the job, enforce --timeout / --done-line, report the
+    """`netlab run` on lab st: start the job, enforce --time-limit / --done-line, report the
     counters. Returns the exit code."""
     if st.get("status") != "up":
         raise LabError("lab %s is not up (status %s)" % (st["name"], st.get("status")))
@@ -203,7 +203,7 @@ def run_job(st, args):
     # With --done-line, the job's output passes through a reader thread that
     # notes when the line appears; from then on the job has --done-grace
     # seconds to exit (an MPI that hangs in MPI_Finalize after the program
-    # has finished would otherwise hold the run until --timeout).
+    # has finished would otherwise hold the run until --time-limit).
     done_at = []
     proc = subprocess.Popen(cmd, env=env, start_new_session=True,
                             stdout=subprocess.PIPE if args.done_line else None)

@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 
-from .base import EXIT_ENV, EXIT_OK, EXIT_USAGE, LabError, kill_tree, run_cmd
+from .base import EXIT_ENV, EXIT_OK, EXIT_USAGE, LabError, json_out, kill_tree, run_cmd
 from .params import fmt_rate
 
 CALIBRATE_TESTS = ("pair", "pairk", "wan1", "wank", "wanall", "ring", "a2a", "rtt", "window",
@@ -408,8 +408,7 @@ def calibrate(st, args):
     elapsed = time.time() - t_start
     print("(%.0fs, load average %s)" % (elapsed, open("/proc/loadavg").read().split()[0]))
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"lab": st["name"], "profile": st["profile"], "params": st["params"],
-                       "seconds": S, "cpus": os.cpu_count(), "results": results,
-                       "loadavg": open("/proc/loadavg").read().split()[:3]}, f, indent=1)
+        json_out(args.json, {"lab": st["name"], "profile": st["profile"], "params": st["params"],
+                             "seconds": S, "cpus": os.cpu_count(), "results": results,
+                             "loadavg": open("/proc/loadavg").read().split()[:3]})
     return EXIT_OK

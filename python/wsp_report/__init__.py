@@ -42,7 +42,8 @@ def usage(prog: str) -> str:
              "Tables and plots from the JSON that wirespeed's benchmarks and wsp-probe write.", "",
              "subcommands:"]
     lines += [f"  {name:<8} {what}" for name, (_, _, what) in COMMANDS.items()]
-    lines += ["", f"{prog} SUBCOMMAND --help lists a subcommand's options; {prog} --version the version."]
+    lines += ["", f"{prog} SUBCOMMAND --help lists a subcommand's options (a value follows its",
+              "option or '=': --out=x.png); --version prints the version."]
     return "\n".join(lines)
 
 
@@ -60,7 +61,7 @@ def _version() -> str:
 def main(argv: Optional[List[str]] = None, prog: str = "wirespeed-report") -> int:
     """Runs one subcommand; returns its exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv and argv[0] == "--version":
+    if "--version" in argv:  # anywhere, as in every tool (docs/tools.md)
         print(f"{prog} (wirespeed) {_version()}")
         return 0
     if not argv or argv[0] in ("-h", "--help"):

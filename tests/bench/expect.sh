@@ -6,7 +6,9 @@
 #   expect.sh STATUS REGEX COMMAND [ARGS...]
 # STATUS is the exit status the command must end with; REGEX (grep -E) must
 # match a line of its standard output or standard error. REGEX may hold
-# several patterns joined by " && ": each must match a line.
+# several patterns joined by " && ": each must match a line; a pattern
+# written "not:PAT" must match no line, and "all:PAT" every line (so that
+# a test can say what must not be printed, e.g. after --help).
 set -uo pipefail
 want=$1 regex=$2
 shift 2
@@ -20,10 +22,23 @@ fi
 rest=$regex
 while :; do
   pat=${rest%% && *}
-  if ! printf '%s\n' "$out" | grep -Eq -- "$pat"; then
-    echo "FAIL: no line of the output matches /$pat/: $*"
-    exit 1
-  fi
+  case "$pat" in
+    not:*)
+      if printf '%s\n' "$out" | grep -Eq -- "${pat#not:}"; then
+        echo "FAIL: a line of the output matches /${pat#not:}/, which none may: $*"
+        exit 1
+      fi ;;
+    all:*)
+      if printf '%s\n' "$out" | grep -Evq -- "${pat#all:}"; then
+        echo "FAIL: a line of the output does not match /${pat#all:}/: $*"
+        exit 1
+      fi ;;
+    *)
+      if ! printf '%s\n' "$out" | grep -Eq -- "$pat"; then
+        echo "FAIL: no line of the output matches /$pat/: $*"
+        exit 1
+      fi ;;
+  esac
   [ "$pat" = "$rest" ] && break
   rest=${rest#* && }
 done

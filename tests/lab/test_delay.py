@@ -82,7 +82,7 @@ def main():
     errors = []
     try:
         # The line's ceiling, at zero delay.
-        netlab("up", "cluster", "--name", name, "--hosts", "2", "--rate", "10gbit",
+        netlab("up", "cluster", "--name", name, "--hosts", "2", "--link-rate", "10gbit",
                "--delay", "0")
         bps, cpu = iperf_p8(name)
         if bps < 5 * 100e6:

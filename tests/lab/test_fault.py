@@ -27,7 +27,7 @@ HOSTS = 4
 
 
 def state(name):
-    p = netlab("status", "--name", name, "--json")
+    p = netlab("status", "--name", name, "--json", "-")
     return json.loads(p.stdout)
 
 
@@ -68,7 +68,7 @@ def shuffle_over_drop(name, prog, victim):
     down, and carry bytes again once it is back, before any rank ends the shuffle. Returns
     the errors found."""
     errors = []
-    cmd = [sys.executable, NETLAB, "run", "--name", name, "--mpi", "openmpi", "--timeout",
+    cmd = [sys.executable, NETLAB, "run", "--name", name, "--mpi", "openmpi", "--time-limit",
            "120", "--", prog, "--op", "shuffle", "--fault", "none", "--requests", "8000"]
     t0 = time.time()
     job = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -168,14 +168,14 @@ def main():
         shown[0] = len(errors)
 
     try:
-        netlab("up", "cluster", "--name", name, "--hosts", str(HOSTS), "--rate", "20mbit")
+        netlab("up", "cluster", "--name", name, "--hosts", str(HOSTS), "--link-rate", "20mbit")
         st = state(name)
         h = {x["name"]: x for x in st["hosts"]}
 
         # Bad arguments: exit 2 at once (before --after), naming what is wrong.
-        for args, words in [(["rate", "h9", "--rate", "5mbit"], "h9"),
-                            (["rate", "h1"], "--rate"),
-                            (["rate", "h1", "--rate", "fast"], "--rate"),
+        for args, words in [(["rate", "h9", "--link-rate", "5mbit"], "h9"),
+                            (["rate", "h1"], "--link-rate"),
+                            (["rate", "h1", "--link-rate", "fast"], "--link-rate"),
                             (["down", "h1"], "--for"),
                             (["kill", "h1"], "--match")]:
             t0 = time.time()
@@ -186,14 +186,14 @@ def main():
         done("bad arguments refused")
 
         # The rate, on both ends of h1's link.
-        netlab("fault", "rate", "h1", "--rate", "5mbit", "--name", name)
+        netlab("fault", "rate", "h1", "--link-rate", "5mbit", "--name", name)
         ends = [(h["h1"]["ns"], "eth0"), (h["h1"]["sw_ns"], h["h1"]["swdev"])]
         for ns, dev in ends:
             if "rate 5Mbit" not in qdisc(ns, dev):
                 errors.append("after fault rate: %s %s: %s" % (ns, dev, qdisc(ns, dev)))
         if "rate 20Mbit" not in qdisc(h["h2"]["ns"], "eth0"):
             errors.append("fault rate h1 changed h2: %s" % qdisc(h["h2"]["ns"], "eth0"))
-        netlab("fault", "rate", "h1", "--rate", "20mbit", "--name", name)
+        netlab("fault", "rate", "h1", "--link-rate", "20mbit", "--name", name)
         done("rate changed and restored")
 
         # The link down for 2 s.

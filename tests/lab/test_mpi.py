@@ -53,7 +53,7 @@ def main():
                                timeout=120)
             if p.returncode != 0:
                 fail("%s failed:\n%s" % (cc, p.stdout))
-        netlab("up", "cluster", "--name", name, "--hosts", str(HOSTS), "--rate", "100mbit")
+        netlab("up", "cluster", "--name", name, "--hosts", str(HOSTS), "--link-rate", "100mbit")
         for mpi, (cc, launcher, ppn) in MPIS.items():
             exe = os.path.join(tmp, "mpi_check_" + mpi)
             np_ = HOSTS * ppn
@@ -71,7 +71,7 @@ def main():
             ok = False
             for attempt in range(3):
                 r = netlab("run", "--name", name, "--mpi", mpi, "--ppn", str(ppn),
-                           "--check-counters", "--expect-bytes", str(expect), "--timeout", "15",
+                           "--check-counters", "--expect-bytes", str(expect), "--time-limit", "15",
                            "--", exe, str(SEED), str(COUNT), check=False, timeout=60)
                 got = result_line(r.stdout)
                 print("%s on %d hosts x %d (attempt %d, rc %d): %s" %
@@ -102,8 +102,8 @@ def main():
                                 "MPI_Finalize (MPICH/UCX tcp bug, see docs/netlab.md)" % mpi)
         # --done-line: a job that printed the line and then does not exit (as MPICH in its
         # finalize hang) is ended --done-grace seconds later with exit 124, long before
-        # --timeout; its output still passes through. A job that exits by itself keeps its code.
-        r = netlab("run", "--name", name, "--np", "1", "--timeout", "300", "--done-line",
+        # --time-limit; its output still passes through. A job that exits by itself keeps its code.
+        r = netlab("run", "--name", name, "--np", "1", "--time-limit", "300", "--done-line",
                    "all written", "--done-grace", "2", "--", "sh", "-c",
                    "echo all written; exec sleep 200", check=False, timeout=100)
         if r.returncode != 124 or "all written" not in r.stdout or "has not exited" not in r.stderr:
@@ -115,7 +115,7 @@ def main():
         if r.returncode != 3 or "all written" not in r.stdout:
             errors.append("--done-line: a job that exits by itself should keep its exit code 3 "
                           "and its output, got rc %d, stdout %r" % (r.returncode, r.stdout[-300:]))
-        for bad in (["--done-grace", "-1"], ["--done-line", ""], ["--timeout", "0"]):
+        for bad in (["--done-grace", "-1"], ["--done-line", ""], ["--time-limit", "0"]):
             r = netlab("run", "--name", name, "--np", "1", *bad, "--", "true", check=False,
                        timeout=30)
             if r.returncode != 2 or bad[0] not in r.stderr:

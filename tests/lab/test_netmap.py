@@ -30,12 +30,12 @@ def main(probe):
     tmp = tempfile.mkdtemp(prefix="netlab-netmap-")
     errors = []
     try:
-        netlab("up", "hetero", "--name", name, "--hosts", str(HOSTS), "--rate",
+        netlab("up", "hetero", "--name", name, "--hosts", str(HOSTS), "--link-rate",
                "%dmbit" % RATE_MBIT, "--seed", "1")
         with open("/run/netlab/%s.json" % name) as f:
             matrix = json.load(f)["matrix"]
         out = os.path.join(tmp, "netmap.json")
-        r = netlab("run", "--name", name, "--mpi", "openmpi", "--ppn", "1", "--timeout", "300",
+        r = netlab("run", "--name", name, "--mpi", "openmpi", "--ppn", "1", "--time-limit", "300",
                    "--", probe, "--reps", "3", "--out", out, timeout=320)
         print(r.stdout)
         with open(out) as f:

@@ -45,7 +45,7 @@ def main():
     t0 = time.time()
     errors = []
     try:
-        netlab("up", "cluster", "--name", name, "--hosts", "2", "--rate", "100mbit")
+        netlab("up", "cluster", "--name", name, "--hosts", "2", "--link-rate", "100mbit")
         r = calib(name, "pair")["pair"]["fraction"][0]
         if r < 0.90:
             print("cluster pair: %.3f of B, measuring again" % r)
@@ -89,7 +89,7 @@ def main():
                 errors.append("hetero: %s: %.3f of the class rate" % (r["desc"], fr))
         netlab("down", "--name", name)
 
-        netlab("up", "cloud", "--name", name, "--hosts", "2", "--rate", "100mbit",
+        netlab("up", "cloud", "--name", name, "--hosts", "2", "--link-rate", "100mbit",
                "--flow-cap", "20mbit")
         res = calib(name, "pair,pairk")
         one = res["pair"]["fraction"][0]

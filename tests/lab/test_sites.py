@@ -63,14 +63,14 @@ def main(bench):
     tmp = tempfile.mkdtemp(prefix="netlab-sites-")
     errors = []
     try:
-        netlab("up", "twosite", "--name", name, "--hosts", str(HOSTS), "--rate", "100mbit",
+        netlab("up", "twosite", "--name", name, "--hosts", str(HOSTS), "--link-rate", "100mbit",
                "--wan-rate", "100mbit", "--flow-cap", "100mbit")
         for coll, alg, want in CASES:
             got = []
             for iters in (1, 1 + EXTRA):
                 counters = os.path.join(tmp, "%s-%s-%d.json" % (coll, alg, iters))
                 p = netlab("run", "--name", name, "--mpi", "openmpi", "--ppn", "1",
-                           "--timeout", "200", "--json-counters", counters,
+                           "--time-limit", "200", "--json-counters", counters,
                            "--mpi-arg=-x", "--mpi-arg=WSP_SITES=ranks:0-1;2-3",
                            "--mpi-arg=-x", "--mpi-arg=WSP_WAN_CONNECTIONS=2",
                            "--mpi-arg=-x", "--mpi-arg=WSP_LOG=trace", "--",

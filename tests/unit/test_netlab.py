@@ -254,11 +254,12 @@ class TestParams(unittest.TestCase):
                                environ={"NETLAB_TCP_CC": "reno"})[1]["tcp_cc"], "bbr")
 
     def test_bad_arguments(self):
-        cases = [(["cluster", "--rate", "fast"], "--rate: cannot parse rate 'fast'"),
+        cases = [(["cluster", "--link-rate", "fast"], "--link-rate: cannot parse rate 'fast'"),
+                 (["cluster", "--rate", "fast"], "--link-rate: cannot parse rate 'fast'"),
                  (["twosite", "--wan-rate", "10kbit"], "--wan-rate: rate '10kbit' is below"),
                  (["twosite", "--flow-cap", "200mbit"],
                   "twosite: --flow-cap must not exceed --wan-rate"),
-                 (["cloud", "--flow-cap", "200mbit"], "cloud: --flow-cap must not exceed --rate"),
+                 (["cloud", "--flow-cap", "200mbit"], "cloud: --flow-cap must not exceed --link-rate"),
                  ([], "profile must be one of cluster, twosite, cloud, hetero (got None)"),
                  (["hetero", "--classes", "1,x"], "hetero: --classes: '1,x' is not a comma list"),
                  (["hetero", "--classes", "1,0.5", "--weights", "1"],
@@ -627,7 +628,8 @@ class TestMpiCommand(unittest.TestCase):
             return cli.parser().parse_args(["run"] + list(argv))
         self.assertEqual(run.check_run_args(args("--", "prog", "-x")), ["prog", "-x"])
         for argv, want in ((["--"], "no program given"),
-                           (["--timeout", "0", "--", "p"], "--timeout must be > 0 seconds"),
+                           (["--time-limit", "0", "--", "p"], "--time-limit must be > 0 seconds"),
+                           (["--timeout", "0", "--", "p"], "--time-limit must be > 0 seconds"),
                            (["--done-grace", "-1", "--", "p"], "--done-grace must be >= 0"),
                            (["--done-line", "", "--", "p"], "--done-line must not be empty"),
                            (["--expect-bytes", "-5", "--", "p"], "--expect-bytes must be >= 0")):
@@ -723,6 +725,35 @@ class TestCommandLine(unittest.TestCase):
             self.assertIn("usage: netlab " + cmd, out)
         rc, out, err = self.main("--help")
         self.assertNotIn("_flow", out)              # internal helper stays out of the list
+        rc, out, err = self.main("bogus")           # ... and out of an error's list
+        self.assertEqual(rc, 2)
+        self.assertNotIn("_flow", err)
+
+    def test_conventions(self):
+        """docs/tools.md: --version anywhere before "--", --name=value, old names that warn."""
+        for argv in (["--version"], ["up", "--version"], ["run", "--np", "2", "--version"]):
+            rc, out, err = self.main(*argv)
+            self.assertEqual((rc, err), (0, ""), argv)
+            self.assertRegex(out, r"^netlab \(wirespeed\) \S+\n$")
+        a = cli.parser().parse_args(["run", "--time-limit=7", "--", "prog", "--version"])
+        self.assertEqual((a.timeout, a.program), (7.0, ["--", "prog", "--version"]))
+        err = io.StringIO()
+        with redirect_stderr(err):
+            a = cli.parser().parse_args(["run", "--timeout", "9", "--timeout=8"])
+            b = cli.parser().parse_args(["up", "cluster", "--rate=5mbit"])
+            c = cli.parser().parse_args(["fault", "rate", "h1", "--rate", "5mbit"])
+        self.assertEqual((a.timeout, b.rate, c.rate), (8.0, "5mbit", "5mbit"))
+        self.assertEqual(err.getvalue().count("netlab: warning: --timeout is deprecated, use "
+                                              "--time-limit\n"), 1)
+        self.assertEqual(err.getvalue().count("--rate is deprecated, use --link-rate"), 2)
+        self.assertEqual(cli.parser().parse_args(["run"]).timeout, 600)
+        tmp = tempfile.mkdtemp(prefix="netlab-unit-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        f = os.path.join(tmp, "out.json")
+        base.json_out(f, {"a": 1})
+        base.json_out(f, {"b": [2]})
+        self.assertEqual([json.loads(x) for x in open(f)], [{"a": 1}, {"b": [2]}])  # appended
+        self.assertEqual(cli.parser().parse_args(["status", "--json"]).json, "")  # old form
 
     def test_calibrate_arguments(self):
         def args(*argv):
@@ -741,10 +772,10 @@ class TestCommandLine(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         for cmd in ("up", "down", "status", "run", "calibrate", "doctor"):
             self.assertIn("    %s" % cmd, p.stdout)
-        p = subprocess.run([LAUNCHER, "up", "--rate"], stdout=subprocess.PIPE,
+        p = subprocess.run([LAUNCHER, "up", "--link-rate"], stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True, timeout=60)
         self.assertEqual(p.returncode, 2)
-        self.assertIn("argument --rate: expected one argument", p.stderr)
+        self.assertIn("argument --link-rate: expected one argument", p.stderr)
 
     def test_flow_helper_on_loopback(self):
         """The all-to-all helper exactly as `calibrate` starts it inside a host namespace

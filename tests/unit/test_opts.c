@@ -30,19 +30,15 @@ static targets_t t;
 static const wsp_opt_t table[] = {
     {"--quiet", WSP_OPT_FLAG, &t.quiet, NULL, "no table", NULL, 0, 0, NULL, NULL},
     {"--iters", WSP_OPT_INT, &t.iters, "N", "calls", "50", 1, 1000, NULL, NULL},
-    {"--max-time", WSP_OPT_DOUBLE, &t.secs, "SEC", "seconds", "0.2", 1e-6, 1e5,
-     NULL, NULL},
-    {"--max-bytes-per-rank", WSP_OPT_SIZE, &t.max, "SIZE", "memory", "1G", 0, 0,
-     NULL, NULL},
-    {"--sizes", WSP_OPT_SIZE_LIST, &t.sizes, "LIST", "sizes", "1K,64K", 0,
-     (double)(1 << 30), NULL, &t.given_sizes},
-    {"--densities", WSP_OPT_DENSITY_LIST, &t.dens, "LIST", "densities", NULL, 0, 0,
-     NULL, NULL},
-    {"--algs", WSP_OPT_STRING_LIST, &t.names, "LIST", "names", NULL, 0, 0, NULL,
-     NULL},
+    {"--seconds", WSP_OPT_DOUBLE, &t.secs, "SEC", "seconds", "0.2", 1e-6, 1e5, NULL, NULL},
+    WSP_OPT_DEPRECATED("--max-time", "--seconds"),
+    {"--max-bytes-per-rank", WSP_OPT_SIZE, &t.max, "SIZE", "memory", "1G", 0, 0, NULL, NULL},
+    {"--sizes", WSP_OPT_SIZE_LIST, &t.sizes, "LIST", "sizes", "1K,64K", 0, (double)(1 << 30), NULL,
+     &t.given_sizes},
+    {"--densities", WSP_OPT_DENSITY_LIST, &t.dens, "LIST", "densities", NULL, 0, 0, NULL, NULL},
+    {"--algs", WSP_OPT_STRING_LIST, &t.names, "LIST", "names", NULL, 0, 0, NULL, NULL},
     {"--rate", WSP_OPT_RATE, &t.rate, "RATE", "a rate", NULL, 0, 0, NULL, NULL},
-    {"--label", WSP_OPT_STRING, &t.label, "TEXT", "free text", NULL, 0, 0, NULL,
-     NULL},
+    {"--label", WSP_OPT_STRING, &t.label, "TEXT", "free text", NULL, 0, 0, NULL, NULL},
     {"--dtype", WSP_OPT_CHOICE, &t.dtype, "T", "type", "double", 0, 0, dtypes, NULL},
     {"--colors", WSP_OPT_CHOICE_LIST, &t.colors, "LIST",
      "a long help text that has to be wrapped over several lines because it "
@@ -87,7 +83,7 @@ static int run(const char *line, char *msg) {
 static void good_values(void) {
   char msg[MAXMSG];
   defaults();
-  int rc = run("--quiet --iters 7 --max-time 0.5 --max-bytes-per-rank 2MiB "
+  int rc = run("--quiet --iters 7 --seconds 0.5 --max-bytes-per-rank 2MiB "
                "--sizes 4KiB,1M,0 --densities 1/p,10%,0.5 --algs ring,auto "
                "--rate 25mbit --label x --dtype int --colors blue,red,blue",
                msg);
@@ -145,14 +141,50 @@ static void bad_values(void) {
   bad("--max-bytes-per-rank -1", "--max-bytes-per-rank", "is not a size");
   bad("--iters 0", "--iters", "is not an integer in [1, 1000]");
   bad("--iters 5x", "--iters", "is not an integer");
-  bad("--max-time 0", "--max-time", "is not a number in");
-  bad("--max-time nan", "--max-time", "is not a number in");
+  bad("--seconds 0", "--seconds", "is not a number in");
+  bad("--seconds nan", "--seconds", "is not a number in");
   bad("--densities 1.5", "--densities", "outside [0, 1]");
   bad("--densities 1/q", "--densities", "is not a density");
   bad("--rate 0", "--rate", "is not a rate");
   bad("--rate 25mbps", "--rate", "is not a rate");
   bad("--dtype float", "--dtype", "\"float\" is neither double nor int");
   bad("--colors red,pink", "--colors", "\"pink\" is not one of red, green, blue");
+  /* --name=value: the same checks, the message naming the option without
+   * its value. */
+  bad("--iters=0", "--iters", "is not an integer in [1, 1000]");
+  bad("--iters=", "--iters", "is not an integer");
+  bad("--quiet=yes", "--quiet", "takes no value");
+  bad("--bogus=3", "--bogus (see", "unknown option");
+}
+
+/* --name=value is --name value; an '=' in the value stays in it. */
+static void equals_form(void) {
+  char msg[MAXMSG];
+  defaults();
+  int rc = run("--iters=7 --sizes=4K,8K --label=a=b --dtype=int --quiet", msg);
+  CHECK(rc == WSP_OPTS_OK, "rc %d, messages: %s", rc, msg);
+  CHECK(msg[0] == '\0', "no message: %s", msg);
+  CHECK(t.iters == 7 && t.sizes.n == 2 && t.sizes.v[1] == 8192 && t.dtype == 1 && t.quiet,
+        "values as with a separate word");
+  CHECK(!strcmp(t.label, "a=b"), "label \"%s\"", t.label);
+}
+
+/* A deprecated name sets the option it stands for and warns once, naming
+ * the new one; --help does not show it. */
+static void deprecated(void) {
+  char msg[MAXMSG];
+  defaults();
+  int rc = run("--max-time 0.5 --iters 3 --max-time=0.25", msg);
+  CHECK(rc == WSP_OPTS_OK, "rc %d, messages: %s", rc, msg);
+  CHECK(t.secs == 0.25 && t.iters == 3, "the last value wins (%g)", t.secs);
+  CHECK(!strcmp(msg, "warning: --max-time is deprecated, use --seconds\n"),
+        "one warning naming the new option: \"%s\"", msg);
+  defaults();
+  rc = run("--help", msg);
+  CHECK(rc == WSP_OPTS_HELP && strstr(msg, "--max-time") == NULL,
+        "the old name is not in --help: %s", msg);
+  CHECK(strstr(msg, "  --version ") != NULL && strstr(msg, "  --help, -h ") != NULL,
+        "--help lists --help and --version: %s", msg);
 }
 
 static void help(void) {
@@ -162,7 +194,7 @@ static void help(void) {
   CHECK(rc == WSP_OPTS_HELP, "rc %d", rc);
   CHECK(strncmp(msg, "usage: test [options]\n", 22) == 0, "usage first: %s", msg);
   for (const wsp_opt_t *o = table; o->name; o++)
-    CHECK(strstr(msg, o->name) != NULL, "help lists %s", o->name);
+    CHECK(o->kind == WSP_OPT_ALIAS || strstr(msg, o->name) != NULL, "help lists %s", o->name);
   CHECK(strstr(msg, "(default 1K,64K)") && strstr(msg, "(default all)"),
         "defaults shown: %s", msg);
   CHECK(strstr(msg, "\nFooter.\n") != NULL, "footer");
@@ -189,6 +221,8 @@ static void help(void) {
 int main(void) {
   good_values();
   bad_values();
+  equals_form();
+  deprecated();
   help();
   char b[32];
   CHECK(!strcmp(wsp_fmt_size(65536, b, sizeof b), "64K"), "64K");

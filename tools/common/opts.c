@@ -261,36 +261,61 @@ static int parse_value(const wsp_opt_t *o, const char *v, FILE *err) {
   case WSP_OPT_STRING_LIST:
   case WSP_OPT_CHOICE_LIST: return parse_list(o, v, err);
   case WSP_OPT_FLAG: *(int *)o->target = 1; return 0;
+  case WSP_OPT_ALIAS:
+    break; /* resolved by the caller */
   }
   return -1;
 }
 
-static const wsp_opt_t *find(const wsp_opt_cmd_t *cmd, const char *name) {
+static const wsp_opt_t *find(const wsp_opt_cmd_t *cmd, const char *name, size_t len) {
   for (const wsp_opt_t *o = cmd->opts; o->name; o++)
-    if (strcmp(o->name, name) == 0) return o;
+    if (strlen(o->name) == len && strncmp(o->name, name, len) == 0) return o;
   return NULL;
 }
 
+#define MAX_ALIASES 32
+
 int wsp_opts_parse(const wsp_opt_cmd_t *cmd, int argc, char **argv, FILE *out,
                    FILE *err) {
+  /* The deprecated names already warned about: one warning each. */
+  const wsp_opt_t *warned[MAX_ALIASES];
+  int nwarned = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       if (out) wsp_opts_help(cmd, out);
       return WSP_OPTS_HELP;
     }
-    const wsp_opt_t *o = find(cmd, a);
+    /* --name=value: the name is what comes before the first '='. */
+    const char *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : NULL;
+    size_t len = eq ? (size_t)(eq - a) : strlen(a);
+    const wsp_opt_t *o = find(cmd, a, len);
+    if (o && o->kind == WSP_OPT_ALIAS) {
+      const char *now = o->help;
+      int seen = 0;
+      for (int k = 0; k < nwarned; k++) seen |= warned[k] == o;
+      if (!seen && err) fprintf(err, "warning: %s is deprecated, use %s\n", o->name, now);
+      if (!seen && nwarned < MAX_ALIASES) warned[nwarned++] = o;
+      o = find(cmd, now, strlen(now));
+    }
     if (o == NULL) {
-      if (err) fprintf(err, "error: unknown option %s (see --help)\n", a);
+      if (err) fprintf(err, "error: unknown option %.*s (see --help)\n", (int)len, a);
       return WSP_OPTS_ERROR;
     }
     const char *v = NULL;
-    if (o->kind != WSP_OPT_FLAG) {
-      if (i + 1 == argc) {
-        if (err) fprintf(err, "error: %s needs a value (see --help)\n", a);
+    if (o->kind == WSP_OPT_FLAG) {
+      if (eq) {
+        if (err) fprintf(err, "error: %s takes no value (see --help)\n", o->name);
         return WSP_OPTS_ERROR;
       }
+    } else if (eq) {
+      v = eq + 1;
+    } else if (i + 1 < argc) {
       v = argv[++i];
+    }
+    if (o->kind != WSP_OPT_FLAG && v == NULL) {
+      if (err) fprintf(err, "error: %s needs a value (see --help)\n", o->name);
+      return WSP_OPTS_ERROR;
     }
     if (parse_value(o, v, err) != 0) return WSP_OPTS_ERROR;
     if (o->given) *o->given = 1;
@@ -334,6 +359,7 @@ static void wrap(FILE *f, const char *text, int col, int indent) {
 void wsp_opts_help(const wsp_opt_cmd_t *cmd, FILE *f) {
   fprintf(f, "%s\n", cmd->usage);
   for (const wsp_opt_t *o = cmd->opts; o->name; o++) {
+    if (o->kind == WSP_OPT_ALIAS) continue; /* docs/tools.md lists the old names */
     char left[128], text[2048];
     int n = snprintf(left, sizeof left, "  %s%s%s", o->name, o->arg ? " " : "",
                      o->arg ? o->arg : "");
@@ -344,6 +370,8 @@ void wsp_opts_help(const wsp_opt_cmd_t *cmd, FILE *f) {
     else fprintf(f, "%-*s", HELP_INDENT, left);
     wrap(f, text, HELP_INDENT, HELP_INDENT);
   }
+  fprintf(f, "%-*s%s\n%-*s%s\n", HELP_INDENT, "  --help, -h", "print this help and exit",
+          HELP_INDENT, "  --version", "print the version and exit");
   if (cmd->footer) fprintf(f, "\n%s", cmd->footer);
 }
 

@@ -7,6 +7,12 @@
  * hand. Sizes and rates are read by the library's wsp_parse_size and
  * wsp_parse_rate, the rules the WSP_* variables follow.
  *
+ * The conventions every tool keeps (docs/tools.md): a value follows its
+ * option as the next word or after '=' (--sizes 4K or --sizes=4K); --help
+ * and --version anywhere; an old name stays accepted as a row of kind
+ * WSP_OPT_ALIAS (WSP_OPT_DEPRECATED below), which prints one warning
+ * naming the new one.
+ *
  * Nothing here calls MPI: a tool prints errors on one rank only by passing
  * a NULL error stream on the others, and the unit tests call the parser
  * directly.
@@ -57,8 +63,11 @@ typedef enum wsp_opt_kind {
   WSP_OPT_STRING,       /* const char *: the argument itself */
   WSP_OPT_STRING_LIST,  /* wsp_opt_strings_t: comma-separated text */
   WSP_OPT_CHOICE,       /* int: index of the value in choices */
-  WSP_OPT_CHOICE_LIST   /* wsp_opt_ints_t: indices in choices, in the order
+  WSP_OPT_CHOICE_LIST,  /* wsp_opt_ints_t: indices in choices, in the order
                            given, a repeated name kept once */
+  WSP_OPT_ALIAS         /* a deprecated name: `help` holds the option's
+                           name now, whose row parses the value; not shown
+                           by --help */
 } wsp_opt_kind_t;
 
 typedef struct wsp_opt {
@@ -75,6 +84,12 @@ typedef struct wsp_opt {
   int *given;         /* if not NULL, set to 1 when the option appears */
 } wsp_opt_t;
 
+/* The row of a deprecated name OLD of the option NEW (a row of its own in
+ * the same table): OLD keeps working and prints once
+ * "warning: OLD is deprecated, use NEW". */
+#define WSP_OPT_DEPRECATED(old, now)                                                               \
+  { (old), WSP_OPT_ALIAS, NULL, NULL, (now), NULL, 0, 0, NULL, NULL }
+
 typedef struct wsp_opt_cmd {
   const char *usage;  /* the first lines of --help */
   const wsp_opt_t *opts;
@@ -83,15 +98,19 @@ typedef struct wsp_opt_cmd {
 
 enum { WSP_OPTS_OK = 0, WSP_OPTS_HELP = 1, WSP_OPTS_ERROR = 2 };
 
-/* Parses argv[1..argc) (argv[0] is the command's name) into the targets.
+/* Parses argv[1..argc) (argv[0] is the command's name) into the targets;
+ * a value is the next word or follows '=' in the same word (--iters=5).
  * --help or -h prints the help to `out` (when not NULL) and returns
- * WSP_OPTS_HELP; an unknown option, a missing value or a bad value prints
- * one line "error: OPTION: ..." to `err` (when not NULL) and returns
- * WSP_OPTS_ERROR; otherwise WSP_OPTS_OK. */
+ * WSP_OPTS_HELP; an unknown option, a missing value, a value given to a
+ * flag or a bad value prints one line "error: OPTION: ..." (or "error:
+ * unknown option OPTION ...") to `err` (when not NULL) and returns
+ * WSP_OPTS_ERROR; otherwise WSP_OPTS_OK. A deprecated name prints its
+ * warning to `err` (when not NULL), once. */
 int wsp_opts_parse(const wsp_opt_cmd_t *cmd, int argc, char **argv, FILE *out,
                    FILE *err);
 /* When argv holds --version: prints "NAME (wirespeed) X.Y.Z" to out and
- * returns 1 (the tool then exits 0, before MPI_Init); else 0. */
+ * returns 1 (the tool then exits 0, before MPI_Init, printing nothing
+ * else); else 0. */
 int wsp_opts_version(const char *name, int argc, char **argv, FILE *out);
 /* The help text generated from the table. */
 void wsp_opts_help(const wsp_opt_cmd_t *cmd, FILE *f);

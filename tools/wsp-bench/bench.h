@@ -42,16 +42,25 @@ typedef struct wsp_bench_io {
   int quiet;
 } wsp_bench_io_t;
 
-/* Their table rows; the help texts say what each subcommand writes. */
-#define WSP_BENCH_OPT_JSON(io, text) \
-  {"--json", WSP_OPT_STRING, &(io).json, "FILE", text, NULL, 0, 0, NULL, NULL}
+/* Their table rows; the help texts say what each subcommand writes. --json
+ * FILE appends JSON lines to FILE ("-": standard output), --quiet prints no
+ * table (errors and warnings still go to stderr, and the end-of-run marker
+ * launchers wait for is still printed): docs/tools.md. */
+#define WSP_BENCH_OPT_JSON(io, text)                                                               \
+  {                                                                                                \
+    "--json", WSP_OPT_STRING, &(io).json, "FILE", text " (-: standard output)", NULL, 0, 0, NULL,  \
+        NULL                                                                                       \
+  }
 #define WSP_BENCH_OPT_LABEL(io)                                              \
   {"--label", WSP_OPT_STRING, &(io).label, "TEXT",                         \
    "free text stored in the JSON (e.g. testbed)", NULL, 0, 0, NULL, NULL}
 #define WSP_BENCH_OPT_PLOT(io, text) \
   {"--plot", WSP_OPT_STRING, &(io).plot, "PNG", text, NULL, 0, 0, NULL, NULL}
-#define WSP_BENCH_OPT_QUIET(io, text) \
-  {"--quiet", WSP_OPT_FLAG, &(io).quiet, NULL, text, NULL, 0, 0, NULL, NULL}
+#define WSP_BENCH_OPT_QUIET(io)                                                                    \
+  {                                                                                                \
+    "--quiet", WSP_OPT_FLAG, &(io).quiet, NULL,                                                    \
+        "print no tables (errors and warnings still go to stderr)", NULL, 0, 0, NULL, NULL         \
+  }
 #define WSP_BENCH_OPT_END {NULL, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL}
 
 /* Parses a subcommand's options, with --help and errors printed by rank 0

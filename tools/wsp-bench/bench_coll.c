@@ -367,11 +367,12 @@ static int parse(coll_opts_t *o, int argc, char **argv, int rank, int size) {
        "for that collective",
        "every table algorithm, mpi and auto", 0, 0, NULL, NULL},
       {"--iters", WSP_OPT_INT, &o->iters, "N", "timed calls per repetition",
-       "as many as make the timed calls of a row take --max-time", 1, MAX_ITERS, NULL, NULL},
-      {"--max-time", WSP_OPT_DOUBLE, &o->max_time, "SEC",
+       "as many as make the timed calls of a row take --seconds", 1, MAX_ITERS, NULL, NULL},
+      {"--seconds", WSP_OPT_DOUBLE, &o->max_time, "SEC",
        "seconds of timed calls per row, all repetitions together, when --iters is "
        "not given; at least one call per repetition",
        "0.2", 1e-6, 1e5, NULL, NULL},
+      WSP_OPT_DEPRECATED("--max-time", "--seconds"),
       {"--warmup", WSP_OPT_INT, &o->warmup, "N",
        "untimed calls per algorithm and row before the repetitions, after one "
        "checked call and the calls that time one",
@@ -412,7 +413,7 @@ static int parse(coll_opts_t *o, int argc, char **argv, int rank, int size) {
       WSP_BENCH_OPT_PLOT(o->io, "after the run, draw busbw per algorithm with "
                                 "python/wsp_report (rank 0; needs Python 3 with "
                                 "matplotlib; WSP_PLOT_SCRIPT overrides its directory)"),
-      WSP_BENCH_OPT_QUIET(o->io, "no table"),
+      WSP_BENCH_OPT_QUIET(o->io),
       WSP_BENCH_OPT_END};
   const wsp_opt_cmd_t cmd = {"usage: mpirun -np N wsp-bench coll [options]\n", table,
                              coll_footer};

@@ -82,23 +82,25 @@ static int parse(p2p_opts_t *o, int argc, char **argv, int rank) {
       {"--from", WSP_OPT_INT, &o->from, "RANK", "the sender", "0", 0, 1 << 30, NULL, NULL},
       {"--to", WSP_OPT_INT, &o->to, "RANK", "the receiver", "the last rank", -1, 1 << 30, NULL,
        NULL},
-      {"--iperf-seconds", WSP_OPT_DOUBLE, &o->iperf_seconds, "S", "length of each iperf3 run", "4",
-       1, 600, NULL, NULL},
+      {"--seconds", WSP_OPT_DOUBLE, &o->iperf_seconds, "SEC",
+       "length of each iperf3 run (the other methods send one message per repetition)", "4", 1, 600,
+       NULL, NULL},
+      WSP_OPT_DEPRECATED("--iperf-seconds", "--seconds"),
       {"--iperf-bytes", WSP_OPT_FLAG, &o->iperf_bytes, NULL,
        "each iperf3 run sends one message of each size (iperf3 -n SIZE, cold connections "
-       "like a first message's) instead of running --iperf-seconds",
+       "like a first message's) instead of running --seconds",
        NULL, 0, 0, NULL, NULL},
       {"--link-rate", WSP_OPT_RATE, &o->link, "RATE",
        "the path's capacity (25mbit, 1gbit): rates are also given as fractions of it", NULL, 0, 0,
        NULL, NULL},
-      {"--hold", WSP_OPT_DOUBLE, &o->hold, "S",
-       "wait S seconds after the lanes are set up, before the first timed transfer "
+      {"--hold", WSP_OPT_DOUBLE, &o->hold, "SEC",
+       "wait SEC seconds after the lanes are set up, before the first timed transfer "
        "(time for a script to reshape a lane's flow, as bench/p2p_netlab.sh does)",
        "0", 0, 3600, NULL, NULL},
       WSP_BENCH_OPT_JSON(o->io, "append one JSON line per measurement"),
       WSP_BENCH_OPT_LABEL(o->io),
       WSP_BENCH_OPT_PLOT(o->io, "draw rate against size (python/wsp_report)"),
-      WSP_BENCH_OPT_QUIET(o->io, "no table"),
+      WSP_BENCH_OPT_QUIET(o->io),
       WSP_BENCH_OPT_END};
   const wsp_opt_cmd_t cmd = {
       "usage: mpirun -np N wsp-bench p2p [options]\n"

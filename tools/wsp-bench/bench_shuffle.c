@@ -4,7 +4,7 @@
  *
  * Every rank keeps asking every other rank for data: a request of --req-size
  * bytes is answered by a response --fold times larger (G-thinker's
- * experiment: 1 KiB, fold 100). Each strategy runs for --duration seconds,
+ * experiment: 1 KiB, fold 100). Each strategy runs for --seconds seconds,
  * one after the other in the same job, so that their ratios hold on a
  * shared machine:
  *
@@ -24,22 +24,22 @@
  *             a batch of one request to every other rank (p-1 responses of
  *             fold x req-size, ~100 kB per pair at the defaults), then a
  *             sleep after each batch proportional to p (the batch's
- *             response volume divided by --rate), during which the
- *             servers keep serving. --rate is the goodput asked for per
+ *             response volume divided by --target-rate), during which the
+ *             servers keep serving. --target-rate is the goodput asked for per
  *             host (divided among the host's ranks) and is what G-thinker
  *             tunes by hand per cluster; it defaults to --link-rate.
  *   adaptive  wsp_shuffle (src/exchange/shuffle.c), adaptive pacing: each
  *             rank posts requests round robin to the other ranks as fast
  *             as wsp_shuffle_post accepts them.
  *   fixed     the same engine in fixed-rate mode (WSP_SHUFFLE_RATE) at
- *             --rate per host: the hand-tuned approach done smoothly.
+ *             --target-rate per host: the hand-tuned approach done smoothly.
  *
  * What is counted (goodput): the payload bytes of responses received per
  * second per host, from ranks on other hosts (responses between ranks of one
  * host never touch its NIC). With one host (loopback) every response counts.
  * A response is counted in the second in which its receive completed,
  * seconds measured from a barrier at the start of the strategy; what arrives
- * after --duration (while a strategy drains) is not counted. The table
+ * after --seconds (while a strategy drains) is not counted. The table
  * gives per host and second Mbit/s (1e6 bits/s), and the summary: mean over
  * the run, as a fraction of --link-rate B when given, the smallest host's
  * mean, and for the worst host the lowest 5-second window divided by its
@@ -137,13 +137,15 @@ static int parse(shuffle_opts_t *o, int argc, char **argv, int rank) {
        (double)(1 << 20), NULL, NULL},
       {"--fold", WSP_OPT_INT, &o->fold, "N", "response = N x request", "100", 1, 100000, NULL,
        NULL},
-      {"--duration", WSP_OPT_DOUBLE, &o->duration, "SEC", "seconds per strategy", "10", 1,
+      {"--seconds", WSP_OPT_DOUBLE, &o->duration, "SEC", "seconds per strategy", "10", 1,
        MAX_DURATION, NULL, NULL},
+      WSP_OPT_DEPRECATED("--duration", "--seconds"),
       {"--link-rate", WSP_OPT_RATE, &o->link, "RATE",
        "NIC rate B of a host (e.g. 25mbit): goodput is also shown as a fraction of B", NULL, 0, 0,
        NULL, NULL},
-      {"--rate", WSP_OPT_RATE, &o->rate, "RATE", "s3 and fixed: goodput asked for per host",
+      {"--target-rate", WSP_OPT_RATE, &o->rate, "RATE", "s3 and fixed: goodput asked for per host",
        "--link-rate; required for s3/fixed without it", 0, 0, NULL, NULL},
+      WSP_OPT_DEPRECATED("--rate", "--target-rate"),
       {"--s2-window", WSP_OPT_INT, &o->s2_window, "N",
        "s2/s3: unanswered requests per peer at most, only so that memory is bounded", "32", 1,
        1000000, NULL, NULL},
@@ -161,7 +163,7 @@ static int parse(shuffle_opts_t *o, int argc, char **argv, int rank) {
       WSP_BENCH_OPT_LABEL(o->io),
       WSP_BENCH_OPT_PLOT(o->io, "after the run, draw goodput over time per strategy with "
                                 "python/wsp_report (matplotlib)"),
-      WSP_BENCH_OPT_QUIET(o->io, "summary only"),
+      WSP_BENCH_OPT_QUIET(o->io),
       WSP_BENCH_OPT_END};
   const wsp_opt_cmd_t cmd = {"usage: mpirun -np N wsp-bench shuffle [options]\n",
                              table, shuffle_footer};
@@ -185,14 +187,14 @@ static int check_opts(shuffle_opts_t *o, int rank) {
     for (int i = 0; i < o->strat.n; i++)
       if (o->strat.v[i] != S3) o->strat.v[k++] = o->strat.v[i];
     o->strat.n = k;
-    if (rank == 0)
-      printf("# s3 left out: it needs --rate or --link-rate (G-thinker's rule "
+    if (rank == 0 && !o->io.quiet)
+      printf("# s3 left out: it needs --target-rate or --link-rate (G-thinker's rule "
              "paces at a chosen rate)\n");
   }
   for (int i = 0; i < o->strat.n; i++)
     if ((o->strat.v[i] == S3 || o->strat.v[i] == FIXED) && !(o->rate > 0)) {
       if (rank == 0)
-        fprintf(stderr, "error: %s needs --rate (or --link-rate, its default)\n",
+        fprintf(stderr, "error: %s needs --target-rate (or --link-rate, its default)\n",
                 strat_names[o->strat.v[i]]);
       return 2;
     }
@@ -555,7 +557,7 @@ static wsp_shuffle_t *open_engine(run_t *r, wsp_comm_t *comm, int fixed,
     wsp_bench_die(r->rank, "wsp_shuffle_config_from_env", wsp_last_error());
   if (fixed) {
     cfg.mode = WSP_SHUFFLE_FIXED;
-    /* --rate is response goodput; the engine paces requests + responses. */
+    /* --target-rate is response goodput; the engine paces requests + responses. */
     cfg.rate = rate * (double)(r->o->req + r->resp) / (double)r->resp;
   } else {
     cfg.mode = WSP_SHUFFLE_ADAPTIVE;
@@ -1015,8 +1017,6 @@ static void print_summary(const shuffle_bench_t *b) {
            (long long)json_integer_value(json_object_get(s, "requests")),
            json_real_value(json_object_get(s, "cpu_cores")));
   }
-  if (b->bad_total)
-    fprintf(stderr, "error: %llu responses had the wrong size\n", b->bad_total);
   fflush(stdout);
 }
 
@@ -1035,10 +1035,12 @@ int wsp_bench_shuffle(int argc, char **argv, int rank, int size,
   snprintf(extra, sizeof extra, ", %d hosts", b.nhosts);
   if ((rc = wsp_bench_out_open(&b.out, "shuffle", &o.io, rank, size, extra, post)) == 0) {
     alloc_buffers(&b);
-    if (rank == 0) print_header(&b);
+    if (rank == 0 && !o.io.quiet) print_header(&b);
     b.summaries = json_array();
     for (int si = 0; si < o.strat.n; si++) run_one(&b, o.strat.v[si]);
-    if (rank == 0) print_summary(&b);
+    if (rank == 0 && !o.io.quiet) print_summary(&b);
+    if (rank == 0 && b.bad_total)
+      fprintf(stderr, "error: %llu responses had the wrong size\n", b.bad_total);
     json_decref(b.summaries);
   }
   wsp_bench_out_close(&b.out);

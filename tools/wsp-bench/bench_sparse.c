@@ -38,26 +38,25 @@ static int parse(sparse_opts_t *o, int argc, char **argv, int rank) {
   for (int a = 0; a < WSP_SPARSE_ALG_COUNT; a++) alg_names[a] = alg_name(a);
   alg_names[WSP_SPARSE_ALG_COUNT] = alg_name(WSP_SPARSE_AUTO);
   const wsp_opt_t table[] = {
-      {"--sizes", WSP_OPT_SIZE_LIST, &o->sizes, "LIST", "message sizes, at most 1G",
-       "1K,64K", 0, (double)(1 << 30), NULL, NULL},
+      {"--sizes", WSP_OPT_SIZE_LIST, &o->sizes, "LIST", "message sizes, at most 1G", "1K,64K", 0,
+       (double)(1 << 30), NULL, NULL},
       {"--densities", WSP_OPT_DENSITY_LIST, &o->dens, "LIST",
-       "fractions of the other ranks each rank sends to; 1/p means one peer",
-       "1/p,0.1,0.5", 0, 0, NULL, NULL},
-      {"--algs", WSP_OPT_CHOICE_LIST, &o->algs, "LIST", "among nbx,pex,alltoallv,auto",
-       "all", 0, 0, alg_names, NULL},
-      {"--iters", WSP_OPT_INT, &o->iters, "N", "rounds per timing", "50", 1, 1000000,
+       "fractions of the other ranks each rank sends to; 1/p means one peer", "1/p,0.1,0.5", 0, 0,
        NULL, NULL},
-      {"--reps", WSP_OPT_INT, &o->reps, "N", "repetitions; the median is reported",
-       "5", 1, 1000, NULL, NULL},
+      {"--algs", WSP_OPT_CHOICE_LIST, &o->algs, "LIST", "among nbx,pex,alltoallv,auto", "all", 0, 0,
+       alg_names, NULL},
+      {"--iters", WSP_OPT_INT, &o->iters, "N", "rounds per timing", "50", 1, 1000000, NULL, NULL},
+      {"--reps", WSP_OPT_INT, &o->reps, "N", "repetitions; the median is reported", "5", 1, 1000,
+       NULL, NULL},
       {"--warmup", WSP_OPT_INT, &o->warmup, "N",
        "untimed rounds per algorithm first; auto needs 10 to finish its first "
        "measurement",
        "12", 0, 1000000, NULL, NULL},
-      {"--seed", WSP_OPT_INT, &o->seed, "N", "pattern seed", "1", 0,
-       (double)(1LL << 40), NULL, NULL},
+      {"--seed", WSP_OPT_INT, &o->seed, "N", "pattern seed", "1", 0, (double)(1LL << 40), NULL,
+       NULL},
       WSP_BENCH_OPT_JSON(o->io, "append one JSON line per measurement"),
       WSP_BENCH_OPT_LABEL(o->io),
-      WSP_BENCH_OPT_QUIET(o->io, "no table"),
+      WSP_BENCH_OPT_QUIET(o->io),
       WSP_BENCH_OPT_END};
   const wsp_opt_cmd_t cmd = {"usage: mpirun -np N wsp-bench sparse [options]\n", table,
                              NULL};

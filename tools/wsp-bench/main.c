@@ -68,7 +68,11 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < NSUB; i++)
     if (strcmp(argv[1], subcommands[i].name) == 0) sub = &subcommands[i];
   if (sub == NULL) {
-    fprintf(stderr, "error: unknown subcommand \"%s\"\n", argv[1]);
+    if (argv[1][0] == '-')
+      fprintf(stderr, "error: unknown option %.*s (the first argument is the subcommand)\n",
+              (int)strcspn(argv[1], "="), argv[1]);
+    else
+      fprintf(stderr, "error: unknown subcommand \"%s\"\n", argv[1]);
     usage(stderr);
     return 2;
   }
@@ -80,8 +84,10 @@ int main(int argc, char **argv) {
   int rc = sub->run(argc - 1, argv + 1, rank, size, &post);
   /* A marker for launchers: everything is written, only MPI_Finalize is
    * left (scripts/netlab run --done-line uses it against MPIs that hang
-   * there). Not after a subcommand's --help, whose text is all it prints. */
-  if (rank == 0 && !help_shown) {
+   * there), also under --quiet. Not after a subcommand's --help, whose
+   * text is all it prints, nor after a bad option (exit 2), whose error
+   * is (docs/tools.md). */
+  if (rank == 0 && !help_shown && rc != 2) {
     printf("# wsp-bench %s: finished (exit %d), entering MPI_Finalize\n", sub->name, rc);
     fflush(stdout);
   }

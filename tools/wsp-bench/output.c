@@ -52,7 +52,9 @@ int wsp_bench_out_open(wsp_bench_out_t *out, const char *bench,
   *out = (wsp_bench_out_t){.bench = bench, .label = io->label ? io->label : "",
                            .mpi = wsp_bench_mpi_version(), .p = p};
   int ok = 1;
-  if (rank == 0 && io->json) {
+  if (rank == 0 && io->json && strcmp(io->json, "-") == 0) {
+    out->file[0] = stdout; /* --json -: the lines on standard output */
+  } else if (rank == 0 && io->json) {
     out->file[0] = fopen(io->json, "a");
     if (out->file[0] == NULL) {
       fprintf(stderr, "error: --json: cannot open %s: %s\n", io->json, strerror(errno));
@@ -100,7 +102,7 @@ void wsp_bench_emit(wsp_bench_out_t *out, json_t *rec) {
 void wsp_bench_out_close(wsp_bench_out_t *out) {
   for (int i = 0; i < 2; i++)
     if (out->file[i]) {
-      fclose(out->file[i]);
+      if (out->file[i] != stdout) fclose(out->file[i]);
       out->file[i] = NULL;
     }
 }

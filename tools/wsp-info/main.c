@@ -9,6 +9,7 @@
  * algorithm over a range of sizes, marking the one auto would run.
  * Only rank 0 prints.
  */
+#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,35 +28,12 @@ static const size_t model_sizes[] = {8,      64,       512,       4096,     3276
                                      262144, 2097152,  16777216,  67108864};
 #define NSIZES (sizeof model_sizes / sizeof model_sizes[0])
 
-static void usage(FILE *f) {
-  fprintf(f, "usage: wsp-info [--help | --version | --check | --env-names]\n"
-             "       wsp-info --markdown coll|sparse\n"
-             "       mpirun -np N wsp-info --model [--json]\n\n"
-             "Prints wirespeed's version, MPI library, build options, the\n"
-             "configuration read from WSP_* environment variables and the\n"
-             "available algorithms. Runs as a single process (no mpirun needed).\n\n"
-             "  --model   also create a communicator over MPI_COMM_WORLD (this\n"
-             "            calibrates the cost model unless WSP_MODEL sets it; run it\n"
-             "            under mpirun with the job's process count) and print the\n"
-             "            model and, per collective, the predicted time of every\n"
-             "            algorithm at sizes 8 B .. 64 MiB, with '*' on the one\n"
-             "            auto runs (rules file, then model; commutative op). Size\n"
-             "            is what the model and rules files take: the whole message\n"
-             "            for bcast/reduce/allreduce, one rank's block for gather,\n"
-             "            scatter, allgather and alltoall.\n"
-             "  --json    with --model: print one JSON document instead of text\n"
-             "  --check   only check the WSP_* environment as the library, the\n"
-             "            shuffle and the shim read it: exit 1 naming each variable\n"
-             "            whose value they refuse, warn about WSP_ names nothing\n"
-             "            reads (no MPI needed)\n"
-             "  --env-names\n"
-             "            print every WSP_* name wirespeed reads and what reads it\n"
-             "  --markdown coll|sparse\n"
-             "            print only the algorithm table of the collectives or of the\n"
-             "            sparse exchange as Markdown (name, description,\n"
-             "            preconditions, cost): docs/coll.md and docs/sparse.md\n"
-             "            include exactly this output (scripts/doc-tables checks it)\n");
-}
+static const char usage_text[] =
+    "usage: wsp-info [--check | --env-names | --markdown coll|sparse] [--quiet]\n"
+    "       mpirun -np N wsp-info --model [--json FILE] [--quiet]\n\n"
+    "Prints wirespeed's version, MPI library, build options, the\n"
+    "configuration read from WSP_* environment variables and the\n"
+    "available algorithms. Runs as a single process (no mpirun needed).\n";
 
 /* Every WSP_* name that something of wirespeed reads (src/comm/env_names.h). */
 static const char *const env_names[] = {
@@ -75,7 +53,7 @@ static const char *const env_readers[] = {
  * about WSP_ names nothing reads. 0 when every value is valid (warnings
  * or not), 1 otherwise. No MPI: the files the variables name are only
  * tried for reading, their contents are checked where they are loaded. */
-static int check_env(void) {
+static int check_env(int quiet) {
   int bad = 0, set = 0, unknown = 0;
   wsp_config_t cfg;
   wsp_shuffle_config_t scfg;
@@ -123,7 +101,7 @@ static int check_env(void) {
   }
   if (bad)
     fprintf(stderr, "wsp-info --check: the WSP_* environment has a value wirespeed refuses\n");
-  else
+  else if (!quiet)
     printf("wsp-info --check: %d WSP_* variable%s set, every value valid%s\n", set,
            set == 1 ? "" : "s", unknown ? " (see the warnings about unknown names)" : "");
   return bad;
@@ -264,8 +242,11 @@ static void print_sites(const wsp_comm_t *comm, int p, const wsp_topology_t *top
          topo->wan_lanes);
 }
 
-/* The model and its predictions; 0 or an exit code. */
-static int print_model(int json, int rank) {
+/* The model and its predictions: as text on stdout when `text`, and as
+ * one JSON line appended to `jf` when not NULL (rank 0's); 0 or an exit
+ * code. */
+static int print_model(int text, FILE *jf, int rank) {
+  int json = jf != NULL;
   wsp_comm_t *comm = NULL;
   int p = 0;
   wsp_model_t m;
@@ -316,7 +297,8 @@ static int print_model(int json, int rank) {
     json_object_set_new(jt, "wan_lanes", json_integer(topo.wan_lanes));
     jcolls = json_object();
     json_object_set_new(doc, "collectives", jcolls);
-  } else {
+  }
+  if (text) {
     printf("\ncost model on MPI_COMM_WORLD, p = %d (%s):\n", p,
            m.calibrated ? "calibrated by wsp_comm_create"
                         : "configured (WSP_MODEL)");
@@ -359,7 +341,8 @@ static int print_model(int json, int rank) {
       json_object_set_new(jcolls, wsp_coll_name(c),
                           json_pack("{s:o, s:o}", "algorithms", jalgs,
                                     "predictions", jpred));
-    } else {
+    }
+    if (text) {
       printf("\n  %-9s", wsp_coll_name(c));
       for (int a = 0; a < na; a++)
         printf(" %*s", width[a], wsp_coll_alg_info(c, a)->name);
@@ -374,17 +357,17 @@ static int print_model(int json, int rank) {
       }
       json_t *jsec = json ? json_object() : NULL;
       char sz[32];
-      if (!json) printf("  %9s", fmt_size(bytes, sz, sizeof sz));
+      if (text) printf("  %9s", fmt_size(bytes, sz, sizeof sz));
       for (int a = 0; a < na; a++) {
         double t = -1;
         if (wsp_coll_predict(comm, c, a, bytes, 1, &t) != WSP_OK) {
           fprintf(stderr, "error: wsp_coll_predict: %s\n", wsp_last_error());
           MPI_Abort(MPI_COMM_WORLD, 1);
         }
-        if (json) {
+        if (json)
           json_object_set_new(jsec, wsp_coll_alg_info(c, a)->name,
                               t >= 0 ? json_real(t) : json_null());
-        } else {
+        if (text) {
           char cell[40];
           if (t >= 0)
             snprintf(cell, sizeof cell, "%.2f%s", t * 1e6, a == sel ? "*" : " ");
@@ -398,14 +381,13 @@ static int print_model(int json, int rank) {
             jpred, json_pack("{s:I, s:s, s:o}", "bytes", (json_int_t)bytes,
                              "auto", wsp_coll_alg_info(c, sel)->name,
                              "seconds", jsec));
-      else
-        printf("\n");
+      if (text) printf("\n");
     }
   }
   if (json) {
-    char *s = json_dumps(doc, JSON_INDENT(1) | JSON_PRESERVE_ORDER |
-                                  JSON_REAL_PRECISION(6));
-    if (s) printf("%s\n", s);
+    /* One line: --json FILE appends JSON lines, as every tool's. */
+    char *s = json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
+    if (s) fprintf(jf, "%s\n", s);
     free(s);
     json_decref(doc);
   }
@@ -413,48 +395,76 @@ static int print_model(int json, int rank) {
   return 0;
 }
 
-int main(int argc, char **argv) {
-  int model = 0, json = 0;
-  if (wsp_opts_version("wsp-info", argc, argv, stdout)) return 0;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      usage(stdout);
-      return 0;
-    } else if (!strcmp(argv[i], "--markdown")) {
-      /* Static tables: no MPI needed. */
-      const char *what = i + 1 < argc ? argv[i + 1] : "";
-      if (strcmp(what, "coll") != 0 && strcmp(what, "sparse") != 0) {
-        fprintf(stderr, "error: --markdown: \"%s\" is neither coll nor sparse\n", what);
-        return 2;
-      }
-      if (i + 2 < argc) {
-        fprintf(stderr, "error: --markdown %s takes no other option\n", what);
-        return 2;
-      }
-      print_markdown(what[0] == 's');
-      return 0;
-    } else if (!strcmp(argv[i], "--check") || !strcmp(argv[i], "--env-names")) {
-      /* The environment alone: no MPI needed. */
-      if (argc != 2) {
-        fprintf(stderr, "error: %s takes no other option\n", argv[i]);
-        return 2;
-      }
-      if (argv[i][2] == 'c') return check_env();
-      for (size_t k = 0; k < NENV; k++) printf("%s\t%s\n", env_names[k], env_readers[k]);
-      return 0;
-    } else if (!strcmp(argv[i], "--model")) {
-      model = 1;
-    } else if (!strcmp(argv[i], "--json")) {
-      json = 1;
-    } else {
-      fprintf(stderr, "error: unknown option %s\n", argv[i]);
-      usage(stderr);
-      return 2;
-    }
+static const char *const markdown_names[] = {"coll", "sparse", NULL};
+
+typedef struct info_opts {
+  int model, check, env_names, quiet, markdown, markdown_given;
+  const char *json;
+} info_opts_t;
+
+/* The options from the one table of the tools (tools/common/opts.c);
+ * -1 to go on, else the exit code. */
+static int parse(info_opts_t *o, int argc, char **argv) {
+  const wsp_opt_t table[] = {
+      {"--model", WSP_OPT_FLAG, &o->model, NULL,
+       "also create a communicator over MPI_COMM_WORLD (this calibrates the cost model unless "
+       "WSP_MODEL sets it; run it under mpirun with the job's process count) and print the "
+       "model and, per collective, the predicted time of every algorithm at sizes 8 B .. 64 "
+       "MiB, with '*' on the one auto runs (rules file, then model; commutative op). Size is "
+       "what the model and rules files take: the whole message for bcast/reduce/allreduce, one "
+       "rank's block for gather, scatter, allgather and alltoall",
+       NULL, 0, 0, NULL, NULL},
+      {"--json", WSP_OPT_STRING, &o->json, "FILE",
+       "with --model: append the model and its predictions as one JSON line to FILE (-: "
+       "standard output)",
+       NULL, 0, 0, NULL, NULL},
+      {"--check", WSP_OPT_FLAG, &o->check, NULL,
+       "only check the WSP_* environment as the library, the shuffle and the shim read it: "
+       "exit 1 naming each variable whose value they refuse, warn about WSP_ names nothing "
+       "reads (no MPI needed)",
+       NULL, 0, 0, NULL, NULL},
+      {"--env-names", WSP_OPT_FLAG, &o->env_names, NULL,
+       "print every WSP_* name wirespeed reads and what reads it", NULL, 0, 0, NULL, NULL},
+      {"--markdown", WSP_OPT_CHOICE, &o->markdown, "coll|sparse",
+       "print only the algorithm table of the collectives or of the sparse exchange as "
+       "Markdown (name, description, preconditions, cost): docs/coll.md and docs/sparse.md "
+       "include exactly this output (scripts/doc-tables checks it)",
+       NULL, 0, 0, markdown_names, &o->markdown_given},
+      {"--quiet", WSP_OPT_FLAG, &o->quiet, NULL,
+       "print no tables (errors and warnings still go to stderr; --check's verdict is its exit "
+       "status)",
+       NULL, 0, 0, NULL, NULL},
+      {NULL, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL}};
+  const wsp_opt_cmd_t cmd = {usage_text, table, NULL};
+  int rc = wsp_opts_parse(&cmd, argc, argv, stdout, stderr);
+  if (rc != WSP_OPTS_OK) return rc == WSP_OPTS_HELP ? 0 : 2;
+  /* --check, --env-names and --markdown each do one thing, without MPI. */
+  int alone = o->check + o->env_names + o->markdown_given;
+  const char *which = o->check ? "--check" : o->env_names ? "--env-names" : "--markdown";
+  if (alone > 0 && alone + o->model + (o->json != NULL) > 1) {
+    fprintf(stderr, "error: %s takes no other option but --quiet\n", which);
+    return 2;
   }
-  if (json && !model) {
+  if (o->json && !o->model) {
     fprintf(stderr, "error: --json goes with --model\n");
     return 2;
+  }
+  return -1;
+}
+
+int main(int argc, char **argv) {
+  if (wsp_opts_version("wsp-info", argc, argv, stdout)) return 0;
+  info_opts_t o = {0};
+  int prc = parse(&o, argc, argv);
+  if (prc >= 0) return prc;
+  if (o.markdown_given) { /* static tables: no MPI needed */
+    print_markdown(o.markdown == 1);
+    return 0;
+  }
+  if (o.check) return check_env(o.quiet);
+  if (o.env_names) {
+    for (size_t k = 0; k < NENV; k++) printf("%s\t%s\n", env_names[k], env_readers[k]);
+    return 0;
   }
   MPI_Init(&argc, &argv);
   int rank = 0;
@@ -470,17 +480,24 @@ int main(int argc, char **argv) {
   wsp_config_t cfg;
   wsp_config_init(&cfg);
   int rc = wsp_config_from_env(&cfg);
-  if (json) {
-    /* Machine output: only the model document. */
-    if (rc != WSP_OK) {
-      if (rank == 0) fprintf(stderr, "error: %s\n", wsp_last_error());
-    } else {
-      print_model(1, rank);
+  /* --json FILE: rank 0 opens it for appending; every rank learns whether
+   * it could, so that all stop together. */
+  FILE *jf = NULL;
+  int ok = 1;
+  if (rank == 0 && o.json) {
+    jf = strcmp(o.json, "-") == 0 ? stdout : fopen(o.json, "a");
+    if (jf == NULL) {
+      fprintf(stderr, "error: --json: cannot open %s: %s\n", o.json, strerror(errno));
+      ok = 0;
     }
-    MPI_Finalize();
-    return rc == WSP_OK ? 0 : 1;
   }
-  if (rank == 0) {
+  MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (!ok) {
+    MPI_Finalize();
+    return 2;
+  }
+  if (rank == 0 && o.quiet && rc != WSP_OK) fprintf(stderr, "error: %s\n", wsp_last_error());
+  if (rank == 0 && !o.quiet) {
     printf("wirespeed %s\n", wsp_version());
     printf("MPI library:   %s (MPI %d.%d)\n", lib, major, minor);
     printf("build:         %s\n", wsp_build_info());
@@ -570,7 +587,8 @@ int main(int argc, char **argv) {
     print_coll_algs();
     fflush(stdout);
   }
-  if (model && rc == WSP_OK) print_model(0, rank);
+  if (o.model && rc == WSP_OK) print_model(!o.quiet, rank == 0 ? jf : NULL, rank);
+  if (jf && jf != stdout) fclose(jf);
   MPI_Finalize();
   return rc == WSP_OK ? 0 : 1;
 }

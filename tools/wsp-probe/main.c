@@ -41,11 +41,13 @@ static int parse(int argc, char **argv, int rank, probe_opts_t *o) {
       {"--stream-bytes", WSP_OPT_SIZE, &o->stream, "SIZE",
        "bytes of one bandwidth stream (8 messages back to back)", stream_def, 64, 256 << 20, NULL,
        NULL},
-      {"--budget-seconds", WSP_OPT_DOUBLE, &o->budget_seconds, "S",
-       "stop passing once another pass would take the probe past S seconds (0: no budget)", "0", 0,
+      {"--time-limit", WSP_OPT_DOUBLE, &o->budget_seconds, "SEC",
+       "stop passing once another pass would take the probe past SEC seconds (0: no limit)", "0", 0,
        1e9, NULL, NULL},
-      {"--budget-bytes", WSP_OPT_SIZE, &o->budget_bytes, "SIZE",
-       "... or past SIZE bytes sent by one rank (0: no budget)", "0", 0, 0, NULL, NULL},
+      WSP_OPT_DEPRECATED("--budget-seconds", "--time-limit"),
+      {"--byte-limit", WSP_OPT_SIZE, &o->budget_bytes, "SIZE",
+       "... or past SIZE bytes sent by one rank (0: no limit)", "0", 0, 0, NULL, NULL},
+      WSP_OPT_DEPRECATED("--budget-bytes", "--byte-limit"),
       {"--no-eager", WSP_OPT_FLAG, &o->no_eager, NULL,
        "do not search for the eager/rendezvous switch", NULL, 0, 0, NULL, NULL},
       {"--flows", WSP_OPT_FLAG, &o->flows, NULL,
@@ -57,8 +59,8 @@ static int parse(int argc, char **argv, int rank, probe_opts_t *o) {
        "draw heat maps of latency and bandwidth (python/wsp_report netmap; Python 3 with "
        "matplotlib)",
        NULL, 0, 0, NULL, NULL},
-      {"--quiet", WSP_OPT_FLAG, &o->quiet, NULL, "print nothing but errors", NULL, 0, 0, NULL,
-       NULL},
+      {"--quiet", WSP_OPT_FLAG, &o->quiet, NULL,
+       "print no tables (errors and warnings still go to stderr)", NULL, 0, 0, NULL, NULL},
       {NULL, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL},
   };
   const wsp_opt_cmd_t cmd = {
@@ -241,7 +243,9 @@ int main(int argc, char **argv) {
   MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   wsp_netmap_free(&map);
   wsp_comm_free(&comm);
-  if (rank == 0 && !o.quiet) printf("# wsp-probe: finished (exit %d), entering MPI_Finalize\n", anybad);
+  /* The marker launchers wait for (netlab run --done-line), also under
+   * --quiet, as wsp-bench's (docs/tools.md). */
+  if (rank == 0) printf("# wsp-probe: finished (exit %d), entering MPI_Finalize\n", anybad);
   fflush(stdout);
   MPI_Finalize();
   if (rank == 0 && !anybad && o.plot) {
