@@ -30,7 +30,7 @@ def parse(path):
         args = []
         for p in params.split(","):
             p = p.strip()
-            args.append(p.replace("*", " ").split()[-1])
+            args.append(p.replace("*", " ").split()[-1].replace("[]", ""))
         if args[-1] != "comm":
             sys.exit(f"{path}:{n}: the last parameter must be MPI_Comm comm")
         rows.append(dict(name=name, params=params, coll=coll, bytes=nbytes,
@@ -40,17 +40,25 @@ def parse(path):
 
 def large_count(r):
     """The row's MPI-4 large-count twin, MPI_<Name>_c: the same call with its
-    counts as MPI_Count (the root stays an int)."""
+    counts as MPI_Count (the root stays an int), its count arrays as
+    MPI_Count and its displacement arrays as MPI_Aint."""
     params = []
     for p in r["params"].split(","):
         p = p.strip()
         name = p.split()[-1]
-        params.append(f"MPI_Count {name}" if p.startswith("int ") and name.endswith("count")
-                      else p)
-    return dict(r, name=r["name"] + "_c", params=", ".join(params))
+        if p.startswith("int ") and name.endswith("count"):
+            p = f"MPI_Count {name}"
+        elif p.startswith("const int ") and name.endswith("counts[]"):
+            p = f"const MPI_Count {name}"
+        elif p.startswith("const int ") and name.endswith("displs[]"):
+            p = f"const MPI_Aint {name}"
+        params.append(p)
+    return dict(r, name=r["name"] + "_c", params=", ".join(params), wide=1)
 
 
 def c_wrapper(r):
+    r = dict(r, call=r["call"].replace("WSP__SHIM_WIDE", str(r.get("wide", 0))),
+             bytes=r["bytes"].replace("WSP__SHIM_WIDE", str(r.get("wide", 0))))
     return f"""
 WSP__SHIM_API int MPI_{r['name']}({r['params']}) {{
   if (wsp__shim_pass(WSP_COLL_{r['coll']}, comm)) return PMPI_{r['name']}({r['args']});
@@ -70,6 +78,8 @@ WSP__SHIM_API int MPI_{r['name']}({r['params']}) {{
 FORTRAN = {
     "void": ("void *{n}", "wsp__shim_fbuf({n})"),
     "int": ("MPI_Fint *{n}", "(int)*{n}"),
+    # MPI_Fint is int wherever wirespeed builds (the generated file asserts it).
+    "int[]": ("MPI_Fint *{n}", "(const int *){n}"),
     "MPI_Datatype": ("MPI_Fint *{n}", "PMPI_Type_f2c(*{n})"),
     "MPI_Op": ("MPI_Fint *{n}", "PMPI_Op_f2c(*{n})"),
     "MPI_Comm": ("MPI_Fint *{n}", "PMPI_Comm_f2c(*{n})"),
@@ -86,6 +96,8 @@ def f_wrapper(r):
         p = p.strip()
         name = p.replace("*", " ").split()[-1]
         base = "void" if "void" in p else p.replace("const", "").split()[0]
+        if name.endswith("[]"):  # an array of counts or displacements
+            name, base = name[:-2], base + "[]"
         decl, conv = FORTRAN[base]
         fparams.append(decl.format(n=name))
         cargs.append(conv.format(n=name))
@@ -120,6 +132,8 @@ def main():
     out += [c_wrapper(large_count(r)) for r in rows]
     out.append("#endif")
     if "--fortran" in sys.argv:
+        out.append("\n_Static_assert(sizeof(MPI_Fint) == sizeof(int), "
+                   "\"Fortran's count arrays are passed to C as ints\");")
         out += [f_wrapper(r) for r in rows]
     open(args[1], "w").write("\n".join(out))
 

@@ -374,7 +374,10 @@ int wsp__shim_begin(wsp__shim_call_t *c, wsp_coll_t coll, MPI_Comm comm, size_t 
   }
   *c = (wsp__shim_call_t){.w = e->w, .comm = comm, .coll = coll, .alg = -1};
   if (wsp__shim.report) {
-    if (wsp_coll_select(e->w, coll, bytes, commutative, &c->alg) != WSP_OK) c->alg = -1;
+    /* alltoallv: each rank chooses from its own counts (shim.h). */
+    if (bytes == WSP__SHIM_ANY_SIZE ||
+        wsp_coll_select(e->w, coll, bytes, commutative, &c->alg) != WSP_OK)
+      c->alg = -1;
     c->t0 = PMPI_Wtime();
   }
   return 1;
@@ -462,7 +465,7 @@ static void wsp__shim_print_report(void) {
           : wsp__shim.mode == WSP__SHIM_FORCE ? "force"
                                               : "auto",
           wsp__shim.min);
-  fprintf(stderr, "  %-10s %10s %10s %10s %12s  %s\n", "collective", "calls", "wirespeed",
+  fprintf(stderr, "  %-14s %10s %10s %10s %12s  %s\n", "collective", "calls", "wirespeed",
           "fell back", "seconds", "algorithms");
   for (int c = 0; c < WSP_COLL_COUNT; c++) {
     const wsp__shim_count_t *k = &wsp__shim.count[c];
@@ -477,7 +480,9 @@ static void wsp__shim_print_report(void) {
       if (n < 0) break;
       used += (size_t)n;
     }
-    fprintf(stderr, "  %-10s %10llu %10llu %10llu %12.6f  %s\n", wsp_coll_name((wsp_coll_t)c),
+    if (used == 0 && k->ran && c == WSP_COLL_ALLTOALLV)
+      snprintf(algs, sizeof algs, "(each rank chooses from its own counts)");
+    fprintf(stderr, "  %-14s %10llu %10llu %10llu %12.6f  %s\n", wsp_coll_name((wsp_coll_t)c),
             k->seen, k->ran, k->fell_back, k->seconds, algs);
   }
   /* The set-up (the model's calibration, mostly) is paid inside the first

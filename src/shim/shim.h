@@ -59,6 +59,31 @@ size_t wsp__shim_block(MPI_Comm comm, int root, int in_place, MPI_Count count1,
                        MPI_Datatype type1, MPI_Count count2, MPI_Datatype type2);
 /* 1 for a commutative op (or a null op, which the MPI reports). */
 int wsp__shim_commutative(MPI_Op op);
+/* ---- the vector forms (shim_v.c) ----
+ * MPI's count and displacement arrays are ints, or for the _c forms
+ * MPI_Count and MPI_Aint (`wide`, both 64 bits wide where wirespeed
+ * builds). The wrappers turn them into size_t, moving the buffer down to
+ * the smallest displacement where one is negative (which MPI allows). A
+ * negative count is refused (WSP_ERR_ARG), so the MPI reports it.
+ *
+ * alltoallv has no size that every rank shares: each knows only its own
+ * counts. So the shim never decides by size for it (WSP_SHIM_MIN does not
+ * apply; its `bytes` is WSP__SHIM_ANY_SIZE) and every call wirespeed may
+ * run, it runs; wirespeed's own alltoallv needs no agreement either
+ * (docs/coll.md). allgatherv and reduce_scatter count the mean block of
+ * the counts every rank passes alike. */
+#define WSP__SHIM_ANY_SIZE ((size_t)-1)
+size_t wsp__shim_vbytes(MPI_Comm comm, const void *counts, int wide, MPI_Datatype type);
+int wsp__shim_alltoallv(wsp_comm_t *w, const void *sendbuf, const void *sendcounts,
+                        const void *sdispls, MPI_Datatype sendtype, void *recvbuf,
+                        const void *recvcounts, const void *rdispls, MPI_Datatype recvtype,
+                        int wide);
+int wsp__shim_allgatherv(wsp_comm_t *w, const void *sendbuf, MPI_Count sendcount,
+                         MPI_Datatype sendtype, void *recvbuf, const void *recvcounts,
+                         const void *displs, MPI_Datatype recvtype, int wide);
+int wsp__shim_reduce_scatter(wsp_comm_t *w, const void *sendbuf, void *recvbuf,
+                             const void *recvcounts, MPI_Datatype type, MPI_Op op, int wide);
+
 /* A buffer passed from Fortran, with the MPI's Fortran sentinels
  * (MPI_IN_PLACE, MPI_BOTTOM) turned into C's (WSP_SHIM_FORTRAN builds). */
 void *wsp__shim_fbuf(void *buf);

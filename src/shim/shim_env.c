@@ -57,7 +57,7 @@ int wsp__shim_env_read(wsp__shim_env_t *e, char *why, size_t len) {
         wsp__shim_bad(&bad, why, len,
                       "WSP_SHIM_COLLS names \"%s\", which is not a collective of "
                       "wirespeed's (bcast, reduce, allreduce, gather, scatter, "
-                      "allgather, alltoall)",
+                      "allgather, alltoall, alltoallv, allgatherv, reduce_scatter)",
                       item);
         break;
       }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * An MPI program that knows nothing of wirespeed: the shim's C test. It
- * calls the seven collectives the shim intercepts on MPI_COMM_WORLD, on a
+ * calls the collectives the shim intercepts on MPI_COMM_WORLD, on a
  * split and on duplicates made and freed in a loop, with several counts,
  * predefined and derived datatypes, a user-defined non-commutative op and
  * MPI_IN_PLACE, and checks every result against values it computes
@@ -211,7 +211,62 @@ static void check_colls(MPI_Comm comm, int n, const char *where) {
   for (int s = 0; s < p; s++)
     for (long i = 0; i < m; i++)
       if (d[s * m + i] != val(s * p + r, i)) fail(comm, what, n, i, d[s * m + i], val(s * p + r, i));
-  free(c), free(d), free(ia), free(ib), free(a), free(b);
+  free(c), free(d);
+
+  /* alltoallv: rank r sends ((r + s) % 3).m elements to rank s (a third
+   * of the blocks empty), its send blocks laid out in reverse rank order. */
+  int *v = malloc(4 * (size_t)p * sizeof *v), *sc = v, *sd = v + p, *rc = v + 2 * p,
+      *rd = v + 3 * p, at = 0, at2 = 0;
+  for (int s = p - 1; s >= 0; s--) sc[s] = (int)((r + s) % 3 * m), sd[s] = at, at += sc[s];
+  for (int s = 0; s < p; s++) rc[s] = (int)((s + r) % 3 * m), rd[s] = at2, at2 += rc[s];
+  c = malloc((size_t)at * sizeof *c + 8), d = malloc((size_t)at2 * sizeof *d + 8);
+  for (int s = 0; s < p; s++)
+    for (long i = 0; i < sc[s]; i++) c[sd[s] + i] = val(r * p + s, i);
+  MPI_Alltoallv(c, sc, sd, MPI_DOUBLE, d, rc, rd, MPI_DOUBLE, comm);
+  snprintf(what, sizeof what, "%s alltoallv", where);
+  for (int s = 0; s < p; s++)
+    for (long i = 0; i < rc[s]; i++)
+      if (d[rd[s] + i] != val(s * p + r, i))
+        fail(comm, what, n, i, d[rd[s] + i], val(s * p + r, i));
+  free(c), free(d);
+
+  /* allgatherv: rank s's block is (s % 3).m/2 elements (m for the last),
+   * laid out in reverse rank order; then the same in place. */
+  at = 0;
+  for (int s = p - 1; s >= 0; s--)
+    rc[s] = s == p - 1 ? (int)m : (int)(s % 3 * m / 2), rd[s] = at, at += rc[s];
+  for (int inplace = 0; inplace <= 1; inplace++) {
+    for (long i = 0; i < at; i++) b[i] = -1;
+    for (long i = 0; i < rc[r]; i++) a[i] = val(r + 11, i), b[rd[r] + i] = inplace ? a[i] : -1;
+    MPI_Allgatherv(inplace ? MPI_IN_PLACE : a, rc[r], MPI_DOUBLE, b, rc, rd, MPI_DOUBLE, comm);
+    snprintf(what, sizeof what, "%s allgatherv%s", where, inplace ? " in place" : "");
+    for (int s = 0; s < p; s++)
+      for (long i = 0; i < rc[s]; i++)
+        if (b[rd[s] + i] != val(s + 11, i)) fail(comm, what, n, i, b[rd[s] + i], val(s + 11, i));
+  }
+
+  /* reduce_scatter of sums, rank s getting ((s + 1) % 3).m/2 elements
+   * (some none); then reduce_scatter_block of m/2 each, in place. */
+  at = 0;
+  for (int s = 0; s < p; s++) rc[s] = (int)((s + 1) % 3 * m / 2), rd[s] = at, at += rc[s];
+  for (long i = 0; i < at; i++) a[i] = val(r + 3, i);
+  MPI_Reduce_scatter(a, b, rc, MPI_DOUBLE, MPI_SUM, comm);
+  snprintf(what, sizeof what, "%s reduce_scatter", where);
+  for (long i = 0; i < rc[r]; i++) {
+    double want = 0;
+    for (int s = 0; s < p; s++) want += val(s + 3, rd[r] + i);
+    if (b[i] != want) fail(comm, what, n, i, b[i], want);
+  }
+  long h = m / 2;
+  for (long i = 0; i < h * p; i++) b[i] = val(r + 4, i);
+  MPI_Reduce_scatter_block(MPI_IN_PLACE, b, (int)h, MPI_DOUBLE, MPI_SUM, comm);
+  snprintf(what, sizeof what, "%s reduce_scatter_block in place", where);
+  for (long i = 0; i < h; i++) {
+    double want = 0;
+    for (int s = 0; s < p; s++) want += val(s + 4, r * h + i);
+    if (b[i] != want) fail(comm, what, n, i, b[i], want);
+  }
+  free(v), free(ia), free(ib), free(a), free(b);
 }
 
 int main(int argc, char **argv) {

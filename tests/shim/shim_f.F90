@@ -4,8 +4,9 @@
 ! with -DWSP_MPIFH: each has its own MPI_IN_PLACE in MPICH). It calls
 ! bcast, reduce (MPI_IN_PLACE at the root), allreduce (plain and with
 ! MPI_IN_PLACE), allgather, gather and scatter (each plain and with
-! MPI_IN_PLACE at the root) and alltoall on 20000 doubles (160 KB: above
-! the shim's auto threshold; a rank's block for the last five) and checks
+! MPI_IN_PLACE at the root), alltoall, alltoallv, allgatherv (in place)
+! and reduce_scatter on 20000 doubles (160 KB: above the shim's auto
+! threshold; a rank's block for the last eight, in all) and checks
 ! each result against values it computes itself. Exit status 1 on any
 ! failure (rank 0: on any rank's).
 program shim_f
@@ -154,6 +155,55 @@ program shim_f
       do i = 1, m
         if (h(s * m + i) /= val(100 * s + rank, i)) failures = failures + 1
       end do
+    end do
+  end block
+
+  ! alltoallv with the alltoall's blocks laid out in reverse rank order,
+  ! allgatherv (in place) of blocks of (s + 1).k, and reduce_scatter of
+  ! sums, rank s getting (s + 1).k elements
+  block
+    integer :: m, k, at
+    integer, allocatable :: cnt(:), dsp(:)
+    double precision, allocatable :: g(:), h(:)
+    m = n / p
+    k = n / (p * (p + 1))
+    allocate(g(n), h(n), cnt(0:p - 1), dsp(0:p - 1))
+    do s = 0, p - 1
+      cnt(s) = m
+      dsp(s) = (p - 1 - s) * m
+      do i = 1, m
+        g(dsp(s) + i) = val(100 * rank + s, i)
+      end do
+    end do
+    call MPI_Alltoallv(g, cnt, dsp, MPI_DOUBLE_PRECISION, h, cnt, dsp, &
+                       MPI_DOUBLE_PRECISION, MPI_COMM_WORLD, ierr)
+    do s = 0, p - 1
+      do i = 1, m
+        if (h(dsp(s) + i) /= val(100 * s + rank, i)) failures = failures + 1
+      end do
+    end do
+    at = 0
+    do s = 0, p - 1
+      cnt(s) = (s + 1) * k
+      dsp(s) = at
+      at = at + cnt(s)
+    end do
+    do i = 1, cnt(rank)
+      h(dsp(rank) + i) = val(rank + 9, i)
+    end do
+    call MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, h, cnt, dsp, &
+                        MPI_DOUBLE_PRECISION, MPI_COMM_WORLD, ierr)
+    do s = 0, p - 1
+      do i = 1, cnt(s)
+        if (h(dsp(s) + i) /= val(s + 9, i)) failures = failures + 1
+      end do
+    end do
+    do i = 1, at
+      g(i) = val(rank + 2, i)
+    end do
+    call MPI_Reduce_scatter(g, h, cnt, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)
+    do i = 1, cnt(rank)
+      if (h(i) /= sum([(val(s + 2, dsp(rank) + i), s = 0, p - 1)])) failures = failures + 1
     end do
   end block
 

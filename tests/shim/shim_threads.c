@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The shim under MPI_THREAD_MULTIPLE: a plain MPI program whose threads
- * each run the seven collectives the shim takes on a communicator of their
+ * each run the collectives the shim takes on a communicator of their
  * own at the same time (the shim then makes and caches several wirespeed
  * communicators at once, and its re-entry guard is per thread). Every
  * result is checked against values computed here. Exit status 0 when every
@@ -68,6 +68,23 @@ static void *run(void *arg) {
     MPI_Alltoall(a, (int)m, MPI_DOUBLE, b, (int)m, MPI_DOUBLE, j->comm);
     for (int s = 0; s < p; s++)
       for (long i = 0; i < m; i++) j->failures += b[s * m + i] != val(s * p + r, t, i);
+    /* The vector forms with the alltoall's blocks: alltoallv of the same,
+     * allgatherv of every rank's first block, reduce_scatter of sums. */
+    int *cnt = malloc(2 * (size_t)p * sizeof *cnt), *dsp = cnt + p;
+    for (int s = 0; s < p; s++) cnt[s] = (int)m, dsp[s] = (int)(s * m);
+    MPI_Alltoallv(a, cnt, dsp, MPI_DOUBLE, b, cnt, dsp, MPI_DOUBLE, j->comm);
+    for (int s = 0; s < p; s++)
+      for (long i = 0; i < m; i++) j->failures += b[s * m + i] != val(s * p + r, t, i);
+    MPI_Allgatherv(a, (int)m, MPI_DOUBLE, b, cnt, dsp, MPI_DOUBLE, j->comm);
+    for (int s = 0; s < p; s++)
+      for (long i = 0; i < m; i++) j->failures += b[s * m + i] != val(s * p, t, i);
+    MPI_Reduce_scatter(a, b, cnt, MPI_DOUBLE, MPI_SUM, j->comm);
+    for (long i = 0; i < m; i++) {
+      double want = 0;
+      for (int s = 0; s < p; s++) want += val(s * p + r, t, i);
+      j->failures += b[i] != want;
+    }
+    free(cnt);
   }
   free(a);
   free(b);

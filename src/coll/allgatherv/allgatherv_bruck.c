@@ -58,8 +58,7 @@ int wsp__allgatherv_bruck(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   char *tmp = malloc(total ? total : 1), *out = a->recvbuf;
   if (tmp == NULL) {
     free(loff);
-    return wsp__fail(comm, WSP_ERR_NOMEM, "allgatherv/bruck: out of memory for %zu bytes",
-                     total);
+    return wsp__fail(comm, WSP_ERR_NOMEM, "allgatherv/bruck: out of memory for %zu bytes", total);
   }
   memcpy(tmp, a->sendbuf, cnt[r]);
   int steps = wsp__bruck_nsteps(p);

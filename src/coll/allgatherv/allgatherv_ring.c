@@ -50,8 +50,8 @@ WSP__COST(allgatherv, ring,
   if (t) t->seg = seg;
   if (p < 2) return 0;
   for (int i = 0; i < p; i++) pieces += (wsp__shape_block(s, i) + seg - 1) / seg;
-  return ((double)pieces + fill) * m->alpha +
-         (double)(total - wsp__agv_min_block(s)) * m->beta_x + fill * (double)seg * m->beta_x;
+  return ((double)pieces + fill) * m->alpha + (double)(total - wsp__agv_min_block(s)) * m->beta_x +
+         fill * (double)seg * m->beta_x;
 }
 
 /* The pieces of one block. */

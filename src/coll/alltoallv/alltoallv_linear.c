@@ -13,8 +13,7 @@
  */
 #include "alltoallv.h"
 
-WSP__COST(alltoallv, linear,
-          "ceil(k/8).alpha + (k - ceil(k/8)).gap + N.beta_x") {
+WSP__COST(alltoallv, linear, "ceil(k/8).alpha + (k - ceil(k/8)).gap + N.beta_x") {
   int w = WSP__A2AV_WINDOW, rounds = (s->peers + w - 1) / w;
   return rounds * m->alpha + (s->peers - rounds) * m->gap + (double)s->total * m->beta_x;
 }

@@ -10,8 +10,7 @@
 #include <stdlib.h>
 
 static int wsp__a2av_peer(int r, int p, int i, int pairwise, int send) {
-  if (pairwise)
-    return send ? wsp__pairwise_send_peer(r, p, i) : wsp__pairwise_recv_peer(r, p, i);
+  if (pairwise) return send ? wsp__pairwise_send_peer(r, p, i) : wsp__pairwise_recv_peer(r, p, i);
   return send ? (r + i) % p : ((r - i) % p + p) % p;
 }
 

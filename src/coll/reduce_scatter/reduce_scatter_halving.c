@@ -60,8 +60,8 @@ int wsp__reduce_scatter_halving(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   void *y = x ? wsp__tmp_typed(comm, a, count, &m2) : NULL;
   size_t *bounds = y ? malloc(((size_t)q + 1) * sizeof *bounds) : NULL;
   if (bounds == NULL) {
-    rc = y ? wsp__fail(comm, WSP_ERR_NOMEM, "reduce_scatter/halving: out of memory")
-           : WSP_ERR_NOMEM;
+    rc =
+        y ? wsp__fail(comm, WSP_ERR_NOMEM, "reduce_scatter/halving: out of memory") : WSP_ERR_NOMEM;
     goto out;
   }
   /* x: this rank's vector, with its fold partner's combined in front. */
@@ -79,8 +79,7 @@ int wsp__reduce_scatter_halving(wsp_comm_t *comm, const wsp__coll_args_t *a) {
     int i = wsp__bitrev(b, lg);
     size_t start = off[LO(i)], len = off[HI(i) - 1] + cnt[HI(i) - 1] - start;
     bounds[b + 1] = bounds[b] + len;
-    if ((rc = wsp__copy_typed(comm, a, wsp__elem(a, x, start), wsp__elem(a, y, bounds[b]),
-                              len)))
+    if ((rc = wsp__copy_typed(comm, a, wsp__elem(a, x, start), wsp__elem(a, y, bounds[b]), len)))
       goto out;
   }
   void *acc = y, *rb = x;
