@@ -18,8 +18,11 @@ int wsp__coll_run(wsp_comm_t *comm, wsp__coll_args_t *a,
   const wsp__coll_table_t *t = wsp__coll_table(a->coll);
   wsp__coll_shape_t sh = *in, *shape = &sh;
   /* auto's transport is decided at the first call that could use lanes
-   * (the size is the same on every rank). */
-  if (comm->lanes && comm->xport == NULL && in->bytes >= comm->lanes->cfg.p2p_min) {
+   * (the size is the same on every rank). Not by an alltoallv, whose size
+   * is each rank's own: some ranks would start the collective decision
+   * and others not. It takes the lanes once another call decided. */
+  if (comm->lanes && comm->xport == NULL && a->coll != WSP_COLL_ALLTOALLV &&
+      in->bytes >= comm->lanes->cfg.p2p_min) {
     int rc = wsp__xport_decide(comm);
     if (rc != WSP_OK) return rc;
   }

@@ -40,8 +40,11 @@
  * is how the test list shows that each algorithm is tested somewhere
  * (mpi.coll_coverage in tests/CMakeLists.txt).
  *
+ * --v-first starts with an alltoallv only ranks 0 and 1 take part in, then
+ * a large allreduce (the transport's decision must wait for the second).
+ *
  * usage: test_coll [--coll NAME] [--alg NAME] [--quick] [--big-bytes B]
- *                  [--map probe|random|uniform] [--record FILE]
+ *                  [--map probe|random|uniform] [--record FILE] [--v-first]
  *        test_coll --coverage FILE...
  */
 #include <math.h>
@@ -863,12 +866,14 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const char *only_coll = NULL, *only_alg = NULL, *map = NULL, *record = NULL;
-  int quick = 0, lanes = 0;
+  int quick = 0, lanes = 0, v_first = 0;
   size_t big = 100000;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--coll") && i + 1 < argc) only_coll = argv[++i];
     else if (!strcmp(argv[i], "--alg") && i + 1 < argc) only_alg = argv[++i];
     else if (!strcmp(argv[i], "--quick")) quick = 1;
+    else if (!strcmp(argv[i], "--v-first"))
+      v_first = 1;
     else if (!strcmp(argv[i], "--lanes"))
       lanes = 1;
     else if (!strcmp(argv[i], "--no-lanes"))
@@ -883,7 +888,8 @@ int main(int argc, char **argv) {
     else {
       if (rank == 0)
         fprintf(stderr, "usage: test_coll [--coll NAME] [--alg NAME] [--quick] [--big-bytes B] "
-                        "[--map probe|random|uniform] [--record FILE] [--lanes|--no-lanes]\n"
+                        "[--map probe|random|uniform] [--record FILE] [--lanes|--no-lanes] "
+                        "[--v-first]\n"
                         "       test_coll --coverage FILE...\n");
       MPI_Finalize();
       return 2;
@@ -908,6 +914,33 @@ int main(int argc, char **argv) {
               ((size & (size - 1)) == 0 ? NEED_POW2 : 0) |
               (topo.nodes >= 2 && topo.max_node_ranks >= 2 ? NEED_SHARED_NODES : 0);
   nodes_in_blocks = topo.blocks;
+  if (v_first) {
+    /* The communicator's first large call: an alltoallv where ranks 0
+     * and 1 exchange big_bytes and rank 0 sends rank 2 one int, so that
+     * the others' own sizes are small. Under auto's transport no rank may
+     * start the collective decision on its own size: rank 0 would wait
+     * there for rank 2, which waits for rank 0's int. The next call, a
+     * large allreduce, decides it on every rank alike. */
+    size_t n = big / sizeof(int), *c = xmalloc(4 * (size_t)size * sizeof *c);
+    int *in = xmalloc(n * sizeof(int)), *out = xmalloc(n * sizeof(int));
+    for (int j = 0; j < size; j++) {
+      c[j] = c[2 * size + j] = rank < 2 && j < 2 && j != rank ? n : 0;
+      c[size + j] = c[3 * size + j] = 0; /* one block each way at most, at 0 */
+    }
+    if (rank == 0 && size > 2) c[2] = 1; /* one int to rank 2 */
+    if (rank == 2) c[2 * size] = 1;
+    for (size_t i = 0; i < n; i++) in[i] = rank * 1000003 + (int)i, out[i] = -1;
+    check_rc("v-first alltoallv",
+             wsp_alltoallv(w, in, c, c + size, MPI_INT, out, c + 2 * size, c + 3 * size, MPI_INT));
+    for (size_t i = 0; i < n && rank < 2 && size > 1; i++)
+      if (out[i] != (1 - rank) * 1000003 + (int)i) {
+        FAIL("v-first alltoallv: element %zu is %d", i, out[i]);
+        break;
+      }
+    if (rank == 2 && out[0] != 0) FAIL("v-first alltoallv: rank 2 got %d from rank 0", out[0]);
+    check_rc("v-first allreduce", wsp_allreduce(w, MPI_IN_PLACE, in, n, MPI_INT, MPI_SUM));
+    free(c), free(in), free(out);
+  }
   int ran = 0;
   for (int c = 0; c < WSP_COLL_COUNT; c++) {
     wsp_coll_t coll = (wsp_coll_t)c;
