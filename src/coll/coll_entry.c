@@ -18,6 +18,7 @@
 #include "coll_internal.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -600,14 +601,20 @@ static int wsp__check_layout(wsp_comm_t *comm, const char *fn, const char *cname
   if (counts == NULL) return wsp__fail(comm, WSP_ERR_ARG, "%s: %s is NULL", fn, cname);
   if (displs == NULL) return wsp__fail(comm, WSP_ERR_ARG, "%s: %s is NULL", fn, dname);
   size_t ext = ti->extent > 0 ? (size_t)ti->extent : 1, sum = 0, bytes = 0;
+  /* Blocks are spans only for a type whose elements lie inside their
+   * extent: the elements of one whose true extent reaches past it (a
+   * matrix column resized to one element) interleave with the next
+   * block's without sharing a byte, which MPI allows. */
+  if (ti->extent <= 0 || ti->true_lb < 0 || ti->true_lb + ti->true_extent > ti->extent)
+    check_overlap = 0;
   wsp__span_t *sp = check_overlap ? malloc((size_t)p * sizeof *sp) : NULL;
   int n = 0, rc = WSP_OK;
   if (check_overlap && sp == NULL)
     return wsp__fail(comm, WSP_ERR_NOMEM, "%s: out of memory for %d blocks", fn, p);
   for (int i = 0; i < p && rc == WSP_OK; i++) {
     if ((rc = wsp__bytes_of(comm, fn, cname, counts[i], ti, 1, &bytes))) break;
-    if (displs[i] > (size_t)PTRDIFF_MAX / ext ||
-        counts[i] > ((size_t)PTRDIFF_MAX - displs[i] * ext) / ext) {
+    if (counts[i] > 0 && (displs[i] > (size_t)PTRDIFF_MAX / ext ||
+                          counts[i] > ((size_t)PTRDIFF_MAX - displs[i] * ext) / ext)) {
       rc = wsp__fail(comm, WSP_ERR_ARG,
                      "%s: %s[%d] = %zu with %s[%d] = %zu ends past the address space", fn, dname, i,
                      displs[i], cname, i, counts[i]);
@@ -647,10 +654,14 @@ static int wsp__check_layout(wsp_comm_t *comm, const char *fn, const char *cname
 static int wsp__v_agree(wsp_comm_t *comm, const char *fn, wsp_coll_t coll, size_t count,
                         MPI_Datatype type, MPI_Op op, int rc) {
   if (!comm->cfg.check) return rc;
+  char why[512] = "";
+  if (rc != WSP_OK) snprintf(why, sizeof why, "%s", wsp_last_error());
   wsp__check_args_t c = {
       .coll = coll, .root = -1, .op = op, .count = count, .type = type, .refused = rc != WSP_OK};
   int crc = wsp__coll_check(comm, fn, &c);
-  return rc != WSP_OK ? rc : crc;
+  /* The refusing rank keeps its own reason, which the check's message
+   * about it would have replaced. */
+  return rc != WSP_OK ? wsp__fail(comm, rc, "%s", why) : crc;
 }
 
 int wsp_alltoallv(wsp_comm_t *comm, const void *sendbuf, const size_t sendcounts[],

@@ -4,7 +4,10 @@
  * decision (p, the message size, the op's commutativity, the datatype's
  * density, the nodes, the configuration and the rules, which
  * wsp_comm_create checked to agree) is the same on every rank, so every
- * rank runs the same algorithm.
+ * rank runs the same algorithm. The one exception is alltoallv, whose
+ * shape is each rank's own (its algorithms may run beside each other:
+ * src/coll/alltoallv/alltoallv.h); its native row can only be forced,
+ * never chosen by a rule.
  *
  * In order:
  *   1. an algorithm forced for this communicator (WSP_<COLL>_ALGORITHM,
@@ -127,7 +130,8 @@ int wsp__coll_cheapest(const wsp__coll_table_t *t, const wsp_model_t *m,
   return best;
 }
 
-/* Pure given (comm state, s), so every rank resolves alike. */
+/* Pure given (comm state, s), so every rank resolves alike where s is
+ * alike (for alltoallv it is each rank's own). */
 int wsp__coll_choose(const wsp_comm_t *comm, const wsp__coll_table_t *t,
                      const wsp__coll_shape_t *s, int *forced_fell_back) {
   int alg = comm->coll_alg[t->coll];
@@ -320,6 +324,18 @@ static int wsp__rules_parse(json_t *root, const char *path, struct wsp__rules **
       goto out;
     }
     r->coll = (int)coll;
+    /* An alltoallv rule matches each rank's own size (the shape of
+     * alltoallv is this rank's), and every algorithm but native may run
+     * beside another (alltoallv.h); MPI's own must run on every rank or
+     * on none. */
+    if (coll == WSP_COLL_ALLTOALLV && r->alg == 0) {
+      rc = wsp__fail(NULL, WSP_ERR_CONFIG,
+                     "rules file %s: rules[%zu]: alltoallv cannot go to the MPI by a rule: "
+                     "a rule sees each rank's own size, and the MPI's alltoallv must run on "
+                     "every rank or on none; WSP_ALLTOALLV_ALGORITHM=native gives it every call",
+                     path, i);
+      goto out;
+    }
     if ((rc = wsp__rule_bound(path, i, o, "min_p", 0, &r->min_p)) ||
         (rc = wsp__rule_bound(path, i, o, "max_p", UINT64_MAX, &r->max_p)) ||
         (rc = wsp__rule_bound(path, i, o, "min_bytes", 0, &r->min_bytes)) ||

@@ -398,6 +398,9 @@ static int wsp__shim_class(int rc) {
   /* WSP_CHECK found arguments that differ between the ranks: the MPI's own
    * call would hang or overrun, so the error is raised here. */
   case WSP_ERR_MISMATCH: cls = MPI_ERR_ARG; break;
+  case WSP_ERR_ARG:
+    cls = MPI_ERR_ARG;
+    break; /* alltoallv's (wsp__shim_end) */
   default: cls = MPI_ERR_OTHER; break;
   }
   return cls;
@@ -417,7 +420,11 @@ int wsp__shim_end(wsp__shim_call_t *c, int rc) {
     pthread_mutex_unlock(&wsp__shim.lock);
   }
   if (rc == WSP_OK) return MPI_SUCCESS;
-  if (rc == WSP_ERR_ARG) return WSP__SHIM_FALLBACK;
+  /* A refused argument goes to the MPI, which reports it as its own; not
+   * alltoallv's, which one rank may refuse alone (its counts are its own):
+   * that rank would sit in the MPI's call while the others run
+   * wirespeed's. It gets the error raised here instead. */
+  if (rc == WSP_ERR_ARG && c->coll != WSP_COLL_ALLTOALLV) return WSP__SHIM_FALLBACK;
   int cls = wsp__shim_class(rc);
   fprintf(stderr, "wirespeed shim: %s\n", wsp_last_error());
   PMPI_Comm_call_errhandler(c->comm, cls);

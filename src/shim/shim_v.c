@@ -42,20 +42,22 @@ static int wsp__shim_counts(int p, const void *v, int wide, size_t *out) {
   return WSP_OK;
 }
 
-/* p displacements into out, less the smallest when it is negative, and
- * *buf moved down to it (in units of the type's extent). */
-static int wsp__shim_displs(int p, const void *v, int wide, MPI_Datatype type, size_t *out,
-                            void **buf) {
+/* p displacements into out, less the smallest of a non-empty block
+ * (counts, already converted) when it is negative, and *buf moved down to
+ * it (in units of the type's extent). An empty block's displacement is
+ * never used: it is kept at 0. */
+static int wsp__shim_displs(int p, const void *v, int wide, MPI_Datatype type, const size_t *counts,
+                            size_t *out, void **buf) {
   if (v == NULL) return WSP_ERR_ARG;
   long long lo = 0;
   for (int i = 0; i < p; i++)
-    if (wsp__shim_at(v, wide, i) < lo) lo = wsp__shim_at(v, wide, i);
+    if (counts[i] && wsp__shim_at(v, wide, i) < lo) lo = wsp__shim_at(v, wide, i);
   MPI_Aint lb = 0, ext = 0;
   if (lo < 0) {
     if (PMPI_Type_get_extent(type, &lb, &ext) != MPI_SUCCESS || ext <= 0) return WSP_ERR_ARG;
     *buf = (char *)*buf + lo * (long long)ext;
   }
-  for (int i = 0; i < p; i++) out[i] = (size_t)(wsp__shim_at(v, wide, i) - lo);
+  for (int i = 0; i < p; i++) out[i] = counts[i] ? (size_t)(wsp__shim_at(v, wide, i) - lo) : 0;
   return WSP_OK;
 }
 
@@ -69,10 +71,10 @@ int wsp__shim_alltoallv(wsp_comm_t *w, const void *sendbuf, const void *sendcoun
   if (a == NULL) return WSP_ERR_NOMEM;
   void *sb = (void *)sendbuf, *rb = recvbuf;
   if (!in_place && ((rc = wsp__shim_counts(p, sendcounts, wide, a)) ||
-                    (rc = wsp__shim_displs(p, sdispls, wide, sendtype, a + p, &sb))))
+                    (rc = wsp__shim_displs(p, sdispls, wide, sendtype, a, a + p, &sb))))
     goto out;
   if ((rc = wsp__shim_counts(p, recvcounts, wide, a + 2 * p)) ||
-      (rc = wsp__shim_displs(p, rdispls, wide, recvtype, a + 3 * p, &rb)))
+      (rc = wsp__shim_displs(p, rdispls, wide, recvtype, a + 2 * p, a + 3 * p, &rb)))
     goto out;
   rc = wsp_alltoallv(w, sb, in_place ? NULL : a, in_place ? NULL : a + p, sendtype, rb, a + 2 * p,
                      a + 3 * p, recvtype);
@@ -92,7 +94,7 @@ int wsp__shim_allgatherv(wsp_comm_t *w, const void *sendbuf, MPI_Count sendcount
   if (sendcount < 0)
     rc = WSP_ERR_ARG;
   else if ((rc = wsp__shim_counts(p, recvcounts, wide, a)) == WSP_OK &&
-           (rc = wsp__shim_displs(p, displs, wide, recvtype, a + p, &rb)) == WSP_OK)
+           (rc = wsp__shim_displs(p, displs, wide, recvtype, a, a + p, &rb)) == WSP_OK)
     rc = wsp_allgatherv(w, sendbuf, (size_t)sendcount, sendtype, rb, a, a + p, recvtype);
   free(a);
   return rc;

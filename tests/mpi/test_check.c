@@ -110,6 +110,65 @@ int main(int argc, char **argv) {
     expect_refused("alltoall count", rc, "count or datatype differs", last);
   }
 
+  /* The vector forms: an argument one rank refuses alone is returned on
+   * every rank, the refusing rank keeping its own reason. */
+  if (size >= 2) {
+    size_t *c = malloc(4 * sizeof(size_t) * (size_t)size), *d = c + size, *rc_ = c + 2 * size,
+           *rd = c + 3 * size;
+    for (int j = 0; j < size; j++) c[j] = rc_[j] = N / size, d[j] = rd[j] = (size_t)j * (N / size);
+    if (rank == last) rd[0] = rd[1] = 0; /* two receive blocks on the same bytes */
+    int rc = wsp_alltoallv(w, a, c, d, MPI_DOUBLE, b, rc_, rd, MPI_DOUBLE);
+    if (rank == last)
+      CHECK(rc == WSP_ERR_ARG && strstr(wsp_last_error(), "overlap") != NULL,
+            "alltoallv with an overlapping layout on this rank: status %d (%s)", rc,
+            wsp_last_error());
+    else
+      expect_refused("alltoallv, one rank's layout", rc, "refused its own arguments", last);
+    rd[0] = 0, rd[1] = (size_t)(N / size);
+    /* allgatherv: the block this rank sends is not its recvcounts entry. */
+    rc = wsp_allgatherv(w, a, rank == 1 ? N / size - 1 : N / size, MPI_DOUBLE, b, rc_, rd,
+                        MPI_DOUBLE);
+    if (rank == 1)
+      CHECK(rc == WSP_ERR_ARG && strstr(wsp_last_error(), "recvcounts[1]") != NULL,
+            "allgatherv with a short block on this rank: status %d (%s)", rc, wsp_last_error());
+    else
+      expect_refused("allgatherv, one rank's block", rc, "refused its own arguments", 1);
+    /* reduce_scatter: counts that differ. */
+    if (rank == last) rc_[0]++;
+    rc = wsp_reduce_scatter(w, a, b, rc_, MPI_DOUBLE, MPI_SUM);
+    expect_refused("reduce_scatter counts", rc, "count or datatype differs", last);
+    free(c);
+  }
+
+  /* Receive blocks whose elements interleave without sharing a byte (a
+   * transpose: block j is column j of a p x p matrix, a column type
+   * resized to one double) are legal, and must match MPI's result. */
+  {
+    MPI_Datatype col0, col;
+    MPI_Type_vector(size, 1, size, MPI_DOUBLE, &col0);
+    MPI_Type_create_resized(col0, 0, sizeof(double), &col);
+    MPI_Type_commit(&col);
+    size_t *c = malloc(4 * sizeof(size_t) * (size_t)size);
+    int *ic = malloc(4 * sizeof(int) * (size_t)size);
+    for (int j = 0; j < size; j++) {
+      c[j] = (size_t)size, c[size + j] = (size_t)(j * size); /* row j of a, to rank j */
+      c[2 * size + j] = 1, c[3 * size + j] = (size_t)j;      /* into column j of b */
+      for (int k = 0; k < 4; k++) ic[k * size + j] = (int)c[k * size + j];
+    }
+    double *got = malloc(sizeof(double) * (size_t)size * size),
+           *want = malloc(sizeof(double) * (size_t)size * size);
+    for (int i = 0; i < size * size; i++) got[i] = want[i] = -1;
+    MPI_Alltoallv(a, ic, ic + size, MPI_DOUBLE, want, ic + 2 * size, ic + 3 * size, col,
+                  MPI_COMM_WORLD);
+    int rc = wsp_alltoallv(w, a, c, c + size, MPI_DOUBLE, got, c + 2 * size, c + 3 * size, col);
+    CHECK(rc == WSP_OK, "alltoallv into interleaved columns: %s", wsp_last_error());
+    CHECK(rc != WSP_OK || memcmp(got, want, sizeof(double) * (size_t)size * size) == 0,
+          "alltoallv into interleaved columns: the result differs from MPI_Alltoallv's");
+    free(got), free(want), free(c), free(ic);
+    MPI_Type_free(&col0);
+    MPI_Type_free(&col);
+  }
+
   /* The same bad root on every rank: WSP_ERR_ARG, as without the check. */
   {
     int rc = wsp_bcast(w, a, N, MPI_DOUBLE, size);

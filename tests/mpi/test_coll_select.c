@@ -305,6 +305,23 @@ int main(int argc, char **argv) {
   rc = wsp_comm_create(MPI_COMM_WORLD, &cfg, &w);
   CHECK(rc == WSP_ERR_CONFIG && strstr(wsp_last_error(), "line 2"), "bad JSON: %s %s",
         wsp_err_name(rc), wsp_last_error());
+  /* alltoallv's native row cannot be a rule's (each rank matches its own
+   * size); another of its algorithms can. */
+  f = fopen(bad1, "w");
+  fprintf(f, "{\"version\": 1, \"rules\": [{\"collective\": \"alltoallv\", "
+             "\"algorithm\": \"native\", \"max_bytes\": 4096}]}");
+  fclose(f);
+  cfg.rules_file = bad1;
+  rc = wsp_comm_create(MPI_COMM_WORLD, &cfg, &w);
+  CHECK(rc == WSP_ERR_CONFIG && strstr(wsp_last_error(), "alltoallv cannot go to the MPI"),
+        "alltoallv native by a rule: %s %s", wsp_err_name(rc), wsp_last_error());
+  f = fopen(bad1, "w");
+  fprintf(f, "{\"version\": 1, \"rules\": [{\"collective\": \"alltoallv\", "
+             "\"algorithm\": \"pairwise\", \"max_bytes\": 4096}]}");
+  fclose(f);
+  rc = wsp_comm_create(MPI_COMM_WORLD, &cfg, &w);
+  CHECK(rc == WSP_OK, "alltoallv pairwise by a rule: %s", wsp_last_error());
+  if (rc == WSP_OK) wsp_comm_free(&w);
   cfg.rules_file = "/nonexistent/rules.json";
   rc = wsp_comm_create(MPI_COMM_WORLD, &cfg, &w);
   CHECK(rc == WSP_ERR_CONFIG && strstr(wsp_last_error(), "/nonexistent/rules.json"),

@@ -23,6 +23,7 @@
 #include "../coll_internal.h"
 
 #include "../../patterns/bruck.h"
+#include "../reduce/reduce_util.h"
 
 #include <stdlib.h>
 
@@ -64,8 +65,9 @@ int wsp__allgatherv_bruck(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   int steps = wsp__bruck_nsteps(p);
   for (int k = 0; k < steps && rc == WSP_OK; k++) {
     wsp__bruck_ag_step_t st = wsp__bruck_ag_step(r, p, k);
-    rc = wsp__sendrecv_bytes(comm, tmp, loff[st.count], st.send_peer, tmp + loff[st.recv_lo],
-                             loff[st.recv_lo + st.count] - loff[st.recv_lo], st.recv_peer, a->tag);
+    /* Empty runs are skipped by both ends alike (the counts are shared). */
+    rc = wsp__red_exchange_with(comm, a, tmp, loff[st.count], st.send_peer, tmp + loff[st.recv_lo],
+                                loff[st.recv_lo + st.count] - loff[st.recv_lo], st.recv_peer);
   }
   if (rc == WSP_OK) {
     wsp__copy_bytes(out + d[r], a->sendbuf, cnt[r]);
