@@ -9,16 +9,22 @@
  * Preconditions: none.
  *
  * All latencies overlap and each further message adds the gap, as in
- * wsp__fan_cost; sending while receiving: beta_x. The model sees no cost
- * in many flows at once into one receiver (incast): where a fabric
- * suffers from it, force linear (WSP_ALLTOALLV_ALGORITHM=linear).
+ * wsp__fan_cost; sending while receiving: beta_x. Beyond linear's window
+ * each message is also charged a latency: the model has no term for many
+ * flows into one receiver at once (incast), and until a measurement says
+ * what they cost the model never prefers sparse: up to linear's window the
+ * two send alike and cost the same (linear, listed first, is taken), and
+ * beyond it linear's rounds cost less. Force it
+ * (WSP_ALLTOALLV_ALGORITHM=sparse) for rows with many small blocks.
  */
 #include "alltoallv.h"
 
 #include <limits.h>
 
-WSP__COST(alltoallv, sparse, "alpha + (k-1).gap + N.beta_x") {
-  return m->alpha + (s->peers > 1 ? s->peers - 1 : 0) * m->gap + (double)s->total * m->beta_x;
+WSP__COST(alltoallv, sparse, "alpha + (k-1).gap + max(0, k-8).alpha + N.beta_x") {
+  int over = s->peers > WSP__A2AV_WINDOW ? s->peers - WSP__A2AV_WINDOW : 0;
+  return (1 + over) * m->alpha + (s->peers > 1 ? s->peers - 1 : 0) * m->gap +
+         (double)s->total * m->beta_x;
 }
 
 int wsp__alltoallv_sparse(wsp_comm_t *comm, const wsp__coll_args_t *a) {
