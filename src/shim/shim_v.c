@@ -74,8 +74,8 @@ int wsp__shim_alltoallv(wsp_comm_t *w, const void *sendbuf, const void *sendcoun
   if ((rc = wsp__shim_counts(p, recvcounts, wide, a + 2 * p)) ||
       (rc = wsp__shim_displs(p, rdispls, wide, recvtype, a + 3 * p, &rb)))
     goto out;
-  rc = wsp_alltoallv(w, sb, in_place ? NULL : a, in_place ? NULL : a + p, sendtype, rb,
-                     a + 2 * p, a + 3 * p, recvtype);
+  rc = wsp_alltoallv(w, sb, in_place ? NULL : a, in_place ? NULL : a + p, sendtype, rb, a + 2 * p,
+                     a + 3 * p, recvtype);
 out:
   free(a);
   return rc;
@@ -89,7 +89,8 @@ int wsp__shim_allgatherv(wsp_comm_t *w, const void *sendbuf, MPI_Count sendcount
   size_t *a = malloc(2 * (size_t)p * sizeof *a);
   if (a == NULL) return WSP_ERR_NOMEM;
   void *rb = recvbuf;
-  if (sendcount < 0) rc = WSP_ERR_ARG;
+  if (sendcount < 0)
+    rc = WSP_ERR_ARG;
   else if ((rc = wsp__shim_counts(p, recvcounts, wide, a)) == WSP_OK &&
            (rc = wsp__shim_displs(p, displs, wide, recvtype, a + p, &rb)) == WSP_OK)
     rc = wsp_allgatherv(w, sendbuf, (size_t)sendcount, sendtype, rb, a, a + p, recvtype);
