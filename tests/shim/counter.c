@@ -23,15 +23,29 @@
 #define COUNTER_NAME "counter"
 #endif
 
+/* X(name, the MPI function) */
 #define COUNTED(X)                                                                                 \
-  X(Bcast)                                                                                         \
-  X(Reduce) X(Allreduce) X(Gather) X(Scatter) X(Allgather) X(Alltoall) X(Alltoallv) X(Allgatherv)  \
-      X(Reduce_scatter) X(Reduce_scatter_block) X(Barrier) X(Comm_dup) X(Isend) X(Irecv) X(Send)   \
-          X(Recv)
+  X(Bcast, "MPI_Bcast")                                                                            \
+  X(Reduce, "MPI_Reduce")                                                                          \
+  X(Allreduce, "MPI_Allreduce")                                                                    \
+  X(Gather, "MPI_Gather")                                                                          \
+  X(Scatter, "MPI_Scatter")                                                                        \
+  X(Allgather, "MPI_Allgather")                                                                    \
+  X(Alltoall, "MPI_Alltoall")                                                                      \
+  X(Alltoallv, "MPI_Alltoallv")                                                                    \
+  X(Allgatherv, "MPI_Allgatherv")                                                                  \
+  X(Reduce_scatter, "MPI_Reduce_scatter")                                                          \
+  X(Reduce_scatter_block, "MPI_Reduce_scatter_block")                                              \
+  X(Barrier, "MPI_Barrier")                                                                        \
+  X(Comm_dup, "MPI_Comm_dup")                                                                      \
+  X(Isend, "MPI_Isend")                                                                            \
+  X(Irecv, "MPI_Irecv")                                                                            \
+  X(Send, "MPI_Send")                                                                              \
+  X(Recv, "MPI_Recv")
 
-#define ENUM(n) C_##n,
+#define ENUM(n, s) C_##n,
 enum { COUNTED(ENUM) C_N };
-#define NAME(n) "MPI_" #n,
+#define NAME(n, s) s,
 static const char *const names[C_N] = {COUNTED(NAME)};
 /* Static: two counters built from this file keep counts of their own. */
 static atomic_ulong counter_calls[C_N];
