@@ -4,12 +4,25 @@
 intercepts), and under MPI 4 their large-count twins (MPI_Bcast_c, ...):
 gen.py [--fortran] colls.list out.c
 
-Each MPI_<Name> returns PMPI_<Name> at once when the shim passes the call
-by (wsp__shim_pass: off, a collective not chosen, re-entry from inside
-wirespeed, an intercommunicator); otherwise it asks wsp__shim_begin whether
-wirespeed runs it, runs the wirespeed call, and gives the MPI's own call
-the arguments back where wsp__shim_end says so (an argument wirespeed
-refuses: the MPI then reports it as it would without the shim).
+For each call X the shim defines both MPI_X and PMPI_X, so that it works
+beside a profiler that wraps MPI_X and calls PMPI_X (docs/shim.md, "With a
+profiler"); shim.c's wsp__shim_sym resolves, once, the next MPI_X and the
+MPI's own PMPI_X past the shim.
+  - wsp__shim_run_X is the shim's logic: it returns the MPI's PMPI_X at once
+    when the shim passes the call by (wsp__shim_pass: off, a collective not
+    chosen, re-entry from inside wirespeed, an intercommunicator);
+    otherwise it asks wsp__shim_begin whether wirespeed runs it, runs the
+    wirespeed call, and gives the MPI's own call the arguments back where
+    wsp__shim_end says so (an argument wirespeed refuses: the MPI then
+    reports it as it would without the shim).
+  - MPI_X hands the program's call to a tool that sits after the shim (it
+    will call PMPI_X, which reaches the shim's PMPI_X), else runs the logic.
+  - PMPI_X runs the logic when its caller is a tool wrapping MPI_X (shim.c's
+    wsp__shim_caller), and the MPI's PMPI_X for any other caller (the
+    program's own PMPI_ calls, the MPI's internals, wirespeed).
+  - wsp__shim_real_X is the MPI's PMPI_X: the shim's own calls and
+    wirespeed's (the shim's copy of wirespeed calls it for MPI_X; CMake's
+    src/shim/pmpi_core.py) go there directly.
 With --fortran it also writes the Fortran entry points (mpi_bcast_, ...),
 for an MPI whose Fortran bindings call its internals rather than the C
 MPI_ functions (Open MPI; MPICH's call the C functions, which the C
@@ -59,16 +72,42 @@ def large_count(r):
 def c_wrapper(r):
     r = dict(r, call=r["call"].replace("WSP__SHIM_WIDE", str(r.get("wide", 0))),
              bytes=r["bytes"].replace("WSP__SHIM_WIDE", str(r.get("wide", 0))))
+    n, a = r["name"], r["args"]
+    fn = f"wsp__shim_fn_{n}"
     return f"""
-WSP__SHIM_API int MPI_{r['name']}({r['params']}) {{
-  if (wsp__shim_pass(WSP_COLL_{r['coll']}, comm)) return PMPI_{r['name']}({r['args']});
+/* MPI_{n} */
+typedef int (*{fn})({r['params']});
+static wsp__shim_sym_t wsp__shim_sym_{n} = WSP__SHIM_SYM("{n}");
+
+int wsp__shim_real_{n}({r['params']});
+int wsp__shim_real_{n}({r['params']}) {{
+  return (({fn})wsp__shim_sym(&wsp__shim_sym_{n})->real)({a});
+}}
+
+static int wsp__shim_run_{n}({r['params']}) {{
+  if (wsp__shim_pass(WSP_COLL_{r['coll']}, comm)) return wsp__shim_real_{n}({a});
   wsp__shim_call_t c;
   if (!wsp__shim_begin(&c, WSP_COLL_{r['coll']}, comm, {r['bytes']}, {r['commutative']}))
-    return PMPI_{r['name']}({r['args']});
+    return wsp__shim_real_{n}({a});
   wsp_comm_t *w = c.w;
   int rc = wsp__shim_end(&c, {r['call']});
   if (rc != WSP__SHIM_FALLBACK) return rc;
-  return wsp__shim_fallback(&c, PMPI_{r['name']}({r['args']}));
+  return wsp__shim_fallback(&c, wsp__shim_real_{n}({a}));
+}}
+
+WSP__SHIM_API int MPI_{n}({r['params']}) {{
+  const wsp__shim_sym_t *s = wsp__shim_sym(&wsp__shim_sym_{n});
+  if (s->tool_after && !wsp__shim_inside) return (({fn})s->next)({a});
+  return wsp__shim_run_{n}({a});
+}}
+
+WSP__SHIM_API int PMPI_{n}({r['params']}) {{
+  const wsp__shim_sym_t *s = wsp__shim_sym(&wsp__shim_sym_{n});
+  switch (wsp__shim_caller(s, __builtin_return_address(0))) {{
+  case WSP__SHIM_TO_SHIM: return wsp__shim_run_{n}({a});
+  case WSP__SHIM_TO_NEXT: return (({fn})s->next)({a});
+  default: return (({fn})s->real)({a});
+  }}
 }}
 """
 

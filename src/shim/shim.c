@@ -36,20 +36,31 @@
  *     depends on it, so that every rank takes the same path: the MPI's
  *     own collective.
  *   - wirespeed itself calls MPI (its private communicators, its checks):
- *     a thread-local guard sends those calls straight to PMPI.
+ *     the shim carries its own copy of wirespeed whose MPI_ calls are
+ *     renamed PMPI_ (the MPI's own; CMake, src/shim/pmpi_core.py), and a
+ *     thread-local guard sends any that still reach the shim to the MPI.
+ *   - Room for other tools: the shim defines PMPI_X beside MPI_X, so that
+ *     a profiler preloaded before or after it (one that wraps MPI_X and
+ *     calls PMPI_X) still sees every call the program makes, and the shim
+ *     still runs it (gen.py; wsp__shim_resolve and wsp__shim_caller
+ *     below; docs/shim.md, "With a profiler").
  *   - An argument wirespeed refuses (refused on every rank before any
  *     traffic) sends the call to PMPI with the same arguments, so the MPI
  *     reports it with its own error class, as without the shim. Any other
  *     failure is raised on the communicator's error handler as the MPI
  *     error class closest to it.
  */
+/* dladdr and RTLD_NEXT (glibc's, also in the BSDs and macOS). */
+#define _GNU_SOURCE 1
 #include "shim.h"
 #include "shim_env.h"
 
+#include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,18 +109,7 @@ static struct {
                .keyval = MPI_KEYVAL_INVALID,
                .lock = PTHREAD_MUTEX_INITIALIZER};
 
-/* The shim's thread-local variables live in the static TLS block: the
- * library is preloaded or linked, so it is there at start-up, and every
- * intercepted call reads them (the general model would call
- * __tls_get_addr each time). */
-#if defined(__GNUC__)
-#define WSP__SHIM_TLS _Thread_local __attribute__((tls_model("initial-exec")))
-#else
-#define WSP__SHIM_TLS _Thread_local
-#endif
-
-/* Set while wirespeed runs on this thread: its own MPI calls go to PMPI. */
-static WSP__SHIM_TLS int wsp__shim_inside;
+WSP__SHIM_TLS int wsp__shim_inside;
 
 /* The communicator this thread looked up last and its state, valid while
  * no state was freed since (gen): most programs call one communicator
@@ -120,6 +120,114 @@ static WSP__SHIM_TLS struct {
   unsigned gen;
   wsp__shim_entry_t *e;
 } wsp__shim_last;
+
+/* ---- the next definitions ------------------------------------------------
+ * dlsym(RTLD_NEXT) from the shim finds the definitions after it in the
+ * dynamic linker's order: a tool preloaded after the shim, then the MPI.
+ * In Open MPI and MPICH the library's MPI_X is a weak alias of its PMPI_X
+ * (one address), so with no tool between the shim and the MPI the two are
+ * one function; where an MPI makes them two, they are still one object. */
+static pthread_mutex_t wsp__shim_sym_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const void *wsp__shim_base(const void *addr) {
+  Dl_info info;
+  return addr && dladdr(addr, &info) ? info.dli_fbase : NULL;
+}
+
+static wsp__shim_fn_t wsp__shim_dlsym(void *handle, const char *prefix, const char *name) {
+  char sym[96];
+  snprintf(sym, sizeof sym, "%s%s", prefix, name);
+  void *p = dlsym(handle, sym);
+  wsp__shim_fn_t f;
+  memcpy(&f, &p, sizeof f); /* POSIX: a function's address as a void * */
+  return f;
+}
+
+void wsp__shim_resolve(wsp__shim_sym_t *s) {
+  pthread_mutex_lock(&wsp__shim_sym_lock);
+  if (!atomic_load_explicit(&s->ready, memory_order_relaxed)) {
+    s->real = wsp__shim_dlsym(RTLD_NEXT, "PMPI_", s->name);
+    s->next = wsp__shim_dlsym(RTLD_NEXT, "MPI_", s->name);
+    if (s->real == NULL) {
+      /* No MPI after the shim: nothing could run the call. */
+      fprintf(stderr, "wirespeed shim: PMPI_%s not found after the shim (%s)\n", s->name,
+              dlerror());
+      abort();
+    }
+    if (s->next == NULL) s->next = s->real;
+    s->real_base = wsp__shim_base((const void *)(uintptr_t)s->real);
+    s->next_base = wsp__shim_base((const void *)(uintptr_t)s->next);
+    s->tool_after = s->next != s->real && s->next_base != s->real_base;
+    atomic_store_explicit(&s->ready, 1, memory_order_release);
+  }
+  pthread_mutex_unlock(&wsp__shim_sym_lock);
+}
+
+/* Whether the object loaded at `base`, named `file` by dladdr, itself
+ * defines MPI_<name>: dlsym on the object's handle also searches its
+ * dependencies, so the definition found must lie in the object. The
+ * program itself has no name dlopen knows: its handle is dlopen(NULL)'s,
+ * whose search starts with it. */
+static int wsp__shim_defines(const void *base, const char *file, const char *name) {
+  void *h = file && *file ? dlopen(file, RTLD_LAZY | RTLD_NOLOAD) : NULL;
+  if (h == NULL) h = dlopen(NULL, RTLD_LAZY);
+  if (h == NULL) return 0;
+  wsp__shim_fn_t f = wsp__shim_dlsym(h, "MPI_", name);
+  int here = f != NULL && wsp__shim_base((const void *)(uintptr_t)f) == base;
+  dlclose(h);
+  return here;
+}
+
+static int wsp__shim_verdict(const wsp__shim_sym_t *s, const void *ret) {
+  Dl_info info;
+  if (ret == NULL || !dladdr(ret, &info)) return WSP__SHIM_TO_MPI;
+  const void *base = info.dli_fbase;
+  /* The shim itself, the MPI (its internals), or an object that does not
+   * define MPI_X (the program calling PMPI_X, another library). */
+  if (base == wsp__shim_base((const void *)(uintptr_t)wsp__shim_verdict) || base == s->real_base ||
+      !wsp__shim_defines(base, info.dli_fname, s->name))
+    return WSP__SHIM_TO_MPI;
+  /* A tool wrapping MPI_X. One before the shim while another is after it:
+   * the call goes on to the one after, which calls PMPI_X in turn. */
+  return s->tool_after && base != s->next_base ? WSP__SHIM_TO_NEXT : WSP__SHIM_TO_SHIM;
+}
+
+/* The verdicts, per call site and call: written once under the lock,
+ * read without it (a slot's return address is stored last). A full table
+ * still answers, by asking dladdr each time. */
+enum { WSP__SHIM_CALLERS = 256 };
+static struct {
+  _Atomic(uintptr_t) ret;
+  const wsp__shim_sym_t *sym;
+  int verdict;
+} wsp__shim_callers[WSP__SHIM_CALLERS];
+
+int wsp__shim_caller(const wsp__shim_sym_t *s, const void *ret) {
+  /* wirespeed's own calls (a callback of the MPI's, say). */
+  if (wsp__shim_inside) return WSP__SHIM_TO_MPI;
+  uintptr_t key = (uintptr_t)ret;
+  unsigned h = (unsigned)((key >> 4) ^ ((uintptr_t)s >> 6)) % WSP__SHIM_CALLERS;
+  for (unsigned i = 0; i < WSP__SHIM_CALLERS; i++) {
+    unsigned k = (h + i) % WSP__SHIM_CALLERS;
+    uintptr_t at = atomic_load_explicit(&wsp__shim_callers[k].ret, memory_order_acquire);
+    if (at == 0) break;
+    if (at == key && wsp__shim_callers[k].sym == s) return wsp__shim_callers[k].verdict;
+  }
+  int v = wsp__shim_verdict(s, ret);
+  pthread_mutex_lock(&wsp__shim_sym_lock);
+  for (unsigned i = 0; i < WSP__SHIM_CALLERS; i++) {
+    unsigned k = (h + i) % WSP__SHIM_CALLERS;
+    uintptr_t at = atomic_load_explicit(&wsp__shim_callers[k].ret, memory_order_relaxed);
+    if (at == key && wsp__shim_callers[k].sym == s) break; /* another thread's */
+    if (at != 0) continue;
+    wsp__shim_callers[k].sym = s;
+    wsp__shim_callers[k].verdict = v;
+    atomic_store_explicit(&wsp__shim_callers[k].ret, key, memory_order_release);
+    break;
+  }
+  pthread_mutex_unlock(&wsp__shim_sym_lock);
+  return v;
+}
 
 /* A warning on stderr, from the rank of comm that passes `me_says` (the
  * caller picks the one rank that knows), at most once per process for
@@ -242,7 +350,7 @@ static wsp__shim_entry_t *wsp__shim_first(MPI_Comm comm, int keyval) {
   long long v[7] = {wsp__shim.mode, wsp__shim.colls, (long long)wsp__shim.min, 0, 0, 0,
                     e ? LLONG_MAX : rank};
   for (int i = 0; i < 3; i++) v[3 + i] = -v[i];
-  int mrc = PMPI_Allreduce(MPI_IN_PLACE, v, 7, MPI_LONG_LONG, MPI_MIN, comm);
+  int mrc = wsp__shim_real_Allreduce(MPI_IN_PLACE, v, 7, MPI_LONG_LONG, MPI_MIN, comm);
   if (mrc != MPI_SUCCESS || v[6] != LLONG_MAX) {
     if (e) PMPI_Comm_delete_attr(comm, keyval);
     wsp__shim_say(mrc == MPI_SUCCESS && v[6] == rank, WSP__SHIM_SAID_STATE,
@@ -340,7 +448,8 @@ static void wsp__shim_make(wsp__shim_entry_t *e) {
   PMPI_Comm_rank(e->comm, &rank);
   long long who = LLONG_MAX;
   if (rc != WSP_OK) who = (rc == WSP_ERR_REMOTE ? (long long)INT_MAX + 1 : 0) + rank;
-  if (PMPI_Allreduce(MPI_IN_PLACE, &who, 1, MPI_LONG_LONG, MPI_MIN, e->comm) != MPI_SUCCESS) {
+  if (wsp__shim_real_Allreduce(MPI_IN_PLACE, &who, 1, MPI_LONG_LONG, MPI_MIN, e->comm) !=
+      MPI_SUCCESS) {
     /* Nothing was agreed: this rank can only keep to the MPI. */
     who = rank;
     snprintf(why, sizeof why, "the shim's agreement on the outcome failed");
@@ -498,10 +607,13 @@ static void wsp__shim_print_report(void) {
           wsp__shim.comms, wsp__shim.setup_seconds);
 }
 
-WSP__SHIM_API int MPI_Finalize(void) {
+/* Frees every cached wsp_comm_t while MPI still works and prints the
+ * report, once, before the MPI's own finalize. */
+static void wsp__shim_finalize(void) {
   pthread_once(&wsp__shim.once, wsp__shim_settings);
-  /* Every cached wsp_comm_t is freed while MPI still works: deleting the
-   * attribute runs the callback above, which unlinks the entry. */
+  if (wsp__shim.finalizing) return;
+  /* Deleting the attribute runs the callback above, which unlinks the
+   * entry. */
   for (;;) {
     pthread_mutex_lock(&wsp__shim.lock);
     wsp__shim_entry_t *e = wsp__shim.entries;
@@ -518,7 +630,34 @@ WSP__SHIM_API int MPI_Finalize(void) {
   wsp__shim_print_report();
   wsp__shim.finalizing = 1;
   if (wsp__shim.keyval != MPI_KEYVAL_INVALID) PMPI_Comm_free_keyval(&wsp__shim.keyval);
-  return PMPI_Finalize();
+}
+
+/* MPI_Finalize and PMPI_Finalize chain like the collectives (gen.py): a
+ * tool that wraps MPI_Finalize (to print its profile, say) sees the
+ * program's call, before or after the shim, and the shim's cleanup runs
+ * last, just before the MPI's own. */
+typedef int (*wsp__shim_fn_Finalize)(void);
+static wsp__shim_sym_t wsp__shim_sym_Finalize = WSP__SHIM_SYM("Finalize");
+
+int wsp__shim_real_Finalize(void) {
+  return ((wsp__shim_fn_Finalize)wsp__shim_sym(&wsp__shim_sym_Finalize)->real)();
+}
+
+WSP__SHIM_API int MPI_Finalize(void) {
+  const wsp__shim_sym_t *s = wsp__shim_sym(&wsp__shim_sym_Finalize);
+  if (s->tool_after) return ((wsp__shim_fn_Finalize)s->next)();
+  wsp__shim_finalize();
+  return wsp__shim_real_Finalize();
+}
+
+/* Whoever calls it (a tool, the program, the MPI's Fortran bindings), the
+ * shim's state goes first. */
+WSP__SHIM_API int PMPI_Finalize(void) {
+  const wsp__shim_sym_t *s = wsp__shim_sym(&wsp__shim_sym_Finalize);
+  if (wsp__shim_caller(s, __builtin_return_address(0)) == WSP__SHIM_TO_NEXT)
+    return ((wsp__shim_fn_Finalize)s->next)();
+  wsp__shim_finalize();
+  return wsp__shim_real_Finalize();
 }
 
 #ifdef WSP_SHIM_FORTRAN

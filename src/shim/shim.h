@@ -8,11 +8,66 @@
 #define WSP_SHIM_H
 
 #include <mpi.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "wirespeed.h"
 
 #define WSP__SHIM_API __attribute__((visibility("default")))
+
+/* The shim's thread-local variables live in the static TLS block: the
+ * library is preloaded or linked, so it is there at start-up, and every
+ * intercepted call reads them (the general model would call
+ * __tls_get_addr each time). */
+#if defined(__GNUC__)
+#define WSP__SHIM_TLS _Thread_local __attribute__((tls_model("initial-exec")))
+#else
+#define WSP__SHIM_TLS _Thread_local
+#endif
+
+/* Set while wirespeed runs on this thread: its own MPI calls go to the
+ * MPI's PMPI_ functions. */
+extern WSP__SHIM_TLS int wsp__shim_inside;
+
+/* ---- the next definitions (docs/shim.md, "With a profiler") ----
+ * One intercepted call X: the definitions past the shim in the dynamic
+ * linker's order, resolved at the first use (wsp__shim_sym). */
+typedef void (*wsp__shim_fn_t)(void);
+typedef struct wsp__shim_sym {
+  const char *name; /* "Allreduce": MPI_Allreduce and PMPI_Allreduce */
+  atomic_int ready;
+  wsp__shim_fn_t next; /* dlsym(RTLD_NEXT, "MPI_X"): a tool's, or the MPI's */
+  wsp__shim_fn_t real; /* dlsym(RTLD_NEXT, "PMPI_X"): the MPI's own */
+  /* The objects that hold next and real (their dladdr bases). */
+  const void *next_base, *real_base;
+  /* next is not the MPI's own MPI_X: a tool sits between the shim and the
+   * MPI. */
+  int tool_after;
+} wsp__shim_sym_t;
+#define WSP__SHIM_SYM(name)                                                                        \
+  { name, 0, NULL, NULL, NULL, NULL, 0 }
+
+void wsp__shim_resolve(wsp__shim_sym_t *s);
+/* s, resolved: one acquire load once it is. */
+static inline const wsp__shim_sym_t *wsp__shim_sym(wsp__shim_sym_t *s) {
+  if (!atomic_load_explicit(&s->ready, memory_order_acquire)) wsp__shim_resolve(s);
+  return s;
+}
+
+/* Where the shim's PMPI_X sends a call, by who called it (ret: the return
+ * address): WSP__SHIM_TO_SHIM for a tool that defines MPI_X itself (it
+ * wraps the program's call: the shim's logic runs it),
+ * WSP__SHIM_TO_NEXT for such a tool that sits before the shim while
+ * another sits after it (which then sees the call too, and calls PMPI_X
+ * again), WSP__SHIM_TO_MPI for anyone else: the program's own PMPI_ calls,
+ * the MPI's internals, the shim and wirespeed. Cached per call site. */
+enum { WSP__SHIM_TO_MPI, WSP__SHIM_TO_SHIM, WSP__SHIM_TO_NEXT };
+int wsp__shim_caller(const wsp__shim_sym_t *s, const void *ret);
+
+/* The MPI's own functions, past the shim and any tool (gen.py). */
+int wsp__shim_real_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                             MPI_Op op, MPI_Comm comm);
+int wsp__shim_real_Finalize(void);
 
 /* wsp__shim_end's answer when the MPI's own call must run with the same
  * arguments: wirespeed refused one of them on every rank before any

@@ -9,6 +9,9 @@
 # several patterns joined by " && ": each must match a line; a pattern
 # written "not:PAT" must match no line, and "all:PAT" every line (so that
 # a test can say what must not be printed, e.g. after --help).
+# grep reads the output from a here-string, not a pipe: under pipefail, a
+# grep -q that stops at its first match makes the writer of a pipe die of
+# SIGPIPE (bash writes a line at a time), and the check failed at random.
 set -uo pipefail
 want=$1 regex=$2
 shift 2
@@ -24,17 +27,17 @@ while :; do
   pat=${rest%% && *}
   case "$pat" in
     not:*)
-      if printf '%s\n' "$out" | grep -Eq -- "${pat#not:}"; then
+      if grep -Eq -- "${pat#not:}" <<<"$out"; then
         echo "FAIL: a line of the output matches /${pat#not:}/, which none may: $*"
         exit 1
       fi ;;
     all:*)
-      if printf '%s\n' "$out" | grep -Evq -- "${pat#all:}"; then
+      if grep -Evq -- "${pat#all:}" <<<"$out"; then
         echo "FAIL: a line of the output does not match /${pat#all:}/: $*"
         exit 1
       fi ;;
     *)
-      if ! printf '%s\n' "$out" | grep -Eq -- "$pat"; then
+      if ! grep -Eq -- "$pat" <<<"$out"; then
         echo "FAIL: no line of the output matches /$pat/: $*"
         exit 1
       fi ;;
