@@ -649,6 +649,20 @@ static int wsp__check_layout(wsp_comm_t *comm, const char *fn, const char *cname
   return rc;
 }
 
+/* The receive side of alltoallv and allgatherv: a buffer, not in place;
+ * a valid type; a layout of p blocks that fits and does not overlap. */
+static int wsp__check_vrecv(wsp_comm_t *comm, const char *fn, const void *recvbuf,
+                            const size_t *counts, const char *dname, const size_t *displs,
+                            MPI_Datatype type, wsp__tinfo_t *ti, size_t *elems) {
+  int rc;
+  if (recvbuf == MPI_IN_PLACE)
+    return wsp__fail(comm, WSP_ERR_ARG, "%s: recvbuf is MPI_IN_PLACE", fn);
+  if ((rc = wsp__type_info(comm, fn, "recvtype", type, ti)) ||
+      (rc = wsp__check_layout(comm, fn, "recvcounts", dname, counts, displs, ti, 1, elems)))
+    return rc;
+  return wsp__check_buf(comm, fn, "recvbuf", recvbuf, *elems, ti);
+}
+
 /* With cfg.check, every rank learns whether one refused (see above);
  * returns this rank's own refusal first. */
 static int wsp__v_agree(wsp_comm_t *comm, const char *fn, wsp_coll_t coll, size_t count,
@@ -673,13 +687,7 @@ int wsp_alltoallv(wsp_comm_t *comm, const void *sendbuf, const size_t sendcounts
   size_t selems = 0, relems = 0;
   if ((rc = wsp__check_comm(comm, fn))) return rc;
   p = comm->size, me = comm->rank;
-  rc = recvbuf == MPI_IN_PLACE ? wsp__fail(comm, WSP_ERR_ARG, "%s: recvbuf is MPI_IN_PLACE", fn)
-                               : WSP_OK;
-  if (rc == WSP_OK) rc = wsp__type_info(comm, fn, "recvtype", recvtype, &rti);
-  if (rc == WSP_OK)
-    rc =
-        wsp__check_layout(comm, fn, "recvcounts", "rdispls", recvcounts, rdispls, &rti, 1, &relems);
-  if (rc == WSP_OK) rc = wsp__check_buf(comm, fn, "recvbuf", recvbuf, relems, &rti);
+  rc = wsp__check_vrecv(comm, fn, recvbuf, recvcounts, "rdispls", rdispls, recvtype, &rti, &relems);
   if (rc == WSP_OK && !in_place) {
     if ((rc = wsp__type_info(comm, fn, "sendtype", sendtype, &sti)) == WSP_OK &&
         (rc = wsp__check_layout(comm, fn, "sendcounts", "sdispls", sendcounts, sdispls, &sti, 0,
@@ -750,12 +758,7 @@ int wsp_allgatherv(wsp_comm_t *comm, const void *sendbuf, size_t sendcount, MPI_
   size_t relems = 0, sbytes = 0;
   if ((rc = wsp__check_comm(comm, fn))) return rc;
   p = comm->size, me = comm->rank;
-  rc = recvbuf == MPI_IN_PLACE ? wsp__fail(comm, WSP_ERR_ARG, "%s: recvbuf is MPI_IN_PLACE", fn)
-                               : WSP_OK;
-  if (rc == WSP_OK) rc = wsp__type_info(comm, fn, "recvtype", recvtype, &rti);
-  if (rc == WSP_OK)
-    rc = wsp__check_layout(comm, fn, "recvcounts", "displs", recvcounts, displs, &rti, 1, &relems);
-  if (rc == WSP_OK) rc = wsp__check_buf(comm, fn, "recvbuf", recvbuf, relems, &rti);
+  rc = wsp__check_vrecv(comm, fn, recvbuf, recvcounts, "displs", displs, recvtype, &rti, &relems);
   if (rc == WSP_OK && !in_place) {
     if ((rc = wsp__type_info(comm, fn, "sendtype", sendtype, &sti)) == WSP_OK &&
         (rc = wsp__bytes_of(comm, fn, "sendcount", sendcount, &sti, 1, &sbytes)) == WSP_OK)
