@@ -109,6 +109,31 @@ static double get(const row_t *w, const void *b, size_t i) {
   return w->is_int ? (double)((const int *)b)[i] : ((const double *)b)[i];
 }
 
+/* The vector forms run with equal blocks of w->count elements: counts and
+ * displacements (elements) for wirespeed and for MPI, made once per p. */
+static struct {
+  int p;
+  size_t count, *c, *d;
+  int *ic, *id;
+} vecs;
+
+static void vec_layout(const row_t *w) {
+  if (vecs.p != w->p) {
+    free(vecs.c), free(vecs.ic);
+    vecs.c = malloc(2 * (size_t)w->p * sizeof *vecs.c);
+    vecs.ic = malloc(2 * (size_t)w->p * sizeof *vecs.ic);
+    if (vecs.c == NULL || vecs.ic == NULL) wsp_bench_die(w->rank, "vector counts", "out of memory");
+    vecs.d = vecs.c + w->p, vecs.id = vecs.ic + w->p;
+    vecs.p = w->p, vecs.count = 0;
+  }
+  if (vecs.count == w->count) return;
+  for (int i = 0; i < w->p; i++) {
+    vecs.c[i] = w->count, vecs.d[i] = (size_t)i * w->count;
+    vecs.ic[i] = (int)w->count, vecs.id[i] = (int)((size_t)i * w->count);
+  }
+  vecs.count = w->count;
+}
+
 /* Inputs of this rank, and a sentinel (-1, never a valid answer) in the
  * output. */
 static void fill(const row_t *w) {
@@ -126,8 +151,13 @@ static void fill(const row_t *w) {
     return;
   case WSP_COLL_GATHER:
   case WSP_COLL_ALLGATHER:
+  case WSP_COLL_ALLGATHERV:
     for (size_t i = 0; i < n; i++) put(w, w->sbuf, i, move_val(me, i));
     for (size_t i = 0; i < pn; i++) put(w, w->rbuf, i, -1.0);
+    return;
+  case WSP_COLL_REDUCE_SCATTER:
+    for (size_t i = 0; i < pn; i++) put(w, w->sbuf, i, red_val(me, i));
+    for (size_t i = 0; i < n; i++) put(w, w->rbuf, i, -1.0);
     return;
   case WSP_COLL_SCATTER:
     for (size_t i = 0; i < pn; i++)
@@ -135,6 +165,7 @@ static void fill(const row_t *w) {
     for (size_t i = 0; i < n; i++) put(w, w->rbuf, i, -1.0);
     return;
   case WSP_COLL_ALLTOALL:
+  case WSP_COLL_ALLTOALLV:
     for (size_t i = 0; i < pn; i++) put(w, w->sbuf, i, move_val(me, i));
     for (size_t i = 0; i < pn; i++) put(w, w->rbuf, i, -1.0);
     return;
@@ -169,8 +200,18 @@ static long long verify(const row_t *w, double *want) {
       }
     return -1;
   }
+  case WSP_COLL_REDUCE_SCATTER: {
+    double base = red_base(p);
+    for (size_t i = 0; i < n; i++)
+      if (get(w, o, i) != (e = (double)p * (double)(((size_t)me * n + i) % 251) + base)) {
+        *want = e;
+        return (long long)i;
+      }
+    return -1;
+  }
   case WSP_COLL_GATHER:
   case WSP_COLL_ALLGATHER:
+  case WSP_COLL_ALLGATHERV:
     if (w->coll == WSP_COLL_GATHER && me != w->root) return -1;
     for (int r = 0; r < p; r++)
       for (size_t i = 0; i < n; i++)
@@ -187,6 +228,7 @@ static long long verify(const row_t *w, double *want) {
       }
     return -1;
   case WSP_COLL_ALLTOALL:
+  case WSP_COLL_ALLTOALLV:
     for (int r = 0; r < p; r++)
       for (size_t i = 0; i < n; i++)
         if (get(w, o, (size_t)r * n + i) !=
@@ -206,6 +248,7 @@ static void run_once(const row_t *w, int alg) {
   int n = (int)w->count, rc = WSP_OK, root = w->root;
   void *s = w->sbuf, *r = w->rbuf;
   MPI_Datatype t = w->dt;
+  if (w->coll == WSP_COLL_ALLTOALLV || w->coll == WSP_COLL_ALLGATHERV) vec_layout(w);
   if (alg == ALG_MPI) {
     MPI_Comm c = MPI_COMM_WORLD;
     switch (w->coll) {
@@ -216,6 +259,15 @@ static void run_once(const row_t *w, int alg) {
     case WSP_COLL_SCATTER: rc = MPI_Scatter(s, n, t, r, n, t, root, c); break;
     case WSP_COLL_ALLGATHER: rc = MPI_Allgather(s, n, t, r, n, t, c); break;
     case WSP_COLL_ALLTOALL: rc = MPI_Alltoall(s, n, t, r, n, t, c); break;
+    case WSP_COLL_ALLTOALLV:
+      rc = MPI_Alltoallv(s, vecs.ic, vecs.id, t, r, vecs.ic, vecs.id, t, c);
+      break;
+    case WSP_COLL_ALLGATHERV:
+      rc = MPI_Allgatherv(s, n, t, r, vecs.ic, vecs.id, t, c);
+      break;
+    case WSP_COLL_REDUCE_SCATTER:
+      rc = MPI_Reduce_scatter_block(s, r, n, t, MPI_SUM, c);
+      break;
     default: break;
     }
     if (rc != MPI_SUCCESS) {
@@ -235,6 +287,15 @@ static void run_once(const row_t *w, int alg) {
   case WSP_COLL_SCATTER: rc = wsp_scatter(m, s, k, t, r, k, t, root); break;
   case WSP_COLL_ALLGATHER: rc = wsp_allgather(m, s, k, t, r, k, t); break;
   case WSP_COLL_ALLTOALL: rc = wsp_alltoall(m, s, k, t, r, k, t); break;
+  case WSP_COLL_ALLTOALLV:
+    rc = wsp_alltoallv(m, s, vecs.c, vecs.d, t, r, vecs.c, vecs.d, t);
+    break;
+  case WSP_COLL_ALLGATHERV:
+    rc = wsp_allgatherv(m, s, k, t, r, vecs.c, vecs.d, t);
+    break;
+  case WSP_COLL_REDUCE_SCATTER:
+    rc = wsp_reduce_scatter_block(m, s, r, k, t, MPI_SUM);
+    break;
   default: break;
   }
   if (rc != WSP_OK) wsp_bench_die(w->rank, wsp_coll_name(w->coll), wsp_last_error());
