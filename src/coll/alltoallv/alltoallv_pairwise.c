@@ -12,10 +12,10 @@
  *
  * One latency per send, one after another, and each send's overhead as
  * in the others (the gap); sending while receiving: beta_x. Never below
- * linear's cost: on netlab (8 x 1, 100 Mbit/s) one send at a time took
- * 1.08-1.20 s for 1 MiB to each rank where all at once took 0.70-0.99 s
- * (docs/results/coll.md), and priced without the gaps it had been chosen
- * wherever the calibrated gap came out above the latency.
+ * linear's cost: one send at a time was slower than all at once where it
+ * was measured (docs/results/coll.md, "alltoallv: which pacing"), and
+ * priced without the gaps it had been chosen wherever the calibrated gap
+ * came out above the latency.
  */
 #include "alltoallv.h"
 
