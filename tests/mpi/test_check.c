@@ -140,6 +140,29 @@ int main(int argc, char **argv) {
     free(c);
   }
 
+  /* Bad arguments that every rank passes alike: each rank refuses them
+   * with WSP_ERR_ARG and its own reason, naming the argument. */
+  {
+    size_t *c = calloc(2 * (size_t)size, sizeof(size_t)), *d = c + size;
+    int rc = wsp_alltoallv(NULL, a, c, d, MPI_DOUBLE, b, c, d, MPI_DOUBLE);
+    CHECK(rc == WSP_ERR_ARG && strstr(wsp_last_error(), "comm is NULL"),
+          "alltoallv without a comm: %d (%s)", rc, wsp_last_error());
+    rc = wsp_alltoallv(w, a, c, d, MPI_DOUBLE, b, NULL, d, MPI_DOUBLE);
+    CHECK(rc == WSP_ERR_ARG && strstr(wsp_last_error(), "recvcounts is NULL"),
+          "alltoallv with NULL recvcounts: %d (%s)", rc, wsp_last_error());
+    for (int j = 0; j < size; j++) c[j] = (size_t)-1 / 4;
+    rc = wsp_allgatherv(w, MPI_IN_PLACE, 0, MPI_DOUBLE, b, c, d, MPI_DOUBLE);
+    CHECK(rc == WSP_ERR_ARG && strstr(wsp_last_error(), "too large"),
+          "allgatherv with a count past the address space: %d (%s)", rc, wsp_last_error());
+    rc = wsp_reduce_scatter(w, a, b, NULL, MPI_DOUBLE, MPI_SUM);
+    CHECK(rc == WSP_ERR_ARG && strstr(wsp_last_error(), "recvcounts is NULL"),
+          "reduce_scatter with NULL recvcounts: %d (%s)", rc, wsp_last_error());
+    rc = wsp_reduce_scatter_block(w, a, b, 1, MPI_DOUBLE, MPI_OP_NULL);
+    CHECK(rc == WSP_ERR_ARG && strstr(wsp_last_error(), "op is MPI_OP_NULL"),
+          "reduce_scatter_block with MPI_OP_NULL: %d (%s)", rc, wsp_last_error());
+    free(c);
+  }
+
   /* Receive blocks whose elements interleave without sharing a byte (a
    * transpose: block j is column j of a p x p matrix, a column type
    * resized to one double) are legal, and must match MPI's result. */
