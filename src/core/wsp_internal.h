@@ -154,16 +154,22 @@ struct wsp_comm {
  * One row per operation and algorithm that ran. Every figure is a double so
  * that the rows travel in one reduction at wsp_comm_free; `fewest` is
  * filled there (the calls as a negative number, so that one MAX gives the
- * fewest calls any rank made beside the most). */
+ * fewest calls any rank made beside the most), and `busy` is the seconds
+ * summed over the ranks rather than the slowest rank's (the striped rows'
+ * rate is their bytes over it). */
 enum { WSP__REPORT_ALGS = 16 };
+/* The striped rows: messages that went over the lanes, and through MPI. */
+enum { WSP__REPORT_STRIPED_LANES = 0, WSP__REPORT_STRIPED_MPI = 1 };
 typedef struct wsp__report_row {
-  double calls, fewest, bytes, seconds, predicted, unpredicted;
+  double calls, fewest, bytes, seconds, predicted, unpredicted, busy;
 } wsp__report_row_t;
 typedef struct wsp__report {
   char *dest;     /* "1": a table on stderr; else the JSON file's path */
   double created; /* MPI_Wtime at wsp_comm_create */
   wsp__report_row_t coll[WSP_COLL_COUNT][WSP__REPORT_ALGS];
   wsp__report_row_t sparse[WSP__REPORT_ALGS];
+  /* The user's striped sends that completed, by the path they took. */
+  wsp__report_row_t striped[WSP__REPORT_ALGS];
 } wsp__report_t;
 /* Counts one call that ran (predicted < 0: the model has no cost for it). */
 static inline void wsp__report_add(wsp__report_row_t *row, size_t bytes, double seconds,
@@ -171,6 +177,7 @@ static inline void wsp__report_add(wsp__report_row_t *row, size_t bytes, double 
   row->calls += 1;
   row->bytes += (double)bytes;
   row->seconds += seconds;
+  row->busy += seconds;
   if (predicted >= 0)
     row->predicted += predicted;
   else

@@ -369,6 +369,9 @@ struct wsp_striped_request {
   /* Every request of the communicator not yet reaped, so that freeing the
    * communicator can let go of them. */
   struct wsp_striped_request *all_prev, *all_next;
+  /* A send the report counts (the user's, with cfg.report on): when it
+   * was posted; 0 for any other request. */
+  double t0;
 };
 typedef struct wsp_striped_request wsp__sreq_t;
 

@@ -37,9 +37,9 @@ def parse(path):
         if not line or line.startswith("#"):
             continue
         f = [x.strip() for x in line.split(" | ")]
-        if len(f) != 6:
-            sys.exit(f"{path}:{n}: want 6 fields separated by ' | ', got {len(f)}")
-        name, params, coll, nbytes, comm_expr, call = f
+        if len(f) != 5:
+            sys.exit(f"{path}:{n}: want 5 fields separated by ' | ', got {len(f)}")
+        name, params, coll, nbytes, call = f
         args = []
         for p in params.split(","):
             p = p.strip()
@@ -47,7 +47,7 @@ def parse(path):
         if args[-1] != "comm":
             sys.exit(f"{path}:{n}: the last parameter must be MPI_Comm comm")
         rows.append(dict(name=name, params=params, coll=coll, bytes=nbytes,
-                         commutative=comm_expr, call=call, args=", ".join(args)))
+                         call=call, args=", ".join(args)))
     return rows
 
 
@@ -87,7 +87,7 @@ int wsp__shim_real_{n}({r['params']}) {{
 static int wsp__shim_run_{n}({r['params']}) {{
   if (wsp__shim_pass(WSP_COLL_{r['coll']}, comm)) return wsp__shim_real_{n}({a});
   wsp__shim_call_t c;
-  if (!wsp__shim_begin(&c, WSP_COLL_{r['coll']}, comm, {r['bytes']}, {r['commutative']}))
+  if (!wsp__shim_begin(&c, WSP_COLL_{r['coll']}, comm, {r['bytes']}))
     return wsp__shim_real_{n}({a});
   wsp_comm_t *w = c.w;
   int rc = wsp__shim_end(&c, {r['call']});

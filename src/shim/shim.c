@@ -53,6 +53,7 @@
 /* dladdr and RTLD_NEXT (glibc's, also in the BSDs and macOS). */
 #define _GNU_SOURCE 1
 #include "shim.h"
+#include "report.h"
 #include "shim_env.h"
 
 #include <dlfcn.h>
@@ -64,8 +65,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-enum { WSP__SHIM_ALGS = 32 };
 
 /* One communicator's state (the attribute's value), made at the first
  * intercepted call on it by all its ranks in that call. */
@@ -79,7 +78,6 @@ typedef struct wsp__shim_entry {
 
 typedef struct {
   unsigned long long seen, ran, fell_back;
-  unsigned long long alg[WSP__SHIM_ALGS];
   double seconds;
 } wsp__shim_count_t;
 
@@ -93,6 +91,12 @@ static struct {
   unsigned colls; /* bit per wsp_coll_t */
   size_t min;
   int report;
+  /* The job's report (src/comm/report.h): where it goes ("1": stderr),
+   * this rank's table that its communicators' rows fold into, and when the
+   * first communicator was set up. */
+  char *report_dest;
+  double *job;
+  double started;
   /* Testing aid (WSP_SHIM_FAULT_NOMEM): allocations that fail on this
    * rank, to show that every rank still takes the same path. */
   int fault_state, fault_create;
@@ -247,7 +251,8 @@ static void wsp__shim_say(int me_says, int kind, const char *fmt, ...) {
   va_end(ap);
 }
 
-/* A setting the shim cannot read, from rank 0 of MPI_COMM_WORLD. */
+/* A warning from rank 0 of MPI_COMM_WORLD (a setting the shim cannot
+ * read, the report). */
 static void wsp__shim_warn(const char *fmt, const char *arg) {
   int rank = 0, init = 0;
   PMPI_Initialized(&init);
@@ -269,7 +274,22 @@ static void wsp__shim_settings(void) {
   wsp__shim.mode = e.mode;
   wsp__shim.colls = e.colls;
   wsp__shim.min = e.min;
-  wsp__shim.report = e.report;
+  /* One report for the job: WSP_REPORT's (a table, or a file), which
+   * WSP_SHIM_REPORT=1 turns on as a table. */
+  const char *dest = getenv("WSP_REPORT");
+  if (dest == NULL || *dest == 0 || strcmp(dest, "0") == 0) dest = e.report ? "1" : NULL;
+  if (dest) {
+    wsp__shim.report_dest = strdup(dest);
+    wsp__shim.job = calloc(wsp__report_job_size(), sizeof *wsp__shim.job);
+    if (wsp__shim.report_dest == NULL || wsp__shim.job == NULL) {
+      wsp__shim_warn("%s", "out of memory for the report; there will be none");
+      free(wsp__shim.report_dest);
+      free(wsp__shim.job);
+      wsp__shim.report_dest = NULL;
+      wsp__shim.job = NULL;
+    }
+  }
+  wsp__shim.report = wsp__shim.job != NULL;
   wsp__shim.fault_state = e.fault_state;
   wsp__shim.fault_create = e.fault_create;
 }
@@ -316,6 +336,13 @@ static int wsp__shim_delete(MPI_Comm comm, int keyval, void *value, void *extra)
   atomic_fetch_add_explicit(&wsp__shim.gen, 1, memory_order_acq_rel);
   int outer = wsp__shim_inside;
   wsp__shim_inside = 1;
+  if (e->w && wsp__shim.job) {
+    /* Its rows go to the job's report, gathered once at MPI_Finalize
+     * (report.c says why not here). */
+    pthread_mutex_lock(&wsp__shim.lock);
+    (void)wsp__report_fold(e->w, wsp__shim.job);
+    pthread_mutex_unlock(&wsp__shim.lock);
+  }
   if (e->w) (void)wsp_comm_free(&e->w);
   wsp__shim_inside = outer;
   free(e);
@@ -432,6 +459,9 @@ static void wsp__shim_make(wsp__shim_entry_t *e) {
   if (crc == WSP_OK) crc = wsp_config_from_env(&cfg);
   const char *log = getenv("WSP_LOG");
   if (crc == WSP_OK && (log == NULL || *log == 0)) cfg.log_level = WSP_LOG_OFF;
+  /* Its rows for the job's report (WSP_SHIM_REPORT=1 without WSP_REPORT);
+   * what it prints comes from the shim, at MPI_Finalize. */
+  if (crc == WSP_OK && wsp__shim.report) cfg.report = "1";
   int rc = wsp_comm_create(e->comm, crc == WSP_OK ? &cfg : NULL, &w);
   char why[320];
   snprintf(why, sizeof why, "%s", rc == WSP_OK ? "" : wsp_last_error());
@@ -464,13 +494,12 @@ static void wsp__shim_make(wsp__shim_entry_t *e) {
   e->w = w;
   e->made = 1;
   pthread_mutex_lock(&wsp__shim.lock);
-  wsp__shim.comms++;
+  if (wsp__shim.comms++ == 0) wsp__shim.started = t0;
   wsp__shim.setup_seconds += PMPI_Wtime() - t0;
   pthread_mutex_unlock(&wsp__shim.lock);
 }
 
-int wsp__shim_begin(wsp__shim_call_t *c, wsp_coll_t coll, MPI_Comm comm, size_t bytes,
-                    int commutative) {
+int wsp__shim_begin(wsp__shim_call_t *c, wsp_coll_t coll, MPI_Comm comm, size_t bytes) {
   if (wsp__shim.mode == WSP__SHIM_AUTO && bytes < wsp__shim.min) return 0;
   /* The state wsp__shim_pass just looked up on this thread for comm. */
   wsp__shim_entry_t *e = wsp__shim_last.e;
@@ -481,14 +510,8 @@ int wsp__shim_begin(wsp__shim_call_t *c, wsp_coll_t coll, MPI_Comm comm, size_t 
     wsp__shim_inside = 0;
     return 0;
   }
-  *c = (wsp__shim_call_t){.w = e->w, .comm = comm, .coll = coll, .alg = -1};
-  if (wsp__shim.report) {
-    /* alltoallv: each rank chooses from its own counts (shim.h). */
-    if (bytes == WSP__SHIM_ANY_SIZE ||
-        wsp_coll_select(e->w, coll, bytes, commutative, &c->alg) != WSP_OK)
-      c->alg = -1;
-    c->t0 = PMPI_Wtime();
-  }
+  *c = (wsp__shim_call_t){.w = e->w, .comm = comm, .coll = coll};
+  if (wsp__shim.report) c->t0 = PMPI_Wtime();
   return 1;
 }
 
@@ -524,7 +547,6 @@ int wsp__shim_end(wsp__shim_call_t *c, int rc) {
     if (rc == WSP_OK) {
       k->ran++;
       k->seconds += t;
-      if (c->alg >= 0 && c->alg < WSP__SHIM_ALGS) k->alg[c->alg]++;
     }
     pthread_mutex_unlock(&wsp__shim.lock);
   }
@@ -565,46 +587,88 @@ size_t wsp__shim_block(MPI_Comm comm, int root, int in_place, MPI_Count count1,
                                   : wsp__shim_bytes(count1, type1);
 }
 
-int wsp__shim_commutative(MPI_Op op) {
-  int c = 1;
-  if (op == MPI_OP_NULL || PMPI_Op_commutative(op, &c) != MPI_SUCCESS) return 1;
-  return c;
+/* The shim's own figures, below the job's table: what only the shim knows,
+ * rank 0's counts (every rank takes the same paths). Its seconds are the
+ * whole wrapped call, where the table's are the algorithm's. */
+static const char *wsp__shim_mode_name(void) {
+  return wsp__shim.mode == WSP__SHIM_OFF     ? "off"
+         : wsp__shim.mode == WSP__SHIM_FORCE ? "force"
+                                             : "auto";
 }
 
-/* Rank 0's counts, at MPI_Finalize (every rank took the same paths). */
-static void wsp__shim_print_report(void) {
-  int rank = 0;
-  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (!wsp__shim.report || rank != 0) return;
-  fprintf(stderr, "wirespeed shim report (rank 0; WSP_SHIM=%s, WSP_SHIM_MIN=%zu):\n",
-          wsp__shim.mode == WSP__SHIM_OFF ? "off"
-          : wsp__shim.mode == WSP__SHIM_FORCE ? "force"
-                                              : "auto",
-          wsp__shim.min);
-  fprintf(stderr, "  %-14s %10s %10s %10s %12s  %s\n", "collective", "calls", "wirespeed",
-          "fell back", "seconds", "algorithms");
+static void wsp__shim_report_text(void *arg) {
+  (void)arg;
+  fprintf(stderr, "wirespeed shim (rank 0; WSP_SHIM=%s, WSP_SHIM_MIN=%zu):\n",
+          wsp__shim_mode_name(), wsp__shim.min);
+  fprintf(stderr, "  %-14s %10s %10s %10s %12s\n", "collective", "calls", "wirespeed", "fell back",
+          "call s");
   for (int c = 0; c < WSP_COLL_COUNT; c++) {
     const wsp__shim_count_t *k = &wsp__shim.count[c];
     if (k->seen == 0) continue;
-    char algs[512] = "";
-    size_t used = 0;
-    for (int a = 0; a < WSP__SHIM_ALGS && used < sizeof algs; a++) {
-      if (k->alg[a] == 0) continue;
-      const wsp_alg_info_t *info = wsp_coll_alg_info((wsp_coll_t)c, a);
-      int n = snprintf(algs + used, sizeof algs - used, "%s%s %llu", used ? ", " : "",
-                       info ? info->name : "?", k->alg[a]);
-      if (n < 0) break;
-      used += (size_t)n;
-    }
-    if (used == 0 && k->ran && c == WSP_COLL_ALLTOALLV)
-      snprintf(algs, sizeof algs, "(each rank chooses from its own counts)");
-    fprintf(stderr, "  %-14s %10llu %10llu %10llu %12.6f  %s\n", wsp_coll_name((wsp_coll_t)c),
-            k->seen, k->ran, k->fell_back, k->seconds, algs);
+    fprintf(stderr, "  %-14s %10llu %10llu %10llu %12.6f\n", wsp_coll_name((wsp_coll_t)c), k->seen,
+            k->ran, k->fell_back, k->seconds);
   }
   /* The set-up (the model's calibration, mostly) is paid inside the first
    * call wirespeed runs on each communicator; not in the seconds above. */
   fprintf(stderr, "  communicators set up: %llu, in %.6f s (inside their first calls)\n",
           wsp__shim.comms, wsp__shim.setup_seconds);
+}
+
+static json_t *wsp__shim_report_json(void *arg) {
+  (void)arg;
+  json_t *colls = json_array();
+  json_t *o = json_pack("{s:s, s:I, s:o, s:I, s:f}", "mode", wsp__shim_mode_name(), "min",
+                        (json_int_t)wsp__shim.min, "collectives", colls, "communicators",
+                        (json_int_t)wsp__shim.comms, "setup_seconds", wsp__shim.setup_seconds);
+  if (o == NULL) return NULL;
+  for (int c = 0; c < WSP_COLL_COUNT; c++) {
+    const wsp__shim_count_t *k = &wsp__shim.count[c];
+    if (k->seen == 0) continue;
+    json_t *row = json_pack("{s:s, s:I, s:I, s:I, s:f}", "collective", wsp_coll_name((wsp_coll_t)c),
+                            "calls", (json_int_t)k->seen, "wirespeed", (json_int_t)k->ran,
+                            "fell_back", (json_int_t)k->fell_back, "call_seconds", k->seconds);
+    if (row == NULL || json_array_append_new(colls, row) != 0) {
+      json_decref(o);
+      return NULL;
+    }
+  }
+  return o;
+}
+
+/* The job's report, at MPI_Finalize on every rank: one reduction of the
+ * tables the communicators folded into (report.h). It runs whether or not
+ * this rank asked for a report, after a first reduction that counts the
+ * ranks that did, so that a job whose ranks were given different settings
+ * does not leave some of them in a reduction the others never call. */
+static void wsp__shim_report(void) {
+  int rank = 0, size = 1;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  PMPI_Comm_size(MPI_COMM_WORLD, &size);
+  int asked = wsp__shim.report;
+  if (wsp__shim_real_Allreduce(MPI_IN_PLACE, &asked, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD) !=
+          MPI_SUCCESS ||
+      asked == 0)
+    return;
+  const size_t n = wsp__report_job_size();
+  double *job = wsp__shim.job ? wsp__shim.job : calloc(n, sizeof *job);
+  /* n is a few thousand: one int count holds it. */
+  int rc =
+      job ? wsp__shim_real_Allreduce(MPI_IN_PLACE, job, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)
+          : MPI_ERR_NO_MEM;
+  if (rank == 0) {
+    if (asked != size)
+      fprintf(stderr,
+              "wirespeed shim: WSP_REPORT or WSP_SHIM_REPORT is set on %d of %d ranks; "
+              "the report counts theirs (set it on every rank: docs/env.md)\n",
+              asked, size);
+    const char *dest = wsp__shim.report_dest ? wsp__shim.report_dest : "1";
+    if (rc != MPI_SUCCESS)
+      wsp__shim_warn("%s", "the report could not be gathered (out of memory, or an MPI error)");
+    else if (wsp__report_job_emit(job, size, PMPI_Wtime() - wsp__shim.started, dest,
+                                  wsp__shim_report_text, wsp__shim_report_json, NULL) != 0)
+      wsp__shim_warn("WSP_REPORT=\"%s\": the report could not be written", dest);
+  }
+  if (job != wsp__shim.job) free(job);
 }
 
 /* Frees every cached wsp_comm_t while MPI still works and prints the
@@ -627,7 +691,7 @@ static void wsp__shim_finalize(void) {
       pthread_mutex_unlock(&wsp__shim.lock);
     }
   }
-  wsp__shim_print_report();
+  wsp__shim_report();
   wsp__shim.finalizing = 1;
   if (wsp__shim.keyval != MPI_KEYVAL_INVALID) PMPI_Comm_free_keyval(&wsp__shim.keyval);
 }

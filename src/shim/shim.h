@@ -80,7 +80,6 @@ typedef struct wsp__shim_call {
   wsp_comm_t *w;
   MPI_Comm comm;
   wsp_coll_t coll;
-  int alg;   /* what wirespeed's selection runs (for the report) */
   double t0; /* MPI_Wtime at the start, when the report is on */
 } wsp__shim_call_t;
 
@@ -90,12 +89,11 @@ typedef struct wsp__shim_call {
  * intercommunicator. Cheap: a few loads once the settings are read. */
 int wsp__shim_pass(wsp_coll_t coll, MPI_Comm comm);
 /* Whether wirespeed runs this call, from arguments every rank shares (the
- * mode, the collective, `bytes`, `commutative`), so that every rank of the
- * call takes the same path; makes comm's wsp_comm_t at its first use
+ * mode, the collective, `bytes`), so that every rank of the call takes the
+ * same path; makes comm's wsp_comm_t at its first use
  * (collective). On 1, c is filled and the guard is set until
  * wsp__shim_end. */
-int wsp__shim_begin(wsp__shim_call_t *c, wsp_coll_t coll, MPI_Comm comm, size_t bytes,
-                    int commutative);
+int wsp__shim_begin(wsp__shim_call_t *c, wsp_coll_t coll, MPI_Comm comm, size_t bytes);
 /* Ends a call wirespeed ran with status rc: MPI_SUCCESS, WSP__SHIM_FALLBACK
  * (an argument refused; the wrapper then runs PMPI with the same
  * arguments), or an MPI error class raised on comm's error handler. */
@@ -112,8 +110,6 @@ size_t wsp__shim_bytes(MPI_Count count, MPI_Datatype type);
  * first. */
 size_t wsp__shim_block(MPI_Comm comm, int root, int in_place, MPI_Count count1,
                        MPI_Datatype type1, MPI_Count count2, MPI_Datatype type2);
-/* 1 for a commutative op (or a null op, which the MPI reports). */
-int wsp__shim_commutative(MPI_Op op);
 /* ---- the vector forms (shim_v.c) ----
  * MPI's count and displacement arrays are ints, or for the _c forms
  * MPI_Count and MPI_Aint (`wide`, both 64 bits wide where wirespeed

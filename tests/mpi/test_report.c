@@ -3,7 +3,8 @@
  * The report (WSP_REPORT, docs/report.md): a program that runs known
  * operations, with their algorithms forced by the environment the test
  * sets (WSP_ALLREDUCE_ALGORITHM=ring, WSP_BCAST_ALGORITHM=binomial,
- * WSP_SPARSE_ALGORITHM=alltoallv), must find exactly those calls,
+ * WSP_SPARSE_ALGORITHM=alltoallv, and WSP_P2P_MIN=1M, which sends its
+ * striped message through MPI), must find exactly those calls,
  * algorithms and bytes in the report that wsp_comm_free writes. The
  * expected figures come from what this program did, not from the library.
  * With WSP_REPORT=FILE, rank 0 reads the JSON back; with WSP_REPORT=1 the
@@ -20,6 +21,8 @@
 #include "mpi_check.h"
 
 enum { ALLREDUCES = 3, ALLREDUCE_INTS = 1000, BCASTS = 2, BCAST_BYTES = 5000 };
+/* One striped message, rank 0 to rank 1: only the sender counts it. */
+enum { STRIPED_BYTES = 100000 };
 
 /* The bytes rank r sends in the sparse exchange, to rank r + 1. */
 static size_t sparse_bytes(int r) { return 100 + (size_t)r; }
@@ -98,6 +101,12 @@ int main(int argc, char **argv) {
     CHECK(got.count == 1, "sparse: %zu messages received", got.count);
     wsp_recvset_free(&got);
   }
+  static unsigned char big[STRIPED_BYTES];
+  if (rank <= 1) {
+    rc = rank == 0 ? wsp_striped_send(w, big, sizeof big, 1, 7)
+                   : wsp_striped_recv(w, big, sizeof big, 0, 7);
+    CHECK(rc == WSP_OK, "striped message: %s", wsp_last_error());
+  }
   rc = wsp_comm_free(&w);
   CHECK(rc == WSP_OK, "wsp_comm_free: %s", wsp_last_error());
 
@@ -107,8 +116,8 @@ int main(int argc, char **argv) {
     CHECK(doc != NULL, "%s does not parse: line %d: %s", dest, err.line, err.text);
     json_t *ops = doc ? json_object_get(doc, "operations") : NULL;
     CHECK(json_integer_value(json_object_get(doc, "p")) == size, "p is not %d", size);
-    CHECK(json_is_array(ops) && json_array_size(ops) == 3,
-          "the report has %zu operations, the program ran 3", json_array_size(ops));
+    CHECK(json_is_array(ops) && json_array_size(ops) == 4,
+          "the report has %zu operations, the program ran 4", json_array_size(ops));
     if (json_is_array(ops)) {
       check_row(ops, "allreduce", "ring", ALLREDUCES,
                 (long long)ALLREDUCES * ALLREDUCE_INTS * (long long)sizeof(int), 1);
@@ -116,6 +125,7 @@ int main(int argc, char **argv) {
       long long sparse = 0;
       for (int r = 0; r < size; r++) sparse += (long long)sparse_bytes(r);
       check_row(ops, "sparse", "alltoallv", 1, sparse, 0);
+      check_row(ops, "striped", "mpi", 1, STRIPED_BYTES, 0);
     }
     json_decref(doc);
   }
