@@ -14,6 +14,7 @@
 #include "wsp_internal.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +26,7 @@ enum {
   WSP__REPORT_SPARSE = WSP_COLL_COUNT, /* the table after the collectives' */
   WSP__REPORT_STRIPED,
   WSP__REPORT_ROWS = (WSP__REPORT_STRIPED + 1) * WSP__REPORT_ALGS,
-  WSP__REPORT_FIELDS = 7
+  WSP__REPORT_FIELDS = 8
 };
 _Static_assert(offsetof(wsp__report_t, sparse) ==
                        offsetof(wsp__report_t, coll) + sizeof(((wsp__report_t *)0)->coll) &&
@@ -34,6 +35,11 @@ _Static_assert(offsetof(wsp__report_t, sparse) ==
                "the report's tables must be one array of rows");
 _Static_assert(sizeof(wsp__report_row_t) == WSP__REPORT_FIELDS * sizeof(double),
                "a report row is WSP__REPORT_FIELDS doubles");
+
+int wsp__report_attach(wsp_comm_t *comm) {
+  comm->report = wsp__report_new("1");
+  return comm->report ? 0 : -1;
+}
 
 wsp__report_t *wsp__report_new(const char *dest) {
   wsp__report_t *r = calloc(1, sizeof *r);
@@ -63,6 +69,7 @@ static void wsp__report_op(void *in, void *inout, int *len, MPI_Datatype *type) 
     b[i].seconds = a[i].seconds > b[i].seconds ? a[i].seconds : b[i].seconds;
     b[i].predicted = a[i].predicted > b[i].predicted ? a[i].predicted : b[i].predicted;
     b[i].unpredicted = a[i].unpredicted > b[i].unpredicted ? a[i].unpredicted : b[i].unpredicted;
+    b[i].sent += a[i].sent;
     b[i].busy += a[i].busy;
   }
 }
@@ -136,9 +143,12 @@ static void wsp__report_print(const wsp__report_head_t *h, const wsp__report_lin
       snprintf(pred, sizeof pred, "%.6f", l[i].predicted);
     else
       snprintf(pred, sizeof pred, "-");
-    fprintf(stderr, "  %-14s %-20s %8.0f %14.0f %12.6f %12.3f %12s%s\n", l[i].op, l[i].alg,
-            l[i].calls, l[i].bytes, l[i].seconds, l[i].busbw * 1e-9, pred,
-            l[i].differ ? "  (ranks counted different calls)" : "");
+    /* Calls are whole but for a job's row that holds parts of calls. */
+    const double whole = floor(l[i].calls + 0.5);
+    const int part = fabs(l[i].calls - whole) > 1e-6;
+    fprintf(stderr, "  %-14s %-20s %8.*f %14.0f %12.6f %12.3f %12s%s\n", l[i].op, l[i].alg,
+            part ? 2 : 0, part ? l[i].calls : whole, l[i].bytes, l[i].seconds, l[i].busbw * 1e-9,
+            pred, l[i].differ ? "  (ranks counted different calls)" : "");
   }
   if (n == 0) fprintf(stderr, "  (no collective, sparse exchange or striped message moved data)\n");
 }
@@ -177,6 +187,7 @@ int wsp__report_finish(wsp_comm_t *comm) {
   wsp__report_t *r = comm->report;
   if (r == NULL) return WSP_OK;
   comm->report = NULL;
+  comm->cfg.report = NULL; /* it pointed at r->dest */
   int rc = WSP_OK;
   MPI_Datatype row = MPI_DATATYPE_NULL;
   MPI_Op op = MPI_OP_NULL;
@@ -218,6 +229,7 @@ int wsp__report_finish(wsp_comm_t *comm) {
       } else {
         /* Only the senders count, and each its own: the rate of the
          * average message, over the time every rank spent in them. */
+        l->calls = w->sent;
         l->bytes = w->bytes;
         l->busbw = w->busy > 0 ? w->bytes / w->busy : 0;
         l->differ = 0;
@@ -271,6 +283,7 @@ int wsp__report_fold(wsp_comm_t *comm, double *job) {
   wsp__report_t *r = comm->report;
   if (r == NULL) return 0;
   comm->report = NULL; /* wsp_comm_free then gathers nothing */
+  comm->cfg.report = NULL;
   const double q = comm->size;
   const wsp__report_row_t *rows = &r->coll[0][0];
   for (int i = 0; i < WSP__REPORT_ROWS; i++) {
@@ -312,7 +325,7 @@ int wsp__report_job_emit(const double *job, int p, double life, const char *dest
   int n = 0;
   for (int i = 0; i < WSP__REPORT_ROWS; i++) {
     const double *j = job + (size_t)i * WSP__JOB_FIELDS;
-    if (!(j[WSP__JOB_CALLS] > 0.5)) continue; /* the q shares of a call add up to 1 */
+    if (!(j[WSP__JOB_CALLS] > 1e-9)) continue;
     wsp__report_line_t *l = &lines[n++];
     wsp__report_names(i, &l->op, &l->alg);
     l->calls = j[WSP__JOB_CALLS];
@@ -320,7 +333,10 @@ int wsp__report_job_emit(const double *job, int p, double life, const char *dest
     l->seconds = j[WSP__JOB_SECONDS];
     l->busbw = l->seconds > 0 ? j[WSP__JOB_BUS] / l->seconds : 0;
     l->predicted = j[WSP__JOB_UNPREDICTED] == 0 ? j[WSP__JOB_PREDICTED] : -1;
-    l->differ = 0;
+    /* The q shares of a call add up to 1, unless its ranks ran different
+     * algorithms (alltoallv's, each from its own counts): the row then
+     * holds a part of a call. */
+    l->differ = fabs(l->calls - floor(l->calls + 0.5)) > 1e-6;
   }
   if (strcmp(dest, "1") == 0) {
     wsp__report_print(&h, lines, n);

@@ -16,6 +16,11 @@
 
 size_t wsp__report_job_size(void);
 
+/* Gives comm (made without cfg.report, so that the ranks need not agree on
+ * it) rows of this rank's own for wsp__report_fold. 0, or -1 when memory
+ * ran out (then it has none, and folds nothing). */
+int wsp__report_attach(wsp_comm_t *comm);
+
 /* Adds comm's own rows (this rank's, not gathered) to job and turns the
  * communicator's report off, so that wsp_comm_free gathers nothing. 1 when
  * comm had a report, else 0. */
@@ -26,7 +31,6 @@ int wsp__report_fold(wsp_comm_t *comm, double *job);
  * job's size, life the seconds the report covers. 0, or -1 when the file
  * could not be written or memory ran out. */
 int wsp__report_job_emit(const double *job, int p, double life, const char *dest,
-                         void (*more_text)(void *arg), json_t *(*more_json)(void *arg),
-                         void *arg);
+                         void (*more_text)(void *arg), json_t *(*more_json)(void *arg), void *arg);
 
 #endif

@@ -154,14 +154,15 @@ struct wsp_comm {
  * One row per operation and algorithm that ran. Every figure is a double so
  * that the rows travel in one reduction at wsp_comm_free; `fewest` is
  * filled there (the calls as a negative number, so that one MAX gives the
- * fewest calls any rank made beside the most), and `busy` is the seconds
- * summed over the ranks rather than the slowest rank's (the striped rows'
- * rate is their bytes over it). */
+ * fewest calls any rank made beside the most); `sent` and `busy` are the
+ * calls and the seconds summed over the ranks rather than the most and the
+ * slowest rank's: the striped rows count each sender's own messages, and
+ * their rate is their bytes over `busy`. */
 enum { WSP__REPORT_ALGS = 16 };
 /* The striped rows: messages that went over the lanes, and through MPI. */
 enum { WSP__REPORT_STRIPED_LANES = 0, WSP__REPORT_STRIPED_MPI = 1 };
 typedef struct wsp__report_row {
-  double calls, fewest, bytes, seconds, predicted, unpredicted, busy;
+  double calls, fewest, bytes, seconds, predicted, unpredicted, sent, busy;
 } wsp__report_row_t;
 typedef struct wsp__report {
   char *dest;     /* "1": a table on stderr; else the JSON file's path */
@@ -175,6 +176,7 @@ typedef struct wsp__report {
 static inline void wsp__report_add(wsp__report_row_t *row, size_t bytes, double seconds,
                                    double predicted) {
   row->calls += 1;
+  row->sent += 1;
   row->bytes += (double)bytes;
   row->seconds += seconds;
   row->busy += seconds;

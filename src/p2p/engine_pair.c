@@ -70,7 +70,7 @@ void wsp__req_finish(wsp__stripe_t *st, wsp__sreq_t *r, int status, const char *
   if (status != WSP_OK && why) snprintf(r->why, sizeof r->why, "%s", why);
   if (st) st->live--;
   /* The report's rows (report.c): a send counts once it is done. */
-  if (status == WSP_OK && r->t0 > 0 && st && st->comm->report)
+  if (status == WSP_OK && r->counted && st && st->comm->report)
     wsp__report_add(
         &st->comm->report->striped[r->path == WSP__PATH_LANES ? WSP__REPORT_STRIPED_LANES
                                                               : WSP__REPORT_STRIPED_MPI],

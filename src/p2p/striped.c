@@ -608,7 +608,10 @@ int wsp__striped_post(wsp_comm_t *comm, int is_send, void *buf, size_t bytes, in
   r->mreq = MPI_REQUEST_NULL;
   /* Only the user's own sends: the transport's and the sites' engines
    * live on communicators of the library's, which have no report. */
-  if (is_send && comm->report) r->t0 = MPI_Wtime();
+  if (is_send && comm->report) {
+    r->counted = 1;
+    r->t0 = MPI_Wtime();
+  }
   wsp__req_link(st, r);
   st->live++;
   int rc = WSP_OK;

@@ -369,8 +369,9 @@ struct wsp_striped_request {
   /* Every request of the communicator not yet reaped, so that freeing the
    * communicator can let go of them. */
   struct wsp_striped_request *all_prev, *all_next;
-  /* A send the report counts (the user's, with cfg.report on): when it
-   * was posted; 0 for any other request. */
+  /* A send the report counts (the user's, with a report on): 1, and when
+   * it was posted. */
+  int counted;
   double t0;
 };
 typedef struct wsp_striped_request wsp__sreq_t;

@@ -9,8 +9,8 @@
  * ones the program calls, and each either runs wirespeed's collective or
  * hands the call to the MPI's PMPI_ entry point unchanged.
  *   - The choice uses only what every rank of the call shares: WSP_SHIM,
- *     WSP_SHIM_COLLS, the message's bytes (the type signatures match on
- *     every rank) and whether the op commutes. So every rank of a call
+ *     WSP_SHIM_COLLS and the message's bytes (the type signatures match on
+ *     every rank). So every rank of a call
  *     takes the same path, and a communicator's wsp_comm_t is made (a
  *     collective call) by all its ranks in the same call.
  *   - In auto mode wirespeed runs a call from WSP_SHIM_MIN bytes up (the
@@ -76,8 +76,12 @@ typedef struct wsp__shim_entry {
   struct wsp__shim_entry *prev, *next;
 } wsp__shim_entry_t;
 
+/* Per collective, always counted (the job's report may be asked for on
+ * another rank): the calls seen, on every call, without the lock; the
+ * calls wirespeed ran, their seconds and those handed back, under it. */
 typedef struct {
-  unsigned long long seen, ran, fell_back;
+  atomic_ullong seen;
+  unsigned long long ran, fell_back;
   double seconds;
 } wsp__shim_count_t;
 
@@ -90,10 +94,11 @@ static struct {
   int mode;
   unsigned colls; /* bit per wsp_coll_t */
   size_t min;
-  int report;
+  int report; /* this rank asked for the report */
   /* The job's report (src/comm/report.h): where it goes ("1": stderr),
-   * this rank's table that its communicators' rows fold into, and when the
-   * first communicator was set up. */
+   * this rank's table that its communicators' rows fold into (NULL: out of
+   * memory), and when the first communicator was set up. The rows are kept
+   * whether or not this rank asked: another may have. */
   char *report_dest;
   double *job;
   double started;
@@ -278,18 +283,11 @@ static void wsp__shim_settings(void) {
    * WSP_SHIM_REPORT=1 turns on as a table. */
   const char *dest = getenv("WSP_REPORT");
   if (dest == NULL || *dest == 0 || strcmp(dest, "0") == 0) dest = e.report ? "1" : NULL;
-  if (dest) {
-    wsp__shim.report_dest = strdup(dest);
-    wsp__shim.job = calloc(wsp__report_job_size(), sizeof *wsp__shim.job);
-    if (wsp__shim.report_dest == NULL || wsp__shim.job == NULL) {
-      wsp__shim_warn("%s", "out of memory for the report; there will be none");
-      free(wsp__shim.report_dest);
-      free(wsp__shim.job);
-      wsp__shim.report_dest = NULL;
-      wsp__shim.job = NULL;
-    }
-  }
-  wsp__shim.report = wsp__shim.job != NULL;
+  wsp__shim.report = dest != NULL;
+  wsp__shim.job = calloc(wsp__report_job_size(), sizeof *wsp__shim.job);
+  if (dest) wsp__shim.report_dest = strdup(dest);
+  if (dest && (wsp__shim.report_dest == NULL || wsp__shim.job == NULL))
+    wsp__shim_warn("%s", "out of memory for the report; there will be none");
   wsp__shim.fault_state = e.fault_state;
   wsp__shim.fault_create = e.fault_create;
 }
@@ -433,11 +431,7 @@ static wsp__shim_entry_t *wsp__shim_entry(MPI_Comm comm) {
 int wsp__shim_pass(wsp_coll_t coll, MPI_Comm comm) {
   if (wsp__shim_inside) return 1;
   pthread_once(&wsp__shim.once, wsp__shim_settings);
-  if (wsp__shim.report) {
-    pthread_mutex_lock(&wsp__shim.lock);
-    wsp__shim.count[coll].seen++;
-    pthread_mutex_unlock(&wsp__shim.lock);
-  }
+  atomic_fetch_add_explicit(&wsp__shim.count[coll].seen, 1, memory_order_relaxed);
   if (comm == MPI_COMM_NULL || wsp__shim.finalizing) return 1;
   wsp__shim_entry_t *e = wsp__shim_entry(comm);
   return e == NULL || !e->run || !(wsp__shim.colls & (1u << coll));
@@ -459,9 +453,10 @@ static void wsp__shim_make(wsp__shim_entry_t *e) {
   if (crc == WSP_OK) crc = wsp_config_from_env(&cfg);
   const char *log = getenv("WSP_LOG");
   if (crc == WSP_OK && (log == NULL || *log == 0)) cfg.log_level = WSP_LOG_OFF;
-  /* Its rows for the job's report (WSP_SHIM_REPORT=1 without WSP_REPORT);
-   * what it prints comes from the shim, at MPI_Finalize. */
-  if (crc == WSP_OK && wsp__shim.report) cfg.report = "1";
+  /* The job's report is the shim's (report.h): kept out of the
+   * configuration the ranks compare, so that ranks whose settings differ
+   * still agree; its rows are attached below, on this rank alone. */
+  if (crc == WSP_OK) cfg.report = NULL;
   int rc = wsp_comm_create(e->comm, crc == WSP_OK ? &cfg : NULL, &w);
   char why[320];
   snprintf(why, sizeof why, "%s", rc == WSP_OK ? "" : wsp_last_error());
@@ -491,6 +486,9 @@ static void wsp__shim_make(wsp__shim_entry_t *e) {
                   "collectives on every rank",
                   rank, why);
   }
+  /* Rows of this rank's own, folded into the job's table when the shim
+   * frees w (nothing collective; without memory for them, no rows). */
+  if (w && wsp__shim.job) wsp__report_attach(w);
   e->w = w;
   e->made = 1;
   pthread_mutex_lock(&wsp__shim.lock);
@@ -511,7 +509,7 @@ int wsp__shim_begin(wsp__shim_call_t *c, wsp_coll_t coll, MPI_Comm comm, size_t 
     return 0;
   }
   *c = (wsp__shim_call_t){.w = e->w, .comm = comm, .coll = coll};
-  if (wsp__shim.report) c->t0 = PMPI_Wtime();
+  c->t0 = PMPI_Wtime();
   return 1;
 }
 
@@ -540,14 +538,11 @@ static int wsp__shim_class(int rc) {
 
 int wsp__shim_end(wsp__shim_call_t *c, int rc) {
   wsp__shim_inside = 0;
-  if (wsp__shim.report) {
+  if (rc == WSP_OK) {
     double t = PMPI_Wtime() - c->t0;
     pthread_mutex_lock(&wsp__shim.lock);
-    wsp__shim_count_t *k = &wsp__shim.count[c->coll];
-    if (rc == WSP_OK) {
-      k->ran++;
-      k->seconds += t;
-    }
+    wsp__shim.count[c->coll].ran++;
+    wsp__shim.count[c->coll].seconds += t;
     pthread_mutex_unlock(&wsp__shim.lock);
   }
   if (rc == WSP_OK) return MPI_SUCCESS;
@@ -563,11 +558,9 @@ int wsp__shim_end(wsp__shim_call_t *c, int rc) {
 }
 
 int wsp__shim_fallback(wsp__shim_call_t *c, int mpi_rc) {
-  if (wsp__shim.report) {
-    pthread_mutex_lock(&wsp__shim.lock);
-    wsp__shim.count[c->coll].fell_back++;
-    pthread_mutex_unlock(&wsp__shim.lock);
-  }
+  pthread_mutex_lock(&wsp__shim.lock);
+  wsp__shim.count[c->coll].fell_back++;
+  pthread_mutex_unlock(&wsp__shim.lock);
   return mpi_rc;
 }
 
@@ -636,39 +629,40 @@ static json_t *wsp__shim_report_json(void *arg) {
 }
 
 /* The job's report, at MPI_Finalize on every rank: one reduction of the
- * tables the communicators folded into (report.h). It runs whether or not
- * this rank asked for a report, after a first reduction that counts the
- * ranks that did, so that a job whose ranks were given different settings
- * does not leave some of them in a reduction the others never call. */
+ * tables the communicators folded into (report.h). A first reduction
+ * counts the ranks that asked for it and those without memory for their
+ * table, so that every rank takes the same path whatever its settings:
+ * none is left in a reduction the others never call. */
 static void wsp__shim_report(void) {
   int rank = 0, size = 1;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   PMPI_Comm_size(MPI_COMM_WORLD, &size);
-  int asked = wsp__shim.report;
-  if (wsp__shim_real_Allreduce(MPI_IN_PLACE, &asked, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD) !=
+  int v[2] = {wsp__shim.report, wsp__shim.job == NULL};
+  if (wsp__shim_real_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD) !=
           MPI_SUCCESS ||
-      asked == 0)
+      v[0] == 0)
     return;
-  const size_t n = wsp__report_job_size();
-  double *job = wsp__shim.job ? wsp__shim.job : calloc(n, sizeof *job);
-  /* n is a few thousand: one int count holds it. */
-  int rc =
-      job ? wsp__shim_real_Allreduce(MPI_IN_PLACE, job, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)
-          : MPI_ERR_NO_MEM;
+  int rc = MPI_ERR_NO_MEM;
+  /* The table is a few thousand doubles: one int count holds it. */
+  if (v[1] == 0)
+    rc = wsp__shim_real_Allreduce(MPI_IN_PLACE, wsp__shim.job, (int)wsp__report_job_size(),
+                                  MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0) {
-    if (asked != size)
+    if (v[0] != size)
       fprintf(stderr,
-              "wirespeed shim: WSP_REPORT or WSP_SHIM_REPORT is set on %d of %d ranks; "
-              "the report counts theirs (set it on every rank: docs/env.md)\n",
-              asked, size);
+              "wirespeed shim: WSP_REPORT or WSP_SHIM_REPORT is set on %d of %d ranks; the "
+              "report is the whole job's, written where rank 0's says (set it on every rank: "
+              "docs/env.md)\n",
+              v[0], size);
     const char *dest = wsp__shim.report_dest ? wsp__shim.report_dest : "1";
     if (rc != MPI_SUCCESS)
-      wsp__shim_warn("%s", "the report could not be gathered (out of memory, or an MPI error)");
-    else if (wsp__report_job_emit(job, size, PMPI_Wtime() - wsp__shim.started, dest,
+      fprintf(stderr, "wirespeed shim: the report could not be gathered (%s)\n",
+              v[1] ? "out of memory on some rank" : "an MPI error");
+    else if (wsp__report_job_emit(wsp__shim.job, size,
+                                  wsp__shim.comms ? PMPI_Wtime() - wsp__shim.started : 0, dest,
                                   wsp__shim_report_text, wsp__shim_report_json, NULL) != 0)
       wsp__shim_warn("WSP_REPORT=\"%s\": the report could not be written", dest);
   }
-  if (job != wsp__shim.job) free(job);
 }
 
 /* Frees every cached wsp_comm_t while MPI still works and prints the

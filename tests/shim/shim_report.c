@@ -7,7 +7,12 @@
  * allreduces of 1000 ints on MPI_COMM_WORLD, then MPI_COMM_WORLD split in
  * two, and 2 bcasts of 5000 bytes in each half. The report must count
  * each call once, over both halves: allreduce/ring 3 calls and 12000
- * bytes, bcast/binomial 4 calls and 20000 bytes. With WSP_REPORT=FILE,
+ * bytes, bcast/binomial 4 calls and 20000 bytes. Then one alltoallv on
+ * MPI_COMM_WORLD whose blocks are of 100 bytes, but for those between two
+ * ranks of the upper half (100000 bytes), with a rules file (WSP_RULES_FILE,
+ * alltoallv_split.json) that gives each rank's own size a different
+ * algorithm: the call is split between two rows, half a call each, which
+ * the report must show as such (ranks_differ). With WSP_REPORT=FILE,
  * rank 0 reads the file back after MPI_Finalize (the shim writes it inside
  * MPI_Finalize); with WSP_REPORT=1 the test's regular expression reads the
  * table. The expected figures come from what this program did. Needs 4
@@ -21,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { ALLREDUCES = 3, INTS = 1000, BCASTS = 2, BYTES = 5000 };
+enum { ALLREDUCES = 3, INTS = 1000, BCASTS = 2, BYTES = 5000, SMALL = 100, LARGE = 100000 };
 
 static int failures;
 #define CHECK(cond, ...)                                                                           \
@@ -33,9 +38,10 @@ static int failures;
     }                                                                                              \
   } while (0)
 
-/* The row op/alg of the file's "operations": its calls and bytes. */
+/* The row op/alg of the file's "operations": its calls and bytes (-1: any),
+ * and whether the ranks differ. */
 static void check_row(json_t *ops, const char *op, const char *alg, long long calls,
-                      long long bytes) {
+                      long long bytes, int differ) {
   json_t *o, *found = NULL;
   size_t i;
   json_array_foreach(ops, i, o) {
@@ -48,7 +54,9 @@ static void check_row(json_t *ops, const char *op, const char *alg, long long ca
   long long c = json_integer_value(json_object_get(found, "calls"));
   long long b = json_integer_value(json_object_get(found, "bytes"));
   CHECK(c == calls, "%s/%s: %lld calls, the program made %lld", op, alg, c, calls);
-  CHECK(b == bytes, "%s/%s: %lld bytes, the program moved %lld", op, alg, b, bytes);
+  CHECK(bytes < 0 || b == bytes, "%s/%s: %lld bytes, the program moved %lld", op, alg, b, bytes);
+  CHECK(json_is_true(json_object_get(found, "ranks_differ")) == differ,
+        "%s/%s: ranks_differ is not %s", op, alg, differ ? "true" : "false");
   CHECK(json_real_value(json_object_get(found, "seconds")) > 0, "%s/%s: no seconds", op, alg);
 }
 
@@ -80,6 +88,29 @@ int main(int argc, char **argv) {
     CHECK(buf[BYTES - 1] == (unsigned char)(BYTES - 1 + k), "bcast %d: wrong data", k);
   }
   MPI_Comm_free(&half);
+  /* The split alltoallv: the block from rank i to rank j is large when
+   * both are in the upper half, so that the lower half's ranks, whose
+   * blocks are all small, choose another algorithm than the upper's. */
+  const int upper = rank >= size / 2;
+  int *sc = calloc((size_t)size, sizeof *sc), *sd = calloc((size_t)size, sizeof *sd);
+  int *rcnt = calloc((size_t)size, sizeof *rcnt), *rd = calloc((size_t)size, sizeof *rd);
+  unsigned char *sb = malloc((size_t)LARGE * (size_t)size);
+  unsigned char *rb = malloc((size_t)LARGE * (size_t)size);
+  if (!sc || !sd || !rcnt || !rd || !sb || !rb) {
+    fprintf(stderr, "shim_report: out of memory\n");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  for (int j = 0; j < size; j++) {
+    sc[j] = rcnt[j] = upper && j >= size / 2 ? LARGE : SMALL;
+    sd[j] = rd[j] = j * LARGE;
+    memset(sb + sd[j], rank * size + j, (size_t)sc[j]);
+  }
+  MPI_Alltoallv(sb, sc, sd, MPI_BYTE, rb, rcnt, rd, MPI_BYTE, MPI_COMM_WORLD);
+  for (int j = 0; j < size; j++)
+    CHECK(rb[rd[j]] == (unsigned char)(j * size + rank) &&
+              rb[rd[j] + rcnt[j] - 1] == (unsigned char)(j * size + rank),
+          "alltoallv: wrong block from rank %d", j);
+  free(sc), free(sd), free(rcnt), free(rd), free(sb), free(rb);
   long total = 0, mine = failures;
   /* Past the shim: this call is not one of the program's counted ones. */
   PMPI_Allreduce(&mine, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
@@ -91,11 +122,14 @@ int main(int argc, char **argv) {
     CHECK(doc != NULL, "%s does not parse: line %d: %s", dest, err.line, err.text);
     json_t *ops = json_object_get(doc, "operations");
     CHECK(json_integer_value(json_object_get(doc, "p")) == size, "p is not %d", size);
-    CHECK(json_is_array(ops) && json_array_size(ops) == 2,
-          "the report has %zu operations, the program ran 2", json_array_size(ops));
+    CHECK(json_is_array(ops) && json_array_size(ops) == 4,
+          "the report has %zu rows, the program's calls make 4", json_array_size(ops));
     if (json_is_array(ops)) {
-      check_row(ops, "allreduce", "ring", ALLREDUCES, (long long)ALLREDUCES * INTS * 4);
-      check_row(ops, "bcast", "binomial", 2 * BCASTS, 2LL * BCASTS * BYTES);
+      check_row(ops, "allreduce", "ring", ALLREDUCES, (long long)ALLREDUCES * INTS * 4, 0);
+      check_row(ops, "bcast", "binomial", 2 * BCASTS, 2LL * BCASTS * BYTES, 0);
+      /* Half a call each, rounded in the file, flagged. */
+      check_row(ops, "alltoallv", "linear", 1, -1, 1);
+      check_row(ops, "alltoallv", "pairwise", 1, -1, 1);
     }
     json_t *shim = json_object_get(doc, "shim");
     CHECK(json_is_object(shim) && json_integer_value(json_object_get(shim, "communicators")) == 2,
