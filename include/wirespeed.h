@@ -63,7 +63,7 @@ extern "C" {
 /* The version, written here and nowhere else: CMake, the Python package
  * and every tool's --version read it from these three lines. */
 #define WSP_VERSION_MAJOR 0
-#define WSP_VERSION_MINOR 1
+#define WSP_VERSION_MINOR 2
 #define WSP_VERSION_PATCH 0
 #define WSP__VERSION_STR(x) #x
 #define WSP__VERSION_XSTR(x) WSP__VERSION_STR(x)
