@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "wirespeed.h"
 #include "opts.h"
@@ -53,12 +54,35 @@ static const char *const env_readers[] = {
  * about WSP_ names nothing reads. 0 when every value is valid (warnings
  * or not), 1 otherwise. No MPI: the files the variables name are only
  * tried for reading, their contents are checked where they are loaded. */
+/* The library logs a refused value itself, at WSP_LOG's level, before it
+ * returns it; --check says each once, in its own words: stderr is set
+ * aside while the parsers run (-1 hides it, then the saved descriptor
+ * restores it). */
+static int set_aside_stderr(int saved) {
+  fflush(stderr);
+  if (saved >= 0) {
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    return -1;
+  }
+  int keep = dup(STDERR_FILENO);
+  FILE *null = keep >= 0 ? fopen("/dev/null", "w") : NULL;
+  if (null) {
+    dup2(fileno(null), STDERR_FILENO);
+    fclose(null);
+  }
+  return keep;
+}
+
 static int check_env(int quiet) {
   int bad = 0, set = 0, unknown = 0;
   wsp_config_t cfg;
   wsp_shuffle_config_t scfg;
   wsp_config_init(&cfg);
-  if (wsp_config_from_env(&cfg) != WSP_OK) {
+  int saved = set_aside_stderr(-1);
+  int crc = wsp_config_from_env(&cfg);
+  set_aside_stderr(saved);
+  if (crc != WSP_OK) {
     fprintf(stderr, "error: %s\n", wsp_last_error());
     bad = 1;
   } else {
@@ -73,7 +97,10 @@ static int check_env(int quiet) {
     }
   }
   wsp_shuffle_config_init(&scfg);
-  if (wsp_shuffle_config_from_env(&scfg) != WSP_OK) {
+  saved = set_aside_stderr(-1);
+  int src = wsp_shuffle_config_from_env(&scfg);
+  set_aside_stderr(saved);
+  if (src != WSP_OK) {
     fprintf(stderr, "error: %s\n", wsp_last_error());
     bad = 1;
   }
