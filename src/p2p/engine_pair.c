@@ -454,13 +454,18 @@ void wsp__probe_end(wsp__stripe_t *st, wsp__pair_t *pr) {
     wsp__pair_fail(st, pr, WSP_ERR_NOMEM, "out of memory in the probe");
     return;
   }
+  /* The choice in words: no threshold (SIZE_MAX) is every message on MPI. */
+  char choice[64];
+  if (pr->threshold == SIZE_MAX)
+    snprintf(choice, sizeof choice, "every message through MPI");
+  else
+    snprintf(choice, sizeof choice, "%d lanes from %zu bytes", pr->k, pr->threshold);
   wsp__log(st->comm, WSP_LOG_INFO,
            "striped: rank %d: one lane %.3g MB/s%s, %d lanes %.3g MB/s, rtt %.3g ms, "
-           "%llu loss episodes in %llu segments: one flow lasts at %.3g MB/s; "
-           "%d lanes from %zu bytes",
+           "%llu loss episodes in %llu segments: one flow lasts at %.3g MB/s; %s",
            pr->peer, pr->rate1 / 1e6, path.ramping ? " (in slow start)" : "", pr->nlanes - 1,
            pr->ratek / 1e6, pr->rtt * 1e3, (unsigned long long)losses, (unsigned long long)segs,
-           wsp__stripe_one_flow(&path) / 1e6, pr->k, pr->threshold);
+           wsp__stripe_one_flow(&path) / 1e6, choice);
   wsp__pair_ready(st, pr);
 }
 
