@@ -246,6 +246,14 @@ void wsp__lanes_start(wsp__stripe_t *st, wsp__sreq_t *r) {
       double per_lane = pr->ratek > 0 ? 0.02 * pr->ratek / pr->k : 0;
       if (per_lane > 0 && (double)c > per_lane) c = (size_t)per_lane;
       c = c < 65536 ? 65536 : c > 1048576 ? 1048576 : c;
+      /* A transfer too short for a chunk on every lane is cut into one per
+       * lane (at least 4 KiB). The segments of a pipeline are such
+       * transfers: one that took only two lanes would arrive at their rate,
+       * with the later segments on the other lanes sharing the link, and
+       * every hop of the pipeline would wait that much longer for it
+       * (docs/results/p2p.md, "Segments over every lane"). */
+      size_t each = r->size / (size_t)pr->k + (r->size % (size_t)pr->k != 0);
+      if (c > each) c = each < 4096 ? 4096 : each;
     }
     /* A sealed lane seals a whole frame into a buffer of its own. */
     if (pr->mine.encrypt && c > WSP__SEALED_CHUNK_MAX) c = WSP__SEALED_CHUNK_MAX;

@@ -447,6 +447,9 @@ typedef struct wsp__lane {
   size_t itag_got;
   int itag_reading; /* a sealed payload is in, its tag pending */
   uint64_t bytes_out, bytes_in;
+  /* The socket's TCP_NOTSENT_LOWAT when it is not the engine's (0: it is
+   * wsp__stripe_t.lowat): a send of small chunks lowers it (engine_out.c). */
+  size_t lowat;
 } wsp__lane_t;
 
 /* ---- pairs ---- */
@@ -596,7 +599,7 @@ typedef struct wsp__stripe {
   unsigned char *scratch; /* where discarded payload goes */
   const unsigned char *zeros; /* the probe's payload */
   char *ifaces; /* WSP_P2P_IF, copied */
-  size_t lowat; /* TCP_NOTSENT_LOWAT of every lane */
+  size_t lowat; /* TCP_NOTSENT_LOWAT of a lane, at most (wsp__lane_t.lowat) */
   /* Tests only (WSP_P2P_FAULT_RESET=BYTES): the lane that is about to
    * start a data frame after its pair's lanes have sent this many bytes is
    * reset as a broken connection would be (once); 0: never. */
