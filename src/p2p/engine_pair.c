@@ -231,33 +231,40 @@ void wsp__pair_cts_seen(wsp__pair_t *pr) {
   }
 }
 
+size_t wsp__stripe_chunk(size_t size, int k, double ratek, size_t forced, int sealed) {
+  size_t c = forced;
+  if (c == 0 && k >= 1) {
+    /* Sixteen chunks per lane, so that the free lanes can even out a slow
+     * one and the last chunks end close together; where the probe measured
+     * the lanes, no more than one lane carries in 20 ms (the longest a lane
+     * can lag behind the others at the end). No smaller than 64 KiB (a
+     * frame per syscall) nor larger than 1 MiB. */
+    c = size / (16 * (size_t)k);
+    double per_lane = ratek > 0 ? 0.02 * ratek / k : 0;
+    if (per_lane > 0 && (double)c > per_lane) c = (size_t)per_lane;
+    c = c < 65536 ? 65536 : c > 1048576 ? 1048576 : c;
+    /* A transfer too short for a chunk on every lane is cut into one per
+     * lane (at least 4 KiB). The segments of a pipeline are such transfers:
+     * one that took only two lanes would arrive at their rate, with the
+     * later segments on the other lanes sharing the link, and every hop of
+     * the pipeline would wait that much longer for it (docs/results/p2p.md,
+     * "Segments over every lane"). */
+    size_t each = size / (size_t)k + (size % (size_t)k != 0);
+    if (c > each) c = each < 4096 ? 4096 : each;
+  } else if (c == 0) {
+    c = 65536;
+  }
+  /* A sealed lane seals a whole frame into a buffer of its own. */
+  if (sealed && c > WSP__SEALED_CHUNK_MAX) c = WSP__SEALED_CHUNK_MAX;
+  return c;
+}
+
 void wsp__lanes_start(wsp__stripe_t *st, wsp__sreq_t *r) {
   wsp__pair_t *pr = r->pair;
   r->path = WSP__PATH_LANES;
   if (r->is_send) {
-    size_t c = st->comm->cfg.p2p_chunk;
-    if (c == 0) {
-      /* Sixteen chunks per lane, so that the free lanes can even out a
-       * slow one and the last chunks end close together; where the probe
-       * measured the lanes, no more than one lane carries in 20 ms (the
-       * longest a lane can lag behind the others at the end). No smaller
-       * than 64 KiB (a frame per syscall) nor larger than 1 MiB. */
-      c = r->size / (16 * (size_t)pr->k);
-      double per_lane = pr->ratek > 0 ? 0.02 * pr->ratek / pr->k : 0;
-      if (per_lane > 0 && (double)c > per_lane) c = (size_t)per_lane;
-      c = c < 65536 ? 65536 : c > 1048576 ? 1048576 : c;
-      /* A transfer too short for a chunk on every lane is cut into one per
-       * lane (at least 4 KiB). The segments of a pipeline are such
-       * transfers: one that took only two lanes would arrive at their rate,
-       * with the later segments on the other lanes sharing the link, and
-       * every hop of the pipeline would wait that much longer for it
-       * (docs/results/p2p.md, "Segments over every lane"). */
-      size_t each = r->size / (size_t)pr->k + (r->size % (size_t)pr->k != 0);
-      if (c > each) c = each < 4096 ? 4096 : each;
-    }
-    /* A sealed lane seals a whole frame into a buffer of its own. */
-    if (pr->mine.encrypt && c > WSP__SEALED_CHUNK_MAX) c = WSP__SEALED_CHUNK_MAX;
-    r->chunk = c;
+    r->chunk =
+        wsp__stripe_chunk(r->size, pr->k, pr->ratek, st->comm->cfg.p2p_chunk, pr->mine.encrypt);
     wsp__q_push(&pr->sends, &pr->sends_tail, r);
     wsp__pair_match(st, pr);
   } else {

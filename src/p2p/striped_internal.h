@@ -801,5 +801,9 @@ void wsp__stripe_choose(const wsp__path_t *p, int nlanes, size_t min, int *k, si
  * take over k cold flows that together last at cap bytes/s. */
 double wsp__stripe_one_flow(const wsp__path_t *p);
 double wsp__stripe_time(const wsp__path_t *p, int k, double cap, double n);
+/* The chunk of a send of `size` bytes over k data lanes whose probe
+ * measured ratek bytes/s together (0: not measured); `forced` is
+ * WSP_P2P_CHUNK (0: choose), `sealed` whether the lanes are sealed. */
+size_t wsp__stripe_chunk(size_t size, int k, double ratek, size_t forced, int sealed);
 
 #endif

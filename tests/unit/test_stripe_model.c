@@ -143,5 +143,30 @@ int main(void) {
             wsp__frame_has_payload(WSP__F_HELLO) && !wsp__frame_has_payload(WSP__F_CTS) &&
             !wsp__frame_has_payload(WSP__F_RESULT) && !wsp__frame_has_payload(WSP__F_ACK),
         "payload-carrying frame types");
+
+  /* The chunk of a send (docs/p2p.md, "Chunks"), worked out by hand. */
+  const size_t K = 1024, M = 1024 * 1024;
+  /* 100 MiB over 8 lanes: 100M / 128 = 800 KiB, no rate measured. */
+  CHECK(wsp__stripe_chunk(100 * M, 8, 0, 0, 0) == 800 * K, "100 MiB over 8 lanes");
+  /* 1 GiB: 8 MiB, held to 1 MiB; sealed lanes likewise (their bound is 4 MiB). */
+  CHECK(wsp__stripe_chunk(1024 * M, 8, 0, 0, 1) == M, "1 GiB over 8 sealed lanes");
+  /* 100 MiB whose 8 lanes carry 12.5e6 B/s: 20 ms of one lane is 31250 bytes, raised to
+   * 64 KiB. */
+  CHECK(wsp__stripe_chunk(100 * M, 8, 12.5e6, 0, 0) == 64 * K, "100 MiB at 12.5e6 B/s");
+  /* 8 MiB over 8 lanes: 64 KiB (8M / 128), and 8 x 64 KiB fits: no spreading. */
+  CHECK(wsp__stripe_chunk(8 * M, 8, 0, 0, 0) == 64 * K, "8 MiB over 8 lanes");
+  /* A pipeline's 77008-byte segment over 8 lanes: one chunk per lane, 9626 bytes. */
+  CHECK(wsp__stripe_chunk(77008, 8, 12.5e6, 0, 0) == 9626, "77008 bytes over 8 lanes: %zu",
+        wsp__stripe_chunk(77008, 8, 12.5e6, 0, 0));
+  /* 500 KiB over 8 lanes: 64000 bytes each, just under 64 KiB. */
+  CHECK(wsp__stripe_chunk(500 * K, 8, 0, 0, 0) == 64000, "500 KiB over 8 lanes");
+  /* 64 KiB over 16 lanes: 4 KiB each; 65536 over 32 would be 2 KiB, held at 4 KiB. */
+  CHECK(wsp__stripe_chunk(64 * K, 16, 0, 0, 0) == 4 * K, "64 KiB over 16 lanes");
+  CHECK(wsp__stripe_chunk(64 * K, 32, 0, 0, 0) == 4 * K, "64 KiB over 32 lanes");
+  /* One lane: the whole message up to 64 KiB, else 64 KiB chunks. */
+  CHECK(wsp__stripe_chunk(100 * K, 1, 0, 0, 0) == 64 * K, "100 KiB over one lane");
+  /* WSP_P2P_CHUNK is taken as it is, except above the sealed bound. */
+  CHECK(wsp__stripe_chunk(77008, 8, 0, 8192, 0) == 8192, "forced 8 KiB");
+  CHECK(wsp__stripe_chunk(M, 8, 0, 64 * M, 1) == 4 * M, "forced 64 MiB on sealed lanes");
   return check_summary("test_stripe_model");
 }
