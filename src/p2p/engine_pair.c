@@ -238,11 +238,17 @@ size_t wsp__stripe_chunk(size_t size, int k, double ratek, size_t forced, int se
      * one and the last chunks end close together; where the probe measured
      * the lanes, no more than one lane carries in 20 ms (the longest a lane
      * can lag behind the others at the end). No smaller than 64 KiB (a
-     * frame per syscall) nor larger than 1 MiB. */
+     * frame per syscall), or than those 20 ms where they are less (slow
+     * lanes, where the syscalls cost nothing beside the wire), but not under
+     * 8 KiB; no larger than 1 MiB. A 64 KiB floor held a capped lane's last
+     * chunk for 40 ms at the end of each large transfer (docs/results/
+     * p2p.md, "Segments over every lane"). */
     c = size / (16 * (size_t)k);
+    size_t lo = 65536;
     double per_lane = ratek > 0 ? 0.02 * ratek / k : 0;
     if (per_lane > 0 && (double)c > per_lane) c = (size_t)per_lane;
-    c = c < 65536 ? 65536 : c > 1048576 ? 1048576 : c;
+    if (per_lane > 0 && per_lane < (double)lo) lo = per_lane < 8192 ? 8192 : (size_t)per_lane;
+    c = c < lo ? lo : c > 1048576 ? 1048576 : c;
     /* A transfer too short for a chunk on every lane is cut into one per
      * lane (at least 4 KiB). The segments of a pipeline are such transfers:
      * one that took only two lanes would arrive at their rate, with the

@@ -150,9 +150,14 @@ int main(void) {
   CHECK(wsp__stripe_chunk(100 * M, 8, 0, 0, 0) == 800 * K, "100 MiB over 8 lanes");
   /* 1 GiB: 8 MiB, held to 1 MiB; sealed lanes likewise (their bound is 4 MiB). */
   CHECK(wsp__stripe_chunk(1024 * M, 8, 0, 0, 1) == M, "1 GiB over 8 sealed lanes");
-  /* 100 MiB whose 8 lanes carry 12.5e6 B/s: 20 ms of one lane is 31250 bytes, raised to
-   * 64 KiB. */
-  CHECK(wsp__stripe_chunk(100 * M, 8, 12.5e6, 0, 0) == 64 * K, "100 MiB at 12.5e6 B/s");
+  /* 100 MiB whose 8 lanes carry 12.5e6 B/s: 20 ms of one lane, 31250 bytes (under 64 KiB,
+   * so the floor follows it); at 1.25e6 B/s it would be 3125, held at 8 KiB; at 1.25e9 B/s
+   * 3125000, above 100M / 128 = 800 KiB, which stays. */
+  CHECK(wsp__stripe_chunk(100 * M, 8, 12.5e6, 0, 0) == 31250, "100 MiB at 12.5e6 B/s");
+  CHECK(wsp__stripe_chunk(100 * M, 8, 1.25e6, 0, 0) == 8 * K, "100 MiB at 1.25e6 B/s");
+  CHECK(wsp__stripe_chunk(100 * M, 8, 1.25e9, 0, 0) == 800 * K, "100 MiB at 1.25e9 B/s");
+  /* 1 MiB at 12.5e6 B/s: 1M / 128 = 8 KiB, raised to the 31250 of 20 ms. */
+  CHECK(wsp__stripe_chunk(M, 8, 12.5e6, 0, 0) == 31250, "1 MiB at 12.5e6 B/s");
   /* 8 MiB over 8 lanes: 64 KiB (8M / 128), and 8 x 64 KiB fits: no spreading. */
   CHECK(wsp__stripe_chunk(8 * M, 8, 0, 0, 0) == 64 * K, "8 MiB over 8 lanes");
   /* A pipeline's 77008-byte segment over 8 lanes: one chunk per lane, 9626 bytes. */
