@@ -9,8 +9,6 @@
 #include "striped_internal.h"
 
 #include <errno.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,20 +50,6 @@ int wsp__lane_set(wsp__lane_t *l, const wsp__frame_t *f, const void *pay, size_t
   }
   l->obusy = 1;
   return 0;
-}
-
-/* Sets lane l's TCP_NOTSENT_LOWAT to `want` unless it is already set so.
- * A lane takes its next chunk once less than one chunk of the current send,
- * and never more than the engine's mark, waits unsent in it: with the
- * small chunks of a pipeline's segments a fixed mark would keep several
- * segments queued on each lane, and a new segment would wait behind them
- * (docs/results/p2p.md, "Segments over every lane"). */
-static void wsp__lane_lowat(const wsp__stripe_t *st, wsp__lane_t *l, size_t want) {
-  if (want == 0 || want > st->lowat) want = st->lowat;
-  if ((l->lowat ? l->lowat : st->lowat) == want) return;
-  int lw = want > (size_t)1 << 30 ? 1 << 30 : (int)want;
-  (void)setsockopt(l->fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lw, sizeof lw);
-  l->lowat = want;
 }
 
 /* A DATA frame of chunk [off, off + n) of send s on lane l, remembered
@@ -189,7 +173,7 @@ static int wsp__next_frame(wsp__stripe_t *st, wsp__pair_t *pr, int li, int ctl_o
       if (s->next_off < s->size) {
         size_t n = s->size - s->next_off;
         if (n > s->chunk) n = s->chunk;
-        wsp__lane_lowat(st, l, s->chunk);
+        wsp__lane_follow(l, st->lowat, s->chunk);
         if (wsp__data_frame(l, s, s->next_off, n, 0) != 0) return -1;
         s->next_off += n;
         return 2;
@@ -200,7 +184,7 @@ static int wsp__next_frame(wsp__stripe_t *st, wsp__pair_t *pr, int li, int ctl_o
   if (pr->lower && pr->probe.streaming && li >= 1 && li <= pr->probe.lanes) {
     wsp__tcpstat_t ts;
     (void)wsp__probe_watch(l, &ts);
-    wsp__lane_lowat(st, l, 0);
+    wsp__lane_follow(l, st->lowat, 0);
     wsp__frame_t f = wsp__frame_pdata();
     return wsp__lane_set(l, &f, st->zeros, WSP__PROBE_FRAME) == 0 ? 2 : -1;
   }
@@ -297,7 +281,7 @@ void wsp__lane_write(wsp__stripe_t *st, wsp__pair_t *pr, int li, int ctl_only) {
     /* After a bulk frame, the next only while the lane's unsent backlog is
      * under the low-water mark: a fast lane (or loopback, which moves
      * data at once) takes several per pass, a slow one waits for poll. */
-    if (kind == 2 && wsp__unsent(l->fd) >= (l->lowat ? l->lowat : st->lowat)) return;
+    if (kind == 2 && wsp__unsent(l->fd) >= wsp__lane_mark(l, st->lowat)) return;
   }
 }
 

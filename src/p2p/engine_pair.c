@@ -233,19 +233,20 @@ void wsp__pair_cts_seen(wsp__pair_t *pr) {
 
 size_t wsp__stripe_chunk(size_t size, int k, double ratek, size_t forced, int sealed) {
   size_t c = forced;
-  if (c == 0 && k >= 1) {
+  const size_t lanes = k >= 1 ? (size_t)k : 1;
+  if (c == 0) {
     /* Sixteen chunks per lane, so that the free lanes can even out a slow
      * one and the last chunks end close together; where the probe measured
      * the lanes, no more than one lane carries in 20 ms (the longest a lane
      * can lag behind the others at the end). No smaller than 64 KiB (a
      * frame per syscall), or than those 20 ms where they are less (slow
      * lanes, where the syscalls cost nothing beside the wire), but not under
-     * 8 KiB; no larger than 1 MiB. A 64 KiB floor held a capped lane's last
-     * chunk for 40 ms at the end of each large transfer (docs/results/
-     * p2p.md, "Segments over every lane"). */
-    c = size / (16 * (size_t)k);
+     * 8 KiB; no larger than 1 MiB. On a capped lane a longer chunk holds the
+     * step that waits for a transfer's last chunk (docs/results/p2p.md,
+     * "Segments over every lane"). */
+    c = size / (16 * lanes);
     size_t lo = 65536;
-    double per_lane = ratek > 0 ? 0.02 * ratek / k : 0;
+    double per_lane = ratek > 0 ? 0.02 * ratek / (double)lanes : 0;
     if (per_lane > 0 && (double)c > per_lane) c = (size_t)per_lane;
     if (per_lane > 0 && per_lane < (double)lo) lo = per_lane < 8192 ? 8192 : (size_t)per_lane;
     c = c < lo ? lo : c > 1048576 ? 1048576 : c;
@@ -255,10 +256,8 @@ size_t wsp__stripe_chunk(size_t size, int k, double ratek, size_t forced, int se
      * later segments on the other lanes sharing the link, and every hop of
      * the pipeline would wait that much longer for it (docs/results/p2p.md,
      * "Segments over every lane"). */
-    size_t each = size / (size_t)k + (size % (size_t)k != 0);
+    size_t each = size / lanes + (size % lanes != 0);
     if (c > each) c = each < 4096 ? 4096 : each;
-  } else if (c == 0) {
-    c = 65536;
   }
   /* A sealed lane seals a whole frame into a buffer of its own. */
   if (sealed && c > WSP__SEALED_CHUNK_MAX) c = WSP__SEALED_CHUNK_MAX;

@@ -251,11 +251,24 @@ int wsp__lane_connected(int fd) {
  * poll reports the lane writable only when its unsent backlog is below
  * `lowat`, which is what makes "the next chunk to the lane that is free"
  * follow each lane's real rate (striped_internal.h). */
+static void wsp__set_lowat(int fd, size_t lowat) {
+  int lw = lowat > (size_t)1 << 30 ? 1 << 30 : (int)lowat;
+  (void)setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lw, sizeof lw);
+}
+
 void wsp__lane_options(int fd, size_t lowat) {
   int one = 1;
   (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  int lw = lowat > (size_t)1 << 30 ? 1 << 30 : (int)lowat;
-  (void)setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lw, sizeof lw);
+  wsp__set_lowat(fd, lowat);
+}
+
+size_t wsp__lane_mark(const wsp__lane_t *l, size_t engine) { return l->lowat ? l->lowat : engine; }
+
+void wsp__lane_follow(wsp__lane_t *l, size_t engine, size_t chunk) {
+  size_t want = chunk == 0 || chunk > engine ? engine : chunk;
+  if (wsp__lane_mark(l, engine) == want) return;
+  wsp__set_lowat(l->fd, want);
+  l->lowat = want;
 }
 
 void wsp__lane_shutdown(int fd) {

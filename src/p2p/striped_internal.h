@@ -671,6 +671,15 @@ int wsp__lane_accept(int lfd, uint32_t *src);
 /* Ends the sending side (FIN after what is queued). */
 void wsp__lane_shutdown(int fd);
 void wsp__lane_options(int fd, size_t lowat);
+/* Lane l's unsent mark: its own (wsp__lane_t.lowat), else the engine's. */
+size_t wsp__lane_mark(const wsp__lane_t *l, size_t engine);
+/* Sets l's mark to `chunk`, never above the engine's (0: the engine's),
+ * unless it is already so. A lane takes its next chunk once less than one
+ * chunk of the current send waits unsent in it: with the small chunks of a
+ * pipeline's segments a fixed mark would keep several segments queued on
+ * each lane, and a new segment would wait behind them (docs/results/
+ * p2p.md, "Segments over every lane"). */
+void wsp__lane_follow(wsp__lane_t *l, size_t engine, size_t chunk);
 /* Closes; `reset` makes the peer see a reset rather than an orderly end. */
 void wsp__lane_close(int fd, int reset);
 /* A lane with this fd, nothing in or out; `sealed` lanes are set up by
