@@ -562,6 +562,14 @@ typedef struct wsp_model {
   size_t lanes_min;
   /* Where eager and eager_node came from (wsp_eager_from_t). */
   int eager_from;
+  /* Seconds a transfer over the lanes lasts beyond its bytes when the
+   * next one waits for it (a step of a tree, of recursive halving or
+   * doubling): the lanes' standing queue, which each drains at its own
+   * cap, so the last bytes arrive on a few lanes while the link idles.
+   * Pipelined algorithms pay it once, at their end. Measured with the
+   * lanes when auto decides; 0 when no transfer takes the lanes or the
+   * lanes were not measured (forced, or decided from a map). */
+  double lanes_drain;
 } wsp_model_t;
 
 /* Which ranks share a node, as wirespeed sees it (WSP_NODES). */

@@ -99,7 +99,8 @@ class Model(ctypes.Structure):
                 ("beta_x", c_double), ("alpha_node", c_double), ("beta_node", c_double),
                 ("gap", c_double), ("calibrated", c_int), ("eager", c_size_t),
                 ("eager_node", c_size_t), ("alpha_wan", c_double), ("beta_wan", c_double),
-                ("beta_wan_link", c_double), ("lanes_min", c_size_t), ("eager_from", c_int)]
+                ("beta_wan_link", c_double), ("lanes_min", c_size_t), ("eager_from", c_int),
+                ("lanes_drain", c_double)]
 
 
 class ShuffleConfig(ctypes.Structure):

@@ -7,6 +7,10 @@
 
 #include <math.h>
 
+double wsp__drain(const wsp_model_t *m, double bytes) {
+  return m->lanes_min && bytes >= (double)m->lanes_min ? m->lanes_drain : 0;
+}
+
 int wsp__ceil_log2(int p) {
   int l = 0;
   while ((1L << l) < p) l++;

@@ -31,6 +31,10 @@
 
 #include <stddef.h>
 
+/* What a transfer of `bytes` that the next step waits for costs beyond
+ * alpha and its bytes: m->lanes_drain when it takes the lanes (at least
+ * m->lanes_min bytes), else 0 (wirespeed.h, wsp_model_t.lanes_drain). */
+double wsp__drain(const wsp_model_t *m, double bytes);
 /* ceil(log2 p) for p >= 1. */
 int wsp__ceil_log2(int p);
 /* ceil(log_k p) for p >= 1, k >= 2. */

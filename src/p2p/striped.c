@@ -849,6 +849,20 @@ int wsp_striped_recv(wsp_comm_t *comm, void *buf, size_t bytes, int source, int 
   return rc != WSP_OK ? rc : wsp_striped_wait(&r);
 }
 
+double wsp__stripe_queue(const wsp_comm_t *comm, int peer) {
+  const wsp__pair_t *pr =
+      comm->stripe && peer >= 0 && peer < comm->size ? comm->stripe->pair[peer] : NULL;
+  double sum = 0;
+  int n = 0;
+  for (int li = 1; pr && !pr->fallback && li < pr->nlanes; li++) {
+    wsp__tcpstat_t ts;
+    if (pr->lane[li].fd < 0 || wsp__tcpstat(pr->lane[li].fd, &ts) != 0 || ts.srtt_us == 0) continue;
+    sum += ts.srtt_us > ts.min_rtt_us ? 1e-6 * (ts.srtt_us - ts.min_rtt_us) : 0;
+    n++;
+  }
+  return n ? sum / n : 0;
+}
+
 int wsp_striped_info(const wsp_comm_t *comm, int peer, wsp_striped_info_t *info) {
   if (comm == NULL) return wsp__fail(NULL, WSP_ERR_ARG, "wsp_striped_info: comm is NULL");
   if (info == NULL) return wsp__fail(comm, WSP_ERR_ARG, "wsp_striped_info: info is NULL");

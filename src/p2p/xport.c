@@ -396,9 +396,9 @@ int wsp__xport_decide(wsp_comm_t *comm) {
   for (int r = 0; lowest && other < nodes && r < p && partner < 0; r++)
     if (node[r] == other) partner = r;
   /* Sums: pairs measured, those where lanes pay. Maxima: lanes, the
-   * threshold, the seconds per byte of all lanes, the round trip and the
-   * rate of one flow. */
-  double sum[2] = {0, 0}, max[5] = {0, 0, 0, 0, 0};
+   * threshold, the seconds per byte of all lanes, the round trip, the
+   * rate of one flow and the lanes' standing queue. */
+  double sum[2] = {0, 0}, max[6] = {0, 0, 0, 0, 0, 0};
   const int from_map = comm->map_flows.pairs > 0;
   if (from_map) {
     /* The attached map measured every pair (the same map, so the same
@@ -434,6 +434,9 @@ int wsp__xport_decide(wsp_comm_t *comm) {
         max[2] = 1 / info.rate_lanes;
         max[3] = info.rtt;
         max[4] = info.rate_one;
+        /* On the end that streamed the probe's k lanes; the other end
+         * reads about 0 (it only sent acknowledgements). */
+        max[5] = wsp__stripe_queue(w, partner);
       }
       wsp__log(comm, WSP_LOG_INFO, "transport: rank %d: one flow %.3g MB/s, %d flows %.3g MB/s: %s",
                partner, info.rate_one / 1e6, info.lanes_open, info.rate_lanes / 1e6,
@@ -445,7 +448,7 @@ int wsp__xport_decide(wsp_comm_t *comm) {
     rc = WSP_OK;
   }
   if (!from_map && ((rc = wsp__allreduce_wait(comm, sum, 2, MPI_DOUBLE, MPI_SUM)) != WSP_OK ||
-                    (rc = wsp__allreduce_wait(comm, max, 5, MPI_DOUBLE, MPI_MAX)) != WSP_OK))
+                    (rc = wsp__allreduce_wait(comm, max, 6, MPI_DOUBLE, MPI_MAX)) != WSP_OK))
     return rc;
   if (sum[0] > 0 && 2 * sum[1] > sum[0]) {
     /* A lane count the user fixed (WSP_P2P_LANES) holds; the probe
@@ -465,11 +468,13 @@ int wsp__xport_decide(wsp_comm_t *comm) {
     }
     m->alpha += max[3];
     m->lanes_min = w->cfg.p2p_min;
+    m->lanes_drain = max[5];
     wsp__log(comm, WSP_LOG_INFO,
              "transport: lanes pay between %g of %g pairs of nodes %s: transfers of %zu "
-             "bytes or more between nodes take %u lanes (decided in %.2f s)",
+             "bytes or more between nodes take %u lanes, whose queue drains in %.3g s "
+             "(decided in %.2f s)",
              sum[1], sum[0], from_map ? "in the map" : "measured", w->cfg.p2p_min, w->cfg.p2p_lanes,
-             wsp__now() - t0);
+             m->lanes_drain, wsp__now() - t0);
   } else {
     wsp__log(comm, WSP_LOG_INFO,
              "transport: lanes pay between %g of %g pairs of nodes %s: every transfer "

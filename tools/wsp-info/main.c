@@ -310,6 +310,7 @@ static int print_model(int text, FILE *jf, int rank) {
                         json_real(m.beta_wan_link));
     json_object_set_new(json_object_get(doc, "model"), "lanes_min",
                         json_integer((json_int_t)m.lanes_min));
+    json_object_set_new(json_object_get(doc, "model"), "lanes_drain", json_real(m.lanes_drain));
     json_object_set_new(json_object_get(doc, "model"), "eager_from",
                         json_string(wsp_eager_from_name(m.eager_from)));
     json_t *jt = json_object_get(doc, "topology"), *jsite = json_array();

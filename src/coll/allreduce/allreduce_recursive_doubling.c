@@ -29,14 +29,14 @@
 #include <stdlib.h>
 
 WSP__COST(allreduce, recursive_doubling,
-          "lg q.(alpha + n.beta_x) + 2.[p != q].(alpha + n.beta) + (lg q + "
-          "[p != q]).n.gamma, q = 2^floor(lg p)") {
+          "(lg q + 2.[p != q]).drain + lg q.(alpha + n.beta_x) + 2.[p != q].(alpha + n.beta) + "
+          "(lg q + [p != q]).n.gamma, q = 2^floor(lg p)") {
   int q = wsp__rsched_pow2_floor(s->p), lg = wsp__rsched_log2(q);
   int odd = s->p != q;
   double n = (double)s->bytes;
   /* Exchange steps at beta_x, the fold and unfold at beta. */
-  return lg * (m->alpha + n * m->beta_x) + 2 * odd * (m->alpha + n * m->beta) +
-         (lg + odd) * n * m->gamma;
+  return (lg + 2 * odd) * wsp__drain(m, n) + lg * (m->alpha + n * m->beta_x) +
+         2 * odd * (m->alpha + n * m->beta) + (lg + odd) * n * m->gamma;
 }
 
 int wsp__allreduce_recursive_doubling(wsp_comm_t *comm,

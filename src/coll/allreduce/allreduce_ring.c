@@ -40,7 +40,7 @@
 
 WSP__COST(allreduce, ring,
           "2.(p-1).k.alpha + ((p-1)/p).n.(beta_x + max(beta_x, gamma)) + "
-          "(p-1).(n/(p.k)).min(beta_x, gamma), k = ceil(n / (p.seg))") {
+          "(p-1).(n/(p.k)).min(beta_x, gamma) + drain, k = ceil(n / (p.seg))") {
   int p = s->p;
   size_t blk = (s->bytes + (size_t)p - 1) / (size_t)p;
   double bx = m->beta_x;
@@ -50,8 +50,11 @@ WSP__COST(allreduce, ring,
   if (t) t->seg = seg;
   double k = seg && blk ? (double)((blk + seg - 1) / seg) : 1.0;
   double n = (double)s->bytes;
+  /* Each rank sends to one neighbour only, and a step's sends queue behind
+   * the last step's on the same lanes: their queue drains once, at the end
+   * (wsp__drain). */
   return 2.0 * (p - 1) * k * m->alpha + (double)(p - 1) / p * n * (bx + hi) +
-         (p - 1) * (n / ((double)p * k)) * lo;
+         (p - 1) * (n / ((double)p * k)) * lo + wsp__drain(m, (double)seg);
 }
 
 int wsp__allreduce_ring(wsp_comm_t *comm, const wsp__coll_args_t *a) {

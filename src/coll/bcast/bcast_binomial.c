@@ -13,9 +13,9 @@
 
 #include "../../patterns/tree.h"
 
-WSP__COST(bcast, binomial,
-          "ceil(lg p).(alpha + n.beta)") {
-  return wsp__ceil_log2(s->p) * (m->alpha + (double)s->bytes * m->beta);
+WSP__COST(bcast, binomial, "ceil(lg p).(alpha + drain + n.beta)") {
+  double n = (double)s->bytes;
+  return wsp__ceil_log2(s->p) * (m->alpha + wsp__drain(m, n) + n * m->beta);
 }
 
 int wsp__bcast_binomial(wsp_comm_t *comm, const wsp__coll_args_t *a) {

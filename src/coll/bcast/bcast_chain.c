@@ -68,7 +68,7 @@ size_t wsp__bcast_ahead(size_t seg, double lat, double seg_time) {
 }
 
 WSP__COST(bcast, chain,
-          "(p - 1 + s - 1).(alpha + (n/s).b), s = ceil(n/seg), b = beta_x "
+          "(p - 1 + s - 1).(alpha + (n/s).b) + drain, s = ceil(n/seg), b = beta_x "
           "(beta for p = 2)") {
   size_t n = s->bytes;
   double b = wsp__chain_beta(m, s->p);
@@ -76,7 +76,9 @@ WSP__COST(bcast, chain,
   if (t) t->seg = seg;
   size_t nseg = n ? wsp__bcast_nseg(n, seg) : 1;
   double segs = (double)nseg;
-  return (s->p - 1 + segs - 1) * (m->alpha + (double)n / segs * b);
+  /* Segments overlap: the lanes' queue drains once (wsp__drain). */
+  return (s->p - 1 + segs - 1) * (m->alpha + (double)n / segs * b) +
+         wsp__drain(m, (double)n / segs);
 }
 
 int wsp__bcast_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {

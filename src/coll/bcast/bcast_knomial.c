@@ -24,10 +24,10 @@
 
 enum { WSP__BCAST_K = 4 };
 
-WSP__COST(bcast, knomial,
-          "ceil(log_4 p).(alpha + 3.n.beta)") {
+WSP__COST(bcast, knomial, "ceil(log_4 p).(alpha + drain + 3.n.beta)") {
+  double n = (double)s->bytes;
   return wsp__ceil_logk(s->p, WSP__BCAST_K) *
-         (m->alpha + (WSP__BCAST_K - 1) * (double)s->bytes * m->beta);
+         (m->alpha + wsp__drain(m, n) + (WSP__BCAST_K - 1) * n * m->beta);
 }
 
 /* floor(log_k d): the level (place k^i) of a child at distance d = c - r. */

@@ -27,12 +27,13 @@
 #include "../../patterns/tree.h"
 
 WSP__COST(bcast, scatter_rdb,
-          "2.ceil(lg p).alpha + ((p-1)/p).n.(beta + beta_x) + sum over "
+          "2.ceil(lg p).(alpha + drain) + ((p-1)/p).n.(beta + beta_x) + sum over "
           "clipped rounds i of f_i.(alpha + (m'_i/p).n.beta), empty for p "
           "a power of two") {
   double p = s->p, n = (double)s->bytes;
   /* Scatter at beta, the recursive-doubling exchanges at beta_x. */
-  double c = 2.0 * wsp__ceil_log2(s->p) * m->alpha +
+  /* Every step waits for the one before (wsp__drain, at a piece's size). */
+  double c = 2.0 * wsp__ceil_log2(s->p) * (m->alpha + wsp__drain(m, n / p)) +
              (p - 1) / p * n * (m->beta + m->beta_x);
   for (int i = 0; i < wsp__bsched_rd_rounds(s->p); i++) {
     int f = wsp__bsched_rd_fixups(s->p, i);

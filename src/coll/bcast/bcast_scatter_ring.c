@@ -25,12 +25,11 @@
 
 #include "../../patterns/tree.h"
 
-WSP__COST(bcast, scatter_ring,
-          "ceil(lg p).alpha + ((p-1)/p).n.beta + (p-1).alpha + "
-          "((p-1)/p).n.beta_x") {
+WSP__COST(bcast, scatter_ring, "(ceil(lg p) + p-1).(alpha + drain) + ((p-1)/p).n.(beta + beta_x)") {
   double p = s->p, f = (p - 1) / p * (double)s->bytes;
-  return wsp__ceil_log2(s->p) * m->alpha + f * m->beta + (p - 1) * m->alpha +
-         f * m->beta_x;
+  /* Every step waits for the one before (wsp__drain, at a piece's size). */
+  double a = m->alpha + wsp__drain(m, (double)s->bytes / p);
+  return (wsp__ceil_log2(s->p) + p - 1) * a + f * (m->beta + m->beta_x);
 }
 
 int wsp__bcast_scatter_ring(wsp_comm_t *comm, const wsp__coll_args_t *a) {

@@ -49,7 +49,7 @@ WSP__COST(bcast, split_binary,
           "(2s + 2(D-1)).(alpha + (h/s).b) + alpha + (n/2).beta_x, h = "
           "ceil(n/2), s = ceil(h/seg), D = floor(lg ceil((p-1)/2)) + 1 (the "
           "depth), b = beta_x (beta for D = 1); p = 2: s.(alpha + "
-          "(h/s).beta) + alpha + (n/2).beta") {
+          "(h/s).beta) + alpha + (n/2).beta; + 2.drain (the pipeline's end, the exchange)") {
   int p = s->p, d = wsp__splitbin_depth(p);
   if (p < 2) {
     if (t) t->seg = 0;
@@ -62,8 +62,11 @@ WSP__COST(bcast, split_binary,
   if (t) t->seg = seg;
   double segs = h ? (double)wsp__bcast_nseg(h, seg) : 1;
   int sides = p > 2 ? 2 : 1;
-  return (sides * segs + 2.0 * (d - 1)) * (m->alpha + (double)h / segs * b) +
-         m->alpha + (double)(s->bytes / 2) * bx;
+  /* The trees' pipeline ends once and the exchange of halves waits for it
+   * (wsp__drain). */
+  return (sides * segs + 2.0 * (d - 1)) * (m->alpha + (double)h / segs * b) + m->alpha +
+         (double)(s->bytes / 2) * bx + wsp__drain(m, (double)h / segs) +
+         wsp__drain(m, (double)(s->bytes / 2));
 }
 
 int wsp__bcast_split_binary(wsp_comm_t *comm, const wsp__coll_args_t *a) {

@@ -31,10 +31,9 @@
 
 #include <stdlib.h>
 
-WSP__COST(reduce, binomial,
-          "ceil(lg p).(alpha + n.beta + n.gamma)") {
-  return wsp__ceil_log2(s->p) *
-         (m->alpha + (double)s->bytes * (m->beta + m->gamma));
+WSP__COST(reduce, binomial, "ceil(lg p).(alpha + drain + n.beta + n.gamma)") {
+  double n = (double)s->bytes;
+  return wsp__ceil_log2(s->p) * (m->alpha + wsp__drain(m, n) + n * (m->beta + m->gamma));
 }
 
 int wsp__reduce_binomial(wsp_comm_t *comm, const wsp__coll_args_t *a) {

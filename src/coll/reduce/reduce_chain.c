@@ -35,7 +35,7 @@
 #include <stdlib.h>
 
 WSP__COST(reduce, chain,
-          "(p - 1 + s - 1).(alpha + (n/s).b + (n/s).gamma), s = ceil(n / "
+          "(p - 1 + s - 1).(alpha + (n/s).b + (n/s).gamma) + drain, s = ceil(n / "
           "seg), b = beta_x (beta for p = 2)") {
   double per_byte = wsp__chain_beta(m, s->p) + m->gamma;
   size_t seg = wsp__pipeline_seg(m, s->bytes, s->p - 1, per_byte,
@@ -43,8 +43,9 @@ WSP__COST(reduce, chain,
   if (t) t->seg = seg;
   double nseg = seg ? (double)((s->bytes + seg - 1) / seg) : 1.0;
   if (nseg < 1) nseg = 1;
-  return (s->p - 1 + nseg - 1) *
-         (m->alpha + (double)s->bytes / nseg * per_byte);
+  /* Segments overlap: the lanes' queue drains once (wsp__drain). */
+  return (s->p - 1 + nseg - 1) * (m->alpha + (double)s->bytes / nseg * per_byte) +
+         wsp__drain(m, (double)s->bytes / nseg);
 }
 
 typedef struct {
