@@ -764,18 +764,20 @@ static long choose_iters(const coll_opts_t *o, const row_t *w, int alg) {
   return goal < 1 ? 1 : goal > MAX_ITERS ? MAX_ITERS : (long)goal;
 }
 
-/* Before timing: MPI's own result on this input, then per algorithm what
- * really runs (a forced algorithm whose preconditions fail runs its
- * fallback), its checked call, its iteration count and its warmup. */
+/* Before timing: MPI's own result on this input, then per algorithm its
+ * checked call, what really runs (a forced algorithm whose preconditions
+ * fail runs its fallback; asked after the call, which may have decided
+ * the transport and with it the model), its iteration count and its
+ * warmup. */
 static void prepare_row(coll_bench_t *b, const row_t *w, row_state_t *s) {
   if (checked_call(w, ALG_MPI, "mpi (the reference)") > 0) b->mismatches++;
   for (int a = 0; a < s->na; a++) {
     int alg = s->al[a];
     select_alg(w, alg);
     s->ran[a] = -1;
+    s->bad[a] = checked_call(w, alg, alg_name(w->coll, alg));
     if (alg != ALG_MPI && wsp_coll_select(b->comm, w->coll, w->block, 1, &s->ran[a]) != WSP_OK)
       wsp_bench_die(b->rank, "wsp_coll_select", wsp_last_error());
-    s->bad[a] = checked_call(w, alg, alg_name(w->coll, alg));
     b->mismatches += s->bad[a] > 0;
     s->iters[a] = choose_iters(b->o, w, alg);
     long wu = b->o->warmup >= 0 ? b->o->warmup : (s->iters[a] < 5 ? s->iters[a] : 5);
@@ -875,12 +877,13 @@ static void json_line(coll_bench_t *b, const row_t *w, size_t S, const row_state
                                   m->beta_wan, "beta_wan_link", m->beta_wan_link));
   }
   json_object_set_new(j, "model",
-                      json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b, s:I, s:I, s:s}", "alpha",
-                                m->alpha, "beta", m->beta, "gamma", m->gamma, "beta_x", m->beta_x,
-                                "alpha_node", m->alpha_node, "beta_node", m->beta_node, "gap",
-                                m->gap, "calibrated", m->calibrated, "eager", (json_int_t)m->eager,
-                                "eager_node", (json_int_t)m->eager_node, "eager_from",
-                                wsp_eager_from_name(m->eager_from)));
+                      json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b, s:I, s:I, s:s, s:I, s:f}",
+                                "alpha", m->alpha, "beta", m->beta, "gamma", m->gamma, "beta_x",
+                                m->beta_x, "alpha_node", m->alpha_node, "beta_node", m->beta_node,
+                                "gap", m->gap, "calibrated", m->calibrated, "eager",
+                                (json_int_t)m->eager, "eager_node", (json_int_t)m->eager_node,
+                                "eager_from", wsp_eager_from_name(m->eager_from), "lanes_min",
+                                (json_int_t)m->lanes_min, "lanes_drain", m->lanes_drain));
   wsp_bench_emit(&b->out, j);
 }
 
@@ -888,6 +891,10 @@ static void json_line(coll_bench_t *b, const row_t *w, size_t S, const row_state
 static void report_row(coll_bench_t *b, const row_t *w, size_t S, const row_state_t *s) {
   alg_result_t res[MAX_ALGS];
   double tmpi = -1, col[1000]; /* --reps is at most 1000 */
+  /* The model as the row's calls saw it: the first large call may have
+   * put the lanes under the collectives, and their figures into it. */
+  if (wsp_comm_model(b->comm, &b->model) != WSP_OK)
+    wsp_bench_die(b->rank, "wsp_comm_model", wsp_last_error());
   for (int a = 0; a < s->na; a++) {
     wsp_stats_t st;
     for (long r = 0; r < b->o->reps; r++) col[r] = b->times[r * MAX_ALGS + a];
