@@ -206,6 +206,8 @@ void wsp__topo_set_models(wsp_comm_t *comm) {
     m.alpha = m.alpha_node;
     m.beta = m.beta_x = m.beta_node;
     m.eager = m.eager_node;
+    m.lanes_min = 0; /* inside a node nothing takes the lanes */
+    m.lanes_drain = 0;
     /* A message's overhead cannot exceed its whole latency. */
     m.gap = m.gap < m.alpha ? m.gap : m.alpha;
     comm->topo.local->model = m;

@@ -11,6 +11,12 @@ double wsp__drain(const wsp_model_t *m, double bytes) {
   return m->lanes_min && bytes >= (double)m->lanes_min ? m->lanes_drain : 0;
 }
 
+double wsp__drain_halving(const wsp_model_t *m, double n, int steps) {
+  double d = 0;
+  for (int i = 1; i <= steps; i++) d += wsp__drain(m, n / (double)(1L << (i < 62 ? i : 62)));
+  return d;
+}
+
 int wsp__ceil_log2(int p) {
   int l = 0;
   while ((1L << l) < p) l++;

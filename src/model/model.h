@@ -35,6 +35,10 @@
  * alpha and its bytes: m->lanes_drain when it takes the lanes (at least
  * m->lanes_min bytes), else 0 (wirespeed.h, wsp_model_t.lanes_drain). */
 double wsp__drain(const wsp_model_t *m, double bytes);
+/* The drains of `steps` steps of n/2, n/4, ... bytes (recursive halving,
+ * a binomial scatter; doubling and a binomial gather in reverse):
+ * sum over i = 1..steps of wsp__drain(m, n / 2^i). */
+double wsp__drain_halving(const wsp_model_t *m, double n, int steps);
 /* ceil(log2 p) for p >= 1. */
 int wsp__ceil_log2(int p);
 /* ceil(log_k p) for p >= 1, k >= 2. */

@@ -785,10 +785,11 @@ typedef struct wsp__tcpstat {
   int slow_start;
 } wsp__tcpstat_t;
 int wsp__tcpstat(int fd, wsp__tcpstat_t *s);
-/* The standing queue of the lanes to peer (s): the mean over its data
- * lanes of the kernel's smoothed round trip less its least one; 0 when
- * the kernel cannot say or no lanes are open. Read after the probe, on the
- * end that streamed, it is the queue k loaded lanes build (striped.c). */
+/* The standing queue of the lanes to peer (s): the mean over every data
+ * lane the probe opened of the kernel's smoothed round trip less its
+ * least one; 0 when the kernel cannot say or no lanes are open. Read after
+ * the probe, on the end that streamed, it is the queue the loaded lanes
+ * built (the probe's last phase ran them all). */
 double wsp__stripe_queue(const wsp_comm_t *comm, int peer);
 
 /* The probe's streamed bytes arrived (n of them), and its phase's end. */

@@ -127,12 +127,17 @@ int main(void) {
   CHECK(wsp__pipeline_seg(&me, n, 7, m.beta_x, 8) == (size_t)want / 8 * 8,
         "a limit below 4 KiB is not kept to");
 
-  /* The lanes' drain (wsp_model_t.lanes_drain): paid by a transfer of at
+  /* The lanes' drain (wsp_model_t.lanes_drain): paid by a step of at
    * least lanes_min bytes only; per step by the algorithms whose steps wait
-   * for each other, once by the pipelined ones. At p = 8 and 16 MiB, by
-   * hand: Rabenseifner 2 lg 8 = 6 steps (the smallest 2 MiB), recursive
-   * doubling 3, binomial bcast and reduce 3, scatter + ring allgather
-   * 3 + 7, the ring allreduce, the chains 1. */
+   * for each other, once by the pipelines and by a ring cut in segments.
+   * At p = 8 and 16 MiB, by hand, with the lanes from 64 KiB and from
+   * 4 MiB: Rabenseifner's steps of 8, 4, 2 MiB twice, 6 and 4; recursive
+   * doubling 3 x 16 MiB; the binomial trees 3 x 16 MiB; the 4-nomial
+   * 2 x 16 MiB; scatter + ring allgather 8, 4, 2 MiB then 7 x 2 MiB, 10
+   * and 2; scatter + doubling 6 and 4; the chains' end 1 (their segments
+   * are at least lanes_min); split binary's end and its 8 MiB exchange 2;
+   * the ring, 2 MiB blocks: 2 segments of at most 2 MiB at 64 KiB, 1
+   * drain; one segment of 2 MiB at 4 MiB, below the lanes, 0. */
   wsp_model_t ml = {.alpha = 2e-5,
                     .beta = 8e-8,
                     .gamma = 2e-11,
@@ -149,16 +154,19 @@ int main(void) {
   static const struct {
     wsp_coll_t c;
     const char *alg;
-    int steps;
-  } dr[] = {{WSP_COLL_ALLREDUCE, "rabenseifner", 6},
-            {WSP_COLL_ALLREDUCE, "recursive_doubling", 3},
-            {WSP_COLL_ALLREDUCE, "ring", 1},
-            {WSP_COLL_BCAST, "binomial", 3},
-            {WSP_COLL_BCAST, "scatter_ring", 10},
-            {WSP_COLL_BCAST, "chain", 1},
-            {WSP_COLL_REDUCE, "binomial", 3},
-            {WSP_COLL_REDUCE, "rabenseifner", 6},
-            {WSP_COLL_REDUCE, "chain", 1}};
+    int steps[2]; /* lanes from 64 KiB, from 4 MiB */
+  } dr[] = {{WSP_COLL_ALLREDUCE, "rabenseifner", {6, 4}},
+            {WSP_COLL_ALLREDUCE, "recursive_doubling", {3, 3}},
+            {WSP_COLL_ALLREDUCE, "ring", {1, 0}},
+            {WSP_COLL_BCAST, "binomial", {3, 3}},
+            {WSP_COLL_BCAST, "knomial", {2, 2}},
+            {WSP_COLL_BCAST, "scatter_ring", {10, 2}},
+            {WSP_COLL_BCAST, "scatter_rdb", {6, 4}},
+            {WSP_COLL_BCAST, "chain", {1, 1}},
+            {WSP_COLL_BCAST, "split_binary", {2, 2}},
+            {WSP_COLL_REDUCE, "binomial", {3, 3}},
+            {WSP_COLL_REDUCE, "rabenseifner", {6, 4}},
+            {WSP_COLL_REDUCE, "chain", {1, 1}}};
   const wsp__coll_shape_t s8 = {.p = 8,
                                 .bytes = n,
                                 .count = n / 8,
@@ -167,18 +175,43 @@ int main(void) {
                                 .nodes = 8,
                                 .max_node_ranks = 1,
                                 .node_blocks = 1};
-  for (size_t i = 0; i < sizeof dr / sizeof dr[0]; i++) {
-    int a = -1;
-    CHECK(wsp_coll_alg_from_name(dr[i].c, dr[i].alg, &a) == WSP_OK, "%s", dr[i].alg);
-    if (a < 0) continue;
-    const wsp__coll_alg_t *r = &wsp__coll_table(dr[i].c)->algs[a];
-    wsp_model_t m0 = ml;
+  for (int lm = 0; lm < 2; lm++) {
+    wsp_model_t mt = ml;
+    mt.lanes_min = lm ? (size_t)4 << 20 : 65536;
+    for (size_t i = 0; i < sizeof dr / sizeof dr[0]; i++) {
+      int a = -1;
+      CHECK(wsp_coll_alg_from_name(dr[i].c, dr[i].alg, &a) == WSP_OK, "%s", dr[i].alg);
+      if (a < 0) continue;
+      const wsp__coll_alg_t *r = &wsp__coll_table(dr[i].c)->algs[a];
+      wsp_model_t m0 = mt;
+      m0.lanes_drain = 0;
+      wsp__coll_tune_t t1 = {0}, t0 = {0};
+      double with = r->cost(&mt, &s8, &t1), without = r->cost(&m0, &s8, &t0);
+      CHECK(fabs(with - without - dr[i].steps[lm] * 0.09) < 1e-9 && t1.seg == t0.seg,
+            "%s/%s, lanes from %zu bytes: the drain adds %g s, want %d x 0.09",
+            wsp_coll_name(dr[i].c), dr[i].alg, mt.lanes_min, with - without, dr[i].steps[lm]);
+    }
+  }
+  /* A ring whose blocks would go in one segment each (alpha 1e-4 puts the
+   * optimum above the 2 MiB block) pays a drain per step, 14 x 0.09 s;
+   * two segments of 1 MiB cost 14 alpha more, one drain, and 7 x 1 MiB of
+   * gamma less (the reduction not hidden is one segment's): the cost takes
+   * them. Without the drain it keeps one segment. */
+  {
+    int ring = -1;
+    wsp_coll_alg_from_name(WSP_COLL_ALLREDUCE, "ring", &ring);
+    wsp_model_t ma = ml, m0;
+    ma.alpha = 1e-4;
+    m0 = ma;
     m0.lanes_drain = 0;
-    wsp__coll_tune_t t1 = {0}, t0 = {0};
-    double with = r->cost(&ml, &s8, &t1), without = r->cost(&m0, &s8, &t0);
-    CHECK(fabs(with - without - dr[i].steps * 0.09) < 1e-9 && t1.seg == t0.seg,
-          "%s/%s: the drain adds %g s, want %d x 0.09", wsp_coll_name(dr[i].c), dr[i].alg,
-          with - without, dr[i].steps);
+    wsp__coll_tune_t ta = {0}, t0 = {0};
+    const wsp__coll_alg_t *r = &wsp__coll_table(WSP_COLL_ALLREDUCE)->algs[ring > 0 ? ring : 0];
+    double ca = r->cost(&ma, &s8, &ta), c0 = r->cost(&m0, &s8, &t0);
+    CHECK(ring > 0 && ta.seg == ((size_t)1 << 20) && t0.seg == ((size_t)2 << 20) &&
+              fabs(ca - c0 - (14 * 1e-4 + 0.09 - 7 * 1048576 * 2e-11)) < 1e-9,
+          "ring at one segment per block: seg %zu (want 1 MiB), without the drain %zu (2 MiB), "
+          "the drain and segments add %g s (want %g)",
+          ta.seg, t0.seg, ca - c0, 14 * 1e-4 + 0.09 - 7 * 1048576 * 2e-11);
   }
   /* What it is for, at figures like the cloud lab's (docs/results/p2p.md):
    * the ring and Rabenseifner move the same bytes, and without the drain

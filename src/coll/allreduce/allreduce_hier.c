@@ -60,6 +60,8 @@ WSP__COST(allreduce, hier,
   wsp_model_t mn = *m;
   mn.alpha = m->alpha_node;
   mn.beta = mn.beta_x = m->beta_node;
+  mn.lanes_min = 0; /* inside a node nothing takes the lanes */
+  mn.lanes_drain = 0;
   double r, a, b;
   wsp__coll_cheapest(wsp__coll_table(WSP_COLL_REDUCE), &mn, &node, &r);
   wsp__coll_cheapest(wsp__coll_table(WSP_COLL_ALLREDUCE), m, &net, &a);

@@ -29,7 +29,7 @@
 #include <stdlib.h>
 
 WSP__COST(allreduce, recursive_doubling,
-          "(lg q + 2.[p != q]).drain + lg q.(alpha + n.beta_x) + 2.[p != q].(alpha + n.beta) + "
+          "(lg q + 2.[p != q]).drain(n) + lg q.(alpha + n.beta_x) + 2.[p != q].(alpha + n.beta) + "
           "(lg q + [p != q]).n.gamma, q = 2^floor(lg p)") {
   int q = wsp__rsched_pow2_floor(s->p), lg = wsp__rsched_log2(q);
   int odd = s->p != q;

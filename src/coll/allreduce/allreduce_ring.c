@@ -38,23 +38,38 @@
 
 #include <stdlib.h>
 
-WSP__COST(allreduce, ring,
-          "2.(p-1).k.alpha + ((p-1)/p).n.(beta_x + max(beta_x, gamma)) + "
-          "(p-1).(n/(p.k)).min(beta_x, gamma) + drain, k = ceil(n / (p.seg))") {
-  int p = s->p;
-  size_t blk = (s->bytes + (size_t)p - 1) / (size_t)p;
+/* The cost at segments of seg bytes (blk per block). Each rank sends to
+ * one neighbour only. With two segments or more a step's first segments go
+ * out before the last of the step before has arrived, queued behind it on
+ * the same lanes, which drain once, at the end; a step of one segment
+ * waits for the whole of the one before (wsp__drain). */
+static double wsp__ring_cost(const wsp_model_t *m, int p, double n, size_t blk, size_t seg) {
   double bx = m->beta_x;
   double lo = bx < m->gamma ? bx : m->gamma;
   double hi = bx < m->gamma ? m->gamma : bx;
-  size_t seg = wsp__pipeline_seg(m, blk, 2, lo / 2, wsp__red_elem_bytes(s));
-  if (t) t->seg = seg;
   double k = seg && blk ? (double)((blk + seg - 1) / seg) : 1.0;
-  double n = (double)s->bytes;
-  /* Each rank sends to one neighbour only, and a step's sends queue behind
-   * the last step's on the same lanes: their queue drains once, at the end
-   * (wsp__drain). */
+  double drains = k > 1 ? 1 : 2.0 * (p - 1);
   return 2.0 * (p - 1) * k * m->alpha + (double)(p - 1) / p * n * (bx + hi) +
-         (p - 1) * (n / ((double)p * k)) * lo + wsp__drain(m, (double)seg);
+         (p - 1) * (n / ((double)p * k)) * lo + drains * wsp__drain(m, (double)seg);
+}
+
+WSP__COST(allreduce, ring,
+          "2.(p-1).k.alpha + ((p-1)/p).n.(beta_x + max(beta_x, gamma)) + "
+          "(p-1).(n/(p.k)).min(beta_x, gamma) + [k = 1 ? 2.(p-1) : 1].drain(seg), k = ceil(n / "
+          "(p.seg)); where one segment per block would pay a drain per step, two if cheaper") {
+  int p = s->p;
+  size_t blk = (s->bytes + (size_t)p - 1) / (size_t)p, al = wsp__red_elem_bytes(s);
+  double lo = m->beta_x < m->gamma ? m->beta_x : m->gamma, n = (double)s->bytes;
+  size_t seg = wsp__pipeline_seg(m, blk, 2, lo / 2, al);
+  double c = wsp__ring_cost(m, p, n, blk, seg);
+  /* Half a block, in whole elements, while that still takes the lanes. */
+  size_t half = (blk / 2 + al - 1) / al * al;
+  if (seg >= blk && half > 0 && half < blk && wsp__drain(m, (double)half) > 0) {
+    double c2 = wsp__ring_cost(m, p, n, blk, half);
+    if (c2 < c) c = c2, seg = half;
+  }
+  if (t) t->seg = seg;
+  return c;
 }
 
 int wsp__allreduce_ring(wsp_comm_t *comm, const wsp__coll_args_t *a) {

@@ -13,7 +13,7 @@
 
 #include "../../patterns/tree.h"
 
-WSP__COST(bcast, binomial, "ceil(lg p).(alpha + drain + n.beta)") {
+WSP__COST(bcast, binomial, "ceil(lg p).(alpha + drain(n) + n.beta)") {
   double n = (double)s->bytes;
   return wsp__ceil_log2(s->p) * (m->alpha + wsp__drain(m, n) + n * m->beta);
 }

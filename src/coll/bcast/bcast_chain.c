@@ -68,7 +68,7 @@ size_t wsp__bcast_ahead(size_t seg, double lat, double seg_time) {
 }
 
 WSP__COST(bcast, chain,
-          "(p - 1 + s - 1).(alpha + (n/s).b) + drain, s = ceil(n/seg), b = beta_x "
+          "(p - 1 + s - 1).(alpha + (n/s).b) + drain(n/s), s = ceil(n/seg), b = beta_x "
           "(beta for p = 2)") {
   size_t n = s->bytes;
   double b = wsp__chain_beta(m, s->p);

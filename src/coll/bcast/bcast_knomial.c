@@ -24,7 +24,7 @@
 
 enum { WSP__BCAST_K = 4 };
 
-WSP__COST(bcast, knomial, "ceil(log_4 p).(alpha + drain + 3.n.beta)") {
+WSP__COST(bcast, knomial, "ceil(log_4 p).(alpha + drain(n) + 3.n.beta)") {
   double n = (double)s->bytes;
   return wsp__ceil_logk(s->p, WSP__BCAST_K) *
          (m->alpha + wsp__drain(m, n) + (WSP__BCAST_K - 1) * n * m->beta);

@@ -27,18 +27,21 @@
 #include "../../patterns/tree.h"
 
 WSP__COST(bcast, scatter_rdb,
-          "2.ceil(lg p).(alpha + drain) + ((p-1)/p).n.(beta + beta_x) + sum over "
-          "clipped rounds i of f_i.(alpha + (m'_i/p).n.beta), empty for p "
-          "a power of two") {
+          "2.ceil(lg p).alpha + 2.sum_{i=1..ceil(lg p)} drain(n/2^i) + ((p-1)/p).n.(beta + "
+          "beta_x) + sum over clipped rounds i of f_i.(alpha + drain((m'_i/p).n) + "
+          "(m'_i/p).n.beta), empty for p a power of two") {
   double p = s->p, n = (double)s->bytes;
   /* Scatter at beta, the recursive-doubling exchanges at beta_x. */
-  /* Every step waits for the one before (wsp__drain, at a piece's size). */
-  double c = 2.0 * wsp__ceil_log2(s->p) * (m->alpha + wsp__drain(m, n / p)) +
+  /* Every step waits for the whole of the one before (wsp__drain): the
+   * scatter's halves, quarters, ..., the doublings in reverse, each
+   * fix-up. */
+  int lg = wsp__ceil_log2(s->p);
+  double c = 2.0 * lg * m->alpha + 2.0 * wsp__drain_halving(m, n, lg) +
              (p - 1) / p * n * (m->beta + m->beta_x);
   for (int i = 0; i < wsp__bsched_rd_rounds(s->p); i++) {
     int f = wsp__bsched_rd_fixups(s->p, i);
-    if (f)
-      c += f * (m->alpha + wsp__bsched_rd_clipped(s->p, i) / p * n * m->beta);
+    double b = wsp__bsched_rd_clipped(s->p, i) / p * n;
+    if (f) c += f * (m->alpha + wsp__drain(m, b) + b * m->beta);
   }
   return c;
 }

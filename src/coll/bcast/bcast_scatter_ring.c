@@ -25,11 +25,16 @@
 
 #include "../../patterns/tree.h"
 
-WSP__COST(bcast, scatter_ring, "(ceil(lg p) + p-1).(alpha + drain) + ((p-1)/p).n.(beta + beta_x)") {
+WSP__COST(bcast, scatter_ring,
+          "(ceil(lg p) + p-1).alpha + sum_{i=1..ceil(lg p)} drain(n/2^i) + (p-1).drain(n/p) + "
+          "((p-1)/p).n.(beta + beta_x)") {
   double p = s->p, f = (p - 1) / p * (double)s->bytes;
-  /* Every step waits for the one before (wsp__drain, at a piece's size). */
-  double a = m->alpha + wsp__drain(m, (double)s->bytes / p);
-  return (wsp__ceil_log2(s->p) + p - 1) * a + f * (m->beta + m->beta_x);
+  /* Every step waits for the whole of the one before (wsp__drain): the
+   * scatter's halves, quarters, ..., then p - 1 blocks around the ring,
+   * each sent once its block has arrived. */
+  int lg = wsp__ceil_log2(s->p);
+  return (lg + p - 1) * m->alpha + wsp__drain_halving(m, (double)s->bytes, lg) +
+         (p - 1) * wsp__drain(m, (double)s->bytes / p) + f * (m->beta + m->beta_x);
 }
 
 int wsp__bcast_scatter_ring(wsp_comm_t *comm, const wsp__coll_args_t *a) {

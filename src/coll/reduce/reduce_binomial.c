@@ -31,7 +31,7 @@
 
 #include <stdlib.h>
 
-WSP__COST(reduce, binomial, "ceil(lg p).(alpha + drain + n.beta + n.gamma)") {
+WSP__COST(reduce, binomial, "ceil(lg p).(alpha + drain(n) + n.beta + n.gamma)") {
   double n = (double)s->bytes;
   return wsp__ceil_log2(s->p) * (m->alpha + wsp__drain(m, n) + n * (m->beta + m->gamma));
 }

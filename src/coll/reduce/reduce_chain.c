@@ -35,7 +35,7 @@
 #include <stdlib.h>
 
 WSP__COST(reduce, chain,
-          "(p - 1 + s - 1).(alpha + (n/s).b + (n/s).gamma) + drain, s = ceil(n / "
+          "(p - 1 + s - 1).(alpha + (n/s).b + (n/s).gamma) + drain(n/s), s = ceil(n / "
           "seg), b = beta_x (beta for p = 2)") {
   double per_byte = wsp__chain_beta(m, s->p) + m->gamma;
   size_t seg = wsp__pipeline_seg(m, s->bytes, s->p - 1, per_byte,

@@ -38,15 +38,15 @@
 #include <stdlib.h>
 
 WSP__COST(reduce, rabenseifner,
-          "2.lg q.(alpha + drain) + ((q-1)/q).n.(beta + beta_x) + ((q-1)/q).n.gamma + "
-          "[p != q].(alpha + drain + n.beta + n.gamma), q = 2^floor(lg p)") {
+          "2.lg q.alpha + 2.sum_{i=1..lg q} drain(n/2^i) + ((q-1)/q).n.(beta + beta_x) + "
+          "((q-1)/q).n.gamma + [p != q].(alpha + drain(n) + n.beta + n.gamma), q = "
+          "2^floor(lg p)") {
   int q = wsp__rsched_pow2_floor(s->p), lg = wsp__rsched_log2(q);
   double n = (double)s->bytes, f = (double)(q - 1) / q;
   /* Halving exchanges at beta_x, the gather at beta. */
-  /* Each step waits for the whole of the one before (wsp__drain, at the
-   * smallest step's size). */
-  double c = 2.0 * lg * (m->alpha + wsp__drain(m, n / q)) + f * n * (m->beta + m->beta_x) +
-             f * n * m->gamma;
+  /* Each step waits for the whole of the one before (wsp__drain). */
+  double c = 2.0 * lg * m->alpha + 2.0 * wsp__drain_halving(m, n, lg) +
+             f * n * (m->beta + m->beta_x) + f * n * m->gamma;
   if (s->p != q) c += m->alpha + wsp__drain(m, n) + n * (m->beta + m->gamma);
   return c;
 }
