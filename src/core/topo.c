@@ -200,18 +200,20 @@ out:
   return rc;
 }
 
+wsp_model_t wsp__model_node(const wsp_model_t *m) {
+  wsp_model_t n = *m;
+  n.alpha = m->alpha_node;
+  n.beta = n.beta_x = m->beta_node;
+  n.eager = m->eager_node;
+  /* A message's overhead cannot exceed its whole latency. */
+  n.gap = m->gap < n.alpha ? m->gap : n.alpha;
+  n.lanes_min = 0;
+  n.lanes_drain = 0;
+  return n;
+}
+
 void wsp__topo_set_models(wsp_comm_t *comm) {
-  if (comm->topo.local) {
-    wsp_model_t m = comm->model;
-    m.alpha = m.alpha_node;
-    m.beta = m.beta_x = m.beta_node;
-    m.eager = m.eager_node;
-    m.lanes_min = 0; /* inside a node nothing takes the lanes */
-    m.lanes_drain = 0;
-    /* A message's overhead cannot exceed its whole latency. */
-    m.gap = m.gap < m.alpha ? m.gap : m.alpha;
-    comm->topo.local->model = m;
-  }
+  if (comm->topo.local) comm->topo.local->model = wsp__model_node(&comm->model);
   if (comm->topo.leaders) comm->topo.leaders->model = comm->model;
 }
 

@@ -461,6 +461,12 @@ int wsp__comm_dup(const wsp_comm_t *comm, MPI_Comm *out);
 int wsp__topo_create(wsp_comm_t *comm);
 /* Gives the sub-communicators their part of the model (after calibration). */
 void wsp__topo_set_models(wsp_comm_t *comm);
+/* The model inside a node: m's node figures as alpha, beta and beta_x,
+ * its eager limit inside a node, a gap no longer than that alpha, and no
+ * lanes (nothing inside a node takes them). The node communicator's
+ * model, and what the hierarchical algorithms price their node steps
+ * with. */
+wsp_model_t wsp__model_node(const wsp_model_t *m);
 /* Frees the sub-communicators (collective over comm). */
 int wsp__topo_free(wsp_comm_t *comm);
 

@@ -13,7 +13,7 @@ double wsp__drain(const wsp_model_t *m, double bytes) {
 
 double wsp__drain_halving(const wsp_model_t *m, double n, int steps) {
   double d = 0;
-  for (int i = 1; i <= steps; i++) d += wsp__drain(m, n / (double)(1L << (i < 62 ? i : 62)));
+  for (int i = 1; i <= steps; i++) d += wsp__drain(m, ldexp(n, -i));
   return d;
 }
 

@@ -57,11 +57,8 @@ WSP__COST(allreduce, hier,
           "the cheapest flat allreduce at p = H (nodes)") {
   wsp__coll_shape_t node, net;
   wsp__hier_shapes(s, &node, &net);
-  wsp_model_t mn = *m;
-  mn.alpha = m->alpha_node;
-  mn.beta = mn.beta_x = m->beta_node;
-  mn.lanes_min = 0; /* inside a node nothing takes the lanes */
-  mn.lanes_drain = 0;
+  /* The node steps priced as the node communicator will choose them. */
+  wsp_model_t mn = wsp__model_node(m);
   double r, a, b;
   wsp__coll_cheapest(wsp__coll_table(WSP_COLL_REDUCE), &mn, &node, &r);
   wsp__coll_cheapest(wsp__coll_table(WSP_COLL_ALLREDUCE), m, &net, &a);
