@@ -283,7 +283,9 @@ typedef struct wsp_config {
    * default 16. */
   unsigned p2p_max_lanes;
   /* Messages shorter than this many bytes always go through MPI, and do
-   * not set a pair up. WSP_P2P_MIN; default 64 KiB. */
+   * not set a pair up. 0 (automatic, the default): WSP_P2P_MIN_DEFAULT,
+   * and under the collectives, once auto finds that lanes pay, 4 KiB per
+   * lane (or the probe's larger threshold; docs/p2p.md). WSP_P2P_MIN. */
   size_t p2p_min;
   /* Chunk size (bytes) of striped messages, and the unsent backlog under
    * which a lane takes the next chunk; 0 lets each send choose.
@@ -938,6 +940,9 @@ typedef struct wsp_striped_request wsp_striped_request_t;
 
 /* The most data lanes a pair opens (WSP_P2P_LANES, WSP_P2P_MAX_LANES). */
 #define WSP_STRIPED_LANES_MAX 64
+/* The shortest striped message that takes the lanes when cfg.p2p_min is 0
+ * (automatic). */
+#define WSP_P2P_MIN_DEFAULT ((size_t)64 << 10)
 
 /* Blocking: `bytes` bytes of buf to rank dest of comm (receive: from
  * source) with tag in [0, MPI_TAG_UB]. */

@@ -22,7 +22,7 @@ int wsp__coll_run(wsp_comm_t *comm, wsp__coll_args_t *a,
    * is each rank's own: some ranks would start the collective decision
    * and others not. It takes the lanes once another call decided. */
   if (comm->lanes && comm->xport == NULL && a->coll != WSP_COLL_ALLTOALLV &&
-      in->bytes >= comm->lanes->cfg.p2p_min) {
+      in->bytes >= wsp__p2p_min(&comm->lanes->cfg)) {
     int rc = wsp__xport_decide(comm);
     if (rc != WSP_OK) return rc;
   }

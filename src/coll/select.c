@@ -96,7 +96,7 @@ void wsp__coll_shape_topo(const wsp_comm_t *comm, wsp__coll_shape_t *s) {
   s->wan_n = wsp__sites_conns(comm);
   s->wan_forced = comm->cfg.wan_connections > 0;
   s->wan_lanes = wsp__sites_lanes(comm);
-  s->lane_min = comm->cfg.p2p_min;
+  s->lane_min = wsp__p2p_min(&comm->cfg);
 }
 
 double wsp__coll_alg_cost(const wsp__coll_alg_t *r, const wsp_model_t *m,

@@ -45,7 +45,6 @@ int wsp_config_init(wsp_config_t *cfg) {
   cfg->big_message = INT_MAX;
   for (int c = 0; c < WSP_COLL_COUNT; c++) cfg->coll_alg[c] = WSP_ALG_AUTO;
   cfg->p2p_max_lanes = 16;
-  cfg->p2p_min = 64 * 1024;
   cfg->p2p_probe_ms = 300;
   cfg->transport = WSP_TRANSPORT_AUTO;
   return WSP_OK;
@@ -116,8 +115,6 @@ int wsp__config_check(const wsp_config_t *c) {
     return wsp__fail(NULL, WSP_ERR_ARG,
                      "wsp_comm_create: cfg->p2p_max_lanes = %u is not in [2, %d]", c->p2p_max_lanes,
                      WSP_STRIPED_LANES_MAX);
-  if (c->p2p_min < 1)
-    return wsp__fail(NULL, WSP_ERR_ARG, "wsp_comm_create: cfg->p2p_min = 0 (at least 1)");
   if (c->p2p_chunk != 0 && (c->p2p_chunk < 4096 || c->p2p_chunk > INT_MAX))
     return wsp__fail(NULL, WSP_ERR_ARG,
                      "wsp_comm_create: cfg->p2p_chunk = %zu is not 0 or in [4096, %d]",
@@ -274,7 +271,7 @@ int wsp_config_from_env(wsp_config_t *cfg) {
   v = c.p2p_max_lanes;
   if ((rc = wsp__env_count("WSP_P2P_MAX_LANES", 2, WSP_STRIPED_LANES_MAX, &v))) return rc;
   c.p2p_max_lanes = (unsigned)v;
-  if ((rc = wsp__env_size("WSP_P2P_MIN", 1, SIZE_MAX, &c.p2p_min))) return rc;
+  if ((rc = wsp__env_size("WSP_P2P_MIN", 0, SIZE_MAX, &c.p2p_min))) return rc;
   s = getenv("WSP_P2P_CHUNK");
   if (s && *s && strcmp(s, "0") != 0 &&
       (rc = wsp__env_size("WSP_P2P_CHUNK", 4096, INT_MAX, &c.p2p_chunk)))

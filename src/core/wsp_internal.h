@@ -227,6 +227,13 @@ int wsp__fail_quiet(int status, const char *fmt, ...)
 int wsp__mpi_fail(const wsp_comm_t *comm, int mpi_rc, const char *call,
                   const char *where);
 
+/* The shortest striped message that takes the lanes: cfg.p2p_min, and at 0
+ * (automatic, the default) WSP_P2P_MIN_DEFAULT; the collectives' transport
+ * then chooses its own (wsp__xport_threshold). */
+static inline size_t wsp__p2p_min(const wsp_config_t *c) {
+  return c->p2p_min ? c->p2p_min : WSP_P2P_MIN_DEFAULT;
+}
+
 #define WSP__STR2(x) #x
 #define WSP__STR(x) WSP__STR2(x)
 #define WSP__WHERE __FILE__ ":" WSP__STR(__LINE__)

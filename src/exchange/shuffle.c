@@ -162,7 +162,7 @@ static wsp_shuffle_t *wsp__new_handle(int p, const wsp_shuffle_config_t *c, int 
 #define WSP__SHUFFLE_LANES_SHARE 0.8
 static int wsp__shuffle_lanes(wsp_comm_t *comm, const wsp__shuffle_limits_t *lim, int *use) {
   *use = 0;
-  if (comm->lanes == NULL || lim->resp_out / 2 < comm->lanes->cfg.p2p_min) return WSP_OK;
+  if (comm->lanes == NULL || lim->resp_out / 2 < wsp__p2p_min(&comm->lanes->cfg)) return WSP_OK;
   int rc = wsp__xport_decide(comm);
   if (rc != WSP_OK || comm->xport == NULL) return rc;
   if (comm->lanes_rate_one <= 0 || comm->lanes_rate_k <= 0) {

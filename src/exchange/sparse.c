@@ -475,7 +475,7 @@ int wsp_sparse_exchange_alg(wsp_comm_t *comm, wsp_sparse_alg_t alg,
            (unsigned long long)(comm->sparse_round - 1), wsp_sparse_alg_info(alg)->name, r.nsends);
   int rc = wsp__sparse_run(&r, alg);
   if (r.have_global && r.global.sends > 0 && comm->lanes &&
-      r.global.bytes / r.global.sends >= comm->lanes->cfg.p2p_min)
+      r.global.bytes / r.global.sends >= wsp__p2p_min(&comm->lanes->cfg))
     comm->sparse->lanes_due = 1;
   /* A message of this rank's that failed on the lanes (its receiver has
    * failed, and every rank was told). */

@@ -352,7 +352,7 @@ static int wsp__probe_flows(wsp__probe_t *pr) {
              wsp_last_error());
     return WSP_OK;
   }
-  const size_t bytes = w->cfg.p2p_min;
+  const size_t bytes = wsp__p2p_min(&w->cfg);
   double *d = malloc(4 * nn * sizeof *d);
   int *k = malloc(nn * sizeof *k);
   unsigned char *buf = calloc(2, bytes);

@@ -257,7 +257,7 @@ size_t wsp__stripe_chunk(size_t size, int k, double ratek, size_t forced, int se
      * the pipeline would wait that much longer for it (docs/results/p2p.md,
      * "Segments over every lane"). */
     size_t each = size / lanes + (size % lanes != 0);
-    if (c > each) c = each < 4096 ? 4096 : each;
+    if (c > each) c = each < WSP__STRIPE_CHUNK_MIN ? WSP__STRIPE_CHUNK_MIN : each;
   }
   /* A sealed lane seals a whole frame into a buffer of its own. */
   if (sealed && c > WSP__SEALED_CHUNK_MAX) c = WSP__SEALED_CHUNK_MAX;
@@ -465,7 +465,9 @@ void wsp__probe_end(wsp__stripe_t *st, wsp__pair_t *pr) {
   }
   pr->loss = path.loss;
   pr->ramping = path.ramping;
-  wsp__stripe_choose(&path, pr->nlanes - 1, st->comm->cfg.p2p_min, &pr->k, &pr->threshold);
+  wsp__stripe_choose(&path, pr->nlanes - 1,
+                     st->probe_floor ? st->probe_floor : wsp__p2p_min(&st->comm->cfg), &pr->k,
+                     &pr->threshold);
   wsp__frame_t f = wsp__frame_result((wsp__result_fields_t){.lanes = (uint32_t)pr->k,
                                                             .threshold = (uint64_t)pr->threshold,
                                                             .rate1 = pr->rate1,
@@ -492,7 +494,7 @@ void wsp__probe_end(wsp__stripe_t *st, wsp__pair_t *pr) {
 void wsp__pair_connected(wsp__stripe_t *st, wsp__pair_t *pr) {
   if (st->comm->cfg.p2p_lanes > 0) {
     pr->k = (int)st->comm->cfg.p2p_lanes;
-    pr->threshold = st->comm->cfg.p2p_min;
+    pr->threshold = wsp__p2p_min(&st->comm->cfg);
     wsp__pair_ready(st, pr);
     return;
   }

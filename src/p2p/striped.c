@@ -550,7 +550,7 @@ void wsp__pair_ready(wsp__stripe_t *st, wsp__pair_t *pr) {
     pr->undecided = r->next;
     if (pr->undecided == NULL) pr->undecided_tail = NULL;
     r->next = NULL;
-    if (r->size >= pr->threshold && r->size >= st->comm->cfg.p2p_min) {
+    if (r->size >= pr->threshold && r->size >= wsp__p2p_min(&st->comm->cfg)) {
       wsp__lanes_start(st, r);
     } else {
       int rc = wsp__mpi_post(st, r);
@@ -588,8 +588,8 @@ int wsp__striped_post(wsp_comm_t *comm, int is_send, void *buf, size_t bytes, in
 #ifdef WSP_SIMGRID
   lanes_possible = 0;
 #endif
-  const int via_mpi =
-      !lanes_possible || (bytes < comm->cfg.p2p_min && (pr == NULL || pr->undecided == NULL));
+  const int via_mpi = !lanes_possible ||
+                      (bytes < wsp__p2p_min(&comm->cfg) && (pr == NULL || pr->undecided == NULL));
   if (!via_mpi) {
     if (wsp__pair_get(st, peer, &pr) != WSP_OK)
       return wsp__fail(comm, WSP_ERR_NOMEM, "%s: out of memory", fn);

@@ -88,6 +88,11 @@ struct pollfd;
 /* The largest chunk of a sealed lane: its frames are sealed whole into a
  * buffer of the lane's. */
 #define WSP__SEALED_CHUNK_MAX ((size_t)4 << 20)
+/* The shortest chunk: a transfer too short for a chunk of its own size on
+ * every lane is cut into one chunk per lane, none under this
+ * (wsp__stripe_chunk), so k lanes all carry a part of a transfer from
+ * k x this many bytes. */
+#define WSP__STRIPE_CHUNK_MIN ((size_t)4096)
 /* The lower rank's lanes must be up within this time of the start of the
  * connects, else the pair goes through MPI. */
 #define WSP__CONNECT_SECONDS 15.0
@@ -557,6 +562,10 @@ static inline void wsp__probe_rtt_seen(wsp__pair_t *pr, uint32_t us) {
 /* ---- one communicator's state ---- */
 typedef struct wsp__stripe {
   wsp_comm_t *comm;
+  /* The least threshold a pair's probe may choose; 0: wsp__p2p_min. The
+   * collectives' transport lowers it so that its probe reports where lanes
+   * start to pay, and sets its own threshold from that (xport.c). */
+  size_t probe_floor;
   MPI_Comm p2p; /* the user's tags live here: a duplicate of comm->mpi */
   /* The higher rank's listeners, one per address offered, open only while
    * a pair is being set up (handshake.c). */

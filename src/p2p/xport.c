@@ -228,7 +228,8 @@ int wsp__xport_takes(const wsp_comm_t *comm, int peer, size_t bytes) {
   const wsp_comm_t *lanes = comm->lanes;
   return comm->xport && lanes && lanes->stripe && peer >= 0 && peer < comm->size &&
          comm->topo.node_of && /* oneself is on one's own node too */
-         comm->topo.node_of[peer] != comm->topo.node_of[comm->rank] && bytes >= lanes->cfg.p2p_min;
+         comm->topo.node_of[peer] != comm->topo.node_of[comm->rank] &&
+         bytes >= wsp__p2p_min(&lanes->cfg);
 }
 
 static int wsp__xport_post(const wsp_comm_t *comm, int is_recv, void *buf, size_t count,
@@ -370,6 +371,15 @@ static void wsp__xport_on(wsp_comm_t *comm) {
 
 /* ---- auto: whether lanes pay, measured at first use ---- */
 
+size_t wsp__xport_threshold(size_t p2p_min, unsigned k, size_t probed) {
+  size_t t = p2p_min;
+  if (t == 0) {
+    t = WSP_P2P_MIN_DEFAULT;
+    if (k > 0 && k < t / WSP__STRIPE_CHUNK_MIN) t = k * WSP__STRIPE_CHUNK_MIN;
+  }
+  return probed > t ? probed : t;
+}
+
 /* The nodes pair up in order of their lowest ranks (the first with the
  * second, the third with the fourth, ...), and each pair's lowest ranks
  * set up their lanes with one striped message each way, which runs the
@@ -411,7 +421,7 @@ int wsp__xport_decide(wsp_comm_t *comm) {
     partner = -1;
   }
   if (partner >= 0) {
-    size_t n = w->cfg.p2p_min;
+    size_t n = wsp__p2p_min(&w->cfg);
     unsigned char *out = calloc(2, n);
     wsp_striped_request_t *req[2] = {NULL, NULL};
     if (out == NULL) {
@@ -454,7 +464,7 @@ int wsp__xport_decide(wsp_comm_t *comm) {
     /* A lane count the user fixed (WSP_P2P_LANES) holds; the probe
      * measured with as many as it chose. */
     w->cfg.p2p_lanes = comm->cfg.p2p_lanes ? comm->cfg.p2p_lanes : (unsigned)max[0];
-    if (max[1] > (double)w->cfg.p2p_min) w->cfg.p2p_min = (size_t)max[1];
+    w->cfg.p2p_min = wsp__xport_threshold(comm->cfg.p2p_min, w->cfg.p2p_lanes, (size_t)max[1]);
     wsp__xport_on(comm);
     comm->lanes_rate_one = max[4];
     comm->lanes_rate_k = max[2] > 0 ? 1 / max[2] : 0;
@@ -545,7 +555,12 @@ int wsp__xport_create(wsp_comm_t *comm) {
    * without their probe, so the model keeps MPI's. */
   if (comm->cfg.transport == WSP_TRANSPORT_LANES) {
     wsp__xport_on(comm);
-    comm->model.lanes_min = comm->lanes->cfg.p2p_min;
+    comm->model.lanes_min = wsp__p2p_min(&comm->lanes->cfg);
+  } else {
+    /* The probe reports from which size lanes pay, down to the shortest
+     * transfer cut over two lanes; the verdict sets the transport's
+     * threshold from it (wsp__xport_threshold). */
+    comm->lanes->stripe->probe_floor = 2 * WSP__STRIPE_CHUNK_MIN;
   }
   return WSP_OK;
 #endif

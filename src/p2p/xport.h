@@ -36,6 +36,14 @@ int wsp__xport_create(wsp_comm_t *comm);
  * sets comm->xport, or frees comm->lanes, alike on every rank (xport.c
  * says how). Nothing once decided. */
 int wsp__xport_decide(wsp_comm_t *comm);
+/* The size from which the collectives' transfers between nodes take k
+ * lanes that pay from `probed` bytes (the largest threshold the pairs'
+ * probes or the map found): at least that, and at least cfg.p2p_min where
+ * the user chose one; at 0 (automatic), from k x WSP__STRIPE_CHUNK_MIN
+ * (the shortest transfer that all k lanes carry a part of), up to
+ * WSP_P2P_MIN_DEFAULT. A pipeline's segments can then be short enough that a hop does
+ * not wait long for each (docs/p2p.md, "Under the collectives"). */
+size_t wsp__xport_threshold(size_t p2p_min, unsigned k, size_t probed);
 /* Whether a transfer of `bytes` between this rank and peer goes to the
  * lanes' engine (which may still carry it through MPI, as the pair's probe
  * found): the lanes are on, the peer is on another node and the transfer

@@ -161,7 +161,7 @@ static wsp_comm_t *make_comm(int lanes) {
   c.p2p_lanes = (unsigned)lanes;
   c.model_alpha = 1e-5, c.model_beta = 1e-9, c.model_gamma = 1e-10; /* no calibration */
   max_lanes = (int)c.p2p_max_lanes;
-  p2p_min = c.p2p_min;
+  p2p_min = c.p2p_min ? c.p2p_min : WSP_P2P_MIN_DEFAULT; /* 0: automatic */
   wsp_comm_t *w = NULL;
   int rc = wsp_comm_create(MPI_COMM_WORLD, &c, &w);
   CHECK(rc == WSP_OK, "wsp_comm_create: %s", wsp_last_error());

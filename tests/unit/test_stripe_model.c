@@ -7,6 +7,7 @@
  */
 #include "check.h"
 #include "p2p/striped_internal.h"
+#include "p2p/xport.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -173,5 +174,19 @@ int main(void) {
   /* WSP_P2P_CHUNK is taken as it is, except above the sealed bound. */
   CHECK(wsp__stripe_chunk(77008, 8, 0, 8192, 0) == 8192, "forced 8 KiB");
   CHECK(wsp__stripe_chunk(M, 8, 0, 64 * M, 1) == 4 * M, "forced 64 MiB on sealed lanes");
+
+  /* The collectives' threshold (docs/p2p.md, "Under the collectives"): with
+   * WSP_P2P_MIN automatic (0), 4 KiB per lane up to 64 KiB; a probe's
+   * larger figure and a value the user chose hold. */
+  CHECK(wsp__xport_threshold(0, 8, 126) == 32 * K, "8 lanes, automatic");
+  CHECK(wsp__xport_threshold(0, 7, 0) == 28 * K, "7 lanes, automatic");
+  CHECK(wsp__xport_threshold(0, 16, 0) == 64 * K, "16 lanes: 64 KiB");
+  CHECK(wsp__xport_threshold(0, 32, 0) == 64 * K, "32 lanes: never above 64 KiB");
+  CHECK(wsp__xport_threshold(0, 8, 40000) == 40000, "a probe's 40000 over 8 lanes' 32 KiB");
+  CHECK(wsp__xport_threshold(0, 8, M) == M, "a probe's 1 MiB");
+  CHECK(wsp__xport_threshold(64 * K, 8, 126) == 64 * K, "the user's 64 KiB holds");
+  CHECK(wsp__xport_threshold(48 * K, 8, 126) == 48 * K, "the user's 48 KiB holds");
+  CHECK(wsp__xport_threshold(16 * K, 8, 126) == 16 * K, "the user's 16 KiB holds");
+  CHECK(wsp__xport_threshold(16 * K, 8, 20000) == 20000, "a probe's 20000 over the user's");
   return check_summary("test_stripe_model");
 }

@@ -567,6 +567,7 @@ typedef struct coll_bench {
   wsp_model_t model;
   wsp_bench_out_t out;
   int mismatches; /* algorithms (and references) that gave a wrong result */
+  int lanes_shown; /* 1 once the model over the lanes has been printed */
   /* --refresh-every: the map, when the last refresh ended, how many there
    * were and the seconds they took (the slowest rank's). */
   wsp_netmap_t *map;
@@ -895,6 +896,15 @@ static void report_row(coll_bench_t *b, const row_t *w, size_t S, const row_stat
    * put the lanes under the collectives, and their figures into it. */
   if (wsp_comm_model(b->comm, &b->model) != WSP_OK)
     wsp_bench_die(b->rank, "wsp_comm_model", wsp_last_error());
+  if (b->model.lanes_min && !b->lanes_shown && !b->o->io.quiet) {
+    /* The header's model was the one before the lanes were decided. */
+    const wsp_model_t *m = &b->model;
+    printf("# model over the lanes from here on: alpha %.3g s, beta %.3g s/B, beta_x %.3g s/B; "
+           "transfers of %zu bytes or more between nodes take the lanes, whose queue drains "
+           "in %.3g s\n",
+           m->alpha, m->beta, m->beta_x, m->lanes_min, m->lanes_drain);
+    b->lanes_shown = 1;
+  }
   for (int a = 0; a < s->na; a++) {
     wsp_stats_t st;
     for (long r = 0; r < b->o->reps; r++) col[r] = b->times[r * MAX_ALGS + a];

@@ -449,7 +449,9 @@ int wsp_bench_p2p(int argc, char **argv, int rank, int size, wsp_bench_post_t *p
     wc.model_alpha = 1e-5, wc.model_beta = 1e-8, wc.model_gamma = 1e-9;
     if (wsp_comm_create(MPI_COMM_WORLD, &wc, &cfg[c].comm) != WSP_OK)
       wsp_bench_die(rank, "wsp_comm_create", wsp_last_error());
-    cfg[c].setup_s = transfer(&o, rank, M_STRIPED, cfg[c].comm, buf, wc.p2p_min).t;
+    cfg[c].setup_s = transfer(&o, rank, M_STRIPED, cfg[c].comm, buf,
+                              wc.p2p_min ? wc.p2p_min : WSP_P2P_MIN_DEFAULT)
+                         .t;
     int peer = rank == o.from ? (int)o.to : (int)o.from;
     if (rank == o.from || rank == o.to) wsp_striped_info(cfg[c].comm, peer, &cfg[c].info);
     if (rank == o.from && !*addr && cfg[c].info.peer_address[0])

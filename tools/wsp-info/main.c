@@ -575,7 +575,11 @@ int main(int argc, char **argv) {
       else
         printf("  WSP_P2P_LANES            auto (a probe per pair, up to WSP_P2P_MAX_LANES = %u)\n",
                cfg.p2p_max_lanes);
-      printf("  WSP_P2P_MIN              %zu\n", cfg.p2p_min);
+      if (cfg.p2p_min)
+        printf("  WSP_P2P_MIN              %zu\n", cfg.p2p_min);
+      else
+        printf("  WSP_P2P_MIN              auto (%zu; under the collectives 4 KiB per lane)\n",
+               WSP_P2P_MIN_DEFAULT);
       printf("  WSP_P2P_CHUNK            %zu%s\n", cfg.p2p_chunk,
              cfg.p2p_chunk ? "" : " (per message)");
       printf("  WSP_P2P_PROBE_MS         %u\n", cfg.p2p_probe_ms);
