@@ -208,7 +208,7 @@ typedef enum wsp_transport {
   WSP_TRANSPORT_AUTO = -1,
   /* Every transfer through MPI ("mpi"). */
   WSP_TRANSPORT_MPI = 0,
-  /* Transfers of at least p2p_min bytes between nodes go to the striped
+  /* Transfers of at least WSP_P2P_MIN bytes between nodes go to the striped
    * engine, whose per-pair probe (or p2p_lanes) chooses lanes or MPI
    * ("lanes"). */
   WSP_TRANSPORT_LANES = 1
@@ -284,8 +284,9 @@ typedef struct wsp_config {
   unsigned p2p_max_lanes;
   /* Messages shorter than this many bytes always go through MPI, and do
    * not set a pair up. 0 (automatic, the default): WSP_P2P_MIN_DEFAULT,
-   * and under the collectives, once auto finds that lanes pay, 4 KiB per
-   * lane (or the probe's larger threshold; docs/p2p.md). WSP_P2P_MIN. */
+   * and under the collectives, once auto's own probe finds that lanes pay,
+   * 4 KiB per lane up to 64 KiB (or the probe's larger threshold; a map's
+   * verdict keeps the map's; docs/p2p.md). WSP_P2P_MIN. */
   size_t p2p_min;
   /* Chunk size (bytes) of striped messages, and the unsent backlog under
    * which a lane takes the next chunk; 0 lets each send choose.
@@ -923,7 +924,7 @@ WSP_API int wsp_shuffle_free(wsp_shuffle_t **sh);
  * lane is free, so a slow lane carries less instead of holding the rest.
  *
  * A pair of ranks is set up at its first striped message of at least
- * cfg.p2p_min bytes: both ranks exchange addresses over MPI, connect, and
+ * cfg.p2p_min bytes (WSP_P2P_MIN_DEFAULT when it is 0): both ranks exchange addresses over MPI, connect, and
  * (auto) probe how much several lanes carry against one, which gives the
  * lanes to use and the smallest message worth striping. Shorter messages,
  * messages to oneself, pairs where several lanes carry no more than one,
@@ -963,7 +964,7 @@ WSP_API int wsp_striped_wait(wsp_striped_request_t **req);
 WSP_API int wsp_striped_waitall(int n, wsp_striped_request_t **reqs);
 
 typedef enum wsp_striped_state {
-  WSP_STRIPED_NONE = 0, /* no striped message of p2p_min bytes yet */
+  WSP_STRIPED_NONE = 0, /* no striped message long enough to set it up yet */
   WSP_STRIPED_SETUP,    /* connecting or probing */
   WSP_STRIPED_READY,
   WSP_STRIPED_FAILED /* a lane failed: striped messages to it fail at once */

@@ -556,10 +556,11 @@ int wsp__xport_create(wsp_comm_t *comm) {
   if (comm->cfg.transport == WSP_TRANSPORT_LANES) {
     wsp__xport_on(comm);
     comm->model.lanes_min = wsp__p2p_min(&comm->lanes->cfg);
-  } else {
-    /* The probe reports from which size lanes pay, down to the shortest
-     * transfer cut over two lanes; the verdict sets the transport's
-     * threshold from it (wsp__xport_threshold). */
+  } else if (comm->cfg.p2p_min == 0) {
+    /* Automatic: the probe reports from which size lanes pay, down to the
+     * shortest transfer cut over two lanes, and the verdict sets the
+     * transport's threshold from it (wsp__xport_threshold). A threshold
+     * the user chose stays the probe's floor, as for any pair. */
     comm->lanes->stripe->probe_floor = 2 * WSP__STRIPE_CHUNK_MIN;
   }
   return WSP_OK;
