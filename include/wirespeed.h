@@ -924,9 +924,10 @@ WSP_API int wsp_shuffle_free(wsp_shuffle_t **sh);
  * lane is free, so a slow lane carries less instead of holding the rest.
  *
  * A pair of ranks is set up at its first striped message of at least
- * cfg.p2p_min bytes (WSP_P2P_MIN_DEFAULT when it is 0): both ranks exchange addresses over MPI, connect, and
- * (auto) probe how much several lanes carry against one, which gives the
- * lanes to use and the smallest message worth striping. Shorter messages,
+ * cfg.p2p_min bytes (WSP_P2P_MIN_DEFAULT when it is 0): both ranks
+ * exchange addresses over MPI, connect, and (auto) probe how much
+ * several lanes carry against one, which gives the lanes to use and the
+ * smallest message worth striping. Shorter messages,
  * messages to oneself, pairs where several lanes carry no more than one,
  * and every message under SimGrid go through MPI unchanged.
  *

@@ -41,8 +41,9 @@ int wsp__xport_decide(wsp_comm_t *comm);
  * probes or the map found): at least that, and at least cfg.p2p_min where
  * the user chose one; at 0 (automatic), from k x WSP__STRIPE_CHUNK_MIN
  * (the shortest transfer that all k lanes carry a part of), up to
- * WSP_P2P_MIN_DEFAULT. A pipeline's segments can then be short enough that a hop does
- * not wait long for each (docs/p2p.md, "Under the collectives"). */
+ * WSP_P2P_MIN_DEFAULT. A pipeline's segments can then be short enough
+ * that a hop does not wait long for each (docs/p2p.md, "Under the
+ * collectives"). */
 size_t wsp__xport_threshold(size_t p2p_min, unsigned k, size_t probed);
 /* Whether a transfer of `bytes` between this rank and peer goes to the
  * lanes' engine (which may still carry it through MPI, as the pair's probe

@@ -83,7 +83,19 @@ static void test_config(void) {
   setenv("WSP_P2P_MIN", "1K", 1); /* a size still takes its suffix */
   CHECK(wsp_config_from_env(&c) == WSP_OK && c.p2p_min == 1024, "WSP_P2P_MIN=1K: %s",
         wsp_last_error());
+  /* 0 is the default, automatic, and may be written; a sign or junk is refused by name. */
+  setenv("WSP_P2P_MIN", "0", 1);
+  CHECK(wsp_config_from_env(&c) == WSP_OK && c.p2p_min == 0, "WSP_P2P_MIN=0: %s", wsp_last_error());
+  const char *bad_mins[] = {"-1", "4Q", "x"};
+  for (int i = 0; i < 3; i++) {
+    setenv("WSP_P2P_MIN", bad_mins[i], 1);
+    CHECK(wsp_config_from_env(&c) == WSP_ERR_CONFIG && strstr(wsp_last_error(), "WSP_P2P_MIN"),
+          "WSP_P2P_MIN=%s refused naming it", bad_mins[i]);
+  }
   unsetenv("WSP_P2P_MIN");
+  wsp_config_t d;
+  wsp_config_init(&d);
+  CHECK(d.p2p_min == 0, "p2p_min is 0 (automatic) by default, not %zu", d.p2p_min);
   setenv("WSP_SPARSE_AUTO_INTERVAL", "10", 1);
   setenv("WSP_LOG", "loud", 1);
   CHECK(wsp_config_from_env(&c) == WSP_ERR_CONFIG, "bad log level");
