@@ -5,8 +5,13 @@
 # CI builds use -DWSP_WERROR=ON (warnings are errors).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-flavour=${1:?usage: build.sh openmpi|mpich|asan|simgrid|fuzz}
+flavour=${1:?usage: build.sh openmpi|mpich|asan|simgrid|fuzz [extra cmake args]}
 shift
+if [ "$flavour" = --help ] || [ "$flavour" = -h ]; then
+  echo "usage: scripts/build.sh openmpi|mpich|asan|simgrid|fuzz [extra cmake args]"
+  echo "Configures and builds one flavour into build/<flavour> (scripts/deps.sh installs what it needs)."
+  exit 0
+fi
 common=(-G Ninja -DWSP_WERROR=ON)
 case "$flavour" in
   openmpi) args=() ;;

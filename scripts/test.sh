@@ -13,8 +13,20 @@
 # the network-level claims.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+all=(openmpi mpich asan simgrid fuzz)
+# Arguments are checked before anything is installed or built.
+for f in "$@"; do
+  case "$f" in
+    -h|--help)
+      echo "usage: scripts/test.sh [flavour ...]   (flavours: ${all[*]}; default: all of them)"
+      echo "Builds each flavour into build/<flavour> and runs its tests with ctest (docs/internals.md lists them)."
+      exit 0 ;;
+    openmpi|mpich|asan|simgrid|fuzz) ;;
+    *) echo "test.sh: unknown flavour '$f' (expected: ${all[*]}; --help for usage)" >&2; exit 2 ;;
+  esac
+done
 flavours=("$@")
-((${#flavours[@]})) || flavours=(openmpi mpich asan simgrid fuzz)
+((${#flavours[@]})) || flavours=("${all[@]}")
 case "${WSP_CI:-0}" in
   0|1) ci=${WSP_CI:-0} ;;
   *) echo "test.sh: WSP_CI=\"$WSP_CI\": expected 0 or 1" >&2; exit 2 ;;
