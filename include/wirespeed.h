@@ -983,9 +983,9 @@ typedef struct wsp_striped_info {
    * probe's first chunk, on the lower 0); and, known to the higher rank
    * of the pair only,
    * the share of segments lost as priced (loss episodes per segment, 0
-   * when none was seen) and whether the one lane was still in its first
-   * slow start (1: its rate is a ramp). docs/p2p.md says how auto uses
-   * them. */
+   * when none was seen) and whether the one lane's rate was taken for a
+   * ramp (1: still in its first slow start, within the round trips a ramp
+   * takes to fill the path). docs/p2p.md says how auto uses them. */
   double rate_one, rate_lanes, rtt, loss;
   int slow_start;
   /* Bytes through this pair's lanes so far, frames included. */

@@ -316,17 +316,32 @@ double wsp__stripe_time(const wsp__path_t *p, int k, double cap, double n) {
   }
 }
 
-/* The rate one flow lasts at: what the probe measured of one lane, where
- * that lane had left its first slow start (before that, the figure is its
- * ramp, and one flow may yet fill the path); and under loss p no more
- * than MSS / RTT x 1.22 / sqrt(p), the rate at which TCP's window stops
- * growing (Mathis et al., 1997; netlab checks it: docs/netlab.md). */
+/* The rate one flow lasts at: what the probe measured of one lane, unless
+ * that figure was a ramp (p->ramping: then one flow may yet fill the
+ * path); and under loss p no more than MSS / RTT x 1.22 / sqrt(p), the
+ * rate at which TCP's window stops growing (Mathis et al., 1997; netlab
+ * checks it: docs/netlab.md). */
 double wsp__stripe_one_flow(const wsp__path_t *p) {
   const double path = fmax(p->rate1, p->ratek);
   double one = p->ramping ? path : fmin(p->rate1, path);
   if (p->loss > 0 && p->rtt > 0 && p->mss > 0)
     one = fmin(one, p->mss / p->rtt * 1.22 / sqrt(p->loss));
   return one;
+}
+
+/* Whether the one lane, which its kernel still calls in its first slow
+ * start after streaming `warm` seconds, may really have been held back by
+ * its ramp. The kernel keeps that flag until the flow's first loss, so a
+ * flow held at a per-flow cap that loses nothing keeps it for good. A
+ * ramp, though, starts from WSP__IW segments and doubles them every round
+ * trip: it holds what the path carries in a round trip within log2 of
+ * their ratio round trips. A flag older than that means no loss yet, not a
+ * ramp. Without a round trip or a segment size the flag stands. */
+int wsp__stripe_ramp_holds(const wsp__path_t *p, double warm) {
+  const double path = fmax(p->rate1, p->ratek), w0 = WSP__IW * p->mss;
+  if (!(p->rtt > 0) || !(p->mss > 0)) return 1;
+  const double full = path * p->rtt, rounds = full > w0 ? ceil(log2(full / w0)) : 0;
+  return warm < rounds * p->rtt;
 }
 
 /* From the probe's figures, the lanes to use and the smallest message to
@@ -449,9 +464,11 @@ void wsp__probe_end(wsp__stripe_t *st, wsp__pair_t *pr) {
   const uint64_t losses = pr->probe.losses[0] + pr->probe.losses[1];
   if (segs >= WSP__PROBE_SEGS_MIN && losses > 0)
     path.loss = fmin((double)(losses + 1) / (double)segs, 0.5);
-  path.ramping = pr->probe.slow[0] > 0;
   wsp__tcpstat_t ts;
   if (wsp__tcpstat(pr->lane[1].fd, &ts) == 0 && ts.mss > 0) path.mss = ts.mss;
+  /* The one lane's rate is measured after the first third of its stream. */
+  const int flagged = pr->probe.slow[0] > 0;
+  path.ramping = flagged && wsp__stripe_ramp_holds(&path, 1e-3 * st->comm->cfg.p2p_probe_ms / 3);
   if (st->probe_as[0] > 0) { /* a test's figures (WSP_P2P_PROBE_FIGURES) */
     path = (wsp__path_t){.rate1 = st->probe_as[0],
                          .ratek = st->probe_as[1],
@@ -485,9 +502,12 @@ void wsp__probe_end(wsp__stripe_t *st, wsp__pair_t *pr) {
   wsp__log(st->comm, WSP_LOG_INFO,
            "striped: rank %d: one lane %.3g MB/s%s, %d lanes %.3g MB/s, rtt %.3g ms, "
            "%llu loss episodes in %llu segments: one flow lasts at %.3g MB/s; %s",
-           pr->peer, pr->rate1 / 1e6, path.ramping ? " (in slow start)" : "", pr->nlanes - 1,
-           pr->ratek / 1e6, pr->rtt * 1e3, (unsigned long long)losses, (unsigned long long)segs,
-           wsp__stripe_one_flow(&path) / 1e6, choice);
+           pr->peer, pr->rate1 / 1e6,
+           path.ramping ? " (in slow start)"
+           : flagged    ? " (in slow start by the kernel, long past its ramp: no loss yet)"
+                        : "",
+           pr->nlanes - 1, pr->ratek / 1e6, pr->rtt * 1e3, (unsigned long long)losses,
+           (unsigned long long)segs, wsp__stripe_one_flow(&path) / 1e6, choice);
   wsp__pair_ready(st, pr);
 }
 
