@@ -329,19 +329,25 @@ double wsp__stripe_one_flow(const wsp__path_t *p) {
   return one;
 }
 
-/* Whether the one lane, which its kernel still calls in its first slow
- * start after streaming `warm` seconds, may really have been held back by
- * its ramp. The kernel keeps that flag until the flow's first loss, so a
- * flow held at a per-flow cap that loses nothing keeps it for good. A
- * ramp, though, starts from WSP__IW segments and doubles them every round
- * trip: it holds what the path carries in a round trip within log2 of
- * their ratio round trips. A flag older than that means no loss yet, not a
- * ramp. Without a round trip or a segment size the flag stands. */
-int wsp__stripe_ramp_holds(const wsp__path_t *p, double warm) {
-  const double path = fmax(p->rate1, p->ratek), w0 = WSP__IW * p->mss;
+/* Whether the one lane's rate, measured from the first third of its
+ * probe_s-second stream on, is a ramp. `flagged`: its kernel called it in
+ * its first slow start at the end of the stream. The kernel clears that
+ * flag when the window first stops growing (a loss, or HyStart seeing the
+ * round trip rise), so a flow held below its window by a cap in front of
+ * it (a shaper on its own host, as on netlab's cloud lab) may keep it for
+ * good. A ramp, though, starts from WSP__IW segments and doubles them
+ * every round trip, and holds what the path carries in a round trip (the
+ * larger rate times the smallest round trip; a ramp builds no queue) after
+ * ceil(log2 of their ratio) round trips. If that was over before the
+ * measurement began, the flag means no loss yet, not a ramp. At the
+ * boundary either verdict is right: the ramp ends as the measurement
+ * starts. Without a round trip or a segment size the flag stands. */
+int wsp__stripe_ramping(const wsp__path_t *p, int flagged, double probe_s) {
+  if (!flagged) return 0;
   if (!(p->rtt > 0) || !(p->mss > 0)) return 1;
-  const double full = path * p->rtt, rounds = full > w0 ? ceil(log2(full / w0)) : 0;
-  return warm < rounds * p->rtt;
+  const double path = fmax(p->rate1, p->ratek), w0 = WSP__IW * p->mss, full = path * p->rtt;
+  const double rounds = full > w0 ? ceil(log2(full / w0)) : 0;
+  return probe_s / 3 < rounds * p->rtt;
 }
 
 /* From the probe's figures, the lanes to use and the smallest message to
@@ -466,9 +472,8 @@ void wsp__probe_end(wsp__stripe_t *st, wsp__pair_t *pr) {
     path.loss = fmin((double)(losses + 1) / (double)segs, 0.5);
   wsp__tcpstat_t ts;
   if (wsp__tcpstat(pr->lane[1].fd, &ts) == 0 && ts.mss > 0) path.mss = ts.mss;
-  /* The one lane's rate is measured after the first third of its stream. */
-  const int flagged = pr->probe.slow[0] > 0;
-  path.ramping = flagged && wsp__stripe_ramp_holds(&path, 1e-3 * st->comm->cfg.p2p_probe_ms / 3);
+  int flagged = pr->probe.slow[0] > 0;
+  path.ramping = wsp__stripe_ramping(&path, flagged, 1e-3 * st->comm->cfg.p2p_probe_ms);
   if (st->probe_as[0] > 0) { /* a test's figures (WSP_P2P_PROBE_FIGURES) */
     path = (wsp__path_t){.rate1 = st->probe_as[0],
                          .ratek = st->probe_as[1],
@@ -479,6 +484,7 @@ void wsp__probe_end(wsp__stripe_t *st, wsp__pair_t *pr) {
     pr->rate1 = path.rate1;
     pr->ratek = path.ratek;
     pr->rtt = path.rtt;
+    flagged = 0;
   }
   pr->loss = path.loss;
   pr->ramping = path.ramping;
@@ -504,8 +510,8 @@ void wsp__probe_end(wsp__stripe_t *st, wsp__pair_t *pr) {
            "%llu loss episodes in %llu segments: one flow lasts at %.3g MB/s; %s",
            pr->peer, pr->rate1 / 1e6,
            path.ramping ? " (in slow start)"
-           : flagged    ? " (in slow start by the kernel, long past its ramp: no loss yet)"
-                        : "",
+           : flagged ? " (in slow start by the kernel, not a ramp at this round trip: no loss yet)"
+                     : "",
            pr->nlanes - 1, pr->ratek / 1e6, pr->rtt * 1e3, (unsigned long long)losses,
            (unsigned long long)segs, wsp__stripe_one_flow(&path) / 1e6, choice);
   wsp__pair_ready(st, pr);

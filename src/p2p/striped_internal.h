@@ -813,7 +813,7 @@ void wsp__lane_account(wsp__lane_t *l, double now, int always);
  * the round trip (s), the share of segments lost, the segment size, and
  * whether the one lane's rate is a ramp (its kernel still called it in its
  * first slow start, and the probe was too short for a ramp to fill the
- * path: wsp__stripe_ramp_holds). */
+ * path: wsp__stripe_ramping). */
 typedef struct wsp__path {
   double rate1, ratek, rtt, loss, mss;
   int ramping;
@@ -825,9 +825,10 @@ void wsp__stripe_choose(const wsp__path_t *p, int nlanes, size_t min, int *k, si
 /* The model under it: the rate one flow lasts at, and the time n bytes
  * take over k cold flows that together last at cap bytes/s. */
 double wsp__stripe_one_flow(const wsp__path_t *p);
-/* Whether a lane the kernel calls in slow start after `warm` seconds of
- * streaming may still be ramping (engine_pair.c says why). */
-int wsp__stripe_ramp_holds(const wsp__path_t *p, double warm);
+/* Whether the probe's one lane, `flagged` by its kernel as in slow start
+ * at the end of its probe_s-second stream, measured a ramp (engine_pair.c
+ * says why). */
+int wsp__stripe_ramping(const wsp__path_t *p, int flagged, double probe_s);
 double wsp__stripe_time(const wsp__path_t *p, int k, double cap, double n);
 /* The chunk of a send of `size` bytes over k data lanes whose probe
  * measured ratek bytes/s together (0: not measured); `forced` is

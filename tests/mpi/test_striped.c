@@ -91,11 +91,11 @@ static size_t p2p_min;
 
 /* Auto's choice from the probe's figures, as docs/p2p.md states it
  * (written here again, not taken from src/p2p). One flow lasts at r1,
- * unless the one lane was still in slow start (then at the lanes' rate),
- * and under loss at no more than MSS / RTT x 1.22 / sqrt(loss). Lanes for
- * the rate where the lanes carried 1.3x that: ceil(1.5 x ratio), at most
- * those opened; lanes for the ramp (all) where the one lane was in slow
- * start and the lanes carried 1.3x its rate; else one lane and no message
+ * unless the one lane's rate was a ramp (info.slow_start; then at the
+ * lanes' rate), and under loss at no more than MSS / RTT x 1.22 /
+ * sqrt(loss). Lanes for the rate where the lanes carried 1.3x that:
+ * ceil(1.5 x ratio), at most those opened; lanes for the ramp (all) where
+ * the one lane's rate was a ramp and the lanes carried 1.3x it; else one lane and no message
  * striped (SIZE_MAX). The threshold: the smallest size, never below
  * p2p_min, where the lanes plus one round trip beat one flow, both cold
  * (windows of 10 segments doubling each round trip up to what the path

@@ -112,34 +112,36 @@ int main(void) {
   choice((wsp__path_t){.rate1 = 11.5e6, .ratek = 11.6e6, .rtt = 0.2}, 16, 65536, NONE);
   choice((wsp__path_t){.rate1 = 1e9, .ratek = 1.1e9, .rtt = 5e-5, .ramping = 1}, 16, 65536, NONE);
 
-  /* When the kernel's slow-start flag means a ramp. A ramp from 10
-   * segments of 1448 bytes (14480) doubles each round trip until it holds
-   * rate x RTT. At 11.5 MB/s over 200 ms that is 2.3e6 bytes, 158.8
-   * windows: 8 round trips, 1.6 s, longer than the probe's 0.1 s before
-   * it measures. */
+  /* When the kernel's slow-start flag means a ramp. The probe streams
+   * 0.3 s and measures from 0.1 s on. A ramp from 10 segments of 1448
+   * bytes (14480) doubles each round trip until it holds rate x RTT. At
+   * 11.5 MB/s over 200 ms that is 2.3e6 bytes, 158.8 windows: 8 round
+   * trips, 1.6 s, so the flag stands; a probe of 5.1 s would measure from
+   * 1.7 s, past the ramp. */
   const wsp__path_t far = {.rate1 = 0.65e6, .ratek = 11.5e6, .rtt = 0.2, .mss = 1448};
-  CHECK(wsp__stripe_ramp_holds(&far, 0.1), "a ramp over 200 ms was not taken for one");
-  CHECK(!wsp__stripe_ramp_holds(&far, 1.7), "a ramp over 200 ms was still held after 1.7 s");
+  CHECK(wsp__stripe_ramping(&far, 1, 0.3), "a ramp over 200 ms was not taken for one");
+  CHECK(!wsp__stripe_ramping(&far, 0, 0.3), "a lane out of slow start was taken for a ramp");
+  CHECK(!wsp__stripe_ramping(&far, 1, 5.1), "a ramp over 200 ms was still held after 1.7 s");
   /* 12.5 MB/s over 40 ms: 5e5 bytes, 34.5 windows, 6 round trips, 0.24 s.
    * Over 10 ms: 1.25e5 bytes, 8.6 windows, 4 round trips, 0.04 s. */
   const wsp__path_t mid = {.rate1 = 2e6, .ratek = 12.5e6, .rtt = 0.04, .mss = 1448};
-  CHECK(wsp__stripe_ramp_holds(&mid, 0.1), "a ramp over 40 ms was not taken for one");
+  CHECK(wsp__stripe_ramping(&mid, 1, 0.3), "a ramp over 40 ms was not taken for one");
   const wsp__path_t near10 = {.rate1 = 2e6, .ratek = 12.5e6, .rtt = 0.01, .mss = 1448};
-  CHECK(!wsp__stripe_ramp_holds(&near10, 0.1), "a ramp over 10 ms was held for 0.1 s");
+  CHECK(!wsp__stripe_ramping(&near10, 1, 0.3), "a ramp over 10 ms was held for 0.1 s");
   /* netlab's cloud lab: one lane capped at 2.4 MB/s, 16 lanes 11.8 MB/s,
    * a round trip of 10 us. The path holds 118 bytes in a round trip, less
    * than the first window: no ramp, whatever the flag says. With it taken
    * for a ramp, one flow would last at the lanes' rate and every message
    * would stay on MPI; as a cap, 8 lanes from the floor. */
   wsp__path_t capped = {.rate1 = 2.4e6, .ratek = 11.8e6, .rtt = 1e-5, .mss = 1448};
-  CHECK(!wsp__stripe_ramp_holds(&capped, 0.1), "a capped flow on a 10 us path was a ramp");
+  CHECK(!wsp__stripe_ramping(&capped, 1, 0.3), "a capped flow on a 10 us path was a ramp");
   capped.ramping = 1;
   choice(capped, 16, 8192, NONE);
-  capped.ramping = wsp__stripe_ramp_holds(&capped, 0.1);
+  capped.ramping = wsp__stripe_ramping(&capped, 1, 0.3);
   choice(capped, 16, 8192, 8, EXACTLY(8192));
   /* No round trip known: the flag stands. */
   const wsp__path_t unknown = {.rate1 = 2.4e6, .ratek = 11.8e6, .mss = 1448};
-  CHECK(wsp__stripe_ramp_holds(&unknown, 0.1), "without a round trip the flag was overruled");
+  CHECK(wsp__stripe_ramping(&unknown, 1, 0.3), "without a round trip the flag was overruled");
 
   /* The header: magic "WSP2", type, aux, a zero word, id, off, len, all
    * little-endian. */
