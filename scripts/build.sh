@@ -9,7 +9,8 @@ flavour=${1:?usage: build.sh openmpi|mpich|asan|simgrid|fuzz [extra cmake args]}
 shift
 if [ "$flavour" = --help ] || [ "$flavour" = -h ]; then
   echo "usage: scripts/build.sh openmpi|mpich|asan|simgrid|fuzz [extra cmake args]"
-  echo "Configures and builds one flavour into build/<flavour> (scripts/deps.sh installs what it needs)."
+  echo "Configures and builds one flavour into build/<flavour>"
+  echo "(scripts/deps.sh installs what it needs)."
   exit 0
 fi
 common=(-G Ninja -DWSP_WERROR=ON)

@@ -95,8 +95,8 @@ static size_t p2p_min;
  * lanes' rate), and under loss at no more than MSS / RTT x 1.22 /
  * sqrt(loss). Lanes for the rate where the lanes carried 1.3x that:
  * ceil(1.5 x ratio), at most those opened; lanes for the ramp (all) where
- * the one lane's rate was a ramp and the lanes carried 1.3x it; else one lane and no message
- * striped (SIZE_MAX). The threshold: the smallest size, never below
+ * the one lane's rate was a ramp and the lanes carried 1.3x it; else one
+ * lane and no message striped (SIZE_MAX). The threshold: the smallest size, never below
  * p2p_min, where the lanes plus one round trip beat one flow, both cold
  * (windows of 10 segments doubling each round trip up to what the path
  * carries in one), found here by scanning sizes in steps of 1/256. */

@@ -579,8 +579,7 @@ int main(int argc, char **argv) {
         printf("  WSP_P2P_MIN              %zu\n", cfg.p2p_min);
       else
         printf("  WSP_P2P_MIN              auto (%zu; under the collectives, once auto's probe "
-               "finds lanes pay, "
-               "4 KiB per lane)\n",
+               "finds lanes pay, 4 KiB per lane)\n",
                WSP_P2P_MIN_DEFAULT);
       printf("  WSP_P2P_CHUNK            %zu%s\n", cfg.p2p_chunk,
              cfg.p2p_chunk ? "" : " (per message)");
