@@ -71,6 +71,13 @@ int wsp_bench_parse(const wsp_opt_cmd_t *cmd, int argc, char **argv, int rank);
  * of MPI or the library in the middle of a run, where no rank can go on. */
 _Noreturn void wsp_bench_die(int rank, const char *what, const char *detail);
 
+/* Waits for req without holding a core (main.c says why); dies naming
+ * `what` if MPI reports an error. */
+void wsp_bench_wait(MPI_Request *req, int rank, const char *what);
+/* out[0..n) = the largest of in[0..n) over all ranks, on every rank, by
+ * MPI_Iallreduce and wsp_bench_wait: the timed calls' times. */
+void wsp_bench_max(const double *in, double *out, int n, int rank, const char *what);
+
 /* ---- JSON lines ---- */
 typedef struct wsp_bench_out {
   FILE *file[2];      /* rank 0: --json FILE (appended to), the plot's copy */

@@ -151,7 +151,7 @@ static wsp_sparse_alg_t time_row(sparse_run_t *r, wsp_comm_t *comm,
         if (alg == WSP_SPARSE_AUTO) chose = ran;
       }
       double t = (MPI_Wtime() - t0) / (double)o->iters, tmax = 0;
-      MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+      wsp_bench_max(&t, &tmax, 1, r->rank, "the rounds' times");
       r->times[rep * na + a] = tmax;
     }
   }
