@@ -74,6 +74,10 @@ _Noreturn void wsp_bench_die(int rank, const char *what, const char *detail);
 /* Waits for req without holding a core (main.c says why); dies naming
  * `what` if MPI reports an error. */
 void wsp_bench_wait(MPI_Request *req, int rank, const char *what);
+/* A barrier of MPI_COMM_WORLD. patient: this rank waits with
+ * wsp_bench_wait; otherwise it leaves as soon as MPI's own wait would (a
+ * rank about to start a clock). Under SimGrid, MPI_Barrier. */
+void wsp_bench_barrier(int rank, int patient, const char *what);
 /* out[0..n) = the largest of in[0..n) over all ranks, on every rank, by
  * MPI_Iallreduce and wsp_bench_wait: the timed calls' times. */
 void wsp_bench_max(const double *in, double *out, int n, int rank, const char *what);

@@ -950,7 +950,7 @@ static void maybe_refresh(coll_bench_t *b) {
       wsp_comm_set_netmap(b->comm, b->map) != WSP_OK)
     wsp_bench_die(b->rank, "--refresh-every", wsp_last_error());
   double t = MPI_Wtime() - t0, most = 0;
-  MPI_Allreduce(&t, &most, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  wsp_bench_max(&t, &most, 1, b->rank, "the refresh's times");
   b->refresh_s += most;
   b->refreshes++;
   b->refreshed_at = MPI_Wtime();

@@ -772,6 +772,8 @@ static void run_strategy(shuffle_bench_t *b, int sgy, run_t *r, strat_local_t *l
   }
   loc->t_done = MPI_Wtime() - r->t0;
   loc->cpu = cpu_seconds() - cpu0;
+  /* The ranks done first sleep until the last is done. */
+  wsp_bench_barrier(b->rank, 1, "the end of a strategy");
   MPI_Comm_free(&r->comm);
   loc->hwm = status_kib("VmHWM:");
 }

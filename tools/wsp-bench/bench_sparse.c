@@ -75,7 +75,7 @@ typedef struct sparse_run {
   size_t *bytes;
   wsp_send_t *sends[NPAT];
   size_t nsend[NPAT];
-  double *times; /* [rep * nalgs + alg], the slowest rank's, on rank 0 */
+  double *times; /* [rep * nalgs + alg], the slowest rank's (read on rank 0) */
 } sparse_run_t;
 
 static void run_alloc(sparse_run_t *r) {

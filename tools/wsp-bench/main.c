@@ -59,20 +59,21 @@ _Noreturn void wsp_bench_die(int rank, const char *what, const char *detail) {
   exit(1); /* MPI_Abort does not return; this tells the compiler so */
 }
 
-/* The harness's own waits do not spin. A rank that has finished its
- * timed calls waits here for the ranks still inside theirs; MPI's blocking
- * calls busy-poll (Open MPI and MPICH at their defaults), and where ranks
- * share cores, as on netlab, where every host's ranks run on the one
- * machine, the finished ranks took the cores from the ranks still
- * forwarding: the chain broadcast of 1 MiB over 8 hosts lost a tenth of
- * its rate to it (docs/results/coll.md, "The harness's spinning wait").
- * This wait polls a few times, then sleeps 20 us between polls. It is for
- * waits whose end is not timed; a barrier before timed calls stays
- * MPI's, where ranks leaving late would start their clocks late. */
+/* A wait that does not spin, for the harness's waits whose end is not
+ * timed. A rank that has finished its timed calls waits for the ranks still
+ * inside theirs; MPI's blocking calls busy-poll (Open MPI and MPICH at their
+ * defaults), and where ranks share cores, as on netlab, where all hosts'
+ * ranks share one machine, the finished ranks took the cores from the ranks
+ * still working: the 1 MiB chain broadcast over 8 hosts read 0.73 of the
+ * link instead of 0.83 (docs/results/coll.md, "The harness's spinning
+ * wait"). This wait polls a few times, then sleeps between polls (20 us
+ * asked, longer with the kernel's timer slack). A barrier before timed calls
+ * stays MPI's, where ranks leaving late would start their clocks late. */
 void wsp_bench_wait(MPI_Request *req, int rank, const char *what) {
   for (int pass = 0;; pass++) {
     int done = 0;
-    if (MPI_Test(req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) wsp_bench_die(rank, what, NULL);
+    if (MPI_Test(req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+      wsp_bench_die(rank, what, "MPI_Test");
     if (done) return;
     if (pass < 64) continue;
     struct timespec ts = {0, 20 * 1000};
@@ -90,6 +91,21 @@ void wsp_bench_max(const double *in, double *out, int n, int rank, const char *w
   MPI_Request req;
   if (MPI_Iallreduce(in, out, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, &req) != MPI_SUCCESS)
     wsp_bench_die(rank, what, "MPI_Iallreduce");
+  wsp_bench_wait(&req, rank, what);
+#endif
+}
+
+void wsp_bench_barrier(int rank, int patient, const char *what) {
+#ifdef WSP_SIMGRID
+  (void)patient;
+  if (MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS) wsp_bench_die(rank, what, "MPI_Barrier");
+#else
+  MPI_Request req;
+  if (MPI_Ibarrier(MPI_COMM_WORLD, &req) != MPI_SUCCESS) wsp_bench_die(rank, what, "MPI_Ibarrier");
+  if (!patient) {
+    if (MPI_Wait(&req, MPI_STATUS_IGNORE) != MPI_SUCCESS) wsp_bench_die(rank, what, "MPI_Wait");
+    return;
+  }
   wsp_bench_wait(&req, rank, what);
 #endif
 }
