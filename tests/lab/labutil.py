@@ -10,6 +10,7 @@ import ipaddress
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -18,6 +19,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 NETLAB = os.path.join(ROOT, "scripts", "netlab")   # launcher of the lab/netlab package
 SKIP = 77
+
+
+def _terminated(signum, _frame):
+    """A test stopped from outside (ctest ended, a user's kill) ends through its `finally`, which
+    removes its lab; Python's default would end it on the spot and leave the lab up."""
+    raise SystemExit(128 + signum)
+
+
+signal.signal(signal.SIGTERM, _terminated)
+signal.signal(signal.SIGHUP, _terminated)
 
 
 def in_ci():
