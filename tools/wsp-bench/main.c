@@ -64,11 +64,12 @@ _Noreturn void wsp_bench_die(int rank, const char *what, const char *detail) {
  * inside theirs; MPI's blocking calls busy-poll (Open MPI and MPICH at their
  * defaults), and where ranks share cores, as on netlab, where all hosts'
  * ranks share one machine, the finished ranks took the cores from the ranks
- * still working: the 1 MiB chain broadcast over 8 hosts read 0.73 of the
- * link instead of 0.83 (docs/results/coll.md, "The harness's spinning
- * wait"). This wait polls a few times, then sleeps between polls (20 us
- * asked, longer with the kernel's timer slack). A barrier before timed calls
- * stays MPI's, where ranks leaving late would start their clocks late. */
+ * still working and slowed the tail of the call being timed
+ * (docs/results/coll.md, "The harness's spinning wait"). This wait polls a
+ * few times, then sleeps between polls (20 us asked, longer with the
+ * kernel's timer slack). A rank about to start its clock leaves a barrier
+ * through MPI's own wait instead (wsp_bench_barrier, not patient), so that
+ * it does not start late. */
 void wsp_bench_wait(MPI_Request *req, int rank, const char *what) {
   for (int pass = 0;; pass++) {
     int done = 0;
