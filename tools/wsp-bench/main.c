@@ -7,9 +7,9 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bench.h"
+#include "patient.h"
 
 static const struct subcommand {
   const char *name;
@@ -59,27 +59,12 @@ _Noreturn void wsp_bench_die(int rank, const char *what, const char *detail) {
   exit(1); /* MPI_Abort does not return; this tells the compiler so */
 }
 
-/* A wait that does not spin, for the harness's waits whose end is not
- * timed. A rank that has finished its timed calls waits for the ranks still
- * inside theirs; MPI's blocking calls busy-poll (Open MPI and MPICH at their
- * defaults), and where ranks share cores, as on netlab, where all hosts'
- * ranks share one machine, the finished ranks took the cores from the ranks
- * still working and slowed the tail of the call being timed
- * (docs/results/coll.md, "The harness's spinning wait"). This wait polls a
- * few times, then sleeps between polls (20 us asked, longer with the
- * kernel's timer slack). A rank about to start its clock leaves a barrier
- * through MPI's own wait instead (wsp_bench_barrier, not patient), so that
- * it does not start late. */
+/* The harness's waits whose end is not timed do not spin (patient.h says
+ * why). A rank about to start its clock leaves a barrier through MPI's own
+ * wait instead (wsp_bench_barrier, not patient), so that it does not start
+ * late. */
 void wsp_bench_wait(MPI_Request *req, int rank, const char *what) {
-  for (int pass = 0;; pass++) {
-    int done = 0;
-    if (MPI_Test(req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-      wsp_bench_die(rank, what, "MPI_Test");
-    if (done) return;
-    if (pass < 64) continue;
-    struct timespec ts = {0, 20 * 1000};
-    nanosleep(&ts, NULL);
-  }
+  if (wsp_patient_wait(req) != MPI_SUCCESS) wsp_bench_die(rank, what, "MPI_Test");
 }
 
 void wsp_bench_max(const double *in, double *out, int n, int rank, const char *what) {
