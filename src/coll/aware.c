@@ -2,6 +2,7 @@
 /* The trees a communicator builds from its network map (aware.h). */
 #include "aware.h"
 
+#include "../core/measure.h"
 #include "../netmap/netmap.h"
 
 #include <math.h>
@@ -152,11 +153,16 @@ static void wsp__aware_wan_model(wsp_comm_t *comm, const wsp_netmap_t *map) {
 
 /* What the map's flows say, for the transport's verdict (wsp_comm_t.
  * map_flows): pairs measured, pairs where the flows paid, and over those
- * the most flows, the largest threshold, the slowest rate, the longest
- * round trip (twice the map's one-way latency). */
+ * the most flows, the largest threshold, the median pair's rate of all
+ * flows (as the verdict without a map takes it: src/p2p/xport.c says why),
+ * the longest round trip (twice the map's one-way latency). Without
+ * memory for the median, the slowest pair's rate. */
 static void wsp__aware_flows(wsp_comm_t *comm, const wsp_netmap_t *map) {
   memset(&comm->map_flows, 0, sizeof comm->map_flows);
   const int n = map->nodes;
+  const size_t pairs = (size_t)n * (size_t)(n - 1) / 2;
+  double *inv = pairs ? malloc(2 * pairs * sizeof *inv) : NULL;
+  int ninv = 0;
   for (int a = 0; a < n; a++)
     for (int b = a + 1; b < n; b++) {
       const size_t ab = (size_t)a * (size_t)n + (size_t)b;
@@ -168,6 +174,7 @@ static void wsp__aware_flows(wsp_comm_t *comm, const wsp_netmap_t *map) {
       comm->map_flows.threshold = fmax(comm->map_flows.threshold, (double)map->flows_min[ab]);
       if (comm->map_flows.rate_k == 0 || map->rate_k[ab] < comm->map_flows.rate_k)
         comm->map_flows.rate_k = map->rate_k[ab];
+      if (inv && map->rate_k[ab] > 0) inv[ninv++] = 1 / map->rate_k[ab];
       comm->map_flows.rate_one = fmax(comm->map_flows.rate_one, map->rate_one[ab]);
       /* The kernel's round trip where the map has it, else twice MPI's
        * one-way latency. */
@@ -176,6 +183,8 @@ static void wsp__aware_flows(wsp_comm_t *comm, const wsp_netmap_t *map) {
       else if (isfinite(map->lat[ab]))
         comm->map_flows.rtt = fmax(comm->map_flows.rtt, 2 * map->lat[ab]);
     }
+  if (ninv > 0) comm->map_flows.rate_k = 1 / wsp__measure_median(inv, ninv, inv + pairs);
+  free(inv);
 }
 
 int wsp_comm_set_netmap(wsp_comm_t *comm, const wsp_netmap_t *map) {

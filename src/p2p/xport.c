@@ -55,6 +55,7 @@
 #include "xport.h"
 
 #include "striped_internal.h"
+#include "../core/measure.h"
 
 #include "tags.h"
 
@@ -380,6 +381,31 @@ size_t wsp__xport_threshold(size_t p2p_min, unsigned k, size_t probed) {
   return probed > t ? probed : t;
 }
 
+/* The median over the measured pairs of the seconds per byte of all
+ * lanes: inv_k is this rank's pair's (on the pair's lower rank; 0 on every
+ * other rank), and *out gets the median of those above 0, the same on
+ * every rank (left alone when there are none). Not the slowest pair's: a
+ * probe is one stretch of 0.3 s per pair, all pairs at once, and on netlab's
+ * cloud lab four identical pairs read 9.6-12.0 MB/s. The slowest priced
+ * every transfer 1.3-1.5x too slow (docs/results/p2p.md, "BBR on the lanes,
+ * and the model's rate of the lanes"). A network whose pairs truly differ
+ * is the network map's to describe, pair by pair. */
+static int wsp__xport_median_inv(wsp_comm_t *comm, double inv_k, double *median) {
+  const int p = comm->size;
+  int rc = WSP_OK;
+  double *all = malloc(2 * (size_t)p * sizeof *all);
+  if (all == NULL) return wsp__fail(comm, WSP_ERR_NOMEM, "transport: out of memory");
+  WSP__MPI_COLL_GOTO(comm, rc, out, Allgather, &inv_k, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE,
+                     comm->mpi);
+  int n = 0;
+  for (int r = 0; r < p; r++)
+    if (all[r] > 0) all[n++] = all[r];
+  if (n > 0) *median = wsp__measure_median(all, n, all + p);
+out:
+  free(all);
+  return rc;
+}
+
 /* The nodes pair up in order of their lowest ranks (the first with the
  * second, the third with the fourth, ...), and each pair's lowest ranks
  * set up their lanes with one striped message each way, which runs the
@@ -407,8 +433,10 @@ int wsp__xport_decide(wsp_comm_t *comm) {
     if (node[r] == other) partner = r;
   /* Sums: pairs measured, those where lanes pay. Maxima: lanes, the
    * threshold, the seconds per byte of all lanes, the round trip, the
-   * rate of one flow and the lanes' standing queue. */
-  double sum[2] = {0, 0}, max[6] = {0, 0, 0, 0, 0, 0};
+   * rate of one flow and the lanes' standing queue. inv_k: this pair's
+   * seconds per byte of all lanes, on its lower rank (0 elsewhere): the
+   * model takes the median pair's (below). */
+  double sum[2] = {0, 0}, max[6] = {0, 0, 0, 0, 0, 0}, inv_k = 0;
   const int from_map = comm->map_flows.pairs > 0;
   if (from_map) {
     /* The attached map measured every pair (the same map, so the same
@@ -442,6 +470,7 @@ int wsp__xport_decide(wsp_comm_t *comm) {
         max[0] = info.lanes;
         max[1] = (double)info.threshold;
         max[2] = 1 / info.rate_lanes;
+        if (me < partner) inv_k = max[2];
         max[3] = info.rtt;
         max[4] = info.rate_one;
         /* On the end that streamed the probe's k lanes; the other end
@@ -458,7 +487,8 @@ int wsp__xport_decide(wsp_comm_t *comm) {
     rc = WSP_OK;
   }
   if (!from_map && ((rc = wsp__allreduce_wait(comm, sum, 2, MPI_DOUBLE, MPI_SUM)) != WSP_OK ||
-                    (rc = wsp__allreduce_wait(comm, max, 6, MPI_DOUBLE, MPI_MAX)) != WSP_OK))
+                    (rc = wsp__allreduce_wait(comm, max, 6, MPI_DOUBLE, MPI_MAX)) != WSP_OK ||
+                    (rc = wsp__xport_median_inv(comm, inv_k, &max[2])) != WSP_OK))
     return rc;
   if (sum[0] > 0 && 2 * sum[1] > sum[0]) {
     /* A lane count the user fixed (WSP_P2P_LANES) holds; the probe
@@ -468,7 +498,7 @@ int wsp__xport_decide(wsp_comm_t *comm) {
     wsp__xport_on(comm);
     comm->lanes_rate_one = max[4];
     comm->lanes_rate_k = max[2] > 0 ? 1 / max[2] : 0;
-    /* Selection sees the lanes: between nodes, the slowest pair's rate of
+    /* Selection sees the lanes: between nodes, the median pair's rate of
      * all lanes and one more round trip per message (the receiver's
      * clear-to-send), from the threshold up (wsp_model_t.lanes_min). */
     wsp_model_t *m = &comm->model;
