@@ -383,13 +383,13 @@ size_t wsp__xport_threshold(size_t p2p_min, unsigned k, size_t probed) {
 
 /* The median over the measured pairs of the seconds per byte of all
  * lanes: inv_k is this rank's pair's (on the pair's lower rank; 0 on every
- * other rank), and *out gets the median of those above 0, the same on
+ * other rank), and *median gets the median of those above 0, the same on
  * every rank (left alone when there are none). Not the slowest pair's: a
- * probe is one stretch of 0.3 s per pair, all pairs at once, and on netlab's
- * cloud lab four identical pairs read 9.6-12.0 MB/s. The slowest priced
- * every transfer 1.3-1.5x too slow (docs/results/p2p.md, "BBR on the lanes,
- * and the model's rate of the lanes"). A network whose pairs truly differ
- * is the network map's to describe, pair by pair. */
+ * probe is one short stretch per pair, all pairs at once, and on identical
+ * pairs its readings spread enough that the slowest priced every transfer
+ * well below what the collectives then ran at (docs/results/p2p.md, "BBR on
+ * the lanes, and the model's rate of the lanes"). A network whose pairs
+ * truly differ is the network map's to describe, pair by pair. */
 static int wsp__xport_median_inv(wsp_comm_t *comm, double inv_k, double *median) {
   const int p = comm->size;
   int rc = WSP_OK;
