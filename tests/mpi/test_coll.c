@@ -866,6 +866,7 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const char *only_coll = NULL, *only_alg = NULL, *map = NULL, *record = NULL;
+  const char *pair_ratek = NULL;
   int quick = 0, lanes = 0, v_first = 0;
   size_t big = 100000, lanes_min = 0;
   for (int i = 1; i < argc; i++) {
@@ -887,15 +888,54 @@ int main(int argc, char **argv) {
       map = map_mode = argv[++i];
     else if (!strcmp(argv[i], "--record") && i + 1 < argc)
       record = argv[++i];
+    else if (!strcmp(argv[i], "--pair-ratek") && i + 1 < argc)
+      pair_ratek = argv[++i];
     else {
       if (rank == 0)
         fprintf(stderr, "usage: test_coll [--coll NAME] [--alg NAME] [--quick] [--big-bytes B] "
                         "[--map probe|random|uniform] [--record FILE] [--lanes|--no-lanes] "
-                        "[--lanes-min BYTES] [--v-first]\n"
+                        "[--lanes-min BYTES] [--v-first] [--pair-ratek R,R,...]\n"
                         "       test_coll --coverage FILE...\n");
       MPI_Finalize();
       return 2;
     }
+  }
+  /* --pair-ratek: the probe's rate of all lanes for each pair of nodes
+   * (one rank per node, WSP_NODES=cyclic:np, so the transport pairs ranks
+   * 2i and 2i+1), given to both its ranks as WSP_P2P_PROBE_FIGURES before
+   * the communicator reads them; the model must then price the lanes at
+   * the median pair's (docs/p2p.md), worked out here. */
+  double want_beta = 0;
+  if (pair_ratek) {
+    double r[64];
+    int n = 0;
+    for (const char *c = pair_ratek; n >= 0 && n < 64;) {
+      char *e;
+      double v = strtod(c, &e);
+      if (e == c || !(v > 0) || (*e != ',' && *e != '\0')) n = -1;
+      else r[n++] = v;
+      if (n < 0 || *e == '\0') break;
+      c = e + 1;
+    }
+    if (n != size / 2) {
+      if (rank == 0)
+        fprintf(stderr, "--pair-ratek \"%s\": expected %d rates above 0, one per pair\n",
+                pair_ratek, size / 2);
+      MPI_Finalize();
+      return 2;
+    }
+    char fig[64];
+    snprintf(fig, sizeof fig, "1e6,%g,0.0001", r[rank / 2 < n ? rank / 2 : n - 1]);
+    setenv("WSP_P2P_PROBE_FIGURES", fig, 1);
+    double inv[64];
+    for (int i = 0; i < n; i++) inv[i] = 1 / r[i];
+    for (int i = 1; i < n; i++) /* insertion sort: a handful of pairs */
+      for (int j = i; j > 0 && inv[j] < inv[j - 1]; j--) {
+        double t = inv[j];
+        inv[j] = inv[j - 1];
+        inv[j - 1] = t;
+      }
+    want_beta = n % 2 ? inv[n / 2] : (inv[n / 2 - 1] + inv[n / 2]) / 2;
   }
   make_types();
   wsp_comm_t *w = NULL;
@@ -990,6 +1030,11 @@ int main(int argc, char **argv) {
         (lanes_min && m.lanes_min != lanes_min)) {
       fprintf(stderr, "rank %d: --lanes: the model's lanes threshold is %zu, not %s%zu\n", rank,
               m.lanes_min, lanes_min ? "" : "at least ", want);
+      failures++;
+    }
+    if (want_beta > 0 && !(fabs(m.beta - want_beta) <= 1e-6 * want_beta)) {
+      fprintf(stderr, "rank %d: --pair-ratek: the model prices the lanes at %g s/B, not the "
+                      "median pair's %g\n", rank, m.beta, want_beta);
       failures++;
     }
   }

@@ -15,8 +15,9 @@
  *   3. a second communicator, made after the figures were changed to a
  *      pair where lanes do not pay (1e6 against 1.05e6), with the map
  *      attached: its first large allreduce takes the lanes the map says pay
- *      (bytes moved over them), with MPI's result; detached, a third one
- *      measures and keeps MPI.
+ *      (bytes moved over them), with MPI's result, and its model prices
+ *      them at the median of the map's pairs' rates, made to differ here;
+ *      detached, a third one measures and keeps MPI.
  */
 #include <math.h>
 #include <stdint.h>
@@ -28,6 +29,7 @@
 #include "wirespeed.h"
 #include "mpi_check.h"
 #include "lanes_check.h"
+#include "../../src/netmap/netmap.h"
 
 /* An allreduce of 1 MiB of integer-valued doubles against MPI's. */
 static void allreduce_check(wsp_comm_t *w, const char *what) {
@@ -133,8 +135,31 @@ int main(int argc, char **argv) {
           "pair 0-%d differs after loading", b);
   }
 
-  /* 3. A communicator where measuring would find no gain, with the map. */
+  /* 3. A communicator where measuring would find no gain, with the map.
+   * Its pairs' rates of all flows are made to differ, 2, 3, 4, ... MB/s:
+   * the model must price the lanes at the median pair's (docs/p2p.md),
+   * worked out here; WSP_MODEL's slow MPI (10 us per byte) lets the
+   * lanes' rate replace its beta. */
+  double want_beta = 0;
+  if (back) {
+    const int n = back->nodes;
+    double inv[64];
+    int npairs = 0;
+    for (int a = 0; a < n; a++)
+      for (int b = a + 1; b < n && npairs < 64; b++) {
+        const double r = 2e6 + 1e6 * npairs;
+        back->rate_k[a * n + b] = back->rate_k[b * n + a] = r;
+        inv[npairs++] = 1 / r; /* descending rates: ascending inverses */
+      }
+    for (int i = 0, j = npairs - 1; i < j; i++, j--) { /* ascending inverses */
+      double t = inv[i];
+      inv[i] = inv[j];
+      inv[j] = t;
+    }
+    want_beta = npairs % 2 ? inv[npairs / 2] : (inv[npairs / 2 - 1] + inv[npairs / 2]) / 2;
+  }
   setenv("WSP_P2P_PROBE_FIGURES", "1e6,1.05e6,0.0001", 1);
+  setenv("WSP_MODEL", "1e-5,1e-5,1e-9", 1);
   /* The algorithm is fixed to one whose transfers take the communicator's
    * transport: on a loaded machine the probe can find groups of nodes in
    * the loopback's noise, and auto then picks the multi-site allreduce,
@@ -142,12 +167,18 @@ int main(int argc, char **argv) {
   setenv("WSP_ALLREDUCE_ALGORITHM", "rabenseifner", 1);
   wsp_comm_t *m2 = world_comm();
   unsetenv("WSP_ALLREDUCE_ALGORITHM");
+  unsetenv("WSP_MODEL");
   rc = wsp_comm_set_netmap(m2, back ? back : map);
   CHECK(rc == WSP_OK, "set_netmap: %s", wsp_last_error());
   allreduce_check(m2, "with the map");
   CHECK(m2->xport != NULL && lanes_moved(m2, NULL) >= ((size_t)1 << 17), "with the map: %s",
         m2->xport == NULL ? "the transport stayed on MPI"
                           : "less than one block went over the lanes");
+  wsp_model_t mm = {0};
+  CHECK(want_beta > 0 && wsp_comm_model(m2, &mm) == WSP_OK &&
+            fabs(mm.beta - want_beta) <= 1e-6 * want_beta,
+        "with the map: the model prices the lanes at %g s/B, not the median pair's %g", mm.beta,
+        want_beta);
   wsp_comm_free(&m2);
   /* Without it, the same settings measure and keep MPI. */
   wsp_comm_t *m3 = world_comm();
