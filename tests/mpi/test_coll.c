@@ -912,8 +912,10 @@ int main(int argc, char **argv) {
     for (const char *c = pair_ratek; n >= 0 && n < 64;) {
       char *e;
       double v = strtod(c, &e);
-      if (e == c || !(v > 0) || (*e != ',' && *e != '\0')) n = -1;
-      else r[n++] = v;
+      if (e == c || !(v > 0) || (*e != ',' && *e != '\0'))
+        n = -1;
+      else
+        r[n++] = v;
       if (n < 0 || *e == '\0') break;
       c = e + 1;
     }
@@ -1033,8 +1035,10 @@ int main(int argc, char **argv) {
       failures++;
     }
     if (want_beta > 0 && !(fabs(m.beta - want_beta) <= 1e-6 * want_beta)) {
-      fprintf(stderr, "rank %d: --pair-ratek: the model prices the lanes at %g s/B, not the "
-                      "median pair's %g\n", rank, m.beta, want_beta);
+      fprintf(stderr,
+              "rank %d: --pair-ratek: the model prices the lanes at %g s/B, not the "
+              "median pair's %g\n",
+              rank, m.beta, want_beta);
       failures++;
     }
   }
