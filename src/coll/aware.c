@@ -154,15 +154,18 @@ static void wsp__aware_wan_model(wsp_comm_t *comm, const wsp_netmap_t *map) {
 /* What the map's flows say, for the transport's verdict (wsp_comm_t.
  * map_flows): pairs measured, pairs where the flows paid, and over those
  * the most flows, the largest threshold, the median pair's rate of all
- * flows (as the verdict without a map takes it: src/p2p/xport.c says why),
- * the longest round trip (twice the map's one-way latency). Without
- * memory for the median, the slowest pair's rate. */
+ * flows, the longest round trip (twice the map's one-way latency). The
+ * median, as the verdict takes it without a map (src/p2p/xport.c): the
+ * map's flows are one short probe per pair too, and the model's one rate
+ * for every pair of nodes stands for the typical pair; where pairs truly
+ * differ, the map-aware algorithms price each. Over at most
+ * WSP__AWARE_MEDIAN_MAX pairs, every k-th of the paying pairs in the
+ * map's order when there are more: no allocation, so the same figure on
+ * every rank whatever each one's memory. */
+enum { WSP__AWARE_MEDIAN_MAX = 2048 };
 static void wsp__aware_flows(wsp_comm_t *comm, const wsp_netmap_t *map) {
   memset(&comm->map_flows, 0, sizeof comm->map_flows);
   const int n = map->nodes;
-  const size_t pairs = (size_t)n * (size_t)(n - 1) / 2;
-  double *inv = pairs ? malloc(2 * pairs * sizeof *inv) : NULL;
-  int ninv = 0;
   for (int a = 0; a < n; a++)
     for (int b = a + 1; b < n; b++) {
       const size_t ab = (size_t)a * (size_t)n + (size_t)b;
@@ -172,9 +175,6 @@ static void wsp__aware_flows(wsp_comm_t *comm, const wsp_netmap_t *map) {
       comm->map_flows.pay++;
       comm->map_flows.lanes = fmax(comm->map_flows.lanes, map->flows[ab]);
       comm->map_flows.threshold = fmax(comm->map_flows.threshold, (double)map->flows_min[ab]);
-      if (comm->map_flows.rate_k == 0 || map->rate_k[ab] < comm->map_flows.rate_k)
-        comm->map_flows.rate_k = map->rate_k[ab];
-      if (inv && map->rate_k[ab] > 0) inv[ninv++] = 1 / map->rate_k[ab];
       comm->map_flows.rate_one = fmax(comm->map_flows.rate_one, map->rate_one[ab]);
       /* The kernel's round trip where the map has it, else twice MPI's
        * one-way latency. */
@@ -183,8 +183,18 @@ static void wsp__aware_flows(wsp_comm_t *comm, const wsp_netmap_t *map) {
       else if (isfinite(map->lat[ab]))
         comm->map_flows.rtt = fmax(comm->map_flows.rtt, 2 * map->lat[ab]);
     }
-  if (ninv > 0) comm->map_flows.rate_k = 1 / wsp__measure_median(inv, ninv, inv + pairs);
-  free(inv);
+  double inv[WSP__AWARE_MEDIAN_MAX];
+  const size_t stride = (size_t)comm->map_flows.pay / WSP__AWARE_MEDIAN_MAX + 1;
+  size_t seen = 0;
+  int ninv = 0;
+  for (int a = 0; a < n; a++)
+    for (int b = a + 1; b < n; b++) {
+      const size_t ab = (size_t)a * (size_t)n + (size_t)b;
+      if (map->flows[ab] == 0 || map->flows_min[ab] == 0) continue;
+      if (seen++ % stride == 0 && ninv < WSP__AWARE_MEDIAN_MAX && map->rate_k[ab] > 0)
+        inv[ninv++] = 1 / map->rate_k[ab];
+    }
+  if (ninv > 0) comm->map_flows.rate_k = 1 / wsp__measure_median(inv, ninv, inv);
 }
 
 int wsp_comm_set_netmap(wsp_comm_t *comm, const wsp_netmap_t *map) {

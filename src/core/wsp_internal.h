@@ -123,13 +123,13 @@ struct wsp_comm {
    * aware.c), for auto's verdict (wsp__xport_decide), which then measures
    * nothing: pairs of nodes with figures (0: none, the transport measures)
    * and pairs where several flows paid; over those, the most flows, the
-   * largest size from which they paid, the slowest rate of the flows
-   * (bytes/s) and the longest round trip (s). */
+   * largest size from which they paid, the median pair's rate of the
+   * flows (bytes/s) and the longest round trip (s). */
   struct {
     double pairs, pay, lanes, threshold, rate_one, rate_k, rtt;
   } map_flows;
   /* What auto's verdict took the lanes on (wsp__xport_decide), in bytes/s:
-   * the fastest pair's one flow and the slowest pair's lanes; 0 when the
+   * the fastest pair's one flow and the median pair's lanes; 0 when the
    * lanes were forced (WSP_TRANSPORT=lanes) or are off. A pattern that runs
    * many flows per host at once, as the shuffle does, weighs them against
    * each other (src/exchange/shuffle.c, wsp__shuffle_lanes). */

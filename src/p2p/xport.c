@@ -381,20 +381,20 @@ size_t wsp__xport_threshold(size_t p2p_min, unsigned k, size_t probed) {
   return probed > t ? probed : t;
 }
 
-/* The median over the measured pairs of the seconds per byte of all
- * lanes: inv_k is this rank's pair's (on the pair's lower rank; 0 on every
- * other rank), and *median gets the median of those above 0, the same on
- * every rank (left alone when there are none). Not the slowest pair's: a
- * probe is one short stretch per pair, all pairs at once, and on identical
- * pairs its readings spread enough that the slowest priced every transfer
- * well below what the collectives then ran at (docs/results/p2p.md, "BBR on
- * the lanes, and the model's rate of the lanes"). A network whose pairs
- * truly differ is the network map's to describe, pair by pair. */
-static int wsp__xport_median_inv(wsp_comm_t *comm, double inv_k, double *median) {
+/* The median over the pairs where lanes pay of the seconds per byte of
+ * all lanes: inv_k is this rank's pair's (on the pair's lower rank; 0 on
+ * every other rank), and *median gets the median of those above 0, the
+ * same on every rank (left alone when there are none). all holds 2 x p
+ * doubles. Not the slowest pair's: a probe is one short stretch per pair,
+ * all pairs at once, and on identical pairs its readings spread enough that
+ * the slowest priced every transfer well below what the collectives then
+ * ran at (docs/results/p2p.md, "BBR on the lanes, and the model's rate of
+ * the lanes"). The model has one rate for every pair of nodes: the typical
+ * pair's. A network whose pairs truly differ is the network map's to
+ * describe, pair by pair. */
+static int wsp__xport_median_inv(wsp_comm_t *comm, double inv_k, double *all, double *median) {
   const int p = comm->size;
   int rc = WSP_OK;
-  double *all = malloc(2 * (size_t)p * sizeof *all);
-  if (all == NULL) return wsp__fail(comm, WSP_ERR_NOMEM, "transport: out of memory");
   WSP__MPI_COLL_GOTO(comm, rc, out, Allgather, &inv_k, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE,
                      comm->mpi);
   int n = 0;
@@ -402,7 +402,6 @@ static int wsp__xport_median_inv(wsp_comm_t *comm, double inv_k, double *median)
     if (all[r] > 0) all[n++] = all[r];
   if (n > 0) *median = wsp__measure_median(all, n, all + p);
 out:
-  free(all);
   return rc;
 }
 
@@ -431,12 +430,14 @@ int wsp__xport_decide(wsp_comm_t *comm) {
   int other = node[me] ^ 1;
   for (int r = 0; lowest && other < nodes && r < p && partner < 0; r++)
     if (node[r] == other) partner = r;
-  /* Sums: pairs measured, those where lanes pay. Maxima: lanes, the
-   * threshold, the seconds per byte of all lanes, the round trip, the
-   * rate of one flow and the lanes' standing queue. inv_k: this pair's
-   * seconds per byte of all lanes, on its lower rank (0 elsewhere): the
-   * model takes the median pair's (below). */
-  double sum[2] = {0, 0}, max[6] = {0, 0, 0, 0, 0, 0}, inv_k = 0;
+  /* Sums: pairs measured, those where lanes pay, ranks without memory
+   * for the median's figures. Maxima: lanes, the threshold, the seconds
+   * per byte of all lanes, the round trip, the rate of one flow and the
+   * lanes' standing queue. inv_k: this pair's seconds per byte of all
+   * lanes, on its lower rank (0 elsewhere): the model takes the median
+   * pair's (below), or the slowest's where some rank lacks the memory to
+   * gather them (every rank then knows it from the sums). */
+  double sum[3] = {0, 0, 0}, max[6] = {0, 0, 0, 0, 0, 0}, inv_k = 0;
   const int from_map = comm->map_flows.pairs > 0;
   if (from_map) {
     /* The attached map measured every pair (the same map, so the same
@@ -486,10 +487,15 @@ int wsp__xport_decide(wsp_comm_t *comm) {
     if (rc == WSP_ERR_TIMEOUT) return rc;
     rc = WSP_OK;
   }
-  if (!from_map && ((rc = wsp__allreduce_wait(comm, sum, 2, MPI_DOUBLE, MPI_SUM)) != WSP_OK ||
-                    (rc = wsp__allreduce_wait(comm, max, 6, MPI_DOUBLE, MPI_MAX)) != WSP_OK ||
-                    (rc = wsp__xport_median_inv(comm, inv_k, &max[2])) != WSP_OK))
-    return rc;
+  if (!from_map) {
+    double *all = malloc(2 * (size_t)p * sizeof *all);
+    sum[2] = all == NULL;
+    if ((rc = wsp__allreduce_wait(comm, sum, 3, MPI_DOUBLE, MPI_SUM)) == WSP_OK &&
+        (rc = wsp__allreduce_wait(comm, max, 6, MPI_DOUBLE, MPI_MAX)) == WSP_OK && sum[2] == 0)
+      rc = wsp__xport_median_inv(comm, inv_k, all, &max[2]);
+    free(all);
+    if (rc != WSP_OK) return rc;
+  }
   if (sum[0] > 0 && 2 * sum[1] > sum[0]) {
     /* A lane count the user fixed (WSP_P2P_LANES) holds; the probe
      * measured with as many as it chose. */

@@ -26,4 +26,20 @@ static inline uint64_t lanes_moved(const wsp_comm_t *w, int *failed) {
   return moved;
 }
 
+/* What the model must take as the lanes' seconds per byte for pairs whose
+ * lanes ran at rate[0..n) bytes/s (docs/p2p.md): the median of the
+ * inverses, the mean of the middle two for even n. Worked out here by
+ * sorting, apart from the library's own median. rate is left as it is;
+ * n <= 64. */
+static inline double lanes_median_inv(const double *rate, int n) {
+  double inv[64];
+  if (n < 1 || n > 64) return 0;
+  for (int i = 0; i < n; i++) {
+    int j = i;
+    for (; j > 0 && inv[j - 1] > 1 / rate[i]; j--) inv[j] = inv[j - 1];
+    inv[j] = 1 / rate[i];
+  }
+  return n % 2 ? inv[n / 2] : (inv[n / 2 - 1] + inv[n / 2]) / 2;
+}
+
 #endif

@@ -903,8 +903,10 @@ int main(int argc, char **argv) {
   /* --pair-ratek: the probe's rate of all lanes for each pair of nodes
    * (one rank per node, WSP_NODES=cyclic:np, so the transport pairs ranks
    * 2i and 2i+1), given to both its ranks as WSP_P2P_PROBE_FIGURES before
-   * the communicator reads them; the model must then price the lanes at
-   * the median pair's (docs/p2p.md), worked out here. */
+   * the communicator reads them, beside one lane at 1 MB/s; each at least
+   * 2 MB/s, so that lanes pay on every pair. The model must then price the
+   * lanes at the median pair's (docs/p2p.md). Needs --lanes, under which
+   * the model is checked. */
   double want_beta = 0;
   if (pair_ratek) {
     double r[64];
@@ -912,32 +914,26 @@ int main(int argc, char **argv) {
     for (const char *c = pair_ratek; n >= 0 && n < 64;) {
       char *e;
       double v = strtod(c, &e);
-      if (e == c || !(v > 0) || (*e != ',' && *e != '\0'))
+      if (e == c || !(v >= 2e6) || (*e != ',' && *e != '\0'))
         n = -1;
       else
         r[n++] = v;
       if (n < 0 || *e == '\0') break;
       c = e + 1;
     }
-    if (n != size / 2) {
+    if (n != size / 2 || lanes != 1) {
       if (rank == 0)
-        fprintf(stderr, "--pair-ratek \"%s\": expected %d rates above 0, one per pair\n",
+        fprintf(stderr,
+                "--pair-ratek \"%s\": expected %d rates of at least 2e6, one per pair, and "
+                "--lanes\n",
                 pair_ratek, size / 2);
       MPI_Finalize();
       return 2;
     }
     char fig[64];
-    snprintf(fig, sizeof fig, "1e6,%g,0.0001", r[rank / 2 < n ? rank / 2 : n - 1]);
+    snprintf(fig, sizeof fig, "1e6,%.17g,0.0001", r[rank / 2 < n ? rank / 2 : n - 1]);
     setenv("WSP_P2P_PROBE_FIGURES", fig, 1);
-    double inv[64];
-    for (int i = 0; i < n; i++) inv[i] = 1 / r[i];
-    for (int i = 1; i < n; i++) /* insertion sort: a handful of pairs */
-      for (int j = i; j > 0 && inv[j] < inv[j - 1]; j--) {
-        double t = inv[j];
-        inv[j] = inv[j - 1];
-        inv[j - 1] = t;
-      }
-    want_beta = n % 2 ? inv[n / 2] : (inv[n / 2 - 1] + inv[n / 2]) / 2;
+    want_beta = lanes_median_inv(r, n);
   }
   make_types();
   wsp_comm_t *w = NULL;

@@ -143,20 +143,14 @@ int main(int argc, char **argv) {
   double want_beta = 0;
   if (back) {
     const int n = back->nodes;
-    double inv[64];
+    double rate[64];
     int npairs = 0;
     for (int a = 0; a < n; a++)
       for (int b = a + 1; b < n && npairs < 64; b++) {
-        const double r = 2e6 + 1e6 * npairs;
-        back->rate_k[a * n + b] = back->rate_k[b * n + a] = r;
-        inv[npairs++] = 1 / r; /* descending rates: ascending inverses */
+        rate[npairs] = 2e6 + 1e6 * npairs;
+        back->rate_k[a * n + b] = back->rate_k[b * n + a] = rate[npairs++];
       }
-    for (int i = 0, j = npairs - 1; i < j; i++, j--) { /* ascending inverses */
-      double t = inv[i];
-      inv[i] = inv[j];
-      inv[j] = t;
-    }
-    want_beta = npairs % 2 ? inv[npairs / 2] : (inv[npairs / 2 - 1] + inv[npairs / 2]) / 2;
+    want_beta = lanes_median_inv(rate, npairs);
   }
   setenv("WSP_P2P_PROBE_FIGURES", "1e6,1.05e6,0.0001", 1);
   setenv("WSP_MODEL", "1e-5,1e-5,1e-9", 1);

@@ -78,8 +78,9 @@ void wsp_bench_wait(MPI_Request *req, int rank, const char *what);
  * wsp_bench_wait; otherwise it leaves as soon as MPI's own wait would (a
  * rank about to start a clock). Under SimGrid, MPI_Barrier. */
 void wsp_bench_barrier(int rank, int patient, const char *what);
-/* out[0..n) = the largest of in[0..n) over all ranks, on every rank, by
- * MPI_Iallreduce and wsp_bench_wait: the timed calls' times. */
+/* out[0..n) = the largest of in[0..n) over all ranks, on every rank,
+ * waited for without spinning (wsp_patient_max, patient.h): the timed
+ * calls' times. */
 void wsp_bench_max(const double *in, double *out, int n, int rank, const char *what);
 
 /* ---- JSON lines ---- */

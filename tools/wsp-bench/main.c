@@ -68,17 +68,8 @@ void wsp_bench_wait(MPI_Request *req, int rank, const char *what) {
 }
 
 void wsp_bench_max(const double *in, double *out, int n, int rank, const char *what) {
-#ifdef WSP_SIMGRID
-  /* A simulated rank that blocks costs no core, and SMPI's nonblocking
-   * collectives send from every rank to every other (src/core/p2p.c). */
-  if (MPI_Allreduce(in, out, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS)
-    wsp_bench_die(rank, what, "MPI_Allreduce");
-#else
-  MPI_Request req;
-  if (MPI_Iallreduce(in, out, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, &req) != MPI_SUCCESS)
+  if (wsp_patient_max(in, out, n, MPI_COMM_WORLD) != MPI_SUCCESS)
     wsp_bench_die(rank, what, "MPI_Iallreduce");
-  wsp_bench_wait(&req, rank, what);
-#endif
 }
 
 void wsp_bench_barrier(int rank, int patient, const char *what) {
