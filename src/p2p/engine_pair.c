@@ -329,6 +329,24 @@ double wsp__stripe_one_flow(const wsp__path_t *p) {
   return one;
 }
 
+/* The loss rate a probe that saw `episodes` loss episodes in `segs`
+ * segments cannot rule out: the upper end of a 95% interval for a Poisson
+ * count (Garwood's, one-sided 97.5%), by the Wilson-Hilferty cube
+ * (within 0.2% of the exact bound from one episode on), per segment, at
+ * most one in two. A 0.3 s probe sees a handful of episodes at most, and
+ * on netlab's lossy paths it counted several times fewer than one flow
+ * meets over a long transfer (docs/results/p2p.md, "The loss the probe
+ * cannot rule out"). Too many lanes cost less than too few (one flow under
+ * loss crawls), so the choice takes the bound, not the count.
+ * Nothing seen (or too few segments to say) prices no loss: a path
+ * without loss must not pay for lanes. */
+double wsp__stripe_loss(uint64_t episodes, uint64_t segs) {
+  if (episodes == 0 || segs < WSP__PROBE_SEGS_MIN) return 0;
+  const double n1 = (double)episodes + 1, z = 1.959964;
+  const double c = 1 - 1 / (9 * n1) + z / (3 * sqrt(n1));
+  return fmin(n1 * c * c * c / (double)segs, 0.5);
+}
+
 /* Whether the one lane's rate, measured from the first third of its
  * probe_s-second stream on, is a ramp. `flagged`: its kernel called it in
  * its first slow start at the end of the stream. The kernel clears that
@@ -464,12 +482,8 @@ void wsp__probe_end(wsp__stripe_t *st, wsp__pair_t *pr) {
       .rate1 = pr->rate1, .ratek = pr->ratek, .rtt = pr->rtt, .mss = WSP__MSS_DEFAULT};
   const uint64_t segs = pr->probe.segs[0] + pr->probe.segs[1];
   if (pr->probe.rtt_us > 0) path.rtt = pr->rtt = pr->probe.rtt_us * 1e-6;
-  /* Once an episode is seen, one more is counted: a 0.3 s probe sees a
-   * handful at most, as often too few as too many, and too many lanes cost
-   * less than too few (one flow under loss crawls). */
   const uint64_t losses = pr->probe.losses[0] + pr->probe.losses[1];
-  if (segs >= WSP__PROBE_SEGS_MIN && losses > 0)
-    path.loss = fmin((double)(losses + 1) / (double)segs, 0.5);
+  path.loss = wsp__stripe_loss(losses, segs);
   wsp__tcpstat_t ts;
   if (wsp__tcpstat(pr->lane[1].fd, &ts) == 0 && ts.mss > 0) path.mss = ts.mss;
   int flagged = pr->probe.slow[0] > 0;

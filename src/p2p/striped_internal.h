@@ -825,6 +825,9 @@ void wsp__stripe_choose(const wsp__path_t *p, int nlanes, size_t min, int *k, si
 /* The model under it: the rate one flow lasts at, and the time n bytes
  * take over k cold flows that together last at cap bytes/s. */
 double wsp__stripe_one_flow(const wsp__path_t *p);
+/* The loss rate to price from a probe's count of loss episodes among the
+ * segments it sent: the most the count leaves possible (engine_pair.c). */
+double wsp__stripe_loss(uint64_t episodes, uint64_t segs);
 /* Whether the probe's one lane, `flagged` by its kernel as in slow start
  * at the end of its probe_s-second stream, measured a ramp (engine_pair.c
  * says why). */

@@ -93,6 +93,31 @@ int main(void) {
    * but 1e-3 of its segments were lost: it lasts at 2.79 MB/s, ratio
    * 4.296, 1.5 x 4.296 = 6.44 -> 7 lanes. */
   choice(lossy, 16, 65536, 7, EXACTLY(65536));
+  /* The loss priced from a probe's count: the upper end of the 95%
+   * interval of a Poisson count, against the exact bounds (the mean at
+   * which the count's cumulative probability is 0.025, as tabulated by
+   * Garwood, 1936), per segment; within 0.2%. */
+  static const struct {
+    uint64_t n;
+    double upper;
+  } garwood[] = {{1, 5.572}, {2, 7.225}, {3, 8.767}, {5, 11.668}, {10, 18.390}, {50, 65.919}};
+  for (size_t i = 0; i < sizeof garwood / sizeof garwood[0]; i++) {
+    const double got = wsp__stripe_loss(garwood[i].n, 100000) * 100000;
+    CHECK(fabs(got - garwood[i].upper) <= 2e-3 * garwood[i].upper,
+          "%llu episodes: bound %.4f per segment x 1e5, expected %.3f",
+          (unsigned long long)garwood[i].n, got, garwood[i].upper);
+  }
+  CHECK(wsp__stripe_loss(0, 6000) == 0, "no episode prices no loss");
+  CHECK(wsp__stripe_loss(5, 99) == 0, "under 100 segments say nothing");
+  CHECK(wsp__stripe_loss(60, 100) == 0.5, "at most one in two");
+  /* One episode in 5800 segments over 20 ms, one lane at the path's 12.2
+   * MB/s: 5.572 / 5800 = 9.6e-4, one flow 1448 / 0.02 x 1.22 / sqrt(9.6e-4)
+   * = 2.85 MB/s, ratio 4.28, 1.5 x 4.28 = 6.4 -> 7 lanes (one added
+   * episode, 2 / 5800, priced 4.76 MB/s and 4 lanes). */
+  wsp__path_t seen = {.rate1 = 11.9e6, .ratek = 12.2e6, .rtt = 0.02, .mss = 1448};
+  seen.loss = wsp__stripe_loss(1, 5800);
+  choice(seen, 16, 65536, 7, EXACTLY(65536));
+
   /* The same loss with no round trip known: the rates alone, one flow
    * fills the path, no lanes. */
   wsp__path_t lossy_nortt = lossy;
