@@ -12,7 +12,10 @@
 #   bench/sites_netlab.sh [outdir]            (default: results)
 # Environment:
 #   WSP_SITES_PARTS ("nocap cap"; "lanes": with the cap and n = 4, sites
-#   over the model's lanes, then with WSP_WAN_LANES=1), WSP_MPIS ("openmpi
+#   over the model's lanes, then with WSP_WAN_LANES=1; "sweep": no cap,
+#   sites and sites_chain at each n of WSP_SWEEP ("1 2 3 4"; n is
+#   WSP_WAN_CONNECTIONS, at most a site's 4 ranks), then
+#   bench/sites_knee.py's table of the knee in n), WSP_MPIS ("openmpi
 #   mpich"), WSP_SIZES (1M,4M,16M), WSP_REPS (1),
 #   WSP_TUNED (1: add the hand-tuned MPI runs at the largest size: the
 #   tunings of bench/tunings for "sites"),
@@ -80,9 +83,9 @@ run() {
 
 for part in $parts; do
   case $part in
-  nocap) cap=$wan ;;
+  nocap|sweep) cap=$wan ;;
   cap|lanes) cap=12500kbit ;;
-  *) echo "sites_netlab.sh: unknown part '$part' (nocap, cap, lanes)" >&2; exit 2 ;;
+  *) echo "sites_netlab.sh: unknown part '$part' (nocap, cap, lanes, sweep)" >&2; exit 2 ;;
   esac
   lab_down
   "$root/scripts/netlab" up twosite --name "$name" --hosts 8 --link-rate "$rate" --wan-rate "$wan" \
@@ -94,6 +97,16 @@ for part in $parts; do
       # that the calibration's n does not differ between the two jobs.
       run "$m" "$part$dtag-$m-model" sites "$sizes" WSP_WAN_CONNECTIONS 4
       run "$m" "$part$dtag-$m-one" sites "$sizes" WSP_WAN_CONNECTIONS 4 WSP_WAN_LANES 1
+      continue
+    fi
+    if [ "$part" = sweep ]; then
+      sweep_labels=
+      for n in ${WSP_SWEEP:-1 2 3 4}; do
+        run "$m" "$part$dtag-$m-n$n" sites,sites_chain "$sizes" WSP_WAN_CONNECTIONS "$n"
+        sweep_labels="$sweep_labels$part$dtag-$m-n$n-$stamp,"
+      done
+      python3 "$root/bench/sites_knee.py" "$json" --labels "${sweep_labels%,}" \
+        --nic-bw "${rate%mbit}Mbps" --wan-bw "${wan%mbit}Mbps" --wan-lat "${wan_delay:-0ms}"
       continue
     fi
     run "$m" "$part$dtag-$m" "$algs" "$sizes"
