@@ -981,10 +981,10 @@ typedef struct wsp_striped_info {
    * smallest the streaming rank's kernel saw on any lane, the same on both
    * ends; where it could not say, on the higher rank the time to the
    * probe's first chunk, on the lower 0); and, known to the higher rank
-   * of the pair only,
-   * the share of segments lost as priced (the most the probe's count of
-   * loss episodes per segment leaves possible, 0 when none was seen) and whether the one lane's rate was taken for a
-   * ramp (1: still in its first slow start, within the round trips a ramp
+   * of the pair only, the share of segments lost as priced (the most the
+   * probe's count of loss episodes per segment leaves possible, 0 when
+   * none was seen) and whether the one lane's rate was taken for a ramp
+   * (1: still in its first slow start, within the round trips a ramp
    * takes to fill the path). docs/p2p.md says how auto uses them. */
   double rate_one, rate_lanes, rtt, loss;
   int slow_start;
