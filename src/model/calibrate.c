@@ -93,6 +93,23 @@ static int wsp__stream(wsp_comm_t *comm, int peer, char *buf, int bytes, int win
   return rc;
 }
 
+/* One connection's inverse bandwidth from the best of reps streams of
+ * WSP__CAL_WINDOW / 2 and of WSP__CAL_WINDOW messages: the difference of
+ * their times over the difference of their bytes (0 when the longer was
+ * not the slower; *t_long gets its time). */
+static int wsp__stream_slope(wsp_comm_t *comm, int peer, char *buf, double *t_long, double *inv) {
+  enum { H = WSP__CAL_WINDOW / 2 };
+  double t_short;
+  int rc;
+  if ((rc = wsp__stream(comm, peer, buf, WSP__CAL_LARGE, H, WSP__CAL_REPS_LARGE, 0, &t_short)) ||
+      (rc = wsp__stream(comm, peer, buf, WSP__CAL_LARGE, WSP__CAL_WINDOW, WSP__CAL_REPS_LARGE, 0,
+                        t_long)))
+    return rc;
+  *inv = *t_long > t_short ? (*t_long - t_short) / ((double)(WSP__CAL_WINDOW - H) * WSP__CAL_LARGE)
+                           : 0;
+  return WSP_OK;
+}
+
 /* Between sites 0 and 1: rank i of one and rank i of the other pair up,
  * for i < nw = the smaller site's size. Pair 0 measures the latency
  * (ping-pong) and one connection's inverse bandwidth (a stream) into
@@ -100,7 +117,18 @@ static int wsp__stream(wsp_comm_t *comm, int peer, char *buf, int bytes, int win
  * and the link's inverse bandwidth is one over the sum of the pairs' rates
  * (fig[2]; with one pair the link cannot be told apart from one
  * connection, and fig[2] stays 0: unknown). Other pairs of
- * sites are taken to be like these two. */
+ * sites are taken to be like these two.
+ *
+ * A rate between sites is a slope: the time of a stream of 8 messages
+ * less that of one of 4, over the 4 messages' bytes. A stream's time also
+ * holds what it pays before its data flows and after (the rendezvous's
+ * handshake, TCP's ramp, the answer's way back), a round trip or more,
+ * which the two streams pay alike. Over a WAN of 10 ms one stream's time
+ * less one round trip made a connection look slower than the NIC that
+ * held it, and priced every flat algorithm between sites too slow by as
+ * much (docs/results/sites.md, "The model of the flat algorithms between
+ * sites"). Where the slope says nothing (the longer stream was not the
+ * slower), the longer stream's time less a round trip stands. */
 static int wsp__calibrate_wan(wsp_comm_t *comm, char *buf, double *fig) {
   const wsp__sites_t *st = &comm->sites;
   int me = comm->rank, s = st->site_of[me], i = st->index[me], rc = WSP_OK;
@@ -108,24 +136,24 @@ static int wsp__calibrate_wan(wsp_comm_t *comm, char *buf, double *fig) {
   if (st->start[2] - st->start[1] < nw) nw = st->start[2] - st->start[1];
   int peer = -1;
   if (s <= 1 && i < nw) peer = st->rank[st->start[1 - s] + i];
-  double ts = 0, tl, tall;
+  double ts = 0, tl, tall, inv;
   if (peer >= 0 && i == 0) {
     if ((rc = wsp__pingpong(comm, peer, buf, WSP__CAL_SMALL, WSP__CAL_REPS_SMALL, &ts)) ||
-        (rc = wsp__stream(comm, peer, buf, WSP__CAL_LARGE, WSP__CAL_WINDOW,
-                          WSP__CAL_REPS_LARGE, 0, &tl)))
+        (rc = wsp__stream_slope(comm, peer, buf, &tl, &inv)))
       return rc;
     fig[0] = ts / 2;
-    fig[1] = (tl - ts) / ((double)WSP__CAL_WINDOW * WSP__CAL_LARGE);
+    fig[1] = inv > 0 ? inv : (tl - ts) / ((double)WSP__CAL_WINDOW * WSP__CAL_LARGE);
   }
   /* Everybody's ping-pong must be over before the streams start together;
    * pair 0's round trip is everybody's estimate of it. */
   WSP__MPI_COLL_GOTO(comm, rc, out, Bcast, &ts, 1, MPI_DOUBLE, st->rank[0], comm->mpi);
   double rate = 0;
   if (peer >= 0 && nw >= 2) {
-    if ((rc = wsp__stream(comm, peer, buf, WSP__CAL_LARGE, WSP__CAL_WINDOW,
-                          WSP__CAL_REPS_LARGE, 0, &tall)))
-      return rc;
-    if (s == 0 && tall > ts) rate = (double)WSP__CAL_WINDOW * WSP__CAL_LARGE / (tall - ts);
+    if ((rc = wsp__stream_slope(comm, peer, buf, &tall, &inv))) return rc;
+    if (s == 0)
+      rate = inv > 0     ? 1 / inv
+             : tall > ts ? (double)WSP__CAL_WINDOW * WSP__CAL_LARGE / (tall - ts)
+                         : 0;
   }
   /* The link carries the pairs' rates together. Their sum, not the bytes
    * over the slowest pair's time: one pair slowed (by sharing a per-flow
