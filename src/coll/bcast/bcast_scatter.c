@@ -27,21 +27,17 @@ int wsp__bcast_scatter_phase(wsp_comm_t *comm, const wsp__coll_args_t *a) {
                               wsp__tree_abs(from.peer, a->root, p), a->tag)))
       return rc;
   }
+  /* One child at a time, largest subtree first, as in the binomial
+   * broadcast (bcast_binomial.c says why). */
   wsp__bsched_xfer_t to[32];
-  MPI_Request req[32];
-  int n = wsp__bsched_scatter_sends(r, p, to, 32), nreq = 0;
+  int n = wsp__bsched_scatter_sends(r, p, to, 32);
   for (int i = 0; i < n; i++) {
     size_t off = wsp__off(a, p, to[i].lo), len = wsp__off(a, p, to[i].hi) - off;
-    if (len == 0) continue;
-    if ((rc = wsp__isend_typed(comm, buf + off, len, MPI_BYTE,
-                               wsp__tree_abs(to[i].peer, a->root, p), a->tag,
-                               &req[nreq]))) {
-      wsp__waitall(comm, nreq, req, 0); /* finish what was started */
+    if (len &&
+        (rc = wsp__send_bytes(comm, buf + off, len, wsp__tree_abs(to[i].peer, a->root, p), a->tag)))
       return rc;
-    }
-    nreq++;
   }
-  return wsp__waitall(comm, nreq, req, 0);
+  return WSP_OK;
 }
 
 int wsp__bcast_step(wsp_comm_t *comm, const wsp__coll_args_t *a,

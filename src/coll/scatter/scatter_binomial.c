@@ -7,8 +7,8 @@
  * the subtree of v is the contiguous range of relative ranks
  * [v, v + size(v)). A non-root rank receives its whole subtree's blocks
  * from its parent in one message (in relative-rank order), keeps the first
- * (its own) and sends each child its subrange at offset (c - v), largest
- * subtree first. A leaf receives straight into recvbuf.
+ * (its own) and sends each child its subrange at offset (c - v), one after
+ * another, largest subtree first. A leaf receives straight into recvbuf.
  *
  * The root sends each child's range straight from sendbuf: relative rank j
  * is absolute block (j + root) mod p, so a range is contiguous in sendbuf
@@ -42,9 +42,9 @@ int wsp__scatter_binomial(wsp_comm_t *comm, const wsp__coll_args_t *a) {
 
   int child[32];
   int nch = wsp__binomial_children(v, p, child, 32);
-  MPI_Request req[32];
+  /* One child at a time, largest subtree first, as in the binomial
+   * broadcast (src/coll/bcast/bcast_binomial.c says why). */
   char *buf = NULL; /* this subtree's blocks, or the root's wrapping range */
-  int nreq = 0;
   if (v == 0) {
     const char *in = a->sendbuf;
     for (int i = 0; i < nch && rc == WSP_OK; i++) {
@@ -61,9 +61,7 @@ int wsp__scatter_binomial(wsp_comm_t *comm, const wsp__coll_args_t *a) {
         memcpy(buf + first * n, in, ((size_t)sz - first) * n);
         from = buf;
       }
-      rc = wsp__isend_typed(comm, from, (size_t)sz * n, MPI_BYTE, lo, a->tag,
-                            &req[nreq]);
-      if (rc == WSP_OK) nreq++;
+      rc = wsp__send_bytes(comm, from, (size_t)sz * n, lo, a->tag);
     }
     if (rc == WSP_OK) wsp__copy_bytes(a->recvbuf, in + (size_t)root * n, n);
   } else {
@@ -74,15 +72,11 @@ int wsp__scatter_binomial(wsp_comm_t *comm, const wsp__coll_args_t *a) {
                          a->tag);
     for (int i = 0; i < nch && rc == WSP_OK; i++) {
       int sz = wsp__binomial_subtree(child[i], p);
-      rc = wsp__isend_typed(comm, buf + (size_t)(child[i] - v) * n, (size_t)sz * n,
-                            MPI_BYTE, wsp__tree_abs(child[i], root, p), a->tag,
-                            &req[nreq]);
-      if (rc == WSP_OK) nreq++;
+      rc = wsp__send_bytes(comm, buf + (size_t)(child[i] - v) * n, (size_t)sz * n,
+                           wsp__tree_abs(child[i], root, p), a->tag);
     }
     if (rc == WSP_OK) wsp__copy_bytes(a->recvbuf, buf, n);
   }
-  /* On an error the sends already started still complete. */
-  int wrc = wsp__waitall(comm, nreq, req, 0);
   free(buf);
-  return rc ? rc : wrc;
+  return rc;
 }
