@@ -95,18 +95,21 @@ static int wsp__stream(wsp_comm_t *comm, int peer, char *buf, int bytes, int win
 
 /* One connection's inverse bandwidth from the best of reps streams of
  * WSP__CAL_WINDOW / 2 and of WSP__CAL_WINDOW messages: the difference of
- * their times over the difference of their bytes (0 when the longer was
- * not the slower; *t_long gets its time). */
-static int wsp__stream_slope(wsp_comm_t *comm, int peer, char *buf, double *t_long, double *inv) {
+ * their times over the difference of their bytes. Where the longer was not
+ * the slower, its time less the round trip rtt over its bytes; 0 where
+ * that is not positive either. */
+static int wsp__stream_slope(wsp_comm_t *comm, int peer, char *buf, double rtt, double *inv) {
   enum { H = WSP__CAL_WINDOW / 2 };
-  double t_short;
+  double t_short, t_long;
   int rc;
   if ((rc = wsp__stream(comm, peer, buf, WSP__CAL_LARGE, H, WSP__CAL_REPS_LARGE, 0, &t_short)) ||
       (rc = wsp__stream(comm, peer, buf, WSP__CAL_LARGE, WSP__CAL_WINDOW, WSP__CAL_REPS_LARGE, 0,
-                        t_long)))
+                        &t_long)))
     return rc;
-  *inv = *t_long > t_short ? (*t_long - t_short) / ((double)(WSP__CAL_WINDOW - H) * WSP__CAL_LARGE)
-                           : 0;
+  const double bytes = (double)WSP__CAL_WINDOW * WSP__CAL_LARGE;
+  *inv = t_long > t_short ? (t_long - t_short) / ((double)(WSP__CAL_WINDOW - H) * WSP__CAL_LARGE)
+         : t_long > rtt   ? (t_long - rtt) / bytes
+                          : 0;
   return WSP_OK;
 }
 
@@ -136,24 +139,21 @@ static int wsp__calibrate_wan(wsp_comm_t *comm, char *buf, double *fig) {
   if (st->start[2] - st->start[1] < nw) nw = st->start[2] - st->start[1];
   int peer = -1;
   if (s <= 1 && i < nw) peer = st->rank[st->start[1 - s] + i];
-  double ts = 0, tl, tall, inv;
+  double ts = 0, inv;
   if (peer >= 0 && i == 0) {
     if ((rc = wsp__pingpong(comm, peer, buf, WSP__CAL_SMALL, WSP__CAL_REPS_SMALL, &ts)) ||
-        (rc = wsp__stream_slope(comm, peer, buf, &tl, &inv)))
+        (rc = wsp__stream_slope(comm, peer, buf, ts, &inv)))
       return rc;
     fig[0] = ts / 2;
-    fig[1] = inv > 0 ? inv : (tl - ts) / ((double)WSP__CAL_WINDOW * WSP__CAL_LARGE);
+    fig[1] = inv;
   }
   /* Everybody's ping-pong must be over before the streams start together;
    * pair 0's round trip is everybody's estimate of it. */
   WSP__MPI_COLL_GOTO(comm, rc, out, Bcast, &ts, 1, MPI_DOUBLE, st->rank[0], comm->mpi);
   double rate = 0;
   if (peer >= 0 && nw >= 2) {
-    if ((rc = wsp__stream_slope(comm, peer, buf, &tall, &inv))) return rc;
-    if (s == 0)
-      rate = inv > 0     ? 1 / inv
-             : tall > ts ? (double)WSP__CAL_WINDOW * WSP__CAL_LARGE / (tall - ts)
-                         : 0;
+    if ((rc = wsp__stream_slope(comm, peer, buf, ts, &inv))) return rc;
+    if (s == 0 && inv > 0) rate = 1 / inv;
   }
   /* The link carries the pairs' rates together. Their sum, not the bytes
    * over the slowest pair's time: one pair slowed (by sharing a per-flow
