@@ -197,14 +197,27 @@ static int wsp__waitall_replay(const wsp_comm_t *comm, int n, MPI_Request *reqs,
 /* wsp__waitany's loop replayed, as wsp__waitall_replay's: one blocking
  * MPI_Waitany records when the first request completes, and the loop's
  * passes (an idle pass, then a test of each pending request) are walked on
- * the simulated clock until the pass that would have seen it. */
+ * the simulated clock until the pass that would have seen it.
+ *
+ * The first pass tests the requests one MPI_Test at a time, not with
+ * MPI_Testany: under SMPI 3.32 each MPI_Testany that finds nothing costs
+ * smpi/test once more than the one before, smpi/grow-injected-times:no
+ * or not, so a long pipelined call soon paid milliseconds per test, and
+ * the replay, which takes a test's cost from this first one, charged
+ * them to every pass: sites_chain, which waits here once per segment,
+ * ran up to 1.5x its time (docs/results/simgrid.md, "sites_chain against
+ * its cost"). MPI_Test costs smpi/test every time. */
 static int wsp__waitany_replay(const wsp_comm_t *comm, int n, MPI_Request *reqs, int *idx,
                                wsp__backoff_t *b) {
-  int pending = 0, done = 0;
+  int pending = 0, done = 0, mrc;
   for (int i = 0; i < n; i++) pending += reqs[i] != MPI_REQUEST_NULL;
   double start = MPI_Wtime();
-  int mrc = MPI_Testany(n, reqs, idx, &done, MPI_STATUS_IGNORE);
-  if (mrc != MPI_SUCCESS) return wsp__mpi_fail(comm, mrc, "MPI_Testany", WSP__WHERE);
+  for (int i = 0; i < n && !done; i++) {
+    if (reqs[i] == MPI_REQUEST_NULL) continue;
+    mrc = MPI_Test(&reqs[i], &done, MPI_STATUS_IGNORE);
+    if (mrc != MPI_SUCCESS) return wsp__mpi_fail(comm, mrc, "MPI_Test", WSP__WHERE);
+    if (done) *idx = i;
+  }
   if (done || pending == 0) return WSP_OK;
   double s = MPI_Wtime(), clock = MPI_Wtime() - s;
   double test = (s - start - clock) / pending;

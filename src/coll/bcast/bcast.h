@@ -15,6 +15,11 @@
 enum { WSP__BCAST_MAX_AHEAD = 128 };
 #define WSP__BCAST_DEFAULT_SEG ((size_t)64 * 1024) /* when tune.seg is 0 */
 size_t wsp__bcast_ahead(size_t seg, double lat, double seg_time);
+/* The same for a hop whose latency the cost prices once, not per segment
+ * (a crossing between sites): under SimGrid one more than twice lat in
+ * segments of seg_time, seg_time being a segment's time with the link to
+ * itself; elsewhere wsp__bcast_ahead. */
+size_t wsp__bcast_ahead_far(size_t seg, double lat, double seg_time);
 /* One rank's part in a pipelined broadcast along a path of ranks (the
  * chain's, or the map's in bcast_aware.c): receives a->block bytes in
  * segments of seg from prev and forwards each to next (-1: none). */

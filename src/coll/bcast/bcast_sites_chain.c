@@ -144,13 +144,16 @@ int wsp__bcast_sites_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {
   size_t *ahead = malloc((size_t)n * sizeof *ahead);
   if (link != NULL && ahead != NULL) {
     wsp__sites_chain_links(st, a->root, n, comm->rank, link, link + n);
-    /* A hop from another site has the long latency to cover, and a
-     * segment takes n.b on it, the chains sharing every link (the cost
-     * above). Chain c's slots are c.amax + i % ahead[c]. */
-    double seg_time = (double)seg * n * wsp__sites_chain_b(m, n);
+    /* A segment takes n.b on a link, the chains sharing it (the cost
+     * above); a hop from another site has the long latency to cover, with
+     * the segments as fast as the link alone carries them, for a chain may
+     * have it to itself for a while. Chain c's slots are
+     * c.amax + i % ahead[c]. */
+    double b = wsp__sites_chain_b(m, n), seg_time = (double)seg * n * b;
     for (int c = 0; c < n; c++) {
       int far = link[c] >= 0 && st->site_of[link[c]] != st->site_of[comm->rank];
-      ahead[c] = wsp__bcast_ahead(seg, far ? m->alpha_wan : m->alpha, seg_time);
+      ahead[c] = far ? wsp__bcast_ahead_far(seg, m->alpha_wan, (double)seg * b)
+                     : wsp__bcast_ahead(seg, m->alpha, seg_time);
       if (ahead[c] > amax) amax = ahead[c];
     }
   }
