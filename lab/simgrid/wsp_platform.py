@@ -6,7 +6,8 @@ Profiles:
   cluster  N hosts, each with a NIC of --bw and --lat, on one non-blocking
            switch (the backbone is N x bw, so only NICs limit).
   twosite  two such clusters of N/2 hosts joined by a WAN link of --wan-bw
-           and --wan-lat. SimGrid caps one flow at TCP-gamma / (2 x latency),
+           and --wan-lat, each site's switch non-blocking for the flows
+           across too (a FATPIPE backbone). SimGrid caps one flow at TCP-gamma / (2 x latency),
            which imitates window-limited TCP over a long link. The WAN is one
            link that both directions share (--wan-duplex shared, the default)
            or, with --wan-duplex split, --wan-bw in each direction, as a
@@ -111,11 +112,20 @@ def lat_written(sec):
     return round(float(lat_attr(sec)[:-2]) * 1e3) / 1e9
 
 
-def cluster_xml(cid, prefix, first, count, bw, lat, indent="  "):
+def cluster_xml(cid, prefix, first, count, bw, lat, indent="  ", fatpipe=False):
+    """A SimGrid cluster. Its backbone (bb_bw) is one link that every flow
+    between two of its hosts, or between one of them and the outside,
+    crosses once, in either direction (SimGrid shares it as one link). Alone,
+    N hosts cannot load it past N x bw; a site of twosite can, for the flows
+    from the other site cross it too. So twosite's sites get fatpipe: a
+    backbone that gives each flow its rate without sharing, the
+    non-blocking switch the profile describes (docs/results/simgrid.md,
+    "sites_chain against its cost")."""
+    policy = ' bb_sharing_policy="FATPIPE"' if fatpipe else ""
     return (f'{indent}<cluster id="{cid}" prefix="{prefix}" suffix="" '
             f'radical="{first}-{first + count - 1}" speed="1Gf" '
             f'bw="{bw_attr(bw)}" lat="{lat_attr(lat)}" '
-            f'bb_bw="{bw_attr(bw * count)}" bb_lat="0us" '
+            f'bb_bw="{bw_attr(bw * count)}" bb_lat="0us"{policy} '
             f'router_id="{cid}-router"/>\n')
 
 
@@ -197,8 +207,9 @@ def platform_xml(a, zones):
             out += zone_xml("c0", zones[0][1], "    ")
             out += zone_xml("c1", zones[1][1], "    ")
         else:
-            out.append(cluster_xml("c0", "h", 0, half, a.bw, a.lat, "    "))
-            out.append(cluster_xml("c1", "h", half, a.hosts - half, a.bw, a.lat, "    "))
+            out.append(cluster_xml("c0", "h", 0, half, a.bw, a.lat, "    ", fatpipe=True))
+            out.append(cluster_xml("c1", "h", half, a.hosts - half, a.bw, a.lat, "    ",
+                                   fatpipe=True))
         if a.wan_duplex == "split":
             # SPLITDUPLEX makes wan_UP and wan_DOWN, one per direction.
             out.append(f'    <link id="wan" bandwidth="{bw_attr(a.wan_bw)}" '

@@ -92,7 +92,8 @@ def us(attr):
 
 
 class TestUnchangedProfiles(Gen):
-    """cluster and twosite without the new options: the XML written before racks existed."""
+    """cluster and twosite without the new options: the XML written before racks existed,
+    but for twosite's non-blocking backbones (FATPIPE since 2026-12-01)."""
 
     def test_cluster(self):
         text, names, _ = self.gen("cluster", "--hosts", "4", "--bw", "100Mbps", "--lat", "20us",
@@ -118,10 +119,10 @@ class TestUnchangedProfiles(Gen):
                          '  <zone id="world" routing="Full">\n'
                          '    <cluster id="c0" prefix="h" suffix="" radical="0-1" speed="1Gf" '
                          'bw="125000000Bps" lat="50.000us" bb_bw="250000000Bps" bb_lat="0us" '
-                         'router_id="c0-router"/>\n'
+                         'bb_sharing_policy="FATPIPE" router_id="c0-router"/>\n'
                          '    <cluster id="c1" prefix="h" suffix="" radical="2-4" speed="1Gf" '
                          'bw="125000000Bps" lat="50.000us" bb_bw="375000000Bps" bb_lat="0us" '
-                         'router_id="c1-router"/>\n'
+                         'bb_sharing_policy="FATPIPE" router_id="c1-router"/>\n'
                          '    <link id="wan" bandwidth="1250000000Bps" latency="2000.000us"/>\n'
                          '    <zoneRoute src="c0" dst="c1" gw_src="c0-router" gw_dst="c1-router">'
                          '<link_ctn id="wan"/></zoneRoute>\n'
