@@ -7,8 +7,9 @@ Profiles:
            switch (the backbone is N x bw, so only NICs limit).
   twosite  two such clusters of N/2 hosts joined by a WAN link of --wan-bw
            and --wan-lat, each site's switch non-blocking for the flows
-           across too (a FATPIPE backbone). SimGrid caps one flow at TCP-gamma / (2 x latency),
-           which imitates window-limited TCP over a long link. The WAN is one
+           across too (a FATPIPE backbone). SimGrid caps one flow at
+           TCP-gamma / (2 x latency), which imitates window-limited TCP
+           over a long link. The WAN is one
            link that both directions share (--wan-duplex shared, the default)
            or, with --wan-duplex split, --wan-bw in each direction, as a
            full-duplex wide-area circuit.
@@ -24,7 +25,8 @@ Heterogeneity (every profile, drawn from --seed, default 1):
                   (log-uniform between lat and lat x F), in whole nanoseconds.
   --slow-hosts K --slow-bw RATE
                   K hosts, chosen by the seed, have NICs of RATE.
-  Without them cluster and twosite are written exactly as before.
+  Without them cluster is written exactly as before, and twosite as before
+  but for its sites' FATPIPE backbones (since 2026-12-01).
 
 --describe FILE writes JSON: per host its rack (the zone it is in), NIC rate
 and latency, as written into the platform; per rack its hosts and uplink.

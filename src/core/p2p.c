@@ -202,11 +202,11 @@ static int wsp__waitall_replay(const wsp_comm_t *comm, int n, MPI_Request *reqs,
  * The first pass tests the requests one MPI_Test at a time, not with
  * MPI_Testany: under SMPI 3.32 each MPI_Testany that finds nothing costs
  * smpi/test once more than the one before, smpi/grow-injected-times:no
- * or not, so a long pipelined call soon paid milliseconds per test, and
- * the replay, which takes a test's cost from this first one, charged
- * them to every pass: sites_chain, which waits here once per segment,
- * ran up to 1.5x its time (docs/results/simgrid.md, "sites_chain against
- * its cost"). MPI_Test costs smpi/test every time. */
+ * or not, and the replay, which takes a test's cost from this first
+ * pass, charged the grown cost to every pass of a long pipelined call
+ * (docs/results/simgrid.md, "sites_chain against its cost"). With
+ * smpi/grow-injected-times:no, as the scripts and tests run SMPI, an
+ * MPI_Test costs smpi/test every time. */
 static int wsp__waitany_replay(const wsp_comm_t *comm, int n, MPI_Request *reqs, int *idx,
                                wsp__backoff_t *b) {
   int pending = 0, done = 0, mrc;

@@ -4,7 +4,7 @@
 
 The expected values are written out here: the XML of the cluster and twosite profiles as the
 generator wrote it before the racks profile existed (they must not change: results were
-measured on them), host and link counts, uplink rates worked out by hand (H x bw / factor),
+measured on them; twosite's sites gained FATPIPE backbones on 2026-12-01, on purpose), host and link counts, uplink rates worked out by hand (H x bw / factor),
 route latencies summed by hand, and the latencies a seed gives (the generator uses only
 random.random(), whose sequence Python keeps across versions).
 

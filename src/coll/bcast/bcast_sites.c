@@ -15,9 +15,11 @@
  *      sends each member its piece.
  *   4. On every site, a ring allgather of the pieces (the root, which has
  *      everything, receives nothing).
- * At the root's site, step 3 starts while step 2's transfers are in
- * flight. The other sites' ranks only forward inside their site: no more
- * than n connections share the link between two sites.
+ * Every gateway finishes step 2 before step 3: the other sites wait for
+ * the crossings, so nothing at the root's site takes a share of a
+ * gateway's link from them. The other sites' ranks only forward inside
+ * their site: no more than n connections share the link between two
+ * sites.
  *
  * Cost: the root's fan to n - 1 gateways; one crossing of blocks of M/n
  * bytes over n connections (each gateway of the root's site sends to the
@@ -100,7 +102,11 @@ int wsp__bcast_sites(wsp_comm_t *comm, const wsp__coll_args_t *a) {
     if ((rc = wsp__recv_bytes(comm, buf + bs, bl, a->root, a->tag))) goto out;
   }
   /* 2. Across: gateway g of the root's site to gateway g of every other
-   * site. At the root's site the sends stay in flight through step 3. */
+   * site. A gateway of the root's site finishes its crossings before it
+   * sends its group their pieces: sent at once, the pieces took a share
+   * of its link from the crossings, which every other site waits for, and
+   * the root's site gained time it then spent waiting for nothing
+   * (docs/results/sites.md, "The root's gateways: crossings first"). */
   if (gateway && bl) {
     for (int t = 0; t < S; t++) {
       if (t == w.site || (w.site != rs && t != rs)) continue;
@@ -109,18 +115,12 @@ int wsp__bcast_sites(wsp_comm_t *comm, const wsp__coll_args_t *a) {
                                 root_side ? 0 : rot_root);
       mv.x[mv.nx++] = (wsp__wan_xfer_t){buf + bs, bl, MPI_BYTE, peer, root_side};
     }
-    if ((rc = wsp__wan_start(comm, &mv))) goto out;
-    if (w.site != rs && (rc = wsp__wan_finish(comm, &mv, bl))) goto out;
+    if ((rc = wsp__wan_start(comm, &mv)) ||
+        (rc = wsp__wan_finish(comm, &mv, w.site == rs ? bl * (size_t)(S - 1) : bl)))
+      goto out;
   }
-  /* 3. Pieces from the gateways to their groups; then the root's site's
-   * crossings are waited for. */
-  int grc = wsp__site_group(comm, &w, buf, 0);
-  if (gateway && bl && w.site == rs) {
-    rc = wsp__wan_finish(comm, &mv, bl * (size_t)(S - 1));
-    if (grc) rc = grc;
-  } else {
-    rc = grc;
-  }
+  /* 3. Pieces from the gateways to their groups. */
+  rc = wsp__site_group(comm, &w, buf, 0);
   /* 4. The ring; the root holds everything already. */
   if (rc == WSP_OK) rc = wsp__site_allgather(comm, &w, buf, w.site == rs ? 0 : -1);
 out:
