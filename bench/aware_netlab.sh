@@ -26,7 +26,7 @@ mkdir -p "$out"
 "$root/scripts/deps.sh"
 "$root/scripts/build.sh" "$mpi" >/dev/null
 trap '"$root/scripts/netlab" down --name "$name" >/dev/null 2>&1 || true' EXIT
-"$root/scripts/netlab" up hetero --name "$name" --hosts "$hosts" --link-rate "$rate" --seed "${WSP_SEED:-1}"
+"$root/scripts/netlab" up hetero --name "$name" --owner-pid $$ --hosts "$hosts" --link-rate "$rate" --seed "${WSP_SEED:-1}"
 "$root/scripts/netlab" status --name "$name"
 map="$out/netmap-hetero$hosts-$rate.json"
 label="netlab-hetero$hosts-$rate-$mpi"

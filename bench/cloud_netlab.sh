@@ -34,7 +34,7 @@ mkdir -p "$out"
 "$root/scripts/deps.sh"
 for m in $mpis; do "$root/scripts/build.sh" "$m" >/dev/null; done
 trap '"$root/scripts/netlab" down --name "$name" >/dev/null 2>&1 || true' EXIT
-"$root/scripts/netlab" up cloud --name "$name" --hosts "$hosts" --link-rate "$rate" --flow-cap "$cap"
+"$root/scripts/netlab" up cloud --name "$name" --owner-pid $$ --hosts "$hosts" --link-rate "$rate" --flow-cap "$cap"
 json="$out/cloud-netlab.json"
 stamp=$(date +%Y%m%d%H%M%S)
 labels=

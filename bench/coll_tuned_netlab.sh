@@ -57,7 +57,7 @@ case $profile in
   cloud) lab_args=(--flow-cap "${WSP_FLOW_CAP:-20mbit}") ;;
   *) echo "coll_tuned_netlab.sh: WSP_LAB_PROFILE must be cluster, hetero or cloud, not '$profile'" >&2; exit 2 ;;
 esac
-"$root/scripts/netlab" up "$profile" --name "$name" --hosts "$hosts" --link-rate "$rate" "${lab_args[@]}"
+"$root/scripts/netlab" up "$profile" --name "$name" --owner-pid $$ --hosts "$hosts" --link-rate "$rate" "${lab_args[@]}"
 json="$out/coll-tuned-netlab.json"
 stamp=$(date +%Y%m%d%H%M%S)
 labels=

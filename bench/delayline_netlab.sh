@@ -21,7 +21,7 @@ trap '"$root/scripts/netlab" down --name "$name" --scan >/dev/null 2>&1 || true'
   echo "# $(date -Is) $(git -C "$root" rev-parse --short HEAD) $(nproc) cores"
   python3 "$root/tests/lab/test_delay.py"
   for rate in ${rates//,/ }; do
-    "$root/scripts/netlab" up cluster --name "$name" --hosts 2 --link-rate "$rate" --delay 10ms >/dev/null
+    "$root/scripts/netlab" up cluster --name "$name" --owner-pid $$ --hosts 2 --link-rate "$rate" --delay 10ms >/dev/null
     st=/run/netlab/$name.json
     pid=$(python3 -c "import json; print(json.load(open('$st'))['delayline']['pid'])")
     h1=$(python3 -c "import json; print(json.load(open('$st'))['hosts'][1]['ip'])")

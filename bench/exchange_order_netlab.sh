@@ -30,7 +30,7 @@ for m in $mpis; do
   "$cc" -O2 -std=c11 -o "$root/build/probes/exchange_order-$m" "$root/bench/exchange_order.c"
 done
 trap '"$root/scripts/netlab" down --name "$name" >/dev/null 2>&1 || true' EXIT
-"$root/scripts/netlab" up cluster --name "$name" --hosts "$hosts" --link-rate "$rate"
+"$root/scripts/netlab" up cluster --name "$name" --owner-pid $$ --hosts "$hosts" --link-rate "$rate"
 for m in $mpis; do
   label="netlab-cluster${hosts}x1-${rate}-$m"
   echo "== $label"

@@ -47,7 +47,7 @@ mkdir -p "$out" "$root/build/probes"
 "$root/scripts/deps.sh"
 mpicc -O2 -std=c11 -o "$root/build/probes/mpi_stream-openmpi" "$root/bench/mpi_stream.c"
 trap '"$root/scripts/netlab" down --name "$name" >/dev/null 2>&1 || true' EXIT
-"$root/scripts/netlab" up cluster --name "$name" --hosts "$hosts" --link-rate "$rate"
+"$root/scripts/netlab" up cluster --name "$name" --owner-pid $$ --hosts "$hosts" --link-rate "$rate"
 "$root/scripts/netlab" calibrate --name "$name" --only a2a --seconds 10 \
   --json "$out/mpi-stream-calibrate.json"
 for c in $cases; do

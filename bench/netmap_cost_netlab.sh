@@ -21,7 +21,7 @@ mkdir -p "$out"
 "$root/scripts/deps.sh"
 "$root/scripts/build.sh" "$mpi" >/dev/null
 trap '"$root/scripts/netlab" down --name "$name" >/dev/null 2>&1 || true' EXIT
-"$root/scripts/netlab" up cluster --name "$name" --hosts "$hosts" --link-rate "$rate"
+"$root/scripts/netlab" up cluster --name "$name" --owner-pid $$ --hosts "$hosts" --link-rate "$rate"
 map="$out/netmap-cluster$hosts-$rate-$mpi.json"
 wsp_lab_probe "$root" "$name" "$mpi" "$map"
 wsp_netmap_args "$mpi" "$map"

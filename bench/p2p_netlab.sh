@@ -81,7 +81,7 @@ run_tuned() {
 
 twosite_up() {
   lab_down
-  "$root/scripts/netlab" up twosite --name "$name" --hosts 2 --link-rate "$rate" \
+  "$root/scripts/netlab" up twosite --name "$name" --owner-pid $$ --hosts 2 --link-rate "$rate" \
     --wan-rate "$wan" --flow-cap "$cap"
 }
 
@@ -118,7 +118,7 @@ for part in $parts; do
     ;;
   cluster)
     lab_down
-    "$root/scripts/netlab" up cluster --name "$name" --hosts 2 --link-rate "$rate"
+    "$root/scripts/netlab" up cluster --name "$name" --owner-pid $$ --hosts 2 --link-rate "$rate"
     for m in $mpis; do
       label="netlab-cluster2-$rate-$m"
       run "$m" "$label" -- "$root/build/$m/tools/wsp-bench" p2p \
@@ -150,7 +150,7 @@ for part in $parts; do
     ;;
   cpu)
     lab_down
-    "$root/scripts/netlab" up cluster --name "$name" --hosts 2 --link-rate 100gbit
+    "$root/scripts/netlab" up cluster --name "$name" --owner-pid $$ --hosts 2 --link-rate 100gbit
     label="netlab-cluster2-100gbit-openmpi-cpu"
     run openmpi "$label" -- "$root/build/openmpi/tools/wsp-bench" p2p \
       --sizes "${WSP_CPU_SIZES:-64M,256M}" --lanes 1,4 --encrypt 0,1 --reps "$reps" \

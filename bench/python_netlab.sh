@@ -30,7 +30,7 @@ for m in $mpis; do
   "$root/tests/python/install.sh" "$root" "$out/py-venv-$m" "$m" cmake
 done
 trap '"$root/scripts/netlab" down --name "$name" >/dev/null 2>&1 || true' EXIT
-"$root/scripts/netlab" up cluster --name "$name" --hosts "$hosts" --link-rate "$rate"
+"$root/scripts/netlab" up cluster --name "$name" --owner-pid $$ --hosts "$hosts" --link-rate "$rate"
 stamp=$(date +%Y%m%d%H%M%S)
 
 # run MPI LABEL [NAME VALUE ...]: one job of bench/python_layer.py with these settings.

@@ -49,7 +49,7 @@ lab_down() { "$root/scripts/netlab" down --name "$name" >/dev/null 2>&1 || true;
 trap lab_down EXIT
 stamp=$(date +%Y%m%d%H%M%S)
 lab_down
-"$root/scripts/netlab" up cluster --name "$name" --hosts 8 --link-rate 100mbit
+"$root/scripts/netlab" up cluster --name "$name" --owner-pid $$ --hosts 8 --link-rate 100mbit
 
 # The hand tuning for large broadcasts, per MPI: the best known on this
 # lab's shape in bench/tunings (the list every script shares).

@@ -39,7 +39,7 @@ cleanup() {
   "$root/scripts/netlab" down --name "$name" >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
-"$root/scripts/netlab" up cluster --name "$name" --hosts "$hosts" --link-rate "$rate"
+"$root/scripts/netlab" up cluster --name "$name" --owner-pid $$ --hosts "$hosts" --link-rate "$rate"
 json="$out/shuffle-fault-netlab.json"
 labels=()
 set_all() { # every host's rate, in one netlab command

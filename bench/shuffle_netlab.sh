@@ -41,7 +41,7 @@ mkdir -p "$out"
 mpis=${WSP_MPIS:-openmpi}
 for m in $mpis; do "$root/scripts/build.sh" "$m" >/dev/null; done
 trap '"$root/scripts/netlab" down --name "$name" >/dev/null 2>&1 || true' EXIT
-"$root/scripts/netlab" up cluster --name "$name" --hosts "$hosts" --link-rate "$rate"
+"$root/scripts/netlab" up cluster --name "$name" --owner-pid $$ --hosts "$hosts" --link-rate "$rate"
 if [ "${WSP_CALIBRATE:-1}" = 1 ]; then
   "$root/scripts/netlab" calibrate --name "$name" --only ring,a2a --seconds 5 \
     --json "$out/shuffle-netlab-calibrate.json"

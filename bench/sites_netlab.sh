@@ -88,7 +88,7 @@ for part in $parts; do
   *) echo "sites_netlab.sh: unknown part '$part' (nocap, cap, lanes, sweep)" >&2; exit 2 ;;
   esac
   lab_down
-  "$root/scripts/netlab" up twosite --name "$name" --hosts 8 --link-rate "$rate" --wan-rate "$wan" \
+  "$root/scripts/netlab" up twosite --name "$name" --owner-pid $$ --hosts 8 --link-rate "$rate" --wan-rate "$wan" \
     --flow-cap "$cap" ${wan_delay:+--wan-delay "$wan_delay"}
   for m in $mpis; do
     if [ "$part" = lanes ]; then

@@ -14,7 +14,7 @@ mkdir -p "$out"
 "$root/scripts/deps.sh"
 "$root/scripts/build.sh" openmpi >/dev/null
 trap '"$root/scripts/netlab" down --name "$name" >/dev/null 2>&1 || true' EXIT
-"$root/scripts/netlab" up cluster --name "$name" --hosts "$hosts" --link-rate "$rate"
+"$root/scripts/netlab" up cluster --name "$name" --owner-pid $$ --hosts "$hosts" --link-rate "$rate"
 args=(sparse --densities ${WSP_DENSITIES:-1/p,0.1,0.5} --sizes ${WSP_SIZES:-1K,64K} --warmup 12 --iters 20 --reps 5)
 echo "== netlab cluster, $hosts hosts x 1 rank, NIC $rate"
 "$root/scripts/netlab" run --name "$name" --mpi openmpi --time-limit 1800 --check-counters -- \

@@ -34,7 +34,7 @@ lab_down() { "$root/scripts/netlab" down --name "$name" >/dev/null 2>&1 || true;
 trap lab_down EXIT
 stamp=$(date +%Y%m%d%H%M%S)
 lab_down
-"$root/scripts/netlab" up cluster --name "$name" --hosts "$hosts" --link-rate "$link"
+"$root/scripts/netlab" up cluster --name "$name" --owner-pid $$ --hosts "$hosts" --link-rate "$link"
 
 # job MPI MODE(none|shim|LABEL of a tuning) [SETTINGS...]
 job() {

@@ -104,7 +104,7 @@ trap 'echo "demo: interrupted" >&2; exit 130' INT
 trap 'exit 143' TERM
 
 t0=$SECONDS
-"$netlab" up cluster --name "$name" --hosts "$hosts" --link-rate "$rate"
+"$netlab" up cluster --name "$name" --owner-pid $$ --hosts "$hosts" --link-rate "$rate"
 echo
 echo "== raw TCP: every host sends to its right neighbour at once (iperf3), fraction of B"
 "$netlab" calibrate --name "$name" --only ring --seconds 2 --json "$cal_json"

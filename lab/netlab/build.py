@@ -13,7 +13,7 @@ from .base import (EXIT_ENV, LabError, ip, kill_ns_pids, list_links, list_netns,
                    run_cmd, tc, tc_batch)
 from . import delay as delayline
 from .params import delay_line_ports, fmt_rate, hetero_classes, hetero_matrix
-from .state import address_plan, runtime_dir, save_state, state_path
+from .state import address_plan, runtime_dir, save_state, state_lock, state_path
 
 # tbf's queue bound: the longest a packet may wait in a shaped NIC's queue before it is dropped.
 TBF_LATENCY = "10ms"
@@ -324,7 +324,14 @@ BUILDERS = {"cluster": build_cluster, "twosite": build_twosite, "hetero": build_
 
 def teardown(st, scan=False):
     """Remove the lab's recorded namespaces and root-namespace links (with scan, also those
-    named with its prefix but missing from the record), after ending the processes inside."""
+    named with its prefix but missing from the record), after ending the processes inside.
+    Under the state lock: a lab's watcher (owner.py) and a `netlab down` left running by its
+    killed owner may remove the same lab at once, and the second then finds nothing left."""
+    with state_lock():
+        _teardown(st, scan)
+
+
+def _teardown(st, scan):
     pre = st["prefix"]
     ns_list = [n for n in st.get("created", {}).get("netns", []) if n.startswith(pre)]
     links = [l for l in st.get("created", {}).get("links", []) if l.startswith(pre)]

@@ -11,6 +11,7 @@ from . import version
 from .base import EXIT_OK, EXIT_USAGE, LabError, json_out, list_netns, log, require_root
 from .build import BUILDERS, Builder, doctor, teardown
 from .fault import SIGNALS, cmd_fault as fault_main
+from .owner import parse_owner, spawn_watcher, watch_main
 from .params import DEFAULTS, DELAY_KEYS, WAN_DELAY_KEYS, fmt_duration, fmt_rate, merge_params
 from .run import MPIS, run_job, snapshot, write_standin
 from .traffic import CALIBRATE_TESTS
@@ -73,9 +74,16 @@ def cmd_up(args):
     profile, params, name = merge_params(args)
     if name is not None:
         check_name(name)
+    owner = None
+    if args.owner_pid is not None:
+        owner = parse_owner(args.owner_pid, "--owner-pid")
+    elif os.environ.get("NETLAB_OWNER_PID"):
+        owner = parse_owner(os.environ["NETLAB_OWNER_PID"], "NETLAB_OWNER_PID")
     with state_lock():
         name, index = allocate(name)
         st = new_state(name, index, profile, params)
+        if owner:
+            st["owner"] = owner
         save_state(st)
     t0 = time.time()
     try:
@@ -86,6 +94,8 @@ def cmd_up(args):
         write_standin(st)
         st["status"] = "up"
         save_state(st)
+        if owner:
+            spawn_watcher(st)
     except BaseException as e:
         log("up failed, removing what was created: %s" % e)
         try:
@@ -98,6 +108,8 @@ def cmd_up(args):
     print("lab %s up: profile %s, %d hosts, subnet %s, root-ns address %s (%.1fs)"
           % (name, profile, params["hosts"], st["subnet"], st["root_ip"], time.time() - t0))
     print_params(st)
+    if owner:
+        print("  removed when process %d ends (watcher pid %d)" % (owner["pid"], st["watcher"]))
     return EXIT_OK
 
 
@@ -154,6 +166,8 @@ def cmd_status(args):
           % (st["name"], st["profile"], st["status"], st["subnet"], st.get("root_ip"),
              st.get("root_dev")))
     print_params(st)
+    if "owner" in st:
+        print("  owner: process %d (watcher pid %s)" % (st["owner"]["pid"], st.get("watcher")))
     present = set(list_netns())
     missing = [n for n in st["created"]["netns"] if n not in present]
     print("  namespaces: %d recorded, %d missing%s" % (len(st["created"]["netns"]), len(missing),
@@ -238,6 +252,10 @@ def parser(prog="netlab"):
     up.add_argument("--tcp-cc", dest="tcp_cc", help="TCP congestion control of the hosts' "
                     "connections, set on their routes (default: $NETLAB_TCP_CC, else cubic; "
                     "\"default\": the machine's own)")
+    up.add_argument("--owner-pid", dest="owner_pid", metavar="PID",
+                    help="the lab belongs to process PID: a watcher removes it once PID has "
+                    "ended, even by SIGKILL (default: $NETLAB_OWNER_PID; none: the lab stays "
+                    "until `down`)")
     up.set_defaults(func=cmd_up)
 
     dn = sub.add_parser("down", help="remove a lab", description="Remove exactly the objects "
@@ -354,6 +372,8 @@ def main(argv=None, prog="netlab"):
     if "--version" in head:
         print("%s (wirespeed) %s" % (prog, version()))
         return EXIT_OK
+    if argv[:1] == ["_watch"] and len(argv) == 2:   # owner.spawn_watcher's process
+        return watch_main(check_name(argv[1]))
     if argv[:1] == ["_flow"]:
         args = flow_parser("%s _flow" % prog).parse_args(argv[1:])
         return args.func(args)

@@ -30,6 +30,11 @@ def _terminated(signum, _frame):
 signal.signal(signal.SIGTERM, _terminated)
 signal.signal(signal.SIGHUP, _terminated)
 
+# Every lab a test brings up belongs to the test's process (`netlab up --owner-pid`, given
+# through the environment): a test ended by SIGKILL (ctest's time limit) runs no `finally`,
+# and netlab's watcher then removes its lab.
+os.environ["NETLAB_OWNER_PID"] = str(os.getpid())
+
 
 def in_ci():
     """Whether this is a CI run: WSP_CI=1 (unset, empty or 0: not)."""

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """netlab up/down leaves no residue: normal down, rollback after an error, down from the
 state file after a crash (SIGKILL of `netlab up` midway), all three profiles, two labs at once,
-clear error when not root, TCP between hosts under the lab's congestion control (--tcp-cc).
-Runtime ~15 s."""
+a lab removed by its watcher when its owner is SIGKILLed, clear error when not root, TCP
+between hosts under the lab's congestion control (--tcp-cc). Runtime ~20 s."""
 import json
 import os
 import shutil
@@ -59,6 +59,20 @@ def connection_cc(client, server):
         except subprocess.TimeoutExpired:
             srv.kill()
             srv.wait()
+
+
+def gone(pid, seconds):
+    """Whether process pid has ended (or is a zombie) within the given seconds."""
+    t0 = time.time()
+    while time.time() - t0 < seconds:
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return True
+        except OSError:
+            return True
+        time.sleep(0.1)
+    return False
 
 
 def main():
@@ -175,7 +189,46 @@ def main():
         check_clean(before, n1, "two labs")
         check_clean(before, n2, "two labs")
 
-        # 6. not root -> clear error, nothing created
+        # 6. a lab with an owner: removed by its watcher when the owner is SIGKILLed (no
+        # `finally` runs); a bad owner is refused before anything exists; after a normal down
+        # the watcher ends by itself
+        p = netlab("up", "cluster", "--name", n1, "--hosts", "2", "--owner-pid", "999999999",
+                   check=False)
+        if p.returncode != 2 or "--owner-pid" not in p.stderr:
+            fail("--owner-pid of no process: rc %d, %s" % (p.returncode, p.stderr.strip()))
+        check_clean(before, n1, "refused --owner-pid")
+        owner = subprocess.Popen(["sleep", "120"])
+        try:
+            netlab("up", "cluster", "--name", n1, "--hosts", "3", "--owner-pid", str(owner.pid))
+            watcher = json.load(open("/run/netlab/%s.json" % n1))["watcher"]
+            time.sleep(1.2)     # two of the watcher's checks: the lab stays while its owner runs
+            if not os.path.exists("/run/netlab/%s.json" % n1):
+                fail("the lab went down while its owner was running")
+        finally:
+            owner.kill()
+            owner.wait()
+        t0 = time.time()
+        while os.path.exists("/run/netlab/%s.json" % n1) and time.time() - t0 < 15:
+            time.sleep(0.1)
+        if os.path.exists("/run/netlab/%s.json" % n1):
+            fail("the lab of a SIGKILLed owner is still up after 15 s")
+        check_clean(before, n1, "owner killed, lab removed by its watcher (%.1f s)"
+                    % (time.time() - t0))
+        if not gone(watcher, 5):
+            fail("the watcher (pid %d) did not end after removing the lab" % watcher)
+        owner = subprocess.Popen(["sleep", "120"])
+        try:
+            netlab("up", "cluster", "--name", n1, "--hosts", "2", "--owner-pid", str(owner.pid))
+            watcher = json.load(open("/run/netlab/%s.json" % n1))["watcher"]
+            netlab("down", "--name", n1)
+            if not gone(watcher, 5):
+                fail("the watcher (pid %d) outlived its lab's down" % watcher)
+            check_clean(before, n1, "owned lab, normal down")
+        finally:
+            owner.kill()
+            owner.wait()
+
+        # 7. not root -> clear error, nothing created
         if shutil.which("setpriv"):
             # The checkout may sit in a directory other users cannot read
             # (a mktemp clone): run a world-readable copy of the tool (the
