@@ -83,8 +83,11 @@ def watch_main(name):
             st = load_state(name)
         except (LabError, ValueError):
             continue                # being rewritten at this moment: look again
-        if st.get("watcher") != me or "owner" not in st:
+        w = st.get("watcher")
+        if "owner" not in st or (w is not None and w != me):
             return EXIT_OK          # not (or no longer) the lab this watcher was started for
+        if w is None:
+            continue                # `up` has not recorded this watcher yet
         if alive(st["owner"]):
             continue
         log("lab %s: its owner, pid %d, has ended; removing the lab"
