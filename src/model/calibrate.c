@@ -93,24 +93,67 @@ static int wsp__stream(wsp_comm_t *comm, int peer, char *buf, int bytes, int win
   return rc;
 }
 
-/* One connection's inverse bandwidth from the best of reps streams of
- * WSP__CAL_WINDOW / 2 and of WSP__CAL_WINDOW messages: the difference of
- * their times over the difference of their bytes. Where the longer was not
- * the slower, its time less the round trip rtt over its bytes; 0 where
- * that is not positive either. */
-static int wsp__stream_slope(wsp_comm_t *comm, int peer, char *buf, double rtt, double *inv) {
-  enum { H = WSP__CAL_WINDOW / 2 };
-  double t_short, t_long;
+/* Lets every rank of comm go at once, as far as one rank can: each tells
+ * `leader` that it is ready and waits for its word, which the leader sends
+ * to all as soon as all are ready, WINDOW sends at a time. An MPI barrier
+ * promises only that no rank leaves before all have come; over a WAN the
+ * rounds of its usual algorithms can let ranks leave a crossing or more
+ * apart, and streams meant to share the link then ran partly one after
+ * the other, each faster than its share: under SimGrid the link of two
+ * sites of 64 came out several times too fast, by how much depending on
+ * the algorithms SMPI ran for the collectives before the streams
+ * (docs/results/sites.md, "The link's calibration at 64 pairs"). Here the
+ * ranks of the leader's site leave within the leader's sends of each
+ * other, and the other site's one crossing later, all alike. */
+static int wsp__release_together(wsp_comm_t *comm, int leader) {
+  enum { WINDOW = 64 };
+  char b = 0;
+  int rc = WSP_OK, p = comm->size;
+  if (comm->rank != leader) {
+    if ((rc = wsp__send_bytes(comm, &b, 1, leader, WSP__TAG_CALIBRATE))) return rc;
+    return wsp__recv_bytes(comm, &b, 1, leader, WSP__TAG_CALIBRATE);
+  }
+  for (int k = 1; k < p; k++)
+    if ((rc = wsp__recv_bytes(comm, &b, 1, MPI_ANY_SOURCE, WSP__TAG_CALIBRATE))) return rc;
+  MPI_Request req[WINDOW];
+  for (int r0 = 0; r0 < p; r0 += WINDOW) {
+    int n = 0;
+    for (int r = r0; r < p && r < r0 + WINDOW; r++) {
+      if (r == leader) continue;
+      if ((rc = wsp__isend_bytes(comm, &b, 1, r, WSP__TAG_CALIBRATE, 0, &req[n])))
+        return wsp__abandon(comm, rc, 0, NULL, n, req);
+      n++;
+    }
+    if ((rc = wsp__waitall(comm, n, req, 0))) return rc;
+  }
+  return rc;
+}
+
+/* The best of reps streams of WSP__CAL_WINDOW / 2 (t[0]) and of
+ * WSP__CAL_WINDOW (t[1]) messages with peer. With leader >= 0, every rank
+ * of comm calls it (those without a peer give -1, and get zeros) and each
+ * series starts with all ranks let go at once by the leader. */
+static int wsp__stream_series(wsp_comm_t *comm, int peer, char *buf, int leader, double t[2]) {
   int rc;
-  if ((rc = wsp__stream(comm, peer, buf, WSP__CAL_LARGE, H, WSP__CAL_REPS_LARGE, 0, &t_short)) ||
-      (rc = wsp__stream(comm, peer, buf, WSP__CAL_LARGE, WSP__CAL_WINDOW, WSP__CAL_REPS_LARGE, 0,
-                        &t_long)))
-    return rc;
-  const double bytes = (double)WSP__CAL_WINDOW * WSP__CAL_LARGE;
-  *inv = t_long > t_short ? (t_long - t_short) / ((double)(WSP__CAL_WINDOW - H) * WSP__CAL_LARGE)
-         : t_long > rtt   ? (t_long - rtt) / bytes
-                          : 0;
+  t[0] = t[1] = 0;
+  for (int k = 0; k < 2; k++) {
+    if (leader >= 0 && (rc = wsp__release_together(comm, leader))) return rc;
+    if (peer >= 0 && (rc = wsp__stream(comm, peer, buf, WSP__CAL_LARGE,
+                                       k ? WSP__CAL_WINDOW : WSP__CAL_WINDOW / 2,
+                                       WSP__CAL_REPS_LARGE, 0, &t[k])))
+      return rc;
+  }
   return WSP_OK;
+}
+
+/* The inverse bandwidth that `pairs` pairs streaming at once give from
+ * their series' times: the difference of the two times over the bytes the
+ * longer adds. Where the longer was not the slower, its time less the
+ * round trip rtt over its bytes; 0 where that is not positive either. */
+static double wsp__stream_slope(const double t[2], double rtt, int pairs) {
+  const double added = (double)pairs * (WSP__CAL_WINDOW - WSP__CAL_WINDOW / 2) * WSP__CAL_LARGE;
+  const double bytes = (double)pairs * WSP__CAL_WINDOW * WSP__CAL_LARGE;
+  return t[1] > t[0] ? (t[1] - t[0]) / added : t[1] > rtt ? (t[1] - rtt) / bytes : 0;
 }
 
 /* Between sites 0 and 1: rank i of one and rank i of the other pair up,
@@ -139,28 +182,42 @@ static int wsp__calibrate_wan(wsp_comm_t *comm, char *buf, double *fig) {
   if (st->start[2] - st->start[1] < nw) nw = st->start[2] - st->start[1];
   int peer = -1;
   if (s <= 1 && i < nw) peer = st->rank[st->start[1 - s] + i];
-  double ts = 0, inv;
+  double ts = 0, t[2];
   if (peer >= 0 && i == 0) {
     if ((rc = wsp__pingpong(comm, peer, buf, WSP__CAL_SMALL, WSP__CAL_REPS_SMALL, &ts)) ||
-        (rc = wsp__stream_slope(comm, peer, buf, ts, &inv)))
+        (rc = wsp__stream_series(comm, peer, buf, -1, t)))
       return rc;
     fig[0] = ts / 2;
-    fig[1] = inv;
+    fig[1] = wsp__stream_slope(t, ts, 1);
   }
   /* Everybody's ping-pong must be over before the streams start together;
    * pair 0's round trip is everybody's estimate of it. */
   WSP__MPI_COLL_GOTO(comm, rc, out, Bcast, &ts, 1, MPI_DOUBLE, st->rank[0], comm->mpi);
-  double rate = 0;
-  if (peer >= 0 && nw >= 2) {
-    if ((rc = wsp__stream_slope(comm, peer, buf, ts, &inv))) return rc;
-    if (s == 0 && inv > 0) rate = 1 / inv;
+  if (nw < 2) goto out;
+  if ((rc = wsp__stream_series(comm, peer, buf, st->rank[st->start[0]], t))) return rc;
+  /* The link: nw pairs share it, so one pair's series over all the pairs'
+   * bytes, the median pair's times (each series apart). Not the sum of the
+   * pairs' rates, which a pair that ran alone for a moment inflates (under
+   * SimGrid a few such pairs made the link of two sites of 64 look several
+   * times as fast as it is), nor the slowest pair's, which a pair slowed by
+   * a per-flow class that it shares with another would set. */
+  double *all = malloc(sizeof *all * 4 * (size_t)comm->size);
+  if ((rc = wsp__agree_alloc(comm, all == NULL, "model calibration")) != WSP_OK) goto done;
+  double mine[2] = {0, 0};
+  if (s == 0 && peer >= 0) mine[0] = t[0], mine[1] = t[1];
+  WSP__MPI_COLL_GOTO(comm, rc, done, Allgather, mine, 2, MPI_DOUBLE, all, 2, MPI_DOUBLE, comm->mpi);
+  double *shorts = all + 2 * comm->size, *longs = all + 3 * comm->size;
+  int n = 0;
+  for (int r = 0; r < comm->size; r++)
+    if (all[2 * r + 1] > 0) shorts[n] = all[2 * r], longs[n++] = all[2 * r + 1];
+  if (n > 0) {
+    wsp__measure_sort(shorts, (size_t)n);
+    wsp__measure_sort(longs, (size_t)n);
+    double med[2] = {shorts[(n - 1) / 2], longs[(n - 1) / 2]};
+    fig[2] = wsp__stream_slope(med, ts, nw);
   }
-  /* The link carries the pairs' rates together. Their sum, not the bytes
-   * over the slowest pair's time: one pair slowed (by sharing a per-flow
-   * class, say) would make the whole link look that slow. */
-  WSP__MPI_COLL_GOTO(comm, rc, out, Allreduce, MPI_IN_PLACE, &rate, 1, MPI_DOUBLE, MPI_SUM,
-                     comm->mpi);
-  if (rate > 0) fig[2] = 1 / rate;
+done:
+  free(all);
 out:
   return rc;
 }
