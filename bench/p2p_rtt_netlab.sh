@@ -62,7 +62,7 @@ for buf in ${buffers//,/ }; do
       sz=$sizes
       [ "$loss" = 0 ] || sz=$loss_sizes
       lab_down
-      args=(up twosite --name "$name" --hosts 2 --link-rate "$rate" --wan-rate "$rate"
+      args=(up twosite --owner-pid $$ --name "$name" --hosts 2 --link-rate "$rate" --wan-rate "$rate"
             --flow-cap "$rate" --wan-delay "$d")
       [ "$loss" = 0 ] || args+=(--wan-loss "$loss")
       "$root/scripts/netlab" "${args[@]}"

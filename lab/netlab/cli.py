@@ -109,7 +109,8 @@ def cmd_up(args):
           % (name, profile, params["hosts"], st["subnet"], st["root_ip"], time.time() - t0))
     print_params(st)
     if owner:
-        print("  removed when process %d ends (watcher pid %d)" % (owner["pid"], st["watcher"]))
+        print("  removed when process %d ends (watcher pid %d)"
+              % (owner["pid"], st["watcher"]["pid"]))
     return EXIT_OK
 
 
@@ -167,7 +168,8 @@ def cmd_status(args):
              st.get("root_dev")))
     print_params(st)
     if "owner" in st:
-        print("  owner: process %d (watcher pid %s)" % (st["owner"]["pid"], st.get("watcher")))
+        print("  owner: process %d (watcher pid %s)"
+              % (st["owner"]["pid"], st.get("watcher", {}).get("pid")))
     present = set(list_netns())
     missing = [n for n in st["created"]["netns"] if n not in present]
     print("  namespaces: %d recorded, %d missing%s" % (len(st["created"]["netns"]), len(missing),
@@ -372,8 +374,8 @@ def main(argv=None, prog="netlab"):
     if "--version" in head:
         print("%s (wirespeed) %s" % (prog, version()))
         return EXIT_OK
-    if argv[:1] == ["_watch"] and len(argv) == 2:   # owner.spawn_watcher's process
-        return watch_main(check_name(argv[1]))
+    if argv[:1] == ["_watch"] and len(argv) == 3:   # owner.spawn_watcher's process
+        return watch_main(check_name(argv[1]), argv[2])
     if argv[:1] == ["_flow"]:
         args = flow_parser("%s _flow" % prog).parse_args(argv[1:])
         return args.func(args)

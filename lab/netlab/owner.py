@@ -8,16 +8,19 @@ the same pid is not taken for it) and starts a watcher: a netlab process in a se
 own, outside every lab namespace, that checks twice a second whether the owner still runs. When
 the owner has ended and the lab is still up, the watcher removes the lab as `netlab down` would;
 when the lab is taken down first (the normal case), the watcher ends within half a second. The
-watcher never removes a lab it was not started for: it ends as soon as the state file names
-another watcher (the lab was removed and a new one of the same name built)."""
+watcher never removes a lab it was not started for: it knows its lab by a token in the state
+file, and ends as soon as the state file holds another (the lab was removed and a new one of
+the same name built)."""
 
+import contextlib
 import os
+import secrets
 import subprocess
 import sys
 import time
 
-from .base import EXIT_OK, EXIT_USAGE, LabError, log
-from .state import load_state, save_state, state_path
+from .base import EXIT_FAIL, EXIT_OK, EXIT_USAGE, LabError
+from .state import load_state, runtime_dir, save_state, state_lock, state_path
 
 PACKAGE_NAME = os.path.basename(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -57,40 +60,69 @@ def alive(owner):
 
 
 def spawn_watcher(st):
-    """Start the lab's watcher and record its pid in the state file. Its standard streams go to
-    /dev/null: a caller that reads `up`'s output to its end must not wait for the watcher."""
+    """Start the lab's watcher. It is named by a token recorded in the state file before it
+    starts, so that it knows its lab from the first look, even if `up` dies right after
+    starting it. Its standard streams go to /dev/null (a caller that reads `up`'s output to its
+    end must not wait for the watcher); what it has to say goes to the lab's runtime directory
+    (watch.log), which the teardown removes with the lab."""
+    st["watcher"] = {"token": secrets.token_hex(8)}
+    save_state(st)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([PACKAGE_PARENT] + (
         [env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     env["PYTHONDONTWRITEBYTECODE"] = "1"
-    p = subprocess.Popen([sys.executable, "-m", PACKAGE_NAME, "_watch", st["name"]],
+    p = subprocess.Popen([sys.executable, "-m", PACKAGE_NAME, "_watch", st["name"],
+                          st["watcher"]["token"]],
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True,
                          cwd="/", env=env)
-    st["watcher"] = p.pid
+    st["watcher"]["pid"] = p.pid
     save_state(st)
 
 
-def watch_main(name):
-    """The watcher's loop (`netlab _watch NAME`, started by spawn_watcher only)."""
-    from .build import teardown     # build imports this module's users; import late
-    me = os.getpid()
+def _mine(name, token):
+    """The lab's state if it is still the lab this watcher was started for, else None."""
+    if not os.path.exists(state_path(name)):
+        return None
+    try:
+        st = load_state(name)
+    except (LabError, ValueError):
+        return {}               # being rewritten at this moment: look again
+    if "owner" not in st or st.get("watcher", {}).get("token") != token:
+        return None
+    return st
+
+
+def watch_main(name, token):
+    """The watcher's loop (`netlab _watch NAME TOKEN`, started by spawn_watcher only): once the
+    owner has ended, the lab is removed under the state lock, after a last look at the state
+    file under the same lock, so that a lab removed and built again under the same name in
+    the meantime is left alone. A failed removal is retried 3 times, a second apart."""
+    from .build import _teardown    # build imports this module's users; import late
+    log_path = os.path.join(runtime_dir(name), "watch.log")
     while True:
         time.sleep(POLL_S)
-        if not os.path.exists(state_path(name)):
-            return EXIT_OK          # taken down by its owner (or by anyone)
-        try:
-            st = load_state(name)
-        except (LabError, ValueError):
-            continue                # being rewritten at this moment: look again
-        w = st.get("watcher")
-        if "owner" not in st or (w is not None and w != me):
-            return EXIT_OK          # not (or no longer) the lab this watcher was started for
-        if w is None:
-            continue                # `up` has not recorded this watcher yet
-        if alive(st["owner"]):
+        st = _mine(name, token)
+        if st is None:
+            return EXIT_OK          # taken down by its owner (or by anyone), or another lab
+        if not st or alive(st["owner"]):
             continue
-        log("lab %s: its owner, pid %d, has ended; removing the lab"
-            % (name, st["owner"]["pid"]))
-        teardown(st)
-        return EXIT_OK
+        for attempt in range(3):
+            with state_lock():
+                st = _mine(name, token)
+                if st is None:
+                    return EXIT_OK
+                try:
+                    if not st:
+                        raise LabError("the state file could not be read")
+                    _teardown(st, False)
+                    return EXIT_OK
+                except LabError as e:
+                    with contextlib.suppress(OSError):
+                        with open(log_path, "a") as f:
+                            f.write("%s: owner pid %d ended; removing the lab failed (try %d "
+                                    "of 3): %s\n" % (time.strftime("%Y-%m-%d %H:%M:%S"),
+                                                      st.get("owner", {}).get("pid", -1),
+                                                      attempt + 1, e))
+            time.sleep(1)
+        return EXIT_FAIL

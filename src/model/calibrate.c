@@ -95,13 +95,13 @@ static int wsp__stream(wsp_comm_t *comm, int peer, char *buf, int bytes, int win
 
 /* Lets every rank of comm go at once, as far as one rank can: each tells
  * `leader` that it is ready and waits for its word, which the leader sends
- * to all as soon as all are ready, WINDOW sends at a time. An MPI barrier
- * promises only that no rank leaves before all have come; over a WAN the
- * rounds of its usual algorithms can let ranks leave a crossing or more
- * apart, and streams meant to share the link then ran partly one after
- * the other, each faster than its share: under SimGrid the link of two
- * sites of 64 came out several times too fast, by how much depending on
- * the algorithms SMPI ran for the collectives before the streams
+ * to all as soon as all are ready, WINDOW sends at a time. An MPI
+ * collective promises only that no rank leaves before all have come; over
+ * a WAN the rounds of its usual algorithms can let ranks leave a crossing
+ * or more apart, and streams meant to share the link then ran partly one
+ * after the other, each faster than its share: under SimGrid the link of
+ * two sites of 64 came out several times too fast, by how much depending
+ * on the algorithms SMPI ran for the collectives before the streams
  * (docs/results/sites.md, "The link's calibration at 64 pairs"). Here the
  * ranks of the leader's site leave within the leader's sends of each
  * other, and the other site's one crossing later, all alike. */
@@ -113,8 +113,10 @@ static int wsp__release_together(wsp_comm_t *comm, int leader) {
     if ((rc = wsp__send_bytes(comm, &b, 1, leader, WSP__TAG_CALIBRATE))) return rc;
     return wsp__recv_bytes(comm, &b, 1, leader, WSP__TAG_CALIBRATE);
   }
-  for (int k = 1; k < p; k++)
-    if ((rc = wsp__recv_bytes(comm, &b, 1, MPI_ANY_SOURCE, WSP__TAG_CALIBRATE))) return rc;
+  /* From each rank by name, in rank order: the last to come sets the time
+   * either way, and a named receive is one that a timeout can cancel. */
+  for (int r = 0; r < p; r++)
+    if (r != leader && (rc = wsp__recv_bytes(comm, &b, 1, r, WSP__TAG_CALIBRATE))) return rc;
   MPI_Request req[WINDOW];
   for (int r0 = 0; r0 < p; r0 += WINDOW) {
     int n = 0;
@@ -132,7 +134,8 @@ static int wsp__release_together(wsp_comm_t *comm, int leader) {
 /* The best of reps streams of WSP__CAL_WINDOW / 2 (t[0]) and of
  * WSP__CAL_WINDOW (t[1]) messages with peer. With leader >= 0, every rank
  * of comm calls it (those without a peer give -1, and get zeros) and each
- * series starts with all ranks let go at once by the leader. */
+ * series starts with all ranks let go at once by the leader; its
+ * repetitions follow on from there, the pairs sharing the link alike. */
 static int wsp__stream_series(wsp_comm_t *comm, int peer, char *buf, int leader, double t[2]) {
   int rc;
   t[0] = t[1] = 0;
@@ -160,8 +163,8 @@ static double wsp__stream_slope(const double t[2], double rtt, int pairs) {
  * for i < nw = the smaller site's size. Pair 0 measures the latency
  * (ping-pong) and one connection's inverse bandwidth (a stream) into
  * fig[0] and fig[1]; then all nw pairs stream at once, site 0 to site 1,
- * and the link's inverse bandwidth is one over the sum of the pairs' rates
- * (fig[2]; with one pair the link cannot be told apart from one
+ * and the link's inverse bandwidth is the median pair's over nw (fig[2],
+ * below; with one pair the link cannot be told apart from one
  * connection, and fig[2] stays 0: unknown). Other pairs of
  * sites are taken to be like these two.
  *
@@ -196,7 +199,8 @@ static int wsp__calibrate_wan(wsp_comm_t *comm, char *buf, double *fig) {
   if (nw < 2) goto out;
   if ((rc = wsp__stream_series(comm, peer, buf, st->rank[st->start[0]], t))) return rc;
   /* The link: nw pairs share it, so one pair's series over all the pairs'
-   * bytes, the median pair's times (each series apart). Not the sum of the
+   * bytes, with the median of the pairs' times (of each series apart: the
+   * two medians may come from different pairs). Not the sum of the
    * pairs' rates, which a pair that ran alone for a moment inflates (under
    * SimGrid a few such pairs made the link of two sites of 64 look several
    * times as fast as it is), nor the slowest pair's, which a pair slowed by
@@ -225,14 +229,18 @@ out:
 #ifndef WSP_SIMGRID
 /* Where one connection between sites is slower than a NIC (a per-flow
  * cap), the pairs' MPI streams of wsp__calibrate_wan measured nw capped
- * connections rather than the link: their sum is nw times one
- * connection's rate, whatever the link carries. The multi-site bcast and
+ * connections rather than the link: nw times one connection's rate,
+ * whatever the link carries. The multi-site bcast and
  * allreduce then cross over lanes (src/p2p/wan.c), each connection up
  * to a NIC's rate, so the link is measured again with the same pairs
  * streaming over those lanes at once. This makes the lanes here instead
  * of at the first collective that needs them. Where a pair's lanes fail,
  * every rank keeps the figure as it was (the collectives move a failed
- * pair's crossings through MPI on their own). */
+ * pair's crossings through MPI on their own). Unlike the MPI streams'
+ * figure, this one still sums the pairs' rates after a barrier: the
+ * median of pairs let go together gave a lower figure on the capped lab,
+ * and the collectives have not been measured with it yet
+ * (docs/results/sites.md, "The link's calibration at 64 pairs"). */
 static int wsp__calibrate_wan_lanes(wsp_comm_t *comm, char *buf, wsp_model_t *out) {
   const wsp__sites_t *st = &comm->sites;
   int nw = st->start[1] - st->start[0];

@@ -200,7 +200,7 @@ def main():
         owner = subprocess.Popen(["sleep", "120"])
         try:
             netlab("up", "cluster", "--name", n1, "--hosts", "3", "--owner-pid", str(owner.pid))
-            watcher = json.load(open("/run/netlab/%s.json" % n1))["watcher"]
+            watcher = json.load(open("/run/netlab/%s.json" % n1))["watcher"]["pid"]
             time.sleep(1.2)     # two of the watcher's checks: the lab stays while its owner runs
             if not os.path.exists("/run/netlab/%s.json" % n1):
                 fail("the lab went down while its owner was running")
@@ -219,7 +219,7 @@ def main():
         owner = subprocess.Popen(["sleep", "120"])
         try:
             netlab("up", "cluster", "--name", n1, "--hosts", "2", "--owner-pid", str(owner.pid))
-            watcher = json.load(open("/run/netlab/%s.json" % n1))["watcher"]
+            watcher = json.load(open("/run/netlab/%s.json" % n1))["watcher"]["pid"]
             netlab("down", "--name", n1)
             if not gone(watcher, 5):
                 fail("the watcher (pid %d) outlived its lab's down" % watcher)

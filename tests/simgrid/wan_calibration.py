@@ -17,7 +17,8 @@ small (the default): two sites of 4 hosts with NICs of 25 Mbit/s and a WAN of
 NICs of 1 Gbit/s and a WAN of 10 Gbit/s at 10 ms, once under each of SMPI's
 Open MPI and MPICH selectors: there 64 pairs stream at once, each for a few
 ms against a round trip of 20 ms, and the link's figure once depended on
-when the MPI's barrier let each pair go (2.3-3.5x the WAN).
+when the MPI's collectives let each pair go (docs/results/sites.md, "The
+link's calibration at 64 pairs").
 """
 import json
 import os
