@@ -20,6 +20,7 @@ import sys
 import time
 
 from .base import EXIT_FAIL, EXIT_OK, EXIT_USAGE, LabError
+from .build import _teardown
 from .state import load_state, runtime_dir, save_state, state_lock, state_path
 
 PACKAGE_NAME = os.path.basename(os.path.dirname(os.path.abspath(__file__)))
@@ -98,7 +99,6 @@ def watch_main(name, token):
     owner has ended, the lab is removed under the state lock, after a last look at the state
     file under the same lock, so that a lab removed and built again under the same name in
     the meantime is left alone. A failed removal is retried 3 times, a second apart."""
-    from .build import _teardown    # build imports this module's users; import late
     log_path = os.path.join(runtime_dir(name), "watch.log")
     while True:
         time.sleep(POLL_S)
@@ -119,6 +119,7 @@ def watch_main(name, token):
                     return EXIT_OK
                 except LabError as e:
                     with contextlib.suppress(OSError):
+                        os.makedirs(os.path.dirname(log_path), exist_ok=True)
                         with open(log_path, "a") as f:
                             f.write("%s: owner pid %d ended; removing the lab failed (try %d "
                                     "of 3): %s\n" % (time.strftime("%Y-%m-%d %H:%M:%S"),
