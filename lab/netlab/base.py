@@ -11,6 +11,12 @@ import sys
 import tempfile
 import time
 
+# The directory that holds the netlab package, and its name there: netlab's own helpers (the flow
+# helper inside the host namespaces, a lab's watcher) run as `python3 -m netlab` and must find the
+# same package (installed with the Python package, it is wirespeed/_netlab).
+PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PACKAGE_NAME = os.path.basename(os.path.dirname(os.path.abspath(__file__)))
+
 EXIT_OK = 0
 EXIT_FAIL = 1
 EXIT_USAGE = 2
@@ -99,6 +105,15 @@ def list_links(ns=None):
         return [e["ifname"] for e in json.loads(p.stdout or "[]")]
     except ValueError:
         return []
+
+
+def self_command(*args):
+    """The argv and environment that run this netlab package's command line with args."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([PACKAGE_PARENT] + (
+        [env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return [sys.executable, "-m", PACKAGE_NAME] + [str(a) for a in args], env
 
 
 def require_root():

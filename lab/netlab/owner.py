@@ -16,15 +16,12 @@ import contextlib
 import os
 import secrets
 import subprocess
-import sys
 import time
 
-from .base import EXIT_FAIL, EXIT_OK, EXIT_USAGE, LabError
+from .base import EXIT_FAIL, EXIT_OK, EXIT_USAGE, LabError, self_command
 from .build import _teardown
 from .state import load_state, runtime_dir, save_state, state_lock, state_path
 
-PACKAGE_NAME = os.path.basename(os.path.dirname(os.path.abspath(__file__)))
-PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 POLL_S = 0.5
 
 
@@ -68,13 +65,8 @@ def spawn_watcher(st):
     (watch.log), which the teardown removes with the lab."""
     st["watcher"] = {"token": secrets.token_hex(8)}
     save_state(st)
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([PACKAGE_PARENT] + (
-        [env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    p = subprocess.Popen([sys.executable, "-m", PACKAGE_NAME, "_watch", st["name"],
-                          st["watcher"]["token"]],
-                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+    argv, env = self_command("_watch", st["name"], st["watcher"]["token"])
+    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True,
                          cwd="/", env=env)
     st["watcher"]["pid"] = p.pid

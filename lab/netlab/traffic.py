@@ -9,11 +9,11 @@ import re
 import shutil
 import socket
 import subprocess
-import sys
 import threading
 import time
 
-from .base import EXIT_ENV, EXIT_OK, EXIT_USAGE, LabError, json_out, kill_tree, run_cmd
+from .base import (EXIT_ENV, EXIT_OK, EXIT_USAGE, LabError, json_out, kill_tree, run_cmd,
+                   self_command)
 from .params import fmt_rate
 
 CALIBRATE_TESTS = ("pair", "pairk", "wan1", "wank", "wanall", "ring", "a2a", "rtt", "window",
@@ -22,11 +22,6 @@ CALIBRATE_TESTS = ("pair", "pairk", "wan1", "wank", "wanall", "ring", "a2a", "rt
 # the MSS of a lab's TCP segments (MTU 1500 less IP, TCP and timestamp headers).
 WINDOW_DEFAULT = 65536
 LAB_MSS = 1448
-# The directory that holds the netlab package, and its name there: the flow helper runs as
-# `python3 -m netlab` inside the host namespaces and must find the same package (installed
-# with the Python package, it is wirespeed/_netlab).
-PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PACKAGE_NAME = os.path.basename(os.path.dirname(os.path.abspath(__file__)))
 
 def flow_main(args):
     """Hidden helper run inside a host namespace: a TCP sink on --port and one sender thread
@@ -143,20 +138,16 @@ def measure_rtt(src, dst, count=100, interval=0.005):
 def run_flows(st, plan, seconds, warmup=1.0, port=5301, window_clamp=0):
     """plan: {host_ns: [dst_ip, ...]}, every host listed runs a sink (its window clamped to
     window_clamp bytes if not 0). Returns {ns: result}."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([PACKAGE_PARENT] + (
-        [env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
     start = time.time() + 1.0 + 0.05 * len(plan)
     procs = {}
     try:
         for ns, dests in plan.items():
+            argv, env = self_command(
+                "_flow", "--port", port, "--dests", ",".join(dests), "--start", repr(start),
+                "--warmup", warmup, "--seconds", seconds,
+                *(["--window-clamp", window_clamp] if window_clamp else []))
             procs[ns] = subprocess.Popen(
-                ["ip", "netns", "exec", ns, sys.executable, "-m", PACKAGE_NAME, "_flow", "--port",
-                 str(port), "--dests", ",".join(dests), "--start", repr(start), "--warmup",
-                 str(warmup), "--seconds", str(seconds)] +
-                (["--window-clamp", str(window_clamp)] if window_clamp else []),
-                stdout=subprocess.PIPE,
+                ["ip", "netns", "exec", ns] + argv, stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE, text=True, start_new_session=True, env=env)
         res = {}
         for ns, p in procs.items():

@@ -215,9 +215,7 @@ static int wsp__calibrate_wan(wsp_comm_t *comm, char *buf, double *fig) {
   for (int r = 0; r < comm->size; r++)
     if (all[2 * r + 1] > 0) shorts[n] = all[2 * r], longs[n++] = all[2 * r + 1];
   if (n > 0) {
-    wsp__measure_sort(shorts, (size_t)n);
-    wsp__measure_sort(longs, (size_t)n);
-    double med[2] = {shorts[(n - 1) / 2], longs[(n - 1) / 2]};
+    double med[2] = {wsp__measure_median(shorts, n, shorts), wsp__measure_median(longs, n, longs)};
     fig[2] = wsp__stream_slope(med, ts, nw);
   }
 done:

@@ -79,13 +79,11 @@ size_t wsp__bcast_ahead(size_t seg, double lat, double seg_time) {
  * are detached under SMPI's default threshold (64 KiB, above the chains'
  * segments), so they do not wait for it. */
 size_t wsp__bcast_ahead_far(size_t seg, double lat, double seg_time) {
+  size_t k = wsp__bcast_ahead(seg, lat, seg_time);
 #ifdef WSP_SIMGRID
-  double w = seg_time > 0 ? 1 + ceil(2 * lat / seg_time) : 2;
-  (void)seg;
-  return w < 2 ? 2 : w > WSP__BCAST_MAX_AHEAD ? WSP__BCAST_MAX_AHEAD : (size_t)w;
-#else
-  return wsp__bcast_ahead(seg, lat, seg_time);
+  if (k < WSP__BCAST_MAX_AHEAD) k++;
 #endif
+  return k;
 }
 
 WSP__COST(bcast, chain,
