@@ -70,6 +70,10 @@ typedef struct wsp__coll_shape {
   const wsp__sites_t *sites;
   int wan_n, wan_forced, wan_lanes;
   size_t lane_min;
+  /* With sites, the model as it is inside a site, for a flat algorithm
+   * whose cost prices each step by whether it crosses (wsp__xstep_cost);
+   * set by wsp__coll_alg_cost, NULL otherwise. */
+  const wsp_model_t *inside;
   /* The vector forms (wsp__shape_block): allgatherv and reduce_scatter,
    * every rank's block in bytes (NULL: p blocks of `bytes`), `total` their
    * sum; alltoallv, this rank's own figures: `total` the larger of its

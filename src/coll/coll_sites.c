@@ -16,6 +16,24 @@ double wsp__wan_cost(const wsp_model_t *m, double bytes, int conns, int fan, int
   return (lanes > 1 ? 2 : 1) * m->alpha_wan + fmax(t, bytes * m->beta_wan_link);
 }
 
+double wsp__xstep_cost(const wsp_model_t *m, const wsp__coll_shape_t *s, int k, double bytes,
+                       int exchange) {
+  const wsp_model_t *in = s->inside;
+  if (in == NULL) return m->alpha + bytes * (exchange ? m->beta_x : m->beta);
+  double b = exchange ? in->beta_x : in->beta;
+  int c = k < 0 ? s->sites->cross_fold : k < 31 ? s->sites->cross[k] : 0;
+  if (c == 0) return in->alpha + bytes * b;
+  return fmax(in->alpha, in->alpha_wan) +
+         bytes * fmax(fmax(b, in->beta_wan), c * in->beta_wan_link);
+}
+
+double wsp__agree_cost(const wsp_model_t *m, const wsp__coll_shape_t *s) {
+  double t = 0;
+  for (int i = 0; (1L << i) < s->p; i++)
+    t += s->sites && (s->sites->tree_cross >> i & 1u) ? fmax(m->alpha, m->alpha_wan) : m->alpha;
+  return 2 * t;
+}
+
 int wsp__wan_lanes(const wsp__coll_shape_t *s, double bytes) {
   return s->wan_lanes > 1 && s->dense && bytes >= (double)s->lane_min ? s->wan_lanes : 1;
 }

@@ -107,12 +107,19 @@ double wsp__coll_alg_cost(const wsp__coll_alg_t *r, const wsp_model_t *m,
    * messages between sites, and a pipeline or a ring goes at the pace of
    * its slowest hop: it is priced as if every message crossed (the
    * latency and one connection's time per byte between sites, where they
-   * are the larger). The site-aware algorithms price their own steps. */
+   * are the larger). The exchange schedules, whose steps each wait for the
+   * one before, price each step by whether it crosses (wsp__xstep_cost,
+   * which reads the model inside a site from y.inside): at two sites of
+   * many ranks only their last halving and first doubling cross, spread
+   * over all the pairs (docs/sites.md). The site-aware algorithms price
+   * their own steps. */
   wsp_model_t x = *m;
   x.alpha = fmax(m->alpha, m->alpha_wan);
   x.beta = fmax(m->beta, m->beta_wan);
   x.beta_x = fmax(m->beta_x, m->beta_wan);
-  return r->cost(&x, s, tune);
+  wsp__coll_shape_t y = *s;
+  y.inside = m;
+  return r->cost(&x, &y, tune);
 }
 
 int wsp__coll_cheapest(const wsp__coll_table_t *t, const wsp_model_t *m,

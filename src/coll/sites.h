@@ -65,6 +65,22 @@ int wsp__sites_combine(wsp_comm_t *comm, char *slots, size_t stride, int S, size
  * (lanes times faster), and the link; with lanes, one more latency for the
  * pair's check that everything arrived (wsp__wan_finish). */
 double wsp__wan_cost(const wsp_model_t *m, double bytes, int conns, int fan, int lanes);
+/* One step of a flat exchange schedule folded to a power of two (rabenseifner,
+ * recursive doubling, halving): with k >= 0 the step where folded ranks nr
+ * and nr ^ 2^k swap `bytes` (exchange: at beta_x, else beta), with k < 0
+ * one way of the fold. Without s->inside, m's latency and bytes. With it,
+ * a step that stays inside every site costs what it costs there; one
+ * where some pair crosses waits for the crossing: the latency between
+ * sites, then the slowest of a NIC, one connection, and the link shared
+ * by the most ranks that leave one site in that step
+ * (wsp__sites_t.cross). */
+double wsp__xstep_cost(const wsp_model_t *m, const wsp__coll_shape_t *s, int k, double bytes,
+                       int exchange);
+/* An agreement over the communicator (wsp__agree_alloc, which the
+ * multi-site algorithms make before any traffic): a reduction and a
+ * broadcast along a binomial tree, one latency per level each way, the
+ * latency between sites where a level crosses (wsp__sites_t.tree_cross). */
+double wsp__agree_cost(const wsp_model_t *m, const wsp__coll_shape_t *s);
 /* The cost of a multi-site algorithm run over c connections (or chains)
  * between two sites, with the tuning that goes with c (its lanes, its
  * segment) into tune. */

@@ -32,6 +32,7 @@
  * match; a failure is therefore the same on every rank.
  */
 #include "wsp_internal.h"
+#include "../patterns/reduce_sched.h"
 
 #include <ctype.h>
 #include <fnmatch.h>
@@ -225,6 +226,31 @@ static void wsp__sites_build(wsp__sites_t *st, int p, const int *raw, const int 
     for (int k = 0; k < n; k++) st->index[st->rank[st->start[s] + k]] = k;
   }
   st->count = count;
+  st->cross_fold = wsp__sites_cross(st, p, 0);
+  for (int k = 0; k < 31; k++) st->cross[k] = (1L << k) < p ? wsp__sites_cross(st, p, 1 << k) : 0;
+  st->tree_cross = 0;
+  for (int i = 0; i < 31 && (1L << i) < p; i++)
+    for (long r = 0; r + (1L << i) < p; r += 2L << i)
+      if (st->site_of[r] != st->site_of[r + (1L << i)]) st->tree_cross |= 1u << i;
+}
+
+int wsp__sites_cross(const wsp__sites_t *st, int p, int d) {
+  int most = 0;
+  for (int s = 0; s < st->count; s++) {
+    int n = 0;
+    for (int i = st->start[s]; i < st->start[s + 1]; i++) {
+      int r = st->rank[i], nr = wsp__fold_newrank(r, p, -1), peer;
+      if (d == 0)
+        peer = wsp__fold_partner(r, p);
+      else if (nr < 0 || (nr ^ d) >= wsp__rsched_pow2_floor(p))
+        peer = -1;
+      else
+        peer = wsp__fold_oldrank(nr ^ d, p, -1);
+      if (peer >= 0 && st->site_of[peer] != s) n++;
+    }
+    if (n > most) most = n;
+  }
+  return most;
 }
 
 static wsp__sites_mode_t wsp__sites_mode(const char *spec) {

@@ -61,6 +61,14 @@ typedef struct wsp__sites {
   /* wan_off[r]: the crossings with rank r go through MPI, after a failure
    * on their lanes that both ends saw (src/coll/coll_sites.c). */
   unsigned char *wan_off;
+  /* The crossings of the flat exchange schedules (wsp__sites_cross), which
+   * their costs price step by step: cross[k], k < 31, in the step where
+   * folded ranks nr and nr ^ 2^k swap; cross_fold, in the fold's. */
+  int cross[31], cross_fold;
+  /* Bit i: some edge of level i of the binomial tree rooted at rank 0
+   * (ranks r and r + 2^i, r a multiple of 2^(i+1)) joins two sites; what
+   * an agreement (src/core/agree.c) waits for, priced by wsp__agree_cost. */
+  unsigned tree_cross;
 } wsp__sites_t;
 
 /* The communicator object. `mpi` is wirespeed's private duplicate. */
@@ -438,6 +446,12 @@ int wsp__sites_create(wsp_comm_t *comm);
  * groups. Local: every rank has the same map. */
 void wsp__sites_from_map(wsp_comm_t *comm, const int *node_of, const int *group);
 void wsp__sites_free(wsp_comm_t *comm);
+/* The most ranks of one site that send to another site in one step of the
+ * exchange schedules over p ranks folded to a power of two
+ * (src/patterns/reduce_sched.h, no rank kept): with d > 0 the step where
+ * folded ranks nr and nr ^ d swap; with d = 0 the fold, where a pair's
+ * two members send to each other in turn (both are counted). Pure. */
+int wsp__sites_cross(const wsp__sites_t *st, int p, int d);
 /* Connections between two sites for this communicator: cfg.wan_connections
  * when set, else the link's capacity over one connection's
  * (beta_wan / beta_wan_link, rounded up past a quarter), else the smallest

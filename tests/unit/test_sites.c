@@ -2,7 +2,11 @@
 /* The WSP_SITES parsers (src/core/sites.c) against hand-written cases:
  * what the syntax check accepts and refuses, the site of every rank of a
  * "ranks:" list (and its refusals: a rank out of range, listed twice or
- * on no site), and which "hosts:" patterns match which host names. */
+ * on no site), and which "hosts:" patterns match which host names. And
+ * the crossings of the folded exchange schedules (wsp__sites_cross)
+ * against a count of every message of the schedule, written here from its
+ * description, for every p up to 80 and several layouts of sites. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -24,7 +28,80 @@ static void ranks_bad(const char *list, int p, const char *words) {
         wsp_last_error(), words);
 }
 
+/* The most messages that leave one site in one step, counted from the
+ * schedule's description: q = 2^floor(lg p), r = p - q; ranks 2i and 2i+1
+ * (i < r) are a pair, whose odd member goes on as new rank i, and ranks
+ * from 2r on are new rank rank - r; step k swaps new ranks nr and nr ^ 2^k;
+ * the fold (d = 0) sends from each member of a pair to the other. */
+static int cross_ref(const int *site_of, int p, int nsites, int d) {
+  int q = 1, *old = malloc(sizeof *old * (size_t)p), *out = calloc((size_t)nsites, sizeof *out);
+  while (2 * q <= p) q *= 2;
+  int r = p - q;
+  for (int i = 0; i < r; i++) old[i] = 2 * i + 1;
+  for (int nr = r; nr < q; nr++) old[nr] = nr + r;
+  if (d == 0) {
+    for (int i = 0; i < 2 * r; i++)
+      if (site_of[i] != site_of[i ^ 1]) out[site_of[i]]++;
+  } else {
+    for (int nr = 0; nr < q; nr++)
+      if ((nr ^ d) < q && site_of[old[nr]] != site_of[old[nr ^ d]]) out[site_of[old[nr]]]++;
+  }
+  int most = 0;
+  for (int s = 0; s < nsites; s++)
+    if (out[s] > most) most = out[s];
+  free(old);
+  free(out);
+  return most;
+}
+
+/* A wsp__sites_t for a layout, its arrays built here by their definition. */
+static void cross_case(const int *site_of, int p, int nsites, const char *layout) {
+  int *start = calloc((size_t)nsites + 1, sizeof *start), *rank = malloc(sizeof *rank * (size_t)p);
+  for (int s = 0, n = 0; s < nsites; s++) {
+    start[s] = n;
+    for (int i = 0; i < p; i++)
+      if (site_of[i] == s) rank[n++] = i;
+    start[s + 1] = n;
+  }
+  wsp__sites_t st = {.count = nsites, .site_of = (int *)site_of, .start = start, .rank = rank};
+  for (int d = 0; d < p; d = d ? 2 * d : 1) {
+    int got = wsp__sites_cross(&st, p, d), want = cross_ref(site_of, p, nsites, d);
+    CHECK(got == want, "%s, p %d, d %d: %d crossing, want %d", layout, p, d, got, want);
+  }
+  free(start);
+  free(rank);
+}
+
+static void cross_cases(void) {
+  int site_of[80];
+  unsigned seed = 12345;
+  for (int p = 2; p <= 80; p++) {
+    for (int i = 0; i < p; i++) site_of[i] = i >= p / 2;
+    cross_case(site_of, p, 2, "two halves");
+    for (int i = 0; i < p; i++) site_of[i] = 3 * i / p;
+    if (p >= 3) cross_case(site_of, p, 3, "three blocks");
+    for (int i = 0; i < p; i++) site_of[i] = i % 2;
+    cross_case(site_of, p, 2, "alternating");
+    for (int t = 0; t < 4; t++) {
+      int nsites = 2 + t % 3;
+      for (int i = 0; i < p; i++) {
+        seed = seed * 1103515245u + 12345u;
+        site_of[i] = i < nsites ? i : (int)((seed >> 16) % (unsigned)nsites);
+      }
+      if (p >= nsites) cross_case(site_of, p, nsites, "random");
+    }
+  }
+  /* Two sites of 64: only the step across half the ranks crosses, with all
+   * 64 ranks of a site at once. */
+  int start[3] = {0, 64, 128}, rank[128], so[128];
+  for (int i = 0; i < 128; i++) rank[i] = i, so[i] = i >= 64;
+  wsp__sites_t st = {.count = 2, .site_of = so, .start = start, .rank = rank};
+  for (int d = 1; d < 64; d *= 2) CHECK(wsp__sites_cross(&st, 128, d) == 0, "d %d crosses", d);
+  CHECK(wsp__sites_cross(&st, 128, 64) == 64, "d 64: %d", wsp__sites_cross(&st, 128, 64));
+}
+
 int main(void) {
+  cross_cases();
   static const char *good[] = {NULL, "auto", "none", "map", "ranks:0", "ranks:0-3;4-7",
                                "ranks:0,2,4;1,3,5", "hosts:a*", "hosts:node[0-3],gw;node[4-7]"};
   for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)

@@ -29,23 +29,26 @@
  * Preconditions: none (any p, any count, any op).
  */
 #include "../coll_internal.h"
+#include "../sites.h"
 
 #include "../../patterns/reduce_sched.h"
 #include "../reduce/reduce_util.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 WSP__COST(allreduce, rabenseifner,
           "2.lg q.alpha + 2.sum_{i=1..lg q} drain(n/2^i) + 2.((q-1)/q).n.beta_x + "
           "((q-1)/q).n.gamma + [p != q].(2.(alpha + drain(n)) + 2.n.beta + n.gamma), q = "
-          "2^floor(lg p)") {
+          "2^floor(lg p); with sites, each step by whether it crosses") {
   int q = wsp__rsched_pow2_floor(s->p), lg = wsp__rsched_log2(q);
   double n = (double)s->bytes, f = (double)(q - 1) / q;
-  /* Halving and doubling are exchanges: beta_x. */
-  /* Each step waits for the whole of the one before (wsp__drain). */
-  double c = 2.0 * lg * m->alpha + 2.0 * wsp__drain_halving(m, n, lg) + 2.0 * f * n * m->beta_x +
-             f * n * m->gamma;
-  if (s->p != q) c += 2.0 * (m->alpha + wsp__drain(m, n) + n * m->beta) + n * m->gamma;
+  /* Halving and doubling are exchanges (beta_x), step k of each with
+   * n/2^(k+1); each step waits for the whole of the one before
+   * (wsp__drain). */
+  double c = 2.0 * wsp__drain_halving(m, n, lg) + f * n * m->gamma;
+  for (int k = 0; k < lg; k++) c += 2.0 * wsp__xstep_cost(m, s, k, ldexp(n, -(k + 1)), 1);
+  if (s->p != q) c += 2.0 * (wsp__xstep_cost(m, s, -1, n, 0) + wsp__drain(m, n)) + n * m->gamma;
   return c;
 }
 

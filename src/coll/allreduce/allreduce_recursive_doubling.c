@@ -21,6 +21,7 @@
  * Preconditions: none (any p, any count, any op).
  */
 #include "../coll_internal.h"
+#include "../sites.h"
 
 #include "../../patterns/rdouble.h"
 #include "../../patterns/reduce_sched.h"
@@ -30,13 +31,16 @@
 
 WSP__COST(allreduce, recursive_doubling,
           "(lg q + 2.[p != q]).drain(n) + lg q.(alpha + n.beta_x) + 2.[p != q].(alpha + n.beta) + "
-          "(lg q + [p != q]).n.gamma, q = 2^floor(lg p)") {
+          "(lg q + [p != q]).n.gamma, q = 2^floor(lg p); with sites, each step by whether it "
+          "crosses") {
   int q = wsp__rsched_pow2_floor(s->p), lg = wsp__rsched_log2(q);
   int odd = s->p != q;
   double n = (double)s->bytes;
   /* Exchange steps at beta_x, the fold and unfold at beta. */
-  return (lg + 2 * odd) * wsp__drain(m, n) + lg * (m->alpha + n * m->beta_x) +
-         2 * odd * (m->alpha + n * m->beta) + (lg + odd) * n * m->gamma;
+  double c = (lg + 2 * odd) * wsp__drain(m, n) + (lg + odd) * n * m->gamma;
+  for (int k = 0; k < lg; k++) c += wsp__xstep_cost(m, s, k, n, 1);
+  if (odd) c += 2 * wsp__xstep_cost(m, s, -1, n, 0);
+  return c;
 }
 
 int wsp__allreduce_recursive_doubling(wsp_comm_t *comm,

@@ -52,9 +52,11 @@ WSP__COST(allreduce, sites,
           "the largest piece, where fan(k, b) = alpha + (k-2).gap + (k-1).b.beta, wan(M, n') "
           "= (1 + [l > 1]).alpha_wan + max((S-1).(M/n').beta, (M/n').beta_wan/l, "
           "M.beta_wan_link), n' connections of l lanes (n' = n when WSP_WAN_CONNECTIONS sets "
-          "n), S sites, q the largest site") {
+          "n), S sites, q the largest site; + A, an agreement before any traffic: 2 latencies "
+          "per level of a binomial tree over p, alpha_wan where the level joins two sites") {
   if (s->sites == NULL) return INFINITY;
-  return wsp__sites_best_conns(m, s, s->wan_n, wsp__allreduce_sites_cost_c, t);
+  return wsp__agree_cost(m, s) +
+         wsp__sites_best_conns(m, s, s->wan_n, wsp__allreduce_sites_cost_c, t);
 }
 
 int wsp__allreduce_sites(wsp_comm_t *comm, const wsp__coll_args_t *a) {

@@ -31,7 +31,7 @@
 WSP__COST(allreduce, two_tier,
           "R_site(q) + wan(M, 1) + (S-1).M.gamma + B_site(q): the cheapest reduce and "
           "bcast at p = q (the largest site), wan(M, 1) = alpha_wan + max((S-1).M.beta, "
-          "M.beta_wan, M.beta_wan_link)") {
+          "M.beta_wan, M.beta_wan_link); + A (allreduce sites)") {
   if (s->sites == NULL) return INFINITY;
   wsp__coll_shape_t x = wsp__site_shape(s);
   double r, b;
@@ -40,7 +40,7 @@ WSP__COST(allreduce, two_tier,
   x.commutative = 1;
   wsp__coll_cheapest(wsp__coll_table(WSP_COLL_BCAST), m, &x, &b);
   int S = s->sites->count;
-  return r + wsp__wan_cost(m, (double)s->bytes, 1, S - 1, 1) +
+  return wsp__agree_cost(m, s) + r + wsp__wan_cost(m, (double)s->bytes, 1, S - 1, 1) +
          (S - 1) * (double)s->bytes * m->gamma + b;
 }
 

@@ -54,9 +54,10 @@ WSP__COST(bcast, sites,
           "(q-1).(alpha + P.beta_x), P = M/(n'.floor(q/n')) the largest piece, where fan(k, "
           "b) = alpha + (k-2).gap + (k-1).b.beta, wan(M, n') = (1 + [l > 1]).alpha_wan + "
           "max((S-1).(M/n').beta, (M/n').beta_wan/l, M.beta_wan_link), n' connections of l "
-          "lanes (n' = n when WSP_WAN_CONNECTIONS sets n), S sites, q the largest site") {
+          "lanes (n' = n when WSP_WAN_CONNECTIONS sets n), S sites, q the largest site; + A "
+          "(allreduce sites)") {
   if (s->sites == NULL) return INFINITY;
-  return wsp__sites_best_conns(m, s, s->wan_n, wsp__bcast_sites_cost_c, t);
+  return wsp__agree_cost(m, s) + wsp__sites_best_conns(m, s, s->wan_n, wsp__bcast_sites_cost_c, t);
 }
 
 int wsp__bcast_sites(wsp_comm_t *comm, const wsp__coll_args_t *a) {

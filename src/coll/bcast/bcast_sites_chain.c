@@ -87,9 +87,10 @@ static double wsp__sites_chain_cost_c(const wsp_model_t *m, const wsp__coll_shap
 WSP__COST(bcast, sites_chain,
           "min over c = 1..n of (S-1).alpha_wan + (p - 2 + s).(alpha + (M/(c.s)).c.b), "
           "s = ceil(M/(c.seg)), b = max(beta_x, beta_wan/c, beta_wan_link), c chains (c = n "
-          "when WSP_WAN_CONNECTIONS sets n), n connections, S sites") {
+          "when WSP_WAN_CONNECTIONS sets n), n connections, S sites; + A (allreduce sites)") {
   if (s->sites == NULL) return INFINITY;
-  return wsp__sites_best_conns(m, s, wsp__sites_chain_count(s->wan_n, s->sites->min_size),
+  return wsp__agree_cost(m, s) +
+         wsp__sites_best_conns(m, s, wsp__sites_chain_count(s->wan_n, s->sites->min_size),
                                wsp__sites_chain_cost_c, t);
 }
 

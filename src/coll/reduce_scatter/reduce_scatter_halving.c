@@ -26,22 +26,27 @@
  * fold adds a whole vector one way and its reduction, and a block back.
  */
 #include "../coll_internal.h"
+#include "../sites.h"
 
 #include "../../patterns/reduce_sched.h"
 #include "../reduce/reduce_util.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 WSP__COST(reduce_scatter, halving,
           "lg q.alpha + ((q-1)/q).N.(beta_x + gamma) + "
-          "[p != q].(2.alpha + N.(beta + gamma) + c.beta), q = 2^floor(lg p)") {
+          "[p != q].(2.alpha + N.(beta + gamma) + c.beta), q = 2^floor(lg p); with sites, "
+          "each step by whether it crosses") {
   int q = wsp__rsched_pow2_floor(s->p), lg = wsp__rsched_log2(q);
   double n = (double)(s->total ? s->total : s->bytes * (size_t)s->p);
   size_t hi = 0;
   for (int i = 0; i < s->p; i++)
     if (wsp__shape_block(s, i) > hi) hi = wsp__shape_block(s, i);
-  double c = lg * m->alpha + (double)(q - 1) / q * n * (m->beta_x + m->gamma);
-  if (s->p != q) c += 2 * m->alpha + n * (m->beta + m->gamma) + (double)hi * m->beta;
+  double c = (double)(q - 1) / q * n * m->gamma;
+  for (int k = 0; k < lg; k++) c += wsp__xstep_cost(m, s, k, ldexp(n, -(k + 1)), 1);
+  if (s->p != q)
+    c += wsp__xstep_cost(m, s, -1, n, 0) + wsp__xstep_cost(m, s, -1, (double)hi, 0) + n * m->gamma;
   return c;
 }
 
