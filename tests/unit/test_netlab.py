@@ -27,7 +27,7 @@ sys.dont_write_bytecode = True      # no __pycache__ in the source tree
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "lab"))
 
-from netlab import base, build, cli, params, run, state, traffic  # noqa: E402
+from netlab import base, build, cli, owner, params, run, state, traffic  # noqa: E402
 from netlab.base import EXIT_ENV, EXIT_USAGE, LabError  # noqa: E402
 
 LAUNCHER = os.path.join(ROOT, "scripts", "netlab")
@@ -329,6 +329,34 @@ class TestDelayOptions(unittest.TestCase):
             code, msg = errmsg(merge, *argv)
             self.assertEqual(code, EXIT_USAGE, argv)
             self.assertIn(want, msg, argv)
+
+
+class TestOwner(unittest.TestCase):
+    """--owner-pid and NETLAB_OWNER_PID: a running process other than init or the kernel,
+    refused naming where it came from before anything is created."""
+
+    def refused(self, text, source, words):
+        with self.assertRaises(LabError) as cm:
+            owner.parse_owner(text, source)
+        self.assertEqual(cm.exception.code, EXIT_USAGE)
+        self.assertIn(source, str(cm.exception))
+        self.assertIn(words, str(cm.exception))
+
+    def test_refused(self):
+        self.refused("abc", "--owner-pid", "is not a process id")
+        self.refused("", "NETLAB_OWNER_PID", "is not a process id")
+        self.refused("12.5", "--owner-pid", "is not a process id")
+        for pid in ("1", "0", "-7"):
+            self.refused(pid, "--owner-pid", "cannot own a lab")
+        self.refused("999999999", "NETLAB_OWNER_PID", "no process 999999999")
+
+    def test_running(self):
+        got = owner.parse_owner(str(os.getpid()), "--owner-pid")
+        self.assertEqual(got["pid"], os.getpid())
+        self.assertEqual(got["start"], owner.start_time(os.getpid()))
+        self.assertTrue(owner.alive(got))
+        # A later process given the same pid is not the owner: its start time differs.
+        self.assertFalse(owner.alive({"pid": os.getpid(), "start": got["start"] + 1}))
 
 
 class TestHeteroMatrix(unittest.TestCase):
