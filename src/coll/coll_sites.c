@@ -19,7 +19,7 @@ double wsp__wan_cost(const wsp_model_t *m, double bytes, int conns, int fan, int
 double wsp__xstep_cost(const wsp_model_t *m, const wsp__coll_shape_t *s, int k, double bytes,
                        int exchange) {
   const wsp_model_t *in = s->inside;
-  if (in == NULL) return m->alpha + bytes * (exchange ? m->beta_x : m->beta);
+  if (in == NULL || s->sites == NULL) return m->alpha + bytes * (exchange ? m->beta_x : m->beta);
   double b = exchange ? in->beta_x : in->beta;
   int c = k < 0 ? s->sites->cross_fold : k < 31 ? s->sites->cross[k] : 0;
   if (c == 0) return in->alpha + bytes * b;
@@ -29,7 +29,7 @@ double wsp__xstep_cost(const wsp_model_t *m, const wsp__coll_shape_t *s, int k, 
 
 double wsp__agree_cost(const wsp_model_t *m, const wsp__coll_shape_t *s) {
   double t = 0;
-  for (int i = 0; (1L << i) < s->p; i++)
+  for (int i = 0, levels = wsp__ceil_log2(s->p); i < levels; i++)
     t += s->sites && (s->sites->tree_cross >> i & 1u) ? fmax(m->alpha, m->alpha_wan) : m->alpha;
   return 2 * t;
 }
@@ -60,6 +60,7 @@ wsp__coll_shape_t wsp__site_shape(const wsp__coll_shape_t *s) {
   wsp__coll_shape_t x = *s;
   x.p = s->sites ? s->sites->max_size : s->p;
   x.sites = NULL;
+  x.inside = NULL;
   x.wan_n = 0;
   x.wan_forced = 0;
   x.wan_lanes = 0;

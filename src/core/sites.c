@@ -33,6 +33,7 @@
  */
 #include "wsp_internal.h"
 #include "../patterns/reduce_sched.h"
+#include "../patterns/tree.h"
 
 #include <ctype.h>
 #include <fnmatch.h>
@@ -227,11 +228,12 @@ static void wsp__sites_build(wsp__sites_t *st, int p, const int *raw, const int 
   }
   st->count = count;
   st->cross_fold = wsp__sites_cross(st, p, 0);
-  for (int k = 0; k < 31; k++) st->cross[k] = (1L << k) < p ? wsp__sites_cross(st, p, 1 << k) : 0;
+  for (int k = 0; k < 31; k++) st->cross[k] = (1 << k) < p ? wsp__sites_cross(st, p, 1 << k) : 0;
+  /* Rank r > 0 hangs from its parent at the level of r's lowest set bit. */
   st->tree_cross = 0;
-  for (int i = 0; i < 31 && (1L << i) < p; i++)
-    for (long r = 0; r + (1L << i) < p; r += 2L << i)
-      if (st->site_of[r] != st->site_of[r + (1L << i)]) st->tree_cross |= 1u << i;
+  for (int r = 1; r < p; r++)
+    if (st->site_of[r] != st->site_of[wsp__binomial_parent(r, p)])
+      st->tree_cross |= (unsigned)(r & -r);
 }
 
 int wsp__sites_cross(const wsp__sites_t *st, int p, int d) {

@@ -47,9 +47,16 @@ int wsp__obin_schedule(int rank, int p, int root, wsp__obin_step_t *steps,
 }
 
 int wsp__rsched_pow2_floor(int p) {
-  int q = 1;
-  while (q <= p / 2) q *= 2;
-  return q;
+  if (p < 2) return 1;
+  /* The highest set bit: O(1), for the sites' crossing counts call it per
+   * rank and step (src/core/sites.c). */
+  unsigned v = (unsigned)p;
+  v |= v >> 1;
+  v |= v >> 2;
+  v |= v >> 4;
+  v |= v >> 8;
+  v |= v >> 16;
+  return (int)(v - (v >> 1));
 }
 
 int wsp__rsched_log2(int q) {

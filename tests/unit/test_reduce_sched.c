@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "patterns/rdouble.h"
 #include "patterns/reduce_sched.h"
 #include "patterns/tree.h"
 #include "check.h"
@@ -229,7 +230,37 @@ static void test_rs_order(int p, size_t count, int keep) {
   free(lo), free(hi), free(nlo), free(nhi);
 }
 
+/* Recursive doubling (rdouble.h) folds and pairs as the fold above with no
+ * rank kept: the costs price both by the same crossing counts
+ * (wsp__sites_cross). */
+static void test_rd_pairs(int p) {
+  int q = wsp__rsched_pow2_floor(p);
+  for (int i = 0; i < p; i++) {
+    int nr = wsp__fold_newrank(i, p, -1), k = 0, n = wsp__rd_nsteps(p, i);
+    for (int j = 0; j < n; j++) {
+      wsp__rd_step_t s = wsp__rd_step(p, i, j);
+      if (s.action == WSP__RD_EXCHANGE) {
+        CHECK(nr >= 0 && k < 31 && s.peer == wsp__fold_oldrank(nr ^ (1 << k), p, -1),
+              "p=%d rank %d step %d: exchange with %d", p, i, j, s.peer);
+        k++;
+      } else {
+        CHECK(s.peer == wsp__fold_partner(i, p), "p=%d rank %d step %d: peer %d, fold's %d", p, i,
+              j, s.peer, wsp__fold_partner(i, p));
+      }
+    }
+    CHECK(nr < 0 ? k == 0 : (1 << k) == q, "p=%d rank %d: %d exchanges", p, i, k);
+  }
+}
+
 int main(void) {
+  for (int p = 1; p <= 1 << 20; p += 1 + p / 64) {
+    int q = 1;
+    while (2 * q <= p) q *= 2;
+    CHECK(wsp__rsched_pow2_floor(p) == q, "pow2_floor(%d) = %d, want %d", p,
+          wsp__rsched_pow2_floor(p), q);
+  }
+  CHECK(wsp__rsched_pow2_floor(0x7fffffff) == 1 << 30, "pow2_floor(INT_MAX)");
+  for (int p = 1; p <= PMAX; p++) test_rd_pairs(p);
   for (int p = 1; p <= PMAX; p++)
     for (int root = 0; root < p; root++) test_obin(p, root);
   for (int p = 1; p <= PMAX; p++)

@@ -48,6 +48,7 @@ static void wsp__hier_shapes(const wsp__coll_shape_t *s, wsp__coll_shape_t *node
   net->max_node_ranks = 1;
   net->node_blocks = 1;
   node->sites = net->sites = NULL; /* the steps run on sub-communicators */
+  node->inside = net->inside = NULL;
   node->wan_n = net->wan_n = 0;
 }
 
