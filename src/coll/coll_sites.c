@@ -16,15 +16,29 @@ double wsp__wan_cost(const wsp_model_t *m, double bytes, int conns, int fan, int
   return (lanes > 1 ? 2 : 1) * m->alpha_wan + fmax(t, bytes * m->beta_wan_link);
 }
 
-double wsp__xstep_cost(const wsp_model_t *m, const wsp__coll_shape_t *s, int k, double bytes,
-                       int exchange) {
+/* A step in which at most c ranks of one site send `bytes` to another
+ * site (sites.h, wsp__xstep_cost). */
+static double wsp__step_cost(const wsp_model_t *m, const wsp__coll_shape_t *s, int c, double bytes,
+                             int exchange) {
   const wsp_model_t *in = s->inside;
   if (in == NULL || s->sites == NULL) return m->alpha + bytes * (exchange ? m->beta_x : m->beta);
   double b = exchange ? in->beta_x : in->beta;
-  int c = k < 0 ? s->sites->cross_fold : k < 31 ? s->sites->cross[k] : 0;
   if (c == 0) return in->alpha + bytes * b;
   return fmax(in->alpha, in->alpha_wan) +
          bytes * fmax(fmax(b, in->beta_wan), c * in->beta_wan_link);
+}
+
+double wsp__xstep_cost(const wsp_model_t *m, const wsp__coll_shape_t *s, int k, double bytes,
+                       int exchange) {
+  const wsp__sites_t *st = s->sites;
+  int c = st == NULL ? 0 : k < 0 ? st->cross_fold : k < 31 ? st->cross[k] : 0;
+  return wsp__step_cost(m, s, c, bytes, exchange);
+}
+
+double wsp__shift_step_cost(const wsp_model_t *m, const wsp__coll_shape_t *s, int k, double bytes) {
+  const wsp__sites_t *st = s->sites;
+  int c = st == NULL || k < 0 || k >= 31 ? 0 : st->shift[k];
+  return wsp__step_cost(m, s, c, bytes, 1);
 }
 
 double wsp__agree_cost(const wsp_model_t *m, const wsp__coll_shape_t *s) {

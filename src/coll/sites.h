@@ -76,6 +76,10 @@ double wsp__wan_cost(const wsp_model_t *m, double bytes, int conns, int fan, int
  * (wsp__sites_t.cross). */
 double wsp__xstep_cost(const wsp_model_t *m, const wsp__coll_shape_t *s, int k, double bytes,
                        int exchange);
+/* The same for a step of Bruck's schedules, where every rank sends `bytes`
+ * to rank r - 2^k mod p and receives from r + 2^k at once
+ * (wsp__sites_t.shift). */
+double wsp__shift_step_cost(const wsp_model_t *m, const wsp__coll_shape_t *s, int k, double bytes);
 /* An agreement over the communicator (wsp__agree_alloc, which the
  * multi-site algorithms make before any traffic): a reduction and a
  * broadcast along a binomial tree, one latency per level each way, the

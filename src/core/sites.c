@@ -228,12 +228,26 @@ static void wsp__sites_build(wsp__sites_t *st, int p, const int *raw, const int 
   }
   st->count = count;
   st->cross_fold = wsp__sites_cross(st, p, 0);
-  for (int k = 0; k < 31; k++) st->cross[k] = (1 << k) < p ? wsp__sites_cross(st, p, 1 << k) : 0;
+  for (int k = 0; k < 31; k++) {
+    st->cross[k] = (1 << k) < p ? wsp__sites_cross(st, p, 1 << k) : 0;
+    st->shift[k] = (1 << k) < p ? wsp__sites_shift(st, p, 1 << k) : 0;
+  }
   /* Rank r > 0 hangs from its parent at the level of r's lowest set bit. */
   st->tree_cross = 0;
   for (int r = 1; r < p; r++)
     if (st->site_of[r] != st->site_of[wsp__binomial_parent(r, p)])
       st->tree_cross |= (unsigned)(r & -r);
+}
+
+int wsp__sites_shift(const wsp__sites_t *st, int p, int d) {
+  int most = 0;
+  for (int s = 0; s < st->count; s++) {
+    int n = 0;
+    for (int i = st->start[s]; i < st->start[s + 1]; i++)
+      n += st->site_of[(st->rank[i] - d % p + p) % p] != s;
+    if (n > most) most = n;
+  }
+  return most;
 }
 
 int wsp__sites_cross(const wsp__sites_t *st, int p, int d) {

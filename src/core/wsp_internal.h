@@ -63,8 +63,9 @@ typedef struct wsp__sites {
   unsigned char *wan_off;
   /* The crossings of the flat exchange schedules (wsp__sites_cross), which
    * their costs price step by step: cross[k], k < 31, in the step where
-   * folded ranks nr and nr ^ 2^k swap; cross_fold, in the fold's. */
-  int cross[31], cross_fold;
+   * folded ranks nr and nr ^ 2^k swap; cross_fold, in the fold's; shift[k],
+   * in the step where every rank r sends to r - 2^k mod p (Bruck's). */
+  int cross[31], cross_fold, shift[31];
   /* Bit i: some edge of level i of the binomial tree rooted at rank 0
    * (ranks r and r + 2^i, r a multiple of 2^(i+1)) joins two sites; what
    * an agreement (src/core/agree.c) waits for, priced by wsp__agree_cost. */
@@ -452,6 +453,9 @@ void wsp__sites_free(wsp_comm_t *comm);
  * folded ranks nr and nr ^ d swap; with d = 0 the fold, where a pair's
  * two members send to each other in turn (both are counted). Pure. */
 int wsp__sites_cross(const wsp__sites_t *st, int p, int d);
+/* The most ranks of one site whose message goes to another site when every
+ * rank r sends to (r - d) mod p, 0 < d < p. Pure. */
+int wsp__sites_shift(const wsp__sites_t *st, int p, int d);
 /* Connections between two sites for this communicator: cfg.wan_connections
  * when set, else the link's capacity over one connection's
  * (beta_wan / beta_wan_link, rounded up past a quarter), else the smallest

@@ -3,7 +3,8 @@
  * what the syntax check accepts and refuses, the site of every rank of a
  * "ranks:" list (and its refusals: a rank out of range, listed twice or
  * on no site), and which "hosts:" patterns match which host names. And
- * the crossings of the folded exchange schedules (wsp__sites_cross)
+ * the crossings of the folded exchange schedules (wsp__sites_cross) and of
+ * Bruck's shifts (wsp__sites_shift)
  * against a count of every message of the schedule, written here from its
  * description, for every p up to 80 and several layouts of sites. */
 #include <stdlib.h>
@@ -67,6 +68,17 @@ static void cross_case(const int *site_of, int p, int nsites, const char *layout
   for (int d = 0; d < p; d = d ? 2 * d : 1) {
     int got = wsp__sites_cross(&st, p, d), want = cross_ref(site_of, p, nsites, d);
     CHECK(got == want, "%s, p %d, d %d: %d crossing, want %d", layout, p, d, got, want);
+  }
+  /* Bruck's steps: every rank r sends to r - d mod p. */
+  for (int d = 1; d < p; d *= 2) {
+    int *out = calloc((size_t)nsites, sizeof *out), want = 0;
+    for (int r = 0; r < p; r++)
+      if (site_of[r] != site_of[(r + p - d) % p]) out[site_of[r]]++;
+    for (int s = 0; s < nsites; s++)
+      if (out[s] > want) want = out[s];
+    free(out);
+    int got = wsp__sites_shift(&st, p, d);
+    CHECK(got == want, "%s, p %d, shift %d: %d crossing, want %d", layout, p, d, got, want);
   }
   free(start);
   free(rank);

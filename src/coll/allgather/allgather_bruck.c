@@ -19,13 +19,21 @@
  * Each step a rank sends and receives at once: beta_x (src/model/model.h).
  */
 #include "../coll_internal.h"
+#include "../sites.h"
 
 #include "../../patterns/bruck.h"
 
 WSP__COST(allgather, bruck,
-          "ceil(lg p).alpha + (p-1).n.beta_x") {
-  return wsp__ceil_log2(s->p) * m->alpha +
-         (double)(s->p - 1) * (double)s->bytes * m->beta_x;
+          "ceil(lg p).alpha + (p-1).n.beta_x; with sites, each step by whether it crosses") {
+  /* Step k sends min(2^k, p - 2^k) blocks to rank r - 2^k: priced step by
+   * step between sites (wsp__shift_step_cost), where the step across half
+   * of two equal sites puts every rank on the link with half the data. */
+  double c = 0;
+  for (int k = 0, lg = wsp__ceil_log2(s->p); k < lg; k++) {
+    int d = 1 << k, blocks = d < s->p - d ? d : s->p - d;
+    c += wsp__shift_step_cost(m, s, k, (double)blocks * (double)s->bytes);
+  }
+  return c;
 }
 
 int wsp__allgather_bruck(wsp_comm_t *comm, const wsp__coll_args_t *a) {

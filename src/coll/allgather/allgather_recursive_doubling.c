@@ -14,13 +14,21 @@
  * Preconditions: p a power of two (fallback: bruck).
  */
 #include "../coll_internal.h"
+#include "../sites.h"
 
 #include "../../patterns/rdgather.h"
 
+#include <math.h>
+
 WSP__COST(allgather, recursive_doubling,
-          "lg p.alpha + (p-1).n.beta_x") {
-  return wsp__ceil_log2(s->p) * m->alpha +
-         (double)(s->p - 1) * (double)s->bytes * m->beta_x;
+          "lg p.alpha + (p-1).n.beta_x; with sites, each step by whether it crosses") {
+  /* Step k swaps 2^k blocks with rank XOR 2^k: the exchange schedules'
+   * pairs at a power of two (no fold), priced step by step between sites
+   * (wsp__xstep_cost). */
+  double c = 0;
+  for (int k = 0, lg = wsp__ceil_log2(s->p); k < lg; k++)
+    c += wsp__xstep_cost(m, s, k, ldexp((double)s->bytes, k), 1);
+  return c;
 }
 
 int wsp__allgather_recursive_doubling(wsp_comm_t *comm, const wsp__coll_args_t *a) {
