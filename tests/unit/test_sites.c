@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "patterns/bruck.h"
 #include "wsp_internal.h"
 
 static void ranks_ok(const char *list, int p, int nsites, const int *want) {
@@ -69,11 +70,11 @@ static void cross_case(const int *site_of, int p, int nsites, const char *layout
     int got = wsp__sites_cross(&st, p, d), want = cross_ref(site_of, p, nsites, d);
     CHECK(got == want, "%s, p %d, d %d: %d crossing, want %d", layout, p, d, got, want);
   }
-  /* Bruck's steps: every rank r sends to r - d mod p. */
-  for (int d = 1; d < p; d *= 2) {
+  /* Bruck's allgather steps, as its schedule (src/patterns/bruck.h) sends. */
+  for (int k = 0, d = 1; d < p; k++, d *= 2) {
     int *out = calloc((size_t)nsites, sizeof *out), want = 0;
     for (int r = 0; r < p; r++)
-      if (site_of[r] != site_of[(r + p - d) % p]) out[site_of[r]]++;
+      if (site_of[r] != site_of[wsp__bruck_ag_step(r, p, k).send_peer]) out[site_of[r]]++;
     for (int s = 0; s < nsites; s++)
       if (out[s] > want) want = out[s];
     free(out);

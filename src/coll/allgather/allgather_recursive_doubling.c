@@ -8,8 +8,9 @@
  * one message and receives the partner's adjacent 2^k blocks straight into
  * place, so the held range doubles each step. lg p latencies and p-1 blocks
  * per rank: optimal in both terms, but only for powers of two; for other
- * p the table falls back to Bruck, whose cost has ceil(lg p) latencies
- * and no exchanges (beta instead of beta_x).
+ * p the table falls back to Bruck, which has ceil(lg p) latencies and
+ * sends to one rank while it receives from another. Only ever priced at a
+ * power of two (the precondition is checked before any cost).
  *
  * Preconditions: p a power of two (fallback: bruck).
  */
