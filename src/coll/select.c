@@ -110,8 +110,8 @@ double wsp__coll_alg_cost(const wsp__coll_alg_t *r, const wsp_model_t *m,
    * are the larger). The exchange schedules, whose steps each wait for the
    * one before, price each step by whether it crosses (wsp__xstep_cost,
    * which reads the model inside a site from y.inside): at two sites of
-   * many ranks only their last halving and first doubling cross, spread
-   * over all the pairs (docs/sites.md). The site-aware algorithms price
+   * 2^k ranks each only their last halving and first doubling cross,
+   * spread over all the pairs (docs/sites.md). The site-aware algorithms price
    * their own steps. */
   wsp_model_t x = *m;
   x.alpha = fmax(m->alpha, m->alpha_wan);
