@@ -135,7 +135,8 @@ int main(void) {
    * doubling 3 x 16 MiB; the binomial trees 3 x 16 MiB; the 4-nomial
    * 2 x 16 MiB; scatter + ring allgather 8, 4, 2 MiB then 7 x 2 MiB, 10
    * and 2; scatter + doubling 6 and 4; the chains' end 1 (their segments
-   * are at least lanes_min); split binary's end and its 8 MiB exchange 2;
+   * are at least lanes_min) and the two-tree's 1; split binary's end and
+   * its 8 MiB exchange 2;
    * the ring, 2 MiB blocks: 2 segments of at most 2 MiB at 64 KiB, 1
    * drain; one segment of 2 MiB at 4 MiB, below the lanes, 0. */
   wsp_model_t ml = {.alpha = 2e-5,
@@ -164,6 +165,7 @@ int main(void) {
             {WSP_COLL_BCAST, "scatter_rdb", {6, 4}},
             {WSP_COLL_BCAST, "chain", {1, 1}},
             {WSP_COLL_BCAST, "split_binary", {2, 2}},
+            {WSP_COLL_BCAST, "two_tree", {1, 1}},
             {WSP_COLL_REDUCE, "binomial", {3, 3}},
             {WSP_COLL_REDUCE, "rabenseifner", {6, 4}},
             {WSP_COLL_REDUCE, "chain", {1, 1}}};
@@ -276,6 +278,59 @@ int main(void) {
           "%s: the cost chose %d connections at %g s, the least is %d at %g s", t->name,
           tu.conns, best, least, each[least]);
     if (sc[k] == WSP_COLL_ALLREDUCE) CHECK(tu.conns == 2, "allreduce: %d connections", tu.conns);
+  }
+  /* The two-tree against the chain, with the figures of two netlab labs:
+   * its cluster (100 Mbit/s, Open MPI's eager limit), where the chain ran
+   * ahead at p = 8 at 1 and 16 MiB under both MPIs and the two-tree ahead
+   * at p = 16; and its cloud lab over the lanes, where the chain ran ahead
+   * at 16 MiB at p = 4 and 8 (docs/results/coll.md, "The two-tree
+   * broadcast"; SimGrid has the two-tree ahead at p = 64 too). The model
+   * must rank them so: the chain up to p = 11, the two-tree from p = 16
+   * (between, they are within a step of each other), at the sizes
+   * measured on each lab. */
+  {
+    int chain = -1, tt = -1;
+    wsp_coll_alg_from_name(WSP_COLL_BCAST, "chain", &chain);
+    wsp_coll_alg_from_name(WSP_COLL_BCAST, "two_tree", &tt);
+    CHECK(chain > 0 && tt > 0, "bcast chain %d, two_tree %d", chain, tt);
+    const wsp_model_t nets[2] = {{.alpha = 1.27e-5,
+                                  .beta = 8.1e-8,
+                                  .beta_x = 8.4e-8,
+                                  .gamma = 3.1e-11,
+                                  .gap = 1.27e-5,
+                                  .eager = 63488},
+                                 {.alpha = 2.77e-5,
+                                  .beta = 9.88e-8,
+                                  .beta_x = 1.02e-7,
+                                  .gamma = 3.1e-11,
+                                  .gap = 1.27e-5,
+                                  .eager = 63488,
+                                  .lanes_min = 36864,
+                                  .lanes_drain = 0.088}};
+    static const int ps[] = {3, 4, 5, 6, 7, 8, 9, 10, 11, 16, 17, 24, 32, 64};
+    static const size_t sizes[] = {(size_t)1 << 20, (size_t)16 << 20};
+    const wsp__coll_table_t *tb = wsp__coll_table(WSP_COLL_BCAST);
+    for (int k = 0; k < 2 && chain > 0 && tt > 0; k++)
+      for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++)
+        for (size_t j = k; j < sizeof sizes / sizeof sizes[0]; j++) {
+          wsp__coll_shape_t ts = {.p = ps[i],
+                                  .bytes = sizes[j],
+                                  .count = sizes[j] / 8,
+                                  .commutative = 1,
+                                  .dense = 1,
+                                  .nodes = ps[i],
+                                  .max_node_ranks = 1,
+                                  .node_blocks = 1};
+          double cc = tb->algs[chain].cost(&nets[k], &ts, NULL);
+          double ct = tb->algs[tt].cost(&nets[k], &ts, NULL);
+          /* Over the lanes only the order at small p was measured; above
+           * it the chain's cost misses its drain when a short last segment
+           * pulls its average under the lanes' threshold (docs/coll.md,
+           * "Limits and known problems"). */
+          if (k == 1 && ps[i] > 11) continue;
+          CHECK(ps[i] <= 11 ? cc < ct : ct < cc,
+                "lab %d, p %d, %zu bytes: chain %g s, two_tree %g s", k, ps[i], sizes[j], cc, ct);
+        }
   }
   return check_summary("test_registry");
 }

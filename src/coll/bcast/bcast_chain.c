@@ -15,7 +15,7 @@
  *
  * The window is counted in bytes: ahead = ceil(WSP__CHAIN_WINDOW / seg),
  * at least 4 and at most 32 segments (wsp__bcast_ahead,
- * which the split binary tree shares). Each segment
+ * which the split binary tree and the two-tree share). Each segment
  * above the MPI's eager limit needs a rendezvous answer from the receiver,
  * and that answer leaves through the receiver's own link, queued behind the
  * segments it is forwarding; the window has to cover that queue. Under
