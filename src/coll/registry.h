@@ -49,44 +49,45 @@
 
 /* The algorithms of each collective, in the order wsp-info and wsp-bench
  * list them. */
-#define WSP__BCAST_ALGS(X, ...)                                                                    \
-  X(__VA_ARGS__, BINOMIAL, binomial, 0, NATIVE,                                                    \
-    "binomial tree from the root; each rank forwards the whole "                                   \
-    "message to its children")                                                                     \
-  X(__VA_ARGS__, KNOMIAL, knomial, 0, NATIVE,                                                      \
-    "k-nomial tree with k=4 from the root; each rank sends the whole "                             \
-    "message to the k-1 children of a level at once")                                              \
-  X(__VA_ARGS__, CHAIN, chain, 0, NATIVE,                                                          \
-    "pipelined chain root -> root+1 -> ...; segments of seg bytes are "                            \
-    "forwarded while the next ones arrive")                                                        \
-  X(__VA_ARGS__, SPLIT_BINARY, split_binary, 0, NATIVE,                                            \
-    "two binary trees under the root, one per half of the message, "                               \
-    "pipelined in segments; then each rank swaps halves with its "                                 \
-    "partner in the other tree")                                                                   \
-  X(__VA_ARGS__, TWO_TREE, two_tree, 0, NATIVE,                                                    \
-    "two binary trees under the root, one per half of the message, "                               \
-    "pipelined in segments; no rank forwards in both, so none sends "                              \
-    "more than the message, and the depth is about lg p")                                          \
-  X(__VA_ARGS__, SCATTER_RING, scatter_ring, 0, NATIVE,                                            \
-    "van de Geijn: binomial scatter of p blocks from the root, then "                              \
-    "ring allgather")                                                                              \
-  X(__VA_ARGS__, SCATTER_RDB, scatter_rdb, 0, NATIVE,                                              \
-    "binomial scatter of p blocks from the root, then "                                            \
-    "recursive-doubling allgather (any p: fix-up steps where p cuts a "                            \
-    "group short)")                                                                                \
-  X(__VA_ARGS__, AWARE, aware, WSP__PRE_NETMAP, BINOMIAL,                                          \
-    "tree built from the network map for the shortest predicted time; "                            \
-    "each rank sends the whole message to its children one after "                                 \
-    "another, or for long messages a path through the map in segments")                            \
-  X(__VA_ARGS__, SITES, sites, WSP__PRE_SITES, SCATTER_RING,                                       \
-    "multi-site van de Geijn: the root's blocks to its site's n gateways, "                        \
-    "n transfers at once to every other site's gateways, pieces to the "                           \
-    "groups, ring allgather inside each site")                                                     \
-  X(__VA_ARGS__, SITES_CHAIN, sites_chain, WSP__PRE_SITES, CHAIN,                                  \
-    "n pipelined chains through every rank, one per connection between two "                       \
-    "sites, each carrying a block of the message in segments")                                     \
-  X(__VA_ARGS__, FAR_FIRST, far_first, WSP__PRE_SITES, BINOMIAL,                                   \
-    "the root sends the whole message to one rank of every other site, "                           \
+/* clang-format off */
+#define WSP__BCAST_ALGS(X, ...)                                                \
+  X(__VA_ARGS__, BINOMIAL, binomial, 0, NATIVE,                                \
+    "binomial tree from the root; each rank forwards the whole "               \
+    "message to its children")                                                \
+  X(__VA_ARGS__, KNOMIAL, knomial, 0, NATIVE,                                  \
+    "k-nomial tree with k=4 from the root; each rank sends the whole "         \
+    "message to the k-1 children of a level at once")                          \
+  X(__VA_ARGS__, CHAIN, chain, 0, NATIVE,                                      \
+    "pipelined chain root -> root+1 -> ...; segments of seg bytes are "        \
+    "forwarded while the next ones arrive")                                    \
+  X(__VA_ARGS__, SPLIT_BINARY, split_binary, 0, NATIVE,                        \
+    "two binary trees under the root, one per half of the message, "           \
+    "pipelined in segments; then each rank swaps halves with its "             \
+    "partner in the other tree")                                               \
+  X(__VA_ARGS__, TWO_TREE, two_tree, 0, NATIVE,                                \
+    "two binary trees under the root, one per half of the message, "           \
+    "pipelined in segments; no rank forwards in both, so none sends "          \
+    "more than the message, and the depth is about lg p")                      \
+  X(__VA_ARGS__, SCATTER_RING, scatter_ring, 0, NATIVE,                        \
+    "van de Geijn: binomial scatter of p blocks from the root, then "          \
+    "ring allgather")                                                          \
+  X(__VA_ARGS__, SCATTER_RDB, scatter_rdb, 0, NATIVE,                          \
+    "binomial scatter of p blocks from the root, then "                        \
+    "recursive-doubling allgather (any p: fix-up steps where p cuts a "        \
+    "group short)")                                                           \
+  X(__VA_ARGS__, AWARE, aware, WSP__PRE_NETMAP, BINOMIAL,                      \
+    "tree built from the network map for the shortest predicted time; "       \
+    "each rank sends the whole message to its children one after "           \
+    "another, or for long messages a path through the map in segments")       \
+  X(__VA_ARGS__, SITES, sites, WSP__PRE_SITES, SCATTER_RING,                   \
+    "multi-site van de Geijn: the root's blocks to its site's n gateways, "   \
+    "n transfers at once to every other site's gateways, pieces to the "      \
+    "groups, ring allgather inside each site")                                \
+  X(__VA_ARGS__, SITES_CHAIN, sites_chain, WSP__PRE_SITES, CHAIN,              \
+    "n pipelined chains through every rank, one per connection between two "  \
+    "sites, each carrying a block of the message in segments")               \
+  X(__VA_ARGS__, FAR_FIRST, far_first, WSP__PRE_SITES, BINOMIAL,               \
+    "the root sends the whole message to one rank of every other site, "      \
     "then each site broadcasts it (the model's choice for a site)")
 
 #define WSP__REDUCE_ALGS(X, ...)                                               \
@@ -204,6 +205,8 @@
   X(__VA_ARGS__, PAIRWISE, pairwise, WSP__PRE_COMMUTATIVE, HALVING,                                \
     "p-1 steps; at step i each rank sends its part of block r+i to its "                           \
     "owner and adds the part of r-i for its own block")
+
+/* clang-format on */
 
 /* ---- what the lists give ---- */
 

@@ -37,12 +37,14 @@
  * latency. On the way down each level's segment also shares the receiving
  * link with a segment of the other half, which a link passes whole, in
  * turn: one segment time more per level, D in all. Without that term the
- * model put the two-tree ahead of the chain at p = 8, where netlab
- * measured it behind under both MPIs; with it the chain is the cheaper up
- * to p = 11 and the two-tree from p = 16, as measured (docs/results/
- * coll.md, "The two-tree broadcast"). Under SimGrid the latencies of a
- * step's two transfers overlap and the two-tree runs faster than this
- * cost; netlab's p = 8 does not show that, so the cost keeps a latency per
+ * model put the two-tree ahead of the chain at p = 8, where netlab's
+ * cluster measured it behind under both MPIs. With it, the fill steps alone
+ * (3D - 2 against the chain's p - 2) make the chain the cheaper up to
+ * p = 11, tie them at 12 and make the two-tree the cheaper from 13, which
+ * orders p = 8 and 16 as netlab measured (docs/results/coll.md, "The
+ * two-tree broadcast"). Under SimGrid at p = 64 the latencies of a step's
+ * two transfers overlap and the two-tree ran faster than this cost;
+ * netlab's p = 8 does not show that, so the cost keeps a latency per
  * segment. The segment size minimises it. The lanes' drain is keyed on
  * the segment, not on the average of a half's segments, which a short
  * last segment would pull under the lanes' threshold.
@@ -53,9 +55,10 @@
 #include "../../patterns/tree.h"
 #include "../../patterns/twotree.h"
 
-WSP__COST(bcast, two_tree,
-          "(2s + 3D - 2).(alpha + (h/s).beta_x) + drain(h/s), h = ceil(n/2), s = ceil(h/seg), "
-          "D = floor(lg (p-1)) + 1 (the depth); p = 2: the chain's") {
+WSP__COST(
+    bcast, two_tree,
+    "(2s + 3D - 2).(alpha + (h/s).beta_x) + drain(min(seg, h)), h = ceil(n/2), s = ceil(h/seg), "
+    "D = floor(lg (p-1)) + 1 (the depth); p = 2: the chain's") {
   int p = s->p, d = wsp__twotree_depth(p);
   if (p < 2) {
     if (t) t->seg = 0;
