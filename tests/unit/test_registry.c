@@ -215,6 +215,44 @@ int main(void) {
           "the drain and segments add %g s (want %g)",
           ta.seg, t0.seg, ca - c0, 14 * 1e-4 + 0.09 - 7 * 1048576 * 2e-11);
   }
+  /* A pipeline whose last segment is short: 40 KiB in segments of 32 KiB
+   * (alpha 2e-2 puts the optimum above the eager limit of 32 KiB, which
+   * bounds the segment) is one segment of 32 KiB and one of 8 KiB. With
+   * the lanes from 32 KiB the first takes the lanes, so the pipeline's end
+   * waits for their queue: one drain, though the average segment (20 KiB)
+   * is under the threshold. Split binary gets the same in each half of
+   * 80 KiB, and its exchange of 40 KiB pays one more. */
+  {
+    static const struct {
+      wsp_coll_t c;
+      const char *alg;
+      size_t bytes;
+      int drains;
+    } sh[] = {{WSP_COLL_BCAST, "chain", 40960, 1},
+              {WSP_COLL_REDUCE, "chain", 40960, 1},
+              {WSP_COLL_BCAST, "split_binary", 81920, 2}};
+    wsp_model_t mt = ml;
+    mt.alpha = 2e-2;
+    mt.eager = 32768;
+    mt.lanes_min = 32768;
+    for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
+      int a = -1;
+      CHECK(wsp_coll_alg_from_name(sh[i].c, sh[i].alg, &a) == WSP_OK, "%s", sh[i].alg);
+      if (a < 0) continue;
+      const wsp__coll_alg_t *r = &wsp__coll_table(sh[i].c)->algs[a];
+      wsp__coll_shape_t sx = s8;
+      sx.bytes = sh[i].bytes;
+      sx.count = sh[i].bytes / 8;
+      wsp_model_t m0 = mt;
+      m0.lanes_drain = 0;
+      wsp__coll_tune_t t1 = {0}, t0 = {0};
+      double with = r->cost(&mt, &sx, &t1), without = r->cost(&m0, &sx, &t0);
+      CHECK(t1.seg == 32768 && fabs(with - without - sh[i].drains * 0.09) < 1e-9,
+            "%s/%s, %zu bytes, a short last segment: seg %zu (want 32768), the drain adds %g s, "
+            "want %d x 0.09",
+            wsp_coll_name(sh[i].c), sh[i].alg, sh[i].bytes, t1.seg, with - without, sh[i].drains);
+    }
+  }
   /* What it is for, at figures like the cloud lab's (docs/results/p2p.md):
    * the ring and Rabenseifner move the same bytes, and without the drain
    * Rabenseifner's fewer messages win. */

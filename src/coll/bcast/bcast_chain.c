@@ -87,7 +87,7 @@ size_t wsp__bcast_ahead_far(size_t seg, double lat, double seg_time) {
 }
 
 WSP__COST(bcast, chain,
-          "(p - 1 + s - 1).(alpha + (n/s).b) + drain(n/s), s = ceil(n/seg), b = beta_x "
+          "(p - 1 + s - 1).(alpha + (n/s).b) + drain(min(seg, n)), s = ceil(n/seg), b = beta_x "
           "(beta for p = 2)") {
   size_t n = s->bytes;
   double b = wsp__chain_beta(m, s->p);
@@ -95,9 +95,12 @@ WSP__COST(bcast, chain,
   if (t) t->seg = seg;
   size_t nseg = n ? wsp__bcast_nseg(n, seg) : 1;
   double segs = (double)nseg;
-  /* Segments overlap: the lanes' queue drains once (wsp__drain). */
+  /* Segments overlap: the lanes' queue drains once (wsp__drain). It is
+   * keyed on the segment, the longest transfer, not on the average, which a
+   * short last segment pulls under the lanes' threshold while every other
+   * segment takes the lanes. */
   return (s->p - 1 + segs - 1) * (m->alpha + (double)n / segs * b) +
-         wsp__drain(m, (double)n / segs);
+         wsp__drain(m, (double)(seg < n ? seg : n));
 }
 
 int wsp__bcast_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {

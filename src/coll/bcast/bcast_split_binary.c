@@ -49,7 +49,7 @@ WSP__COST(bcast, split_binary,
           "(2s + 2(D-1)).(alpha + (h/s).b) + alpha + (n/2).beta_x, h = "
           "ceil(n/2), s = ceil(h/seg), D = floor(lg ceil((p-1)/2)) + 1 (the "
           "depth), b = beta_x (beta for D = 1); p = 2: s.(alpha + "
-          "(h/s).beta) + alpha + (n/2).beta; + drain(h/s) + drain(n/2)") {
+          "(h/s).beta) + alpha + (n/2).beta; + drain(min(seg, h)) + drain(n/2)") {
   int p = s->p, d = wsp__splitbin_depth(p);
   if (p < 2) {
     if (t) t->seg = 0;
@@ -65,7 +65,7 @@ WSP__COST(bcast, split_binary,
   /* The trees' pipeline ends once and the exchange of halves waits for it
    * (wsp__drain). */
   return (sides * segs + 2.0 * (d - 1)) * (m->alpha + (double)h / segs * b) + m->alpha +
-         (double)(s->bytes / 2) * bx + wsp__drain(m, (double)h / segs) +
+         (double)(s->bytes / 2) * bx + wsp__drain(m, (double)(seg < h ? seg : h)) +
          wsp__drain(m, (double)(s->bytes / 2));
 }
 

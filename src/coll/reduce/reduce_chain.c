@@ -35,7 +35,7 @@
 #include <stdlib.h>
 
 WSP__COST(reduce, chain,
-          "(p - 1 + s - 1).(alpha + (n/s).b + (n/s).gamma) + drain(n/s), s = ceil(n / "
+          "(p - 1 + s - 1).(alpha + (n/s).b + (n/s).gamma) + drain(min(seg, n)), s = ceil(n / "
           "seg), b = beta_x (beta for p = 2)") {
   double per_byte = wsp__chain_beta(m, s->p) + m->gamma;
   size_t seg = wsp__pipeline_seg(m, s->bytes, s->p - 1, per_byte,
@@ -43,9 +43,10 @@ WSP__COST(reduce, chain,
   if (t) t->seg = seg;
   double nseg = seg ? (double)((s->bytes + seg - 1) / seg) : 1.0;
   if (nseg < 1) nseg = 1;
-  /* Segments overlap: the lanes' queue drains once (wsp__drain). */
+  /* Segments overlap: the lanes' queue drains once (wsp__drain), keyed on
+   * the segment, as in the bcast chain. */
   return (s->p - 1 + nseg - 1) * (m->alpha + (double)s->bytes / nseg * per_byte) +
-         wsp__drain(m, (double)s->bytes / nseg);
+         wsp__drain(m, (double)(seg < s->bytes ? seg : s->bytes));
 }
 
 typedef struct {
