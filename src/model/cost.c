@@ -11,6 +11,10 @@ double wsp__drain(const wsp_model_t *m, double bytes) {
   return m->lanes_min && bytes >= (double)m->lanes_min ? m->lanes_drain : 0;
 }
 
+double wsp__drain_pipeline(const wsp_model_t *m, size_t len, size_t seg) {
+  return wsp__drain(m, (double)(seg < len ? seg : len));
+}
+
 double wsp__drain_halving(const wsp_model_t *m, double n, int steps) {
   double d = 0;
   for (int i = 1; i <= steps; i++) d += wsp__drain(m, ldexp(n, -i));

@@ -35,6 +35,12 @@
  * alpha and its bytes: m->lanes_drain when it takes the lanes (at least
  * m->lanes_min bytes), else 0 (wirespeed.h, wsp_model_t.lanes_drain). */
 double wsp__drain(const wsp_model_t *m, double bytes);
+/* The drain at the end of a pipeline of segments of seg bytes over len
+ * bytes, which waits once for the lanes' queue: keyed on its longest
+ * transfer, min(seg, len), not on the average segment, which a short last
+ * segment pulls under the lanes' threshold while every other segment takes
+ * the lanes. */
+double wsp__drain_pipeline(const wsp_model_t *m, size_t len, size_t seg);
 /* The drains of `steps` steps of n/2, n/4, ... bytes (recursive halving,
  * a binomial scatter; doubling and a binomial gather in reverse):
  * sum over i = 1..steps of wsp__drain(m, n / 2^i). */

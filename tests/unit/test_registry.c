@@ -21,6 +21,25 @@ static int is_name(const char *s) {
   return 1;
 }
 
+/* What the lanes' drain adds to algorithm `alg` of collective c under model
+ * m on shape s (m's cost less the cost with lanes_drain 0); the segment the
+ * cost chose with the drain goes to *seg, and *same_seg says whether it
+ * chose the same without. */
+static double drain_added(wsp_coll_t c, const char *alg, const wsp_model_t *m,
+                          const wsp__coll_shape_t *s, size_t *seg, int *same_seg) {
+  int a = -1;
+  CHECK(wsp_coll_alg_from_name(c, alg, &a) == WSP_OK, "%s", alg);
+  if (a < 0) return -1;
+  const wsp__coll_alg_t *r = &wsp__coll_table(c)->algs[a];
+  wsp_model_t m0 = *m;
+  m0.lanes_drain = 0;
+  wsp__coll_tune_t t1 = {0}, t0 = {0};
+  double with = r->cost(m, s, &t1), without = r->cost(&m0, s, &t0);
+  *seg = t1.seg;
+  *same_seg = t1.seg == t0.seg;
+  return with - without;
+}
+
 int main(void) {
   /* A model where every term matters. */
   const wsp_model_t m = {.alpha = 5e-5, .beta = 8e-8, .gamma = 2e-10, .beta_x = 9e-8,
@@ -181,17 +200,12 @@ int main(void) {
     wsp_model_t mt = ml;
     mt.lanes_min = lm ? (size_t)4 << 20 : 65536;
     for (size_t i = 0; i < sizeof dr / sizeof dr[0]; i++) {
-      int a = -1;
-      CHECK(wsp_coll_alg_from_name(dr[i].c, dr[i].alg, &a) == WSP_OK, "%s", dr[i].alg);
-      if (a < 0) continue;
-      const wsp__coll_alg_t *r = &wsp__coll_table(dr[i].c)->algs[a];
-      wsp_model_t m0 = mt;
-      m0.lanes_drain = 0;
-      wsp__coll_tune_t t1 = {0}, t0 = {0};
-      double with = r->cost(&mt, &s8, &t1), without = r->cost(&m0, &s8, &t0);
-      CHECK(fabs(with - without - dr[i].steps[lm] * 0.09) < 1e-9 && t1.seg == t0.seg,
+      size_t seg;
+      int same;
+      double d = drain_added(dr[i].c, dr[i].alg, &mt, &s8, &seg, &same);
+      CHECK(fabs(d - dr[i].steps[lm] * 0.09) < 1e-9 && same,
             "%s/%s, lanes from %zu bytes: the drain adds %g s, want %d x 0.09",
-            wsp_coll_name(dr[i].c), dr[i].alg, mt.lanes_min, with - without, dr[i].steps[lm]);
+            wsp_coll_name(dr[i].c), dr[i].alg, mt.lanes_min, d, dr[i].steps[lm]);
     }
   }
   /* A ring whose blocks would go in one segment each (alpha 1e-4 puts the
@@ -236,21 +250,16 @@ int main(void) {
     mt.eager = 32768;
     mt.lanes_min = 32768;
     for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
-      int a = -1;
-      CHECK(wsp_coll_alg_from_name(sh[i].c, sh[i].alg, &a) == WSP_OK, "%s", sh[i].alg);
-      if (a < 0) continue;
-      const wsp__coll_alg_t *r = &wsp__coll_table(sh[i].c)->algs[a];
       wsp__coll_shape_t sx = s8;
       sx.bytes = sh[i].bytes;
       sx.count = sh[i].bytes / 8;
-      wsp_model_t m0 = mt;
-      m0.lanes_drain = 0;
-      wsp__coll_tune_t t1 = {0}, t0 = {0};
-      double with = r->cost(&mt, &sx, &t1), without = r->cost(&m0, &sx, &t0);
-      CHECK(t1.seg == 32768 && fabs(with - without - sh[i].drains * 0.09) < 1e-9,
+      size_t seg;
+      int same;
+      double d = drain_added(sh[i].c, sh[i].alg, &mt, &sx, &seg, &same);
+      CHECK(seg == 32768 && fabs(d - sh[i].drains * 0.09) < 1e-9,
             "%s/%s, %zu bytes, a short last segment: seg %zu (want 32768), the drain adds %g s, "
             "want %d x 0.09",
-            wsp_coll_name(sh[i].c), sh[i].alg, sh[i].bytes, t1.seg, with - without, sh[i].drains);
+            wsp_coll_name(sh[i].c), sh[i].alg, sh[i].bytes, seg, d, sh[i].drains);
     }
   }
   /* What it is for, at figures like the cloud lab's (docs/results/p2p.md):

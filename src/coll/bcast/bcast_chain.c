@@ -95,12 +95,8 @@ WSP__COST(bcast, chain,
   if (t) t->seg = seg;
   size_t nseg = n ? wsp__bcast_nseg(n, seg) : 1;
   double segs = (double)nseg;
-  /* Segments overlap: the lanes' queue drains once (wsp__drain). It is
-   * keyed on the segment, the longest transfer, not on the average, which a
-   * short last segment pulls under the lanes' threshold while every other
-   * segment takes the lanes. */
-  return (s->p - 1 + segs - 1) * (m->alpha + (double)n / segs * b) +
-         wsp__drain(m, (double)(seg < n ? seg : n));
+  /* Segments overlap: the lanes' queue drains once. */
+  return (s->p - 1 + segs - 1) * (m->alpha + (double)n / segs * b) + wsp__drain_pipeline(m, n, seg);
 }
 
 int wsp__bcast_chain(wsp_comm_t *comm, const wsp__coll_args_t *a) {

@@ -65,7 +65,7 @@ WSP__COST(bcast, split_binary,
   /* The trees' pipeline ends once and the exchange of halves waits for it
    * (wsp__drain). */
   return (sides * segs + 2.0 * (d - 1)) * (m->alpha + (double)h / segs * b) + m->alpha +
-         (double)(s->bytes / 2) * bx + wsp__drain(m, (double)(seg < h ? seg : h)) +
+         (double)(s->bytes / 2) * bx + wsp__drain_pipeline(m, h, seg) +
          wsp__drain(m, (double)(s->bytes / 2));
 }
 

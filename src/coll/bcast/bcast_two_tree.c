@@ -45,9 +45,8 @@
  * two-tree broadcast"). Under SimGrid at p = 64 the latencies of a step's
  * two transfers overlap and the two-tree ran faster than this cost;
  * netlab's p = 8 does not show that, so the cost keeps a latency per
- * segment. The segment size minimises it. The lanes' drain is keyed on
- * the segment, not on the average of a half's segments, which a short
- * last segment would pull under the lanes' threshold.
+ * segment. The segment size minimises it; the lanes' drain is a
+ * pipeline's (wsp__drain_pipeline).
  */
 #include "bcast.h"
 
@@ -74,7 +73,7 @@ WSP__COST(
   double segs = h ? (double)wsp__bcast_nseg(h, seg) : 1;
   /* The two trees' pipelines end together (wsp__drain once). */
   return (2 * segs + 3.0 * d - 2) * (m->alpha + (double)h / segs * m->beta_x) +
-         wsp__drain(m, (double)(seg < h ? seg : h));
+         wsp__drain_pipeline(m, h, seg);
 }
 
 int wsp__bcast_two_tree(wsp_comm_t *comm, const wsp__coll_args_t *a) {

@@ -43,10 +43,9 @@ WSP__COST(reduce, chain,
   if (t) t->seg = seg;
   double nseg = seg ? (double)((s->bytes + seg - 1) / seg) : 1.0;
   if (nseg < 1) nseg = 1;
-  /* Segments overlap: the lanes' queue drains once (wsp__drain), keyed on
-   * the segment, as in the bcast chain. */
+  /* Segments overlap: the lanes' queue drains once. */
   return (s->p - 1 + nseg - 1) * (m->alpha + (double)s->bytes / nseg * per_byte) +
-         wsp__drain(m, (double)(seg < s->bytes ? seg : s->bytes));
+         wsp__drain_pipeline(m, s->bytes, seg);
 }
 
 typedef struct {
