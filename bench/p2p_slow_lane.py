@@ -39,8 +39,7 @@ def connections(ns):
 
 
 def leaf(sport, dport):
-    nb = build.FLOW_BUCKETS
-    return 0x1000 + (sport % nb) * nb + (dport % nb)
+    return build.flow_leaf(sport, dport)
 
 
 def main():
@@ -66,7 +65,7 @@ def main():
     dport = {c[1]: c[3] for c in connections(h0)}
     used = collections.Counter(leaf(c[1], c[3]) for c in connections(h0))
     slow = int(cap * a.factor)
-    leaf_rate = max(100000, wan // (build.FLOW_BUCKETS ** 2 * 2))
+    leaf_rate = max(100000, wan // (build.FLOW_LEAVES * 2))
     burst = build._burst(slow, 4096)
     for what, ports in groups:
         lanes = [(p, dport[p]) for p in ports if p in dport]

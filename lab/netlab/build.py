@@ -17,7 +17,6 @@ from .state import address_plan, runtime_dir, save_state, state_lock, state_path
 
 # tbf's queue bound: the longest a packet may wait in a shaped NIC's queue before it is dropped.
 TBF_LATENCY = "10ms"
-FLOW_BUCKETS = 32            # per level: 32 x 32 = 1024 htb leaf classes per WAN direction
 
 
 def _burst(bps, floor):
@@ -31,17 +30,54 @@ def tbf_args(dev, bps):
             "rate", fmt_rate(bps), "burst", str(_burst(bps, 8192)), "latency", TBF_LATENCY]
 
 
+# A TCP flow's leaf among the FLOW_LEAVES of a per-flow cap: its two ports summed, halved and
+# taken modulo the leaves. One host's connections to one listening port differ only in their own
+# port, which Linux's allocator hands out in ascending order a few apart and of one parity (connect
+# takes even ports, bind odd ones), so they land in distinct leaves while they span fewer than
+# 2 x FLOW_LEAVES ports. The low bits of each port, which this replaced, left half the buckets
+# unused and put two of 8 lanes in one leaf (sharing F) on most pairs.
+FLOW_LEAVES = 1024
+FLOW_LEAF_BASE = 0x1000
+
+
+def flow_leaf(sport, dport):
+    """The htb leaf (minor class id) that flowcap_lines' classifier gives a TCP flow."""
+    return FLOW_LEAF_BASE + ((sport + dport) >> 1) % FLOW_LEAVES
+
+
+def flowcap_bpf():
+    """Classic BPF (tc's `bytecode` form) of the per-flow classifier: for an IPv4 TCP packet
+    that is not a later fragment, return class 1:flow_leaf(sport, dport); else 0 (no match:
+    htb's default class). tc runs it with the packet from its Ethernet header on."""
+    none = 16
+    prog = [(0x28, 0, 0, 12),                 # ldh [12]: ethertype
+            (0x15, 0, none - 2, 0x0800),      # jeq IPv4
+            (0x30, 0, 0, 23),                 # ldb [23]: IP protocol
+            (0x15, 0, none - 4, 6),           # jeq TCP
+            (0x28, 0, 0, 20),                 # ldh [20]: flags and fragment offset
+            (0x45, none - 6, 0, 0x1fff),      # jset: a later fragment has no ports
+            (0xb1, 0, 0, 14),                 # ldxb 4*([14]&0xf): IP header length
+            (0x48, 0, 0, 14),                 # ldh [x+14]: source port
+            (0x02, 0, 0, 0),                  # st M[0]
+            (0x48, 0, 0, 16),                 # ldh [x+16]: destination port
+            (0x61, 0, 0, 0),                  # ldx M[0]
+            (0x0c, 0, 0, 0),                  # add x
+            (0x74, 0, 0, 1),                  # rsh #1
+            (0x54, 0, 0, FLOW_LEAVES - 1),    # and: modulo the leaves
+            (0x04, 0, 0, (1 << 16) | FLOW_LEAF_BASE),  # add: class 1:base
+            (0x16, 0, 0, 0),                  # ret a
+            (0x06, 0, 0, 0)]                  # none: ret #0
+    assert len(prog) == none + 1 and FLOW_LEAVES & (FLOW_LEAVES - 1) == 0
+    return "%d,%s" % (len(prog), ",".join("%d %d %d %d" % i for i in prog))
+
+
 def flowcap_lines(dev, wan_bps, flow_bps):
     """tc batch of a link whose TCP flows are capped (a twosite WAN direction, a cloud host's
-    egress): htb parent class W; FLOW_BUCKETS x FLOW_BUCKETS leaf
-    classes with ceil F, picked by a two-level u32 hash: low bits of the TCP source port, then
-    low bits of the destination port (so that connections sharing a listening port are told
-    apart too). Leaves have a small assured rate so that the parent (W) really bounds the
-    aggregate; each borrows up to F. Distinct TCP connections may collide in one leaf (then
-    they share F)."""
-    nb = FLOW_BUCKETS
-    mask = nb - 1
-    leaf_rate = max(100000, wan_bps // (nb * nb * 2))
+    egress): htb parent class W; FLOW_LEAVES leaf classes with ceil F, one per TCP flow as
+    flow_leaf picks it (a classic BPF classifier, flowcap_bpf). Leaves have a small assured
+    rate so that the parent (W) really bounds the aggregate; each borrows up to F. Traffic
+    other than TCP goes to a default class (up to W)."""
+    leaf_rate = max(100000, wan_bps // (FLOW_LEAVES * 2))
     burst = _burst(wan_bps, 8192)
     fburst = _burst(flow_bps, 4096)
     lines = ["qdisc replace dev %s root handle 1: htb default 2" % dev,
@@ -50,24 +86,12 @@ def flowcap_lines(dev, wan_bps, flow_bps):
              # unclassified traffic (ARP, ICMP, non-TCP): shares the WAN, no per-flow cap
              "class add dev %s parent 1:1 classid 1:2 htb rate %dbit ceil %dbit quantum 1514"
              % (dev, leaf_rate, wan_bps)]
-    for k in range(nb * nb):
+    for k in range(FLOW_LEAVES):
         lines.append("class add dev %s parent 1:1 classid 1:%x htb rate %dbit ceil %dbit "
                      "burst %d cburst %d quantum 1514"
-                     % (dev, 0x1000 + k, leaf_rate, flow_bps, fburst, fburst))
-    f = "filter add dev %s parent 1: prio 1 protocol ip u32 " % dev
-    lines.append(f.replace(" u32 ", " handle 2: u32 ") + "divisor %d" % nb)
-    for i in range(nb):
-        lines.append(f.replace(" u32 ", " handle %x: u32 " % (0x100 + i)) + "divisor %d" % nb)
-    # level 1: TCP source port (bits 16..31 of the word at offset 20 of the IP packet)
-    lines.append(f + "ht 800:: match ip protocol 6 0xff hashkey mask 0x%08x at 20 link 2:"
-                 % (mask << 16))
-    # level 2: TCP destination port
-    for i in range(nb):
-        lines.append(f + "ht 2:%x: match ip protocol 6 0xff hashkey mask 0x%08x at 20 "
-                     "link %x:" % (i, mask, 0x100 + i))
-        for j in range(nb):
-            lines.append(f + "ht %x:%x: match u32 0 0 flowid 1:%x"
-                         % (0x100 + i, j, 0x1000 + i * nb + j))
+                     % (dev, FLOW_LEAF_BASE + k, leaf_rate, flow_bps, fburst, fburst))
+    lines.append("filter add dev %s parent 1: prio 1 protocol ip bpf bytecode '%s'"
+                 % (dev, flowcap_bpf()))
     return lines
 
 
@@ -149,7 +173,7 @@ class Builder:
     def shape_flowcap(self, ns, dev, wan_bps, flow_bps, role, host=None):
         tc_batch(ns, flowcap_lines(dev, wan_bps, flow_bps))
         self.st["shaped"].append({"ns": ns, "dev": dev, "kind": "htb-flowcap", "rate": wan_bps,
-                                  "flow_cap": flow_bps, "flow_classes": FLOW_BUCKETS ** 2,
+                                  "flow_cap": flow_bps, "flow_classes": FLOW_LEAVES,
                                   "role": role, "host": host})
 
     def shape_pairs(self, ns, dev, nic_bps, dests, role, host):
@@ -363,7 +387,7 @@ def _teardown(st, scan):
 
 
 def doctor():
-    """Check that namespaces, veth, bridge, tbf, htb and u32 work here (LabError EXIT_ENV if
+    """Check that namespaces, veth, bridge, tbf, htb, u32 and bpf work here (LabError EXIT_ENV if
     not); returns which of the tools netlab's users need are installed."""
     probe = "wlprobe%d-x" % os.getpid()
     p = run_cmd(["ip", "netns", "add", probe], check=False)
@@ -376,6 +400,8 @@ def doctor():
         tc(probe, "qdisc", "replace", "dev", "d1", "root", "handle", "1:", "htb", "default", "1")
         tc(probe, "filter", "add", "dev", "d1", "parent", "1:", "protocol", "ip", "u32",
            "match", "ip", "dst", "10.231.0.1/32", "flowid", "1:1")
+        tc(probe, "filter", "add", "dev", "d1", "parent", "1:", "prio", "2", "protocol", "ip",
+           "bpf", "bytecode", flowcap_bpf())
         ip(probe, "link", "add", "b0", "type", "bridge")
     except LabError as e:
         raise LabError("namespace probe failed: %s" % e, EXIT_ENV)

@@ -209,7 +209,7 @@ def cmd_doctor(args):
     """Check that this machine can host a lab (exit 0) or say why not (exit 4)."""
     require_root()
     tools = doctor()
-    print("ok: namespaces, veth, bridge, tbf, htb, u32 work; tools: " +
+    print("ok: namespaces, veth, bridge, tbf, htb, u32, bpf work; tools: " +
           " ".join("%s=%s" % (k, "yes" if v else "no") for k, v in tools.items()))
     return EXIT_OK
 
@@ -346,7 +346,7 @@ def parser(prog="netlab"):
     ca.set_defaults(func=cmd_calibrate)
 
     dc = sub.add_parser("doctor", help="check that this machine can host a lab",
-                        description="Exit 0 if namespaces, veth, bridge, tbf, htb and u32 work; "
+                        description="Exit 0 if namespaces, veth, bridge, tbf, htb, u32 and bpf work; "
                         "exit 4 with a reason otherwise.")
     dc.set_defaults(func=cmd_doctor)
 
