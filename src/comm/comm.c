@@ -142,6 +142,19 @@ int wsp_comm_create(MPI_Comm comm, const wsp_config_t *cfg, wsp_comm_t **out) {
     goto fail;
   }
   if ((rc = wsp__model_eager(w, &w->model)) != WSP_OK) goto fail;
+  /* A forced segment above the eager limit makes every segment that MPI
+   * carries wait for its receiver's handshake, which the pipelines' costs
+   * do not price (docs/env.md, WSP_COLL_SEGMENT). Said once, not refused:
+   * the lanes carry such segments without one. */
+  if (w->cfg.coll_segment > 0 && w->model.eager > 0 && w->cfg.coll_segment > w->model.eager &&
+      w->rank == 0)
+    wsp__log(w, WSP_LOG_WARN,
+             "the collectives' segment (WSP_COLL_SEGMENT, cfg.coll_segment) of %zu bytes is above "
+             "the MPI's eager limit between nodes (%zu bytes, %s): "
+             "each segment MPI carries between nodes pays a rendezvous handshake; a segment "
+             "of at most %zu keeps the pipelines streaming",
+             w->cfg.coll_segment, w->model.eager, wsp_eager_from_name(w->model.eager_from),
+             w->model.eager);
   wsp__topo_set_models(w);
   if (want_netmap) {
     wsp_netmap_t *map = NULL;
