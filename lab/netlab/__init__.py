@@ -2,7 +2,7 @@
 """netlab: an emulated cluster made of Linux network namespaces with shaped links.
 
 Hosts are network namespaces; switches are Linux bridges living in their own namespaces;
-every host NIC is a veth pair shaped with tc (tbf / htb + u32) in both directions.
+every host NIC is a veth pair shaped with tc (tbf / htb + u32 or bpf) in both directions.
 MPI programs are started with each namespace acting as one host (see `netlab run`).
 
 Only the Python 3 standard library and iproute2 (ip, tc) are used.  See docs/netlab.md.

@@ -32,10 +32,10 @@ def tbf_args(dev, bps):
 
 # A TCP flow's leaf among the FLOW_LEAVES of a per-flow cap: its two ports summed, halved and
 # taken modulo the leaves. One host's connections to one listening port differ only in their own
-# port, which Linux's allocator hands out in ascending order a few apart and of one parity (connect
-# takes even ports, bind odd ones), so they land in distinct leaves while they span fewer than
-# 2 x FLOW_LEAVES ports. The low bits of each port, which this replaced, left half the buckets
-# unused and put two of 8 lanes in one leaf (sharing F) on most pairs.
+# port; sockets that connect() without binding first got ports of one parity a few apart here, and
+# such ports land in distinct leaves while they differ modulo 2 x FLOW_LEAVES. The low bits of each
+# port, which this replaced, left half the buckets unused and put a pair's 8-9 lanes on 6-9 leaves
+# (docs/results/netlab.md).
 FLOW_LEAVES = 1024
 FLOW_LEAF_BASE = 0x1000
 

@@ -142,10 +142,19 @@ int wsp_comm_create(MPI_Comm comm, const wsp_config_t *cfg, wsp_comm_t **out) {
     goto fail;
   }
   if ((rc = wsp__model_eager(w, &w->model)) != WSP_OK) goto fail;
+  wsp__topo_set_models(w);
+  if (want_netmap) {
+    wsp_netmap_t *map = NULL;
+    if ((rc = wsp_netmap_load(w, netmap_file, &map)) == WSP_OK)
+      rc = wsp_comm_set_netmap(w, map);
+    wsp_netmap_free(&map);
+    if (rc != WSP_OK) goto fail;
+  }
   /* A forced segment above the eager limit makes every segment that MPI
    * carries wait for its receiver's handshake, which the pipelines' costs
-   * do not price (docs/env.md, WSP_COLL_SEGMENT). Said once, not refused:
-   * the lanes carry such segments without one. */
+   * do not price (docs/env.md, WSP_COLL_SEGMENT). Said once per
+   * communicator, after an attached map has set the limit; not refused: the
+   * lanes carry such segments without one. */
   if (w->cfg.coll_segment > 0 && w->model.eager > 0 && w->cfg.coll_segment > w->model.eager &&
       w->rank == 0)
     wsp__log(w, WSP_LOG_WARN,
@@ -155,14 +164,6 @@ int wsp_comm_create(MPI_Comm comm, const wsp_config_t *cfg, wsp_comm_t **out) {
              "of at most %zu keeps the pipelines streaming",
              w->cfg.coll_segment, w->model.eager, wsp_eager_from_name(w->model.eager_from),
              w->model.eager);
-  wsp__topo_set_models(w);
-  if (want_netmap) {
-    wsp_netmap_t *map = NULL;
-    if ((rc = wsp_netmap_load(w, netmap_file, &map)) == WSP_OK)
-      rc = wsp_comm_set_netmap(w, map);
-    wsp_netmap_free(&map);
-    if (rc != WSP_OK) goto fail;
-  }
   wsp__log(w, WSP_LOG_DEBUG, "wsp_comm_create: model alpha %.3g s, beta %.3g s/B, gamma %.3g s/B, beta_x %.3g s/B, gap %.3g s (%s)",
            w->model.alpha, w->model.beta, w->model.gamma, w->model.beta_x, w->model.gap,
            w->model.calibrated ? "calibrated" : "configured");

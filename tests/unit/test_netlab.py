@@ -480,16 +480,16 @@ class TestShaping(unittest.TestCase):
         self.assertEqual(self.run_cbpf(prog, self.packet(6, 5000, 5001, ethertype=0x0806)), 0)
 
     def test_flowcap_lanes_get_a_leaf_each(self):
-        # The ports Linux gave 17 connections of one host to one listener on a cloud lab
-        # (ss, 2026-12-02): even, ascending, 2-16 apart. The low 5 bits of each port put 17
-        # of them on 12 leaves; the sum of the ports puts each on its own.
-        ports = [49204, 49210, 49224, 49226, 49240, 49250, 49266, 49274, 49286, 49292, 49306,
-                 49314, 49320, 49324, 49326, 49334, 49348]
-        for listener in (43017, 43018, 1024):
+        # The ports Linux gave 17 connections of one host to one listener (49975) on a cloud
+        # lab (docs/results/data/cloud-leaves-2026-12-02.txt, lab co, h0): even, 2-16 apart.
+        # The low 5 bits of each port put them on 9 leaves; the sum of the ports on 17.
+        ports = [47414, 47418, 47430, 47446, 47462, 47466, 47482, 47494, 47502, 47510, 47526,
+                 47528, 47530, 47544, 47554, 47566, 47582]
+        for listener in (49975, 49976, 1024):
             for p in (ports, [p + 1 for p in ports]):
                 self.assertEqual(len({build.flow_leaf(s, listener) for s in p}), len(p))
                 self.assertEqual(len({build.flow_leaf(listener, s) for s in p}), len(p))
-        self.assertEqual(len({(p % 32, 43017 % 32) for p in ports}), 12)
+        self.assertEqual(len({(p % 32, 49975 % 32) for p in ports}), 9)
         # any 1024 connections of one parity within 2048 ports: distinct leaves
         self.assertEqual(len({build.flow_leaf(s, 80) for s in range(30000, 32048, 2)}), 1024)
 
