@@ -38,10 +38,6 @@ def connections(ns):
     return conns
 
 
-def leaf(sport, dport):
-    return build.flow_leaf(sport, dport)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--name", required=True, help="the lab")
@@ -63,22 +59,22 @@ def main():
     if not groups:
         sys.exit("p2p_slow_lane: no '# lane ports' line in %s" % a.log)
     dport = {c[1]: c[3] for c in connections(h0)}
-    used = collections.Counter(leaf(c[1], c[3]) for c in connections(h0))
+    used = collections.Counter(build.flow_leaf(c[1], c[3]) for c in connections(h0))
     slow = int(cap * a.factor)
     leaf_rate = max(100000, wan // (build.FLOW_LEAVES * 2))
     burst = build._burst(slow, 4096)
     for what, ports in groups:
         lanes = [(p, dport[p]) for p in ports if p in dport]
-        pick = next((c for c in lanes if used[leaf(*c)] == 1), None)
+        pick = next((c for c in lanes if used[build.flow_leaf(*c)] == 1), None)
         if pick is None:
             print("%s: %d data lanes, every leaf shared; none slowed" % (what, len(lanes)))
             continue
-        cls = leaf(*pick)
+        cls = build.flow_leaf(*pick)
         subprocess.run(["ip", "netns", "exec", rt, "tc", "class", "change", "dev", "eth1",
                         "parent", "1:1", "classid", "1:%x" % cls, "htb", "rate",
                         "%dbit" % leaf_rate, "ceil", "%dbit" % slow, "burst", str(burst),
                         "cburst", str(burst), "quantum", "1514"], check=True)
-        leaves = collections.Counter(leaf(*c) for c in lanes)
+        leaves = collections.Counter(build.flow_leaf(*c) for c in lanes)
         total = sum(slow if lf == cls else cap for lf in leaves)
         total = min(total, wan) * GOODPUT
         print("%s: %d data lanes on %d leaves; lane %d->%d (leaf 1:%x) slowed to %.1f "

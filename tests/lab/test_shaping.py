@@ -20,6 +20,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lab"))
+from netlab import build  # noqa: E402
 from labutil import cleanup, conclude, lab_name, machine_objects, netlab, require_lab
 
 B = 100e6
@@ -35,12 +37,13 @@ def calib(name, only, seconds=3):
 
 
 def leaf_bytes(ns, dev):
-    """Bytes sent so far through each per-flow leaf (1:1000-1:13ff) of ns's dev."""
+    """Bytes sent so far through each per-flow leaf of ns's dev (netlab's build.FLOW_LEAVES
+    classes from build.FLOW_LEAF_BASE)."""
     out = subprocess.run(["ip", "netns", "exec", ns, "tc", "-s", "class", "show", "dev", dev],
                          capture_output=True, text=True, check=True).stdout
     got = {}
     for cls, sent in re.findall(r"class htb 1:([0-9a-f]+) .*?\n Sent (\d+) bytes", out):
-        if 0x1000 <= int(cls, 16) < 0x1400:
+        if build.FLOW_LEAF_BASE <= int(cls, 16) < build.FLOW_LEAF_BASE + build.FLOW_LEAVES:
             got[cls] = int(sent)
     return got
 
