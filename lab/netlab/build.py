@@ -34,8 +34,8 @@ def tbf_args(dev, bps):
 # taken modulo the leaves. One host's connections to one listening port differ only in their own
 # port; sockets that connect() without binding first got ports of one parity a few apart here, and
 # such ports land in distinct leaves while they differ modulo 2 x FLOW_LEAVES. The low bits of each
-# port, which this replaced, left half the buckets unused and put a pair's 8-9 lanes on 6-9 leaves
-# (docs/results/netlab.md).
+# port, which this replaced, left half the buckets unused and put lanes of one pair in one leaf
+# (docs/results/netlab.md, "The per-flow cap's leaves").
 FLOW_LEAVES = 1024
 FLOW_LEAF_BASE = 0x1000
 
