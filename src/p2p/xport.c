@@ -466,7 +466,8 @@ int wsp__xport_decide(wsp_comm_t *comm) {
     if (rc == WSP_OK && wsp_striped_info(w, partner, &info) == WSP_OK && info.rate_one > 0) {
       /* Both ends know the pair's figures; the lower one counts it. */
       sum[0] = me < partner;
-      if (wsp__lanes_pay(&info)) {
+      const int pay = wsp__lanes_pay(&info);
+      if (pay) {
         sum[1] = me < partner;
         max[0] = info.lanes;
         max[1] = (double)info.threshold;
@@ -480,7 +481,7 @@ int wsp__xport_decide(wsp_comm_t *comm) {
       }
       wsp__log(comm, WSP_LOG_INFO, "transport: rank %d: one flow %.3g MB/s, %d flows %.3g MB/s: %s",
                partner, info.rate_one / 1e6, info.lanes_open, info.rate_lanes / 1e6,
-               sum[1] > 0 ? "lanes pay" : "one flow is as fast");
+               pay ? "lanes pay" : "one flow is as fast");
     }
     /* A failed measurement counts as no gain; only a timeout fails the
      * call (below, when the others wait for this rank). */
