@@ -289,10 +289,7 @@ static void wsp__on_payload_done(wsp__stripe_t *st, wsp__pair_t *pr, wsp__lane_t
   l->ireading = 0;
   l->itag_reading = 0;
   l->ihdr_got = 0;
-  if (l->in.type == WSP__F_PDATA) {
-    wsp__probe_bytes(st, pr, (size_t)l->in.len);
-    return;
-  }
+  if (l->in.type == WSP__F_PDATA) return; /* counted as read (wsp__lane_read) */
   wsp__sreq_t *r = l->ireq;
   l->ireq = NULL;
   if (r == NULL) return; /* a copy of a completed receive */
@@ -416,6 +413,9 @@ void wsp__lane_read(wsp__stripe_t *st, wsp__pair_t *pr, int li) {
       }
       if (l->ipay) l->ipay += n;
       l->ipay_left -= (size_t)n;
+      /* The probe's bytes count as they come, not a frame (64 KiB) at a
+       * time: its slices are a few frames long (wsp__probe_rate). */
+      if (l->in.type == WSP__F_PDATA) wsp__probe_bytes(st, pr, (size_t)n);
       if (l->ipay_left == 0) wsp__payload_in(st, pr, l);
     }
   }

@@ -347,6 +347,37 @@ double wsp__stripe_loss(uint64_t episodes, uint64_t segs) {
   return fmin(n1 * c * c * c / (double)segs, 0.5);
 }
 
+/* The rate of the probe's phase of many lanes. The window (the phase's
+ * last two thirds) is cut into n slices of dt seconds, and where those are
+ * long enough the rate is the median slice's, not the window's mean.
+ * Why: when many lanes start
+ * at once their slow starts overrun a queue on the path together, and a
+ * lane that lost the end of a burst waits for its retransmission timer
+ * (at least 200 ms on Linux), so for part of a 0.3 s probe several lanes
+ * send nothing. Under a per-flow cap that made the probe's 16 lanes read
+ * 0.53-0.85 of the link that the same lanes, and the collectives over
+ * them, then carried at 0.93-0.97 (docs/results/p2p.md, "The probe's
+ * window in slices"). Such a stall belongs to the start, which a long
+ * transfer pays once; the median leaves it out where a mean does not.
+ * Slices are long enough when they span at least WSP__PROBE_SLICE_MIN
+ * and four round trips: a flow held by its window over a longer round
+ * trip delivers in bursts a round trip apart, its slices say nothing of
+ * its rate, and its ramp is the figure the probe wants (the mean). */
+double wsp__probe_rate(const double *slice, int n, double dt, double bytes, double span,
+                       double rtt) {
+  const double mean = span > 0 ? bytes / span : 0;
+  if (n < 3 || n > WSP__PROBE_SLICES || !(dt >= WSP__PROBE_SLICE_MIN) || !(dt >= 4 * rtt))
+    return mean;
+  double v[WSP__PROBE_SLICES];
+  for (int i = 0; i < n; i++) { /* insertion sort: n is 8 */
+    int j = i;
+    for (; j > 0 && v[j - 1] > slice[i]; j--) v[j] = v[j - 1];
+    v[j] = slice[i];
+  }
+  const double mid = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  return mid / dt;
+}
+
 /* Whether the one lane's rate, measured from the first third of its
  * probe_s-second stream on, is a ramp. `flagged`: its kernel called it in
  * its first slow start at the end of the stream. The kernel clears that
@@ -430,6 +461,7 @@ static void wsp__probe_phase(wsp__stripe_t *st, wsp__pair_t *pr, int phase) {
   pr->probe.t_first = 0;
   pr->probe.in_window = 0;
   pr->probe.bytes_win = 0;
+  memset(pr->probe.slice, 0, sizeof pr->probe.slice);
   pr->probe.stopped = 0;
   pr->probe.streaming = 1; /* measuring, on this side */
   pr->probe.t_go = wsp__now();
@@ -451,12 +483,33 @@ void wsp__probe_bytes(wsp__stripe_t *st, wsp__pair_t *pr, size_t n) {
     if (t >= pr->probe.t_first + T / 3) {
       pr->probe.in_window = 1;
       pr->probe.t_win = t;
+      pr->probe.dt = (pr->probe.t_first + T - t) / WSP__PROBE_SLICES;
     }
     return;
   }
   pr->probe.bytes_win += (double)n;
+  const double at = pr->probe.dt > 0 ? (t - pr->probe.t_win) / pr->probe.dt : 0;
+  pr->probe.slice[at < WSP__PROBE_SLICES - 1 ? (int)at : WSP__PROBE_SLICES - 1] += (double)n;
   if (t >= pr->probe.t_first + T) {
-    double rate = pr->probe.bytes_win / (t - pr->probe.t_win);
+    /* Phase 2's by its slices, with the round trip the kernel gave in
+     * phase 1 (else the time to phase 1's first byte, which is longer).
+     * Phase 1's one lane overruns no queue the way 16 do, and it arrives
+     * in lumps (a rank among several per core reads it every few
+     * milliseconds), which make its slices' median read low: its mean. */
+    const double rtt = pr->probe.rtt_us > 0 ? pr->probe.rtt_us * 1e-6 : pr->rtt;
+    const double span = t - pr->probe.t_win;
+    double rate = pr->probe.phase == 1 ? pr->probe.bytes_win / span
+                                       : wsp__probe_rate(pr->probe.slice, WSP__PROBE_SLICES,
+                                                         pr->probe.dt, pr->probe.bytes_win, span,
+                                                         rtt);
+    char sl[WSP__PROBE_SLICES * 12] = "";
+    for (int i = 0, o = 0; i < WSP__PROBE_SLICES && o < (int)sizeof sl; i++)
+      o += snprintf(sl + o, sizeof sl - (size_t)o, " %.3g", pr->probe.slice[i] / pr->probe.dt / 1e6);
+    wsp__log(st->comm, WSP_LOG_DEBUG,
+             "striped: rank %d: probe phase %d: %.3g MB/s over the window, by slices of %.3g "
+             "ms (MB/s):%s; %.3g MB/s taken",
+             pr->peer, pr->probe.phase, pr->probe.bytes_win / span / 1e6,
+             pr->probe.dt * 1e3, sl, rate / 1e6);
     if (pr->probe.phase == 1)
       pr->rate1 = rate;
     else

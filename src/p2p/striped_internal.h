@@ -72,6 +72,10 @@ struct pollfd;
 /* Bytes of one probe frame; discarded payload is read in pieces of
  * WSP__SCRATCH bytes. */
 #define WSP__PROBE_FRAME (64 * 1024)
+/* The slices of a probe phase's window (wsp__probe_rate), and the
+ * shortest slice worth a rate of its own (seconds). */
+#define WSP__PROBE_SLICES 8
+#define WSP__PROBE_SLICE_MIN 0.005
 /* The longest round trip a PEND frame may report (60 s, in microseconds):
  * longer is no path a lane runs over. */
 #define WSP__PROBE_RTT_MAX_US 60000000u
@@ -540,6 +544,9 @@ typedef struct wsp__pair {
     int phase, lanes, streaming, stopped, ends;
     double t_go, t_first, t_win, bytes_win;
     int in_window;
+    /* The window's bytes by WSP__PROBE_SLICES slices of dt seconds each
+     * (wsp__probe_rate). */
+    double slice[WSP__PROBE_SLICES], dt;
     /* The streamer's TCP figures (PEND), per phase: segments sent and
      * loss episodes among them, lanes still in their first slow start
      * (measurer); the smallest round trip of any lane (microseconds, 0:
@@ -833,6 +840,11 @@ double wsp__stripe_loss(uint64_t episodes, uint64_t segs);
  * says why). */
 int wsp__stripe_ramping(const wsp__path_t *p, int flagged, double probe_s);
 double wsp__stripe_time(const wsp__path_t *p, int k, double cap, double n);
+/* A probe phase's rate from its window: `bytes` over `span` seconds, and
+ * the same bytes by n slices of dt seconds each; rtt is the path's round
+ * trip (engine_pair.c says when the slices' median is taken). */
+double wsp__probe_rate(const double *slice, int n, double dt, double bytes, double span,
+                       double rtt);
 /* The chunk of a send of `size` bytes over k data lanes whose probe
  * measured ratek bytes/s together (0: not measured); `forced` is
  * WSP_P2P_CHUNK (0: choose), `sealed` whether the lanes are sealed. */

@@ -244,5 +244,34 @@ int main(void) {
   CHECK(wsp__xport_threshold(48 * K, 8, 126) == 48 * K, "the user's 48 KiB holds");
   CHECK(wsp__xport_threshold(16 * K, 8, 126) == 16 * K, "the user's 16 KiB holds");
   CHECK(wsp__xport_threshold(16 * K, 8, 20000) == 20000, "a probe's 20000 over the user's");
+
+  /* A probe phase's rate (wsp__probe_rate): 8 slices of 25 ms. Figures in
+   * MB and MB/s, worked out by hand. */
+  {
+    const double dt = 0.025, span = 8 * dt;
+    /* Steady at 12 MB/s: median and mean agree. */
+    double even[8] = {3e5, 3e5, 3e5, 3e5, 3e5, 3e5, 3e5, 3e5};
+    near(wsp__probe_rate(even, 8, dt, 2.4e6, span, 1e-4), 12e6, "steady slices");
+    /* Three slices of a stall (a few lanes waiting for their timer): the
+     * mean is (5 x 0.3 + 3 x 0.1) / 0.2 s = 9 MB/s, the median slice's is
+     * (0.3 + 0.3) / 2 / 0.025 = 12 MB/s. */
+    double stall[8] = {3e5, 1e5, 1e5, 1e5, 3e5, 3e5, 3e5, 3e5};
+    near(wsp__probe_rate(stall, 8, dt, 1.8e6, span, 1e-4), 12e6, "a stall of three slices");
+    /* Sorted by size whatever their order: the 4th and 5th of
+     * 1..8 x 1e4 bytes are 4e4 and 5e4, 4.5e4 / 0.025 = 1.8 MB/s. */
+    double mixed[8] = {8e4, 1e4, 7e4, 2e4, 6e4, 3e4, 5e4, 4e4};
+    near(wsp__probe_rate(mixed, 8, dt, 3.6e5, span, 1e-4), 1.8e6, "slices out of order");
+    /* An odd count takes the middle one: 3e5 of {1e5, 3e5, 4e5}. */
+    near(wsp__probe_rate(stall + 3, 3, dt, 7e5, 3 * dt, 1e-4), 12e6, "three slices");
+    /* The mean where slices cannot tell: a round trip over a quarter of a
+     * slice (a window's bursts, 10 ms apart here), slices under 5 ms, too
+     * few slices, no time. */
+    near(wsp__probe_rate(stall, 8, dt, 1.8e6, span, 0.0063), 9e6, "a round trip of 6.3 ms");
+    near(wsp__probe_rate(stall, 8, dt, 1.8e6, span, 0.00625), 12e6, "a round trip of dt / 4");
+    near(wsp__probe_rate(stall, 8, 0.004, 1.8e6, 0.2, 1e-4), 9e6, "slices of 4 ms");
+    near(wsp__probe_rate(stall, 2, dt, 4e5, 0.05, 1e-4), 8e6, "two slices");
+    near(wsp__probe_rate(stall, 8, dt, 0, 0, 1e-4), 12e6, "the median needs no span");
+    CHECK(wsp__probe_rate(stall, 8, 0, 1.8e6, 0, 0) == 0, "no time, no rate");
+  }
   return check_summary("test_stripe_model");
 }
