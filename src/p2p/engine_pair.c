@@ -350,15 +350,15 @@ double wsp__stripe_loss(uint64_t episodes, uint64_t segs) {
 /* The rate of the probe's phase of many lanes. The window (the phase's
  * last two thirds) is cut into n slices of dt seconds, and where those are
  * long enough the rate is the median slice's, not the window's mean.
- * Why: when many lanes start
- * at once their slow starts overrun a queue on the path together, and a
- * lane that lost the end of a burst waits for its retransmission timer
- * (at least 200 ms on Linux), so for part of a 0.3 s probe several lanes
- * send nothing. Under a per-flow cap that made the probe's 16 lanes read
- * 0.53-0.85 of the link that the same lanes, and the collectives over
- * them, then carried at 0.93-0.97 (docs/results/p2p.md, "The probe's
- * window in slices"). Such a stall belongs to the start, which a long
- * transfer pays once; the median leaves it out where a mean does not.
+ * Why: many lanes started
+ * together grow their windows together until they overrun a queue on the
+ * path at once, and a lane that lost the end of a burst waits for its
+ * retransmission timer (at least 200 ms on Linux), so for part of a 0.3 s
+ * probe several lanes send nothing. Under a per-flow cap that made the
+ * probe's 16 lanes read well below what the same lanes then carried
+ * (docs/results/p2p.md, "The probe's window in slices"): a stall that a
+ * long transfer hardly notices fills a good part of the window. The
+ * median leaves it out where a mean does not.
  * Slices are long enough when they span at least WSP__PROBE_SLICE_MIN
  * and four round trips: a flow held by its window over a longer round
  * trip delivers in bursts a round trip apart, its slices say nothing of
@@ -498,18 +498,19 @@ void wsp__probe_bytes(wsp__stripe_t *st, wsp__pair_t *pr, size_t n) {
      * milliseconds), which make its slices' median read low: its mean. */
     const double rtt = pr->probe.rtt_us > 0 ? pr->probe.rtt_us * 1e-6 : pr->rtt;
     const double span = t - pr->probe.t_win;
-    double rate = pr->probe.phase == 1 ? pr->probe.bytes_win / span
-                                       : wsp__probe_rate(pr->probe.slice, WSP__PROBE_SLICES,
-                                                         pr->probe.dt, pr->probe.bytes_win, span,
-                                                         rtt);
+    double rate = pr->probe.phase == 1
+                      ? pr->probe.bytes_win / span
+                      : wsp__probe_rate(pr->probe.slice, WSP__PROBE_SLICES, pr->probe.dt,
+                                        pr->probe.bytes_win, span, rtt);
     char sl[WSP__PROBE_SLICES * 12] = "";
     for (int i = 0, o = 0; i < WSP__PROBE_SLICES && o < (int)sizeof sl; i++)
-      o += snprintf(sl + o, sizeof sl - (size_t)o, " %.3g", pr->probe.slice[i] / pr->probe.dt / 1e6);
+      o +=
+          snprintf(sl + o, sizeof sl - (size_t)o, " %.3g", pr->probe.slice[i] / pr->probe.dt / 1e6);
     wsp__log(st->comm, WSP_LOG_DEBUG,
              "striped: rank %d: probe phase %d: %.3g MB/s over the window, by slices of %.3g "
              "ms (MB/s):%s; %.3g MB/s taken",
-             pr->peer, pr->probe.phase, pr->probe.bytes_win / span / 1e6,
-             pr->probe.dt * 1e3, sl, rate / 1e6);
+             pr->peer, pr->probe.phase, pr->probe.bytes_win / span / 1e6, pr->probe.dt * 1e3, sl,
+             rate / 1e6);
     if (pr->probe.phase == 1)
       pr->rate1 = rate;
     else
