@@ -363,6 +363,11 @@ double wsp__stripe_loss(uint64_t episodes, uint64_t segs) {
  * and four round trips: a flow held by its window over a longer round
  * trip delivers in bursts a round trip apart, its slices say nothing of
  * its rate, and its ramp is the figure the probe wants (the mean). */
+int wsp__probe_slice_of(double since, double dt) {
+  const double at = dt > 0 && since > 0 ? since / dt : 0;
+  return at < WSP__PROBE_SLICES - 1 ? (int)at : WSP__PROBE_SLICES - 1;
+}
+
 double wsp__probe_rate(const double *slice, int n, double dt, double bytes, double span,
                        double rtt) {
   const double mean = span > 0 ? bytes / span : 0;
@@ -488,29 +493,27 @@ void wsp__probe_bytes(wsp__stripe_t *st, wsp__pair_t *pr, size_t n) {
     return;
   }
   pr->probe.bytes_win += (double)n;
-  const double at = pr->probe.dt > 0 ? (t - pr->probe.t_win) / pr->probe.dt : 0;
-  pr->probe.slice[at < WSP__PROBE_SLICES - 1 ? (int)at : WSP__PROBE_SLICES - 1] += (double)n;
+  pr->probe.slice[wsp__probe_slice_of(t - pr->probe.t_win, pr->probe.dt)] += (double)n;
   if (t >= pr->probe.t_first + T) {
     /* Phase 2's by its slices, with the round trip the kernel gave in
      * phase 1 (else the time to phase 1's first byte, which is longer).
-     * Phase 1's one lane overruns no queue the way 16 do, and it arrives
-     * in lumps (a rank among several per core reads it every few
-     * milliseconds), which make its slices' median read low: its mean. */
+     * Phase 1's one lane overruns no queue the way 16 do, and its slices
+     * came in lumps that put their median well under the mean
+     * (docs/results/p2p.md, "The probe's window in slices"): its mean. */
     const double rtt = pr->probe.rtt_us > 0 ? pr->probe.rtt_us * 1e-6 : pr->rtt;
     const double span = t - pr->probe.t_win;
-    double rate = pr->probe.phase == 1
-                      ? pr->probe.bytes_win / span
-                      : wsp__probe_rate(pr->probe.slice, WSP__PROBE_SLICES, pr->probe.dt,
-                                        pr->probe.bytes_win, span, rtt);
+    const double rate =
+        wsp__probe_rate(pr->probe.slice, pr->probe.phase == 1 ? 0 : WSP__PROBE_SLICES, pr->probe.dt,
+                        pr->probe.bytes_win, span, rtt);
     char sl[WSP__PROBE_SLICES * 12] = "";
-    for (int i = 0, o = 0; i < WSP__PROBE_SLICES && o < (int)sizeof sl; i++)
+    for (int i = 0, o = 0; pr->probe.dt > 0 && i < WSP__PROBE_SLICES && o < (int)sizeof sl; i++)
       o +=
           snprintf(sl + o, sizeof sl - (size_t)o, " %.3g", pr->probe.slice[i] / pr->probe.dt / 1e6);
     wsp__log(st->comm, WSP_LOG_DEBUG,
              "striped: rank %d: probe phase %d: %.3g MB/s over the window, by slices of %.3g "
              "ms (MB/s):%s; %.3g MB/s taken",
-             pr->peer, pr->probe.phase, pr->probe.bytes_win / span / 1e6, pr->probe.dt * 1e3, sl,
-             rate / 1e6);
+             pr->peer, pr->probe.phase, span > 0 ? pr->probe.bytes_win / span / 1e6 : 0,
+             pr->probe.dt * 1e3, sl, rate / 1e6);
     if (pr->probe.phase == 1)
       pr->rate1 = rate;
     else
@@ -530,7 +533,7 @@ void wsp__probe_end(wsp__stripe_t *st, wsp__pair_t *pr) {
     return;
   }
   /* The path: the kernel's round trip where it gave one (else the time to
-   * the first chunk, an upper bound), and its loss: loss episodes per
+   * the first bytes, an upper bound), and its loss: loss episodes per
    * segment sent, over both phases (at most one in two). */
   wsp__path_t path = {
       .rate1 = pr->rate1, .ratek = pr->ratek, .rtt = pr->rtt, .mss = WSP__MSS_DEFAULT};

@@ -845,6 +845,10 @@ double wsp__stripe_time(const wsp__path_t *p, int k, double cap, double n);
  * trip (engine_pair.c says when the slices' median is taken). */
 double wsp__probe_rate(const double *slice, int n, double dt, double bytes, double span,
                        double rtt);
+/* The slice (0 to WSP__PROBE_SLICES - 1) of a read `since` seconds into
+ * the window, whose slices last dt seconds: the last takes what comes
+ * after the window's end, and without slices (dt <= 0) the first. */
+int wsp__probe_slice_of(double since, double dt);
 /* The chunk of a send of `size` bytes over k data lanes whose probe
  * measured ratek bytes/s together (0: not measured); `forced` is
  * WSP_P2P_CHUNK (0: choose), `sealed` whether the lanes are sealed. */

@@ -261,17 +261,31 @@ int main(void) {
      * 1..8 x 1e4 bytes are 4e4 and 5e4, 4.5e4 / 0.025 = 1.8 MB/s. */
     double mixed[8] = {8e4, 1e4, 7e4, 2e4, 6e4, 3e4, 5e4, 4e4};
     near(wsp__probe_rate(mixed, 8, dt, 3.6e5, span, 1e-4), 1.8e6, "slices out of order");
-    /* An odd count takes the middle one: 3e5 of {1e5, 3e5, 4e5}. */
+    /* An odd count takes the middle one: 3e5 of {1e5, 3e5, 3e5}. */
     near(wsp__probe_rate(stall + 3, 3, dt, 7e5, 3 * dt, 1e-4), 12e6, "three slices");
     /* The mean where slices cannot tell: a round trip over a quarter of a
-     * slice (a window's bursts, 10 ms apart here), slices under 5 ms, too
-     * few slices, no time. */
+     * slice (a window's bursts, a round trip apart), slices under 5 ms, too
+     * few slices or more than there are, no time. */
     near(wsp__probe_rate(stall, 8, dt, 1.8e6, span, 0.0063), 9e6, "a round trip of 6.3 ms");
     near(wsp__probe_rate(stall, 8, dt, 1.8e6, span, 0.00625), 12e6, "a round trip of dt / 4");
     near(wsp__probe_rate(stall, 8, 0.004, 1.8e6, 0.2, 1e-4), 9e6, "slices of 4 ms");
-    near(wsp__probe_rate(stall, 2, dt, 4e5, 0.05, 1e-4), 8e6, "two slices");
+    near(wsp__probe_rate(stall, 2, dt, 4e5, 0.1, 1e-4), 4e6, "two slices");
+    double nine[9] = {3e5, 3e5, 3e5, 3e5, 3e5, 3e5, 3e5, 3e5, 3e5};
+    near(wsp__probe_rate(nine, 9, dt, 1.8e6, span, 1e-4), 9e6, "nine slices");
+    near(wsp__probe_rate(stall, 0, dt, 1.8e6, span, 1e-4), 9e6, "no slices (the first phase)");
     near(wsp__probe_rate(stall, 8, dt, 0, 0, 1e-4), 12e6, "the median needs no span");
     CHECK(wsp__probe_rate(stall, 8, 0, 1.8e6, 0, 0) == 0, "no time, no rate");
+    /* Which slice a read counts in: 25 ms slices. */
+    CHECK(wsp__probe_slice_of(0, dt) == 0, "the window's first read");
+    CHECK(wsp__probe_slice_of(0.0249, dt) == 0, "24.9 ms in");
+    CHECK(wsp__probe_slice_of(0.0251, dt) == 1, "25.1 ms in");
+    CHECK(wsp__probe_slice_of(0.1626, dt) == 6, "162.6 ms in");
+    CHECK(wsp__probe_slice_of(0.1999, dt) == 7, "199.9 ms in: the last");
+    CHECK(wsp__probe_slice_of(0.26, dt) == 7, "after the window's end: the last");
+    CHECK(wsp__probe_slice_of(1e9, dt) == 7, "long after: the last");
+    CHECK(wsp__probe_slice_of(0.1, 0) == 0, "no slices (dt 0)");
+    CHECK(wsp__probe_slice_of(0.1, -0.01) == 0, "no slices (dt < 0)");
+    CHECK(wsp__probe_slice_of(-0.01, dt) == 0, "before the window");
   }
   return check_summary("test_stripe_model");
 }
